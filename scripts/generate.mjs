@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// `npm run generate`: compiles spec/main.tsp and writes, for each API,
+//   generated/<api>/openapi.3.0.yaml, openapi.3.1.yaml (with `webhooks:`) and types.ts.
+// TypeSpec has no webhook output, so each API's events are a second @service whose paths
+// (one per event type) become the 3.1 document's `webhooks:` and whose schemas are merged in.
+// `--check` writes nothing and exits 1 when generated/ differs from what it would write.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { APIS } from './lib/apis.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+const out = join(root, '.tmp', 'tsp-output');
+const check = process.argv.includes('--check');
+
+rmSync(out, { recursive: true, force: true });
+try {
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules/@typespec/compiler/cmd/tsp.js'), 'compile', 'spec/main.tsp', '--config', 'tspconfig.yaml', '--output-dir', out],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' },
+  );
+} catch (error) {
+  // The compiler prints its diagnostics on stdout.
+  process.stderr.write(`${error.stdout ?? ''}${error.stderr ?? ''}`);
+  console.error('spec/ does not compile: fix the diagnostics above.');
+  process.exit(1);
+}
+
+const emitted = (version, service) => parse(readFileSync(join(out, 'openapi3', version, `openapi.${service}.yaml`), 'utf8'));
+
+const files = new Map();
+for (const api of APIS) {
+  const doc30 = fixNullableRefs30(normalise(emitted('3.0.0', api.service)));
+  const doc31 = normalise(emitted('3.1.0', api.service));
+  if (api.webhooks) mergeWebhooks(doc31, normalise(emitted('3.1.0', api.webhooks)), api.name);
+  files.set(`generated/${api.name}/openapi.3.0.yaml`, toYaml(doc30));
+  files.set(`generated/${api.name}/openapi.3.1.yaml`, toYaml(doc31));
+  files.set(`generated/${api.name}/types.ts`, await toTypes(doc31, api.name));
+}
+
+if (check) {
+  const stale = [...files].filter(([path, text]) => !existsSync(join(root, path)) || readFileSync(join(root, path), 'utf8') !== text);
+  for (const [path] of stale) console.error(`out of date: ${path}`);
+  if (stale.length) {
+    console.error('generated/ differs from the spec: run `npm run generate` and commit the result.');
+    process.exit(1);
+  }
+  console.log(`generated/ is up to date (${files.size} files).`);
+} else {
+  for (const [path, text] of files) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  console.log(`wrote ${files.size} files to generated/`);
+}
+
+/** Removes emitter noise some tools choke on (`servers[].variables: {}`). */
+function normalise(doc) {
+  for (const server of doc.servers ?? []) {
+    if (server.variables && !Object.keys(server.variables).length) delete server.variables;
+  }
+  return doc;
+}
+
+/** Moves the events service's paths into `webhooks:` and merges its components; refuses clashes. */
+function mergeWebhooks(doc, events, apiName) {
+  doc.webhooks = {};
+  for (const [path, item] of Object.entries(events.paths ?? {})) {
+    for (const op of Object.values(item)) if (op && typeof op === 'object' && op.responses) op.security = [];
+    doc.webhooks[path.replace(/^\//, '')] = item;
+  }
+  for (const [section, entries] of Object.entries(events.components ?? {})) {
+    doc.components ??= {};
+    doc.components[section] ??= {};
+    for (const [name, value] of Object.entries(entries)) {
+      const existing = doc.components[section][name];
+      if (existing && JSON.stringify(existing) !== JSON.stringify(value)) {
+        throw new Error(`${apiName}: webhook component ${section}.${name} clashes with the API's own; rename one of them`);
+      }
+      doc.components[section][name] = value;
+    }
+    doc.components[section] = sortKeys(doc.components[section]);
+  }
+  const tags = new Set((doc.tags ?? []).map((t) => t.name));
+  for (const tag of events.tags ?? []) if (!tags.has(tag.name)) (doc.tags ??= []).push(tag);
+}
+
+/**
+ * The 3.0 emitter writes `T | null` for a named T as `{allOf: [{$ref: T}], nullable: true}`,
+ * which is not valid 3.0.3 (`nullable` needs a sibling `type`) and refuses null everywhere.
+ * Rewrite it the way the OpenAPI TSC recommends for 3.0: `anyOf: [T, {type, nullable, enum: [null]}]`.
+ */
+function fixNullableRefs30(doc) {
+  const typeOf = (ref) => {
+    const target = ref.slice(2).split('/').reduce((n, k) => n?.[k], doc);
+    if (!target) return 'object';
+    if (target.type) return target.type;
+    if (target.enum) return typeof target.enum[0] === 'number' ? 'number' : 'string';
+    return 'object';
+  };
+  const visit = (node) => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    if (node.nullable === true && !node.type && Array.isArray(node.allOf) && node.allOf.length === 1 && node.allOf[0].$ref) {
+      const [ref] = node.allOf;
+      delete node.allOf;
+      delete node.nullable;
+      node.anyOf = [ref, { type: typeOf(ref.$ref), nullable: true, enum: [null] }];
+    } else if (node.nullable === true && !node.type && Array.isArray(node.anyOf ?? node.oneOf)) {
+      const branches = node.anyOf ?? node.oneOf;
+      delete node.nullable;
+      branches.push({ type: branches[0]?.type ?? 'string', nullable: true, enum: [null] });
+    }
+    Object.values(node).forEach(visit);
+  };
+  visit(doc);
+  return doc;
+}
+
+function sortKeys(obj) {
+  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function toYaml(doc) {
+  return stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+async function toTypes(doc, apiName) {
+  const ast = await openapiTS(structuredClone(doc), { alphabetize: false, exportType: false });
+  return `// Generated by \`npm run generate\` from generated/${apiName}/openapi.3.1.yaml. Do not edit.\n\n${astToString(ast)}`;
+}
