@@ -1,0 +1,6 @@
+// Account API handlers, keyed by operationId and typed from generated/account/types.ts.
+// Operations without a handler answer 501 not-implemented (see server/apis/registry.ts).
+import type { operations } from '../../../generated/account/types.js';
+import type { Handlers } from '../../lib/handler-types.js';
+
+export const accountHandlers: Handlers<operations> = {};

@@ -1,0 +1,12 @@
+// Connect API handlers, keyed by operationId and typed from generated/connect/types.ts.
+// Operations without a handler answer 501 not-implemented (see server/apis/registry.ts).
+import type { operations } from '../../../generated/connect/types.js';
+import type { Handlers } from '../../lib/handler-types.js';
+import { authorizationServerMetadata } from './metadata.js';
+
+export const connectHandlers: Handlers<operations> = {
+  async getAuthorizationServerMetadata(request, reply) {
+    reply.header('cache-control', 'public, max-age=3600');
+    return authorizationServerMetadata(request.server.config.publicUrl);
+  },
+};

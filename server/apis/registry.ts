@@ -1,0 +1,57 @@
+// Mounts each API from its generated 3.1 document with fastify-openapi-glue: routes and request
+// validation come from the contract; operations without a handler answer 501 not-implemented.
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import openapiGlue from 'fastify-openapi-glue';
+import { parse } from 'yaml';
+import { problem, sendProblem } from '../lib/problems.js';
+import { accountHandlers } from './account/handlers.js';
+import { connectHandlers } from './connect/handlers.js';
+import { loginHandlers } from './login/handlers.js';
+import { messagingHandlers } from './messaging/handlers.js';
+
+export const API_NAMES = ['account', 'connect', 'login', 'messaging'] as const;
+export type ApiName = (typeof API_NAMES)[number];
+
+const HANDLERS: Record<ApiName, Record<string, unknown>> = {
+  account: accountHandlers,
+  connect: connectHandlers,
+  login: loginHandlers,
+  messaging: messagingHandlers,
+};
+
+const generated = new URL('../../generated/', import.meta.url);
+
+export function documentPath(api: ApiName, version: '3.0' | '3.1'): URL {
+  return new URL(`${api}/openapi.${version}.yaml`, generated);
+}
+
+/** operationIds of one API, in document order. */
+export function operationIds(api: ApiName): string[] {
+  const doc = parse(readFileSync(documentPath(api, '3.0'), 'utf8'));
+  return Object.values(doc.paths ?? {}).flatMap((item) =>
+    Object.values(item as Record<string, { operationId?: string }>).flatMap((op) => (op?.operationId ? [op.operationId] : [])),
+  );
+}
+
+function notImplemented(operationId: string): RouteHandlerMethod {
+  return async (_request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, problem(501, 'not-implemented', `${operationId} is in the contract but not implemented by this server yet.`, { operation_id: operationId }));
+}
+
+export async function registerApis(app: FastifyInstance): Promise<void> {
+  for (const api of API_NAMES) {
+    const specification = parse(readFileSync(documentPath(api, '3.1'), 'utf8'));
+    delete specification.webhooks; // events we send, not routes we serve
+    const handlers = HANDLERS[api];
+    await app.register(openapiGlue, {
+      specification,
+      operationResolver: (operationId: string) => (handlers[operationId] as RouteHandlerMethod | undefined) ?? notImplemented(operationId),
+    });
+  }
+}
+
+/** operationIds that have a handler, per API (for the README's list and the contract suite). */
+export function implemented(api: ApiName): Set<string> {
+  return new Set(Object.keys(HANDLERS[api]));
+}
