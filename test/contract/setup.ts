@@ -1,0 +1,51 @@
+// Global set-up of the contract project: starts the Prism mocks and the real server (or uses
+// CONTRACT_SERVER_URL), and hands their URLs to the suites. CONTRACT_TARGETS=mock or =server
+// runs against one of them only.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startMocks } from '../../mocks/mocks.mjs';
+import { buildApp } from '../../server/app.js';
+import { loadConfig } from '../../server/config.js';
+import { API_NAMES, implemented } from '../../server/apis/registry.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    contractTargets: { name: 'mock' | 'server'; urls: Record<string, string> }[];
+    implementedOperations: Record<string, string[]>;
+  }
+}
+
+const TEST_MOCK_PORTS = { account: 4110, connect: 4111, login: 4112, messaging: 4113 };
+
+export default async function setup(project: TestProject) {
+  const wanted = (process.env.CONTRACT_TARGETS ?? 'mock,server').split(',');
+  const targets: { name: 'mock' | 'server'; urls: Record<string, string> }[] = [];
+  const stops: (() => Promise<unknown>)[] = [];
+
+  if (wanted.includes('mock')) {
+    const mocks = await startMocks({ ports: TEST_MOCK_PORTS });
+    stops.push(mocks.stop);
+    targets.push({ name: 'mock', urls: mocks.urls });
+  }
+  if (wanted.includes('server')) {
+    let base = process.env.CONTRACT_SERVER_URL;
+    if (!base) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'contract-'));
+      const app = await buildApp(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
+      base = await app.listen({ port: 0, host: '127.0.0.1' });
+      stops.push(async () => {
+        await app.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+    }
+    targets.push({ name: 'server', urls: Object.fromEntries(API_NAMES.map((api) => [api, base])) });
+  }
+
+  project.provide('contractTargets', targets);
+  project.provide('implementedOperations', Object.fromEntries(API_NAMES.map((api) => [api, [...implemented(api)]])));
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
+}

@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../server/config.js';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    expect(loadConfig({})).toMatchObject({ port: 3000, host: '127.0.0.1', dataDir: './data', publicUrl: 'http://127.0.0.1:3000', logLevel: 'info' });
+  });
+
+  it('refuses bad values with one clear message naming each', () => {
+    expect(() => loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud', PUBLIC_URL: 'ftp://x' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: '70000', LOG_LEVEL: 'loud' })).toThrow(/PORT[\s\S]*LOG_LEVEL/);
+  });
+});
