@@ -1,0 +1,24 @@
+// Runs the migrations in order at start; the same files serve PGlite and PostgreSQL.
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import * as m001 from './migrations/001_platform.js';
+import * as m002 from './migrations/002_sign_in.js';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '001_platform': m001,
+  '002_sign_in': m002,
+};
+
+class StaticProvider implements MigrationProvider {
+  async getMigrations() {
+    return MIGRATIONS;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,100 @@
+// A Kysely dialect for embedded PGlite. PGlite has a single connection, so the driver hands it
+// to one caller at a time (a whole transaction included) and reports affected-row counts, which
+// kysely-pglite does not do safely (see the toolchain notes).
+import type { PGlite } from '@electric-sql/pglite';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+import { Mutex } from './mutex.js';
+
+class PGliteConnection implements DatabaseConnection {
+  constructor(private readonly pg: PGlite) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.pg.query<R>(query.sql, query.parameters as unknown[]);
+    const kind = query.query.kind;
+    const mutates = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode';
+    return {
+      rows: result.rows,
+      ...(mutates || result.affectedRows ? { numAffectedRows: BigInt(result.affectedRows ?? 0) } : {}),
+    };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not supported on PGlite');
+  }
+}
+
+class PGliteDriver implements Driver {
+  private readonly mutex = new Mutex();
+  private readonly releases = new WeakMap<DatabaseConnection, () => void>();
+  private readonly connection: PGliteConnection;
+
+  constructor(private readonly pg: PGlite) {
+    this.connection = new PGliteConnection(pg);
+  }
+
+  async init(): Promise<void> {
+    await this.pg.waitReady;
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const release = await this.mutex.lock();
+    // One connection object, one holder at a time: remember how to release this hold.
+    const handle = Object.create(this.connection) as PGliteConnection;
+    this.releases.set(handle, release);
+    return handle;
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const isolation = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : '';
+    await connection.executeQuery(CompiledQuery.raw(`begin${isolation}`));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    this.releases.get(connection)?.();
+    this.releases.delete(connection);
+  }
+
+  async destroy(): Promise<void> {
+    if (!this.pg.closed) await this.pg.close();
+  }
+}
+
+export class PGliteDialect implements Dialect {
+  constructor(private readonly pg: PGlite) {}
+
+  createAdapter() {
+    return new PostgresAdapter();
+  }
+
+  createDriver(): Driver {
+    return new PGliteDriver(this.pg);
+  }
+
+  createIntrospector(db: Kysely<unknown>) {
+    return new PostgresIntrospector(db);
+  }
+
+  createQueryCompiler() {
+    return new PostgresQueryCompiler();
+  }
+}

@@ -1,0 +1,138 @@
+// Row types of the tables the migrations create (Kysely's view of the database).
+import type { ColumnType, Generated } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  slug: string;
+  plan: Generated<string>;
+  login_session_cap: Generated<number>;
+  created_at: CreatedAt;
+}
+
+export interface OwnersTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  role: Generated<string>;
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  kind: string;
+  scopes: string[];
+  prefix: string;
+  digest: string;
+  created_at: CreatedAt;
+  last_used_at: NullableTimestamp;
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface OutboxTable {
+  id: string;
+  workspace_id: string;
+  endpoint_kind: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: Generated<'pending' | 'succeeded' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  lease_until: NullableTimestamp;
+  leased_by: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+  finished_at: NullableTimestamp;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  outbox_id: string;
+  attempt: number;
+  started_at: Timestamp;
+  duration_ms: number;
+  status_code: number | null;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+export interface BusinessAccountsTable {
+  id: string;
+  workspace_id: string;
+  kind: 'sandbox' | 'cloud_api';
+  provider_waba_id: string;
+  name: string;
+  access_token_enc: string | null;
+  webhooks_subscribed_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+export interface PhoneNumbersTable {
+  id: string;
+  workspace_id: string;
+  business_account_id: string;
+  provider_phone_number_id: string;
+  display_phone_number: string;
+  verified_name: string;
+  status: Generated<string>;
+  quality_rating: Generated<string>;
+  messages_per_second: Generated<number>;
+  created_at: CreatedAt;
+}
+
+export interface ContactsTable {
+  id: string;
+  workspace_id: string;
+  phone: string;
+  name: string | null;
+  email: string | null;
+  last_inbound_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface MessagesTable {
+  id: string;
+  workspace_id: string;
+  phone_number_id: string;
+  contact_id: string;
+  direction: 'inbound' | 'outbound';
+  type: string;
+  content: ColumnType<unknown, string, string>;
+  provider_message_id: string | null;
+  status: string;
+  error: ColumnType<unknown | null, string | null, string | null>;
+  created_at: CreatedAt;
+  status_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface SignInFailuresTable {
+  /** `email:<digest>` or `ip:<address>`. */
+  subject: string;
+  failed_at: Timestamp;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  owners: OwnersTable;
+  api_keys: ApiKeysTable;
+  outbox: OutboxTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  business_accounts: BusinessAccountsTable;
+  phone_numbers: PhoneNumbersTable;
+  contacts: ContactsTable;
+  messages: MessagesTable;
+  sign_in_failures: SignInFailuresTable;
+}
