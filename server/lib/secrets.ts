@@ -1,0 +1,70 @@
+// Hashing and encryption of credentials.
+// - Passwords: scrypt at OWASP parameters (N=2^17, r=8, p=1), self-describing format.
+// - API keys and client secrets: high-entropy, so a keyed SHA-256 (HMAC with a server pepper)
+//   is enough and keeps every request fast; compared in constant time.
+// - Webhook signing secrets must be retrievable to sign: AES-256-GCM at rest.
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 };
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password.normalize('NFKC'), salt, 32, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await scrypt(password.normalize('NFKC'), Buffer.from(salt, 'base64'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
+  });
+  return timingSafeEqual(actual, expected);
+}
+
+/** A hash to burn the same time as a real check when the account does not exist. */
+export const DUMMY_PASSWORD_HASH = 'scrypt$131072$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+export class SecretBox {
+  private readonly pepper: Buffer;
+  private readonly key: Buffer;
+
+  /** `masterKey`: 32+ bytes of secret material from configuration. */
+  constructor(masterKey: string) {
+    this.pepper = createHmac('sha256', masterKey).update('digest').digest();
+    this.key = createHmac('sha256', masterKey).update('encrypt').digest();
+  }
+
+  /** Keyed digest of a high-entropy secret, hex; store this, never the secret. */
+  digest(secret: string): string {
+    return createHmac('sha256', this.pepper).update(secret).digest('hex');
+  }
+
+  /** Constant-time comparison of a presented secret with a stored digest. */
+  matches(secret: string, digestHex: string): boolean {
+    const a = Buffer.from(this.digest(secret), 'hex');
+    const b = Buffer.from(digestHex, 'hex');
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  encrypt(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${data.toString('base64url')}`;
+  }
+
+  decrypt(sealed: string): string {
+    const [version, iv, tag, data] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('unknown sealed-secret format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,86 @@
+// The event bus: subscribers see events published by any instance on the same database, events
+// published in a transaction arrive only if it commits.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventBus, type PlatformEvent } from '../../../server/events/bus.js';
+import { openStore, type Store } from '../../../server/store/db.js';
+import { onPostgres, openTestStore } from '../../support/store.js';
+
+let store: Store & { url?: string };
+let second: Store | undefined;
+let a: EventBus;
+let b: EventBus;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  // A second instance: on PostgreSQL its own connection pool to the same database; on PGlite
+  // (one process, one database) the same store.
+  second = onPostgres ? await openStore({ databaseUrl: store.url }) : undefined;
+  a = new EventBus(store);
+  b = new EventBus(second ?? store);
+  await a.start();
+  await b.start();
+}, 60_000);
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await second?.close();
+  await store?.close();
+});
+
+const until = async (check: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe(`event bus (${onPostgres ? 'two instances on PostgreSQL' : 'PGlite'})`, () => {
+  it('delivers an event to subscribers of every instance, the publisher’s included', async () => {
+    const seenA: PlatformEvent[] = [];
+    const seenB: PlatformEvent[] = [];
+    const offA = a.subscribe('login.verified', (e) => void seenA.push(e));
+    const offB = b.subscribe('*', (e) => void seenB.push(e));
+    await a.publish({ type: 'login.verified', workspaceId: 'ws_bus000000001', data: { sessionId: 'ls_1' } });
+    await until(() => seenA.length === 1 && seenB.length === 1);
+    offA();
+    offB();
+    expect(seenA).toEqual([{ type: 'login.verified', workspaceId: 'ws_bus000000001', data: { sessionId: 'ls_1' } }]);
+    expect(seenB).toHaveLength(1);
+  });
+
+  it('delivers events published in a transaction at commit, and never after a rollback', async () => {
+    const seen: string[] = [];
+    const off = b.subscribe('*', (e) => void seen.push(String(e.data.n)));
+    await store.db.transaction().execute(async (tx) => {
+      await a.publish({ type: 't', workspaceId: 'ws_bus000000001', data: { n: 1 } }, tx);
+      expect(seen).toEqual([]);
+    });
+    await store.db
+      .transaction()
+      .execute(async (tx) => {
+        await a.publish({ type: 't', workspaceId: 'ws_bus000000001', data: { n: 2 } }, tx);
+        throw new Error('rollback');
+      })
+      .catch(() => {});
+    await until(() => seen.length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    off();
+    expect(seen).toEqual(['1']);
+  });
+
+  it('refuses an event too large for NOTIFY', async () => {
+    await expect(a.publish({ type: 'big', workspaceId: 'ws_bus000000001', data: { blob: 'x'.repeat(9000) } })).rejects.toThrow(/too large/);
+  });
+
+  it('keeps delivering when one subscriber throws', async () => {
+    const seen: number[] = [];
+    const off1 = a.subscribe('t2', () => {
+      throw new Error('boom');
+    });
+    const off2 = a.subscribe('t2', (e) => void seen.push(Number(e.data.n)));
+    await a.publish({ type: 't2', workspaceId: 'ws_bus000000001', data: { n: 7 } });
+    await until(() => seen.length === 1);
+    off1();
+    off2();
+    expect(seen).toEqual([7]);
+  });
+});
