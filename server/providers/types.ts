@@ -1,0 +1,332 @@
+// The chat provider behind sends, templates, numbers and catalogs: Meta's Cloud API in production,
+// the sandbox on a laptop. Messages use the Graph API's wire shapes so the Cloud adapter passes
+// them through unchanged and the sandbox is checked against the very objects Meta would receive.
+import { HttpProblem } from '../lib/problems.js';
+
+export type ProviderKind = 'sandbox' | 'cloud_api';
+
+/** A business account at the provider. The caller decrypts the token for the call; adapters never keep it. */
+export interface ProviderAccount {
+  wabaId: string;
+  accessToken?: string | null;
+}
+
+/** A sender number of a business account. */
+export interface ProviderNumber extends ProviderAccount {
+  phoneNumberId: string;
+}
+
+// ---- Outbound messages (Graph `POST /{phone-number-id}/messages` bodies, minus the envelope) ----
+
+export interface MediaLink {
+  link: string;
+  caption?: string;
+}
+
+export type InteractiveHeader =
+  | { type: 'text'; text: string }
+  | { type: 'image'; image: { link: string } }
+  | { type: 'video'; video: { link: string } }
+  | { type: 'document'; document: { link: string; filename?: string } };
+
+interface InteractiveBase {
+  header?: InteractiveHeader;
+  body: { text: string };
+  footer?: { text: string };
+}
+
+export interface InteractiveButtons extends InteractiveBase {
+  type: 'button';
+  action: { buttons: { type: 'reply'; reply: { id: string; title: string } }[] };
+}
+
+export interface InteractiveList extends InteractiveBase {
+  type: 'list';
+  action: { button: string; sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[] };
+}
+
+export type TemplateParameter =
+  | { type: 'text'; text: string; parameter_name?: string }
+  | { type: 'currency'; currency: { fallback_value: string; code: string; amount_1000: number } }
+  | { type: 'date_time'; date_time: { fallback_value: string } }
+  | { type: 'image'; image: { link: string } }
+  | { type: 'video'; video: { link: string } }
+  | { type: 'document'; document: { link: string; filename?: string } }
+  | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
+  | { type: 'payload'; payload: string }
+  | { type: 'coupon_code'; coupon_code: string }
+  | { type: 'limited_time_offer'; limited_time_offer: { expiration_time_ms: number } }
+  | { type: 'action'; action: Record<string, unknown> };
+
+export type TemplateSendComponent =
+  | { type: 'header' | 'body' | 'limited_time_offer'; parameters: TemplateParameter[] }
+  | { type: 'button'; sub_type: string; index: number | string; parameters: TemplateParameter[] }
+  | { type: 'carousel'; cards: { card_index: number; components: TemplateSendComponent[] }[] };
+
+export interface TemplateMessage {
+  name: string;
+  language: { code: string; policy?: 'deterministic' };
+  components?: TemplateSendComponent[];
+}
+
+export type OutboundMessage =
+  | { type: 'text'; text: { body: string; preview_url?: boolean } }
+  | { type: 'image'; image: MediaLink }
+  | { type: 'video'; video: MediaLink }
+  | { type: 'document'; document: MediaLink & { filename?: string } }
+  | { type: 'audio'; audio: { link: string } }
+  | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
+  | { type: 'template'; template: TemplateMessage }
+  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
+
+export type SendRoute = 'cloud_api' | 'marketing_messages';
+
+export interface SendOptions {
+  /** The provider id (`wamid.…`) of the message this one replies to. */
+  replyTo?: string;
+  /** `marketing_messages` only for marketing templates; the API layer decides. */
+  route?: SendRoute;
+  productPolicy?: 'CLOUD_API_FALLBACK' | 'STRICT';
+  activitySharing?: boolean | null;
+  /** Echoed back in status webhooks: lets a campaign find its recipient row without a lookup. */
+  bizOpaqueCallbackData?: string;
+}
+
+export interface SendResult {
+  providerMessageId: string;
+  /** The recipient's WhatsApp id as the provider resolved it. */
+  waId: string | null;
+}
+
+// ---- Numbers, templates, profile, commerce, marketing messages ----
+
+export interface ProviderPhoneNumber {
+  phoneNumberId: string;
+  /** E.164 (`+15550100100`), whatever formatting the provider used. */
+  displayPhoneNumber: string;
+  verifiedName: string;
+  status: string;
+  qualityRating: string;
+  messagingLimitTier: string | null;
+}
+
+export type TemplateCategory = 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+export type TemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
+
+/** A template component in Graph's create shape (`{type: 'BODY', text, example}`); the API layer validates it. */
+export type TemplateDefinitionComponent = { type: string } & Record<string, unknown>;
+
+export interface TemplateCreateInput {
+  name: string;
+  language: string;
+  category: TemplateCategory;
+  allowCategoryChange?: boolean;
+  components: TemplateDefinitionComponent[];
+}
+
+export interface TemplateCreated {
+  id: string;
+  status: TemplateStatus;
+  category: TemplateCategory;
+}
+
+/** Which templates a status sync asks about; the caller knows its own templates. */
+export interface TemplateRef {
+  id?: string | null;
+  name: string;
+  language: string;
+  category?: TemplateCategory;
+}
+
+export interface TemplateStatusInfo {
+  id: string;
+  name: string;
+  language: string;
+  status: TemplateStatus;
+  category: TemplateCategory;
+  rejectedReason: string | null;
+  qualityScore: string | null;
+}
+
+export interface BusinessProfile {
+  about: string | null;
+  address: string | null;
+  description: string | null;
+  email: string | null;
+  profilePictureUrl: string | null;
+  websites: string[];
+  vertical: string | null;
+}
+
+export interface ProviderCatalog {
+  id: string;
+  name: string;
+}
+
+export interface ProviderProduct {
+  id: string;
+  retailerId: string;
+  name: string;
+  description: string | null;
+  /** Minor units of `currency`; null when the provider gave no parseable price. */
+  price: number | null;
+  salePrice: number | null;
+  currency: string;
+  availability: string;
+  imageUrl: string | null;
+  url: string | null;
+}
+
+export type MarketingOnboardingStatus = 'NOT_STARTED' | 'PENDING' | 'ONBOARDED' | 'INELIGIBLE';
+
+export interface ChatProvider {
+  readonly kind: ProviderKind;
+  sendMessage(number: ProviderNumber, to: string, message: OutboundMessage, options?: SendOptions): Promise<SendResult>;
+  listPhoneNumbers(account: ProviderAccount): Promise<ProviderPhoneNumber[]>;
+  subscribeWebhooks(account: ProviderAccount): Promise<{ subscribed: boolean; fields: string[] }>;
+  createTemplate(account: ProviderAccount, input: TemplateCreateInput): Promise<TemplateCreated>;
+  /** Answers for the refs the provider knows; unknown ones are left out. */
+  getTemplateStatuses(account: ProviderAccount, templates: TemplateRef[]): Promise<TemplateStatusInfo[]>;
+  getBusinessProfile(number: ProviderNumber): Promise<BusinessProfile>;
+  listCatalogs(account: ProviderAccount): Promise<ProviderCatalog[]>;
+  listProducts(account: ProviderAccount, catalogId: string): Promise<ProviderProduct[]>;
+  getMarketingMessagesStatus(account: ProviderAccount): Promise<MarketingOnboardingStatus>;
+}
+
+// ---- Inbound webhook payloads (spec/webhooks/provider.tsp; only what the sandbox builds) ----
+
+export interface ProviderErrorObject {
+  code: number;
+  title: string;
+  message?: string;
+  error_data?: { details: string };
+  href?: string;
+}
+
+export interface ProviderStatus {
+  id: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  timestamp: string;
+  recipient_id: string;
+  biz_opaque_callback_data?: string;
+  conversation?: { id: string; expiration_timestamp?: string; origin?: { type: string } };
+  pricing?: { billable?: boolean; pricing_model: string; category: string; type?: string };
+  errors?: ProviderErrorObject[];
+}
+
+/** Inbound content: everything of an inbound message but its envelope (`from`, `id`, `timestamp`). */
+export type InboundContent =
+  | { type: 'text'; text: { body: string } }
+  | { type: 'image' | 'document' | 'audio' | 'video' | 'sticker'; media: { mime_type: string; caption?: string; filename?: string } }
+  | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
+  | { type: 'button'; button: { payload: string; text: string } }
+  | { type: 'interactive'; interactive: { type: 'button_reply' | 'list_reply'; button_reply?: { id: string; title: string }; list_reply?: { id: string; title: string; description?: string } } }
+  | { type: 'interactive'; interactive: { type: 'nfm_reply'; nfm_reply: { name?: string; body?: string; response_json: string } } }
+  | { type: 'reaction'; reaction: { message_id: string; emoji?: string } };
+
+export interface ProviderInboundMessage {
+  from: string;
+  id: string;
+  timestamp: string;
+  type: string;
+  context?: { from?: string; id?: string };
+  [content: string]: unknown;
+}
+
+export interface ProviderChangeValue {
+  messaging_product: 'whatsapp';
+  metadata: { display_phone_number: string; phone_number_id: string };
+  contacts?: { profile: { name: string }; wa_id: string }[];
+  messages?: ProviderInboundMessage[];
+  statuses?: ProviderStatus[];
+}
+
+export interface ProviderWebhookPayload {
+  object: 'whatsapp_business_account';
+  entry: { id: string; changes: { field: 'messages'; value: ProviderChangeValue }[] }[];
+}
+
+// ---- Errors ----
+
+/** Codes that mean "slow down": throughput (130429), pair rate (131056), account/app limits (80007, 4). */
+const RATE_LIMIT_CODES = new Set([4, 80007, 130429, 131056]);
+/** The caller's input is at fault (bad parameter, number, template values): 422, not a provider outage. */
+const CALLER_CODES = new Set([100, 131008, 131009, 131021, 131026, 131051, 132000, 132001, 132005, 132007, 132012, 132015, 132016]);
+/**
+ * Seconds to wait when the provider sent no Retry-After: throughput clears within a second, the
+ * pair limit allows about one message per 6 s to one user, account and app limits last minutes.
+ */
+const DEFAULT_RETRY_AFTER: Record<number, number> = { 130429: 1, 131056: 6, 80007: 60, 4: 60 };
+
+export type ProviderErrorKind = 'api' | 'timeout' | 'network' | 'invalid_response';
+
+export interface ProviderErrorInit {
+  message: string;
+  kind?: ProviderErrorKind;
+  code?: number | null;
+  subcode?: number | null;
+  httpStatus?: number | null;
+  retryAfterSec?: number | null;
+  details?: string | null;
+  fbtraceId?: string | null;
+  /** Graph's own `is_transient` hint. */
+  transient?: boolean;
+  /** The request provably never reached the provider (connection refused), so re-sending is safe. */
+  notSent?: boolean;
+}
+
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  readonly code: number | null;
+  readonly subcode: number | null;
+  readonly httpStatus: number | null;
+  readonly retryAfterSec: number | null;
+  readonly details: string | null;
+  readonly fbtraceId: string | null;
+  readonly notSent: boolean;
+  private readonly transientHint: boolean;
+
+  constructor(init: ProviderErrorInit) {
+    super(init.message);
+    this.name = 'ProviderError';
+    this.kind = init.kind ?? 'api';
+    this.code = init.code ?? null;
+    this.subcode = init.subcode ?? null;
+    this.httpStatus = init.httpStatus ?? null;
+    this.details = init.details ?? null;
+    this.fbtraceId = init.fbtraceId ?? null;
+    this.notSent = init.notSent ?? false;
+    this.transientHint = init.transient ?? false;
+    this.retryAfterSec = init.retryAfterSec ?? (this.code !== null ? DEFAULT_RETRY_AFTER[this.code] ?? null : null);
+  }
+
+  get rateLimited(): boolean {
+    return this.httpStatus === 429 || (this.code !== null && RATE_LIMIT_CODES.has(this.code));
+  }
+
+  /** Worth retrying an idempotent request: the failure says nothing about the request itself. */
+  get transient(): boolean {
+    return this.rateLimited || this.kind === 'timeout' || this.kind === 'network' || (this.httpStatus ?? 0) >= 500 || this.transientHint;
+  }
+
+  /** The problem our API answers with. 190 (our stored token) is the provider's failure, not the caller's. */
+  toProblem(): HttpProblem {
+    const code = this.code ?? undefined;
+    const extra = code !== undefined ? { provider_code: code } : {};
+    if (code === 131047) {
+      return new HttpProblem(422, 'outside-window', 'More than 24 hours have passed since the customer last wrote; only an approved template can be sent.', extra);
+    }
+    if (this.rateLimited) {
+      const wait = Math.max(1, Math.ceil(this.retryAfterSec ?? 1));
+      return new HttpProblem(429, 'rate-limited', `The chat provider is rate limiting this number; retry after ${wait} s.`, extra, { 'Retry-After': String(wait) });
+    }
+    if (this.kind === 'timeout') {
+      return new HttpProblem(504, 'provider-error', 'The chat provider did not answer in time; the outcome is unknown and the message was not re-sent.', extra);
+    }
+    if (code !== undefined && CALLER_CODES.has(code)) {
+      return new HttpProblem(422, 'unprocessable', `The chat provider refused the request: ${this.details ?? this.message}`, extra);
+    }
+    if (code === 190) return new HttpProblem(502, 'provider-error', 'The chat provider refused the stored access token; connect the account again.', extra);
+    return new HttpProblem(502, 'provider-error', 'The chat provider failed to handle the request.', extra);
+  }
+}
