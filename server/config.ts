@@ -1,36 +1,108 @@
-// Configuration, read once from the environment and validated at start.
+// Configuration, read once from the environment and validated at start with one clear message.
 
 export interface Config {
   /** TCP port to listen on. */
   port: number;
   /** Interface to listen on; 127.0.0.1 unless deliberately exposed. */
   host: string;
-  /** Where the embedded database and uploads live. */
+  /** Where the embedded database, keys and uploads live. */
   dataDir: string;
+  /** PostgreSQL connection string; the embedded PGlite store when absent. */
+  databaseUrl?: string;
   /** The public base URL of this server (issuer of tokens, links in documents). */
   publicUrl: string;
   /** pino log level. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Production mode: https-only outbound URLs, secure cookies, no private targets. */
+  production: boolean;
+  /** Master key for digests and encryption at rest; generated into DATA_DIR when absent. */
+  secretKey?: string;
+  /** Lets outbound requests reach private and loopback addresses (development and tests only). */
+  allowPrivateUrls: boolean;
+  /** The chat provider's app secret, checked on `X-Hub-Signature-256` of inbound webhooks. */
+  providerAppSecret?: string;
+  /** The token the provider echoes when it verifies the inbound webhook (`hub.verify_token`). */
+  providerVerifyToken?: string;
+  /** Base URL of the Cloud API (Graph API); a fake provider in tests. */
+  graphApiUrl: string;
+  /** Create a demo workspace, owner, API key and sandbox number on first start. */
+  demo: boolean;
+  /** Owner sessions (bearer JWT) lifetime, seconds. */
+  ownerSessionSeconds: number;
+  /** Requests per minute per credential on authenticated routes (per instance). */
+  rateLimitPerMinute: number;
+  /** Requests per minute per client IP on unauthenticated routes (per instance). */
+  rateLimitIpPerMinute: number;
 }
 
 export class ConfigError extends Error {}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+function flag(value: string | undefined, fallback: boolean, name: string, problems: string[]): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  problems.push(`${name} must be true or false, got "${value}"`);
+  return fallback;
+}
+
+function positiveInt(value: string | undefined, fallback: number, name: string, problems: string[], max = 1_000_000): number {
+  if (value === undefined || value === '') return fallback;
+  if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= max) return Number(value);
+  problems.push(`${name} must be an integer 1-${max}, got "${value}"`);
+  return fallback;
+}
+
+function absoluteUrl(value: string, name: string, problems: string[], schemes = ['http:', 'https:']): string {
+  try {
+    const url = new URL(value);
+    if (!schemes.includes(url.protocol)) problems.push(`${name} must use ${schemes.join(' or ')}, got "${value}"`);
+  } catch {
+    problems.push(`${name} must be an absolute URL, got "${value}"`);
+  }
+  return value.replace(/\/$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT must be an integer 0-65535, got "${env.PORT}"`);
+  if (!/^\d+$/.test(String(env.PORT ?? 3000)) || port > 65535) problems.push(`PORT must be an integer 0-65535, got "${env.PORT}"`);
   const host = env.HOST ?? '127.0.0.1';
   const logLevel = (env.LOG_LEVEL ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
-  const publicUrl = env.PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  try {
-    const url = new URL(publicUrl);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`PUBLIC_URL must be http(s), got "${publicUrl}"`);
-  } catch {
-    problems.push(`PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
+  const production = env.NODE_ENV === 'production';
+  const publicUrl = absoluteUrl(env.PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`, 'PUBLIC_URL', problems);
+  const databaseUrl = env.DATABASE_URL ? absoluteUrl(env.DATABASE_URL, 'DATABASE_URL', problems, ['postgres:', 'postgresql:']) : undefined;
+  const secretKey = env.SECRET_KEY;
+  if (secretKey !== undefined && secretKey.length < 32) problems.push('SECRET_KEY must be at least 32 characters');
+  if (production && !secretKey) problems.push('SECRET_KEY is required when NODE_ENV=production');
+  const allowPrivateUrls = flag(env.ALLOW_PRIVATE_URLS, !production, 'ALLOW_PRIVATE_URLS', problems);
+  if (production && allowPrivateUrls) problems.push('ALLOW_PRIVATE_URLS cannot be true when NODE_ENV=production');
+  const ownerSessionSeconds = Number(env.OWNER_SESSION_SECONDS ?? 3600);
+  if (!Number.isInteger(ownerSessionSeconds) || ownerSessionSeconds < 60 || ownerSessionSeconds > 86400) {
+    problems.push(`OWNER_SESSION_SECONDS must be an integer 60-86400, got "${env.OWNER_SESSION_SECONDS}"`);
   }
+  const rateLimitPerMinute = positiveInt(env.RATE_LIMIT_PER_MINUTE, 600, 'RATE_LIMIT_PER_MINUTE', problems);
+  const rateLimitIpPerMinute = positiveInt(env.RATE_LIMIT_IP_PER_MINUTE, 120, 'RATE_LIMIT_IP_PER_MINUTE', problems);
+  const config: Config = {
+    port,
+    host,
+    dataDir: env.DATA_DIR ?? './data',
+    databaseUrl,
+    publicUrl,
+    logLevel,
+    production,
+    secretKey,
+    allowPrivateUrls,
+    providerAppSecret: env.PROVIDER_APP_SECRET || undefined,
+    providerVerifyToken: env.PROVIDER_VERIFY_TOKEN || undefined,
+    graphApiUrl: absoluteUrl(env.GRAPH_API_URL ?? 'https://graph.facebook.com/v23.0', 'GRAPH_API_URL', problems),
+    demo: flag(env.DEMO, !production, 'DEMO', problems),
+    ownerSessionSeconds,
+    rateLimitPerMinute,
+    rateLimitIpPerMinute,
+  };
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
-  return { port, host, dataDir: env.DATA_DIR ?? './data', publicUrl: publicUrl.replace(/\/$/, ''), logLevel };
+  return config;
 }

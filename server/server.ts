@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
+import { describeDemo, seedDemoWorkspace } from './demo.js';
 
 async function main() {
   let config;
@@ -23,9 +24,11 @@ async function main() {
     });
   }
   const address = await app.listen({ port: config.port, host: config.host });
+  const demo = config.demo ? await seedDemoWorkspace(app.platform) : null;
   console.log(`Listening on ${address}
   health     ${address}/healthz
   documents  ${address}/openapi/{account,connect,login,messaging}.3.1.yaml`);
+  if (demo) console.log(describeDemo(demo, address));
 }
 
 main().catch((error) => {

@@ -1,6 +1,6 @@
 // Apps for tests, closed afterwards (as fastify/demo's test helper does): `build()` gives a
 // fresh app closed after the test; `buildShared()` one closed after the file, for read-only
-// checks (building compiles every route's schemas, which takes seconds).
+// checks (building compiles every route's schemas and opens a store, which takes seconds).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,8 @@ import { afterAll, afterEach } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../server/app.js';
 import { loadConfig } from '../server/config.js';
+import type { PlatformOverrides } from '../server/platform.js';
+import { openTestStore } from './support/store.js';
 
 const perTest: (() => Promise<void>)[] = [];
 const perFile: (() => Promise<void>)[] = [];
@@ -19,16 +21,27 @@ afterAll(async () => {
   while (perFile.length) await perFile.pop()!();
 });
 
-async function open(list: (() => Promise<void>)[], env: Record<string, string>): Promise<FastifyInstance> {
+export interface BuildOptions {
+  env?: Record<string, string>;
+  overrides?: PlatformOverrides;
+}
+
+async function open(list: (() => Promise<void>)[], { env = {}, overrides = {} }: BuildOptions): Promise<FastifyInstance> {
   const dataDir = mkdtempSync(join(tmpdir(), 'app-'));
-  const app = await buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }));
+  const store = overrides.store ?? (await openTestStore());
+  const app = await buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', ...env }), {
+    sandboxTestMode: true,
+    ...overrides,
+    store,
+  });
   list.push(async () => {
     await app.close();
+    if (!overrides.store) await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
   await app.ready();
   return app;
 }
 
-export const build = (env: Record<string, string> = {}) => open(perTest, env);
-export const buildShared = (env: Record<string, string> = {}) => open(perFile, env);
+export const build = (options: BuildOptions = {}) => open(perTest, options);
+export const buildShared = (options: BuildOptions = {}) => open(perFile, options);

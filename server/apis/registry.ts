@@ -1,10 +1,11 @@
 // Mounts each API from its generated 3.1 document with fastify-openapi-glue: routes and request
 // validation come from the contract; operations without a handler answer 501 not-implemented.
 import { readFileSync } from 'node:fs';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
 import { parse } from 'yaml';
 import { problem, sendProblem } from '../lib/problems.js';
+import { authenticator, type SecurityRequirement } from '../auth/authenticate.js';
 import { accountHandlers } from './account/handlers.js';
 import { connectHandlers } from './connect/handlers.js';
 import { loginHandlers } from './login/handlers.js';
@@ -39,14 +40,31 @@ function notImplemented(operationId: string): RouteHandlerMethod {
     sendProblem(reply, problem(501, 'not-implemented', `${operationId} is in the contract but not implemented by this server yet.`, { operation_id: operationId }));
 }
 
+/** The security requirements of each operation, by operationId (the operation's own, else the document's). */
+function securityByOperation(doc: any): Map<string, SecurityRequirement[]> {
+  const map = new Map<string, SecurityRequirement[]>();
+  for (const item of Object.values<any>(doc.paths ?? {})) {
+    for (const op of Object.values<any>(item)) if (op?.operationId) map.set(op.operationId, op.security ?? doc.security ?? []);
+  }
+  return map;
+}
+
 export async function registerApis(app: FastifyInstance): Promise<void> {
   for (const api of API_NAMES) {
     const specification = parse(readFileSync(documentPath(api, '3.1'), 'utf8'));
     delete specification.webhooks; // events we send, not routes we serve
     const handlers = HANDLERS[api];
+    const security = securityByOperation(specification);
     await app.register(openapiGlue, {
       specification,
-      operationResolver: (operationId: string) => (handlers[operationId] as RouteHandlerMethod | undefined) ?? notImplemented(operationId),
+      // Authentication is ours, not glue's: each implemented operation checks the schemes its
+      // `security` names (server/auth/). An operation without a handler answers 501 at once.
+      operationResolver: (operationId: string) => {
+        const handler = handlers[operationId] as RouteHandlerMethod | undefined;
+        if (!handler) return notImplemented(operationId);
+        // glue merges these into the route it builds (method, url and schema come from the document)
+        return { handler, preHandler: authenticator(app, api, operationId, security.get(operationId) ?? []) } as unknown as RouteOptions;
+      },
     });
   }
 }

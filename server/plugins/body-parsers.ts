@@ -1,6 +1,6 @@
-// Body parsers for the media types the contract declares besides JSON: form posts (the OAuth
-// endpoints, as OAuth libraries send them) and multipart uploads, parsed into fields that the
-// contract's schemas then validate.
+// Body parsers: JSON that keeps the raw bytes (signatures are computed over them, never over a
+// re-serialisation), form posts (the OAuth endpoints, as OAuth libraries send them) and
+// multipart uploads, parsed into fields that the contract's schemas then validate.
 import fp from 'fastify-plugin';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
@@ -9,8 +9,26 @@ import type { FastifyInstance } from 'fastify';
 /** The largest upload any operation accepts (documents); operations check their own caps. */
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body exactly as received (JSON requests). */
+    rawBody?: Buffer;
+  }
+}
+
 export default fp(
   async function bodyParsers(app: FastifyInstance) {
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser(/^application\/([a-z0-9.+-]+\+)?json$/, { parseAs: 'buffer' }, (request, body, done) => {
+      const raw = body as Buffer;
+      request.rawBody = raw;
+      if (raw.length === 0) return done(Object.assign(new Error('empty JSON body'), { code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400 }), undefined);
+      try {
+        done(null, JSON.parse(raw.toString('utf8')));
+      } catch {
+        done(Object.assign(new Error('invalid JSON body'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
+      }
+    });
     await app.register(formbody, { bodyLimit: 64 * 1024 });
     await app.register(multipart, {
       attachFieldsToBody: 'keyValues',

@@ -1,0 +1,120 @@
+// The platform every API builds on: the store, the event bus, the webhook outbox, secrets, the
+// SSRF-safe outbound clients and the chat providers. One per server instance.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { EventBus } from './events/bus.js';
+import { createSafeFetch, type Resolver, type SafeFetch } from './lib/safe-fetch.js';
+import { allowCidrs } from './lib/url-policy.js';
+import { SecretBox } from './lib/secrets.js';
+import { Outbox } from './outbox/outbox.js';
+import { CloudApiProvider } from './providers/cloud-api.js';
+import { SandboxProvider } from './providers/sandbox.js';
+import type { ChatProvider, ProviderKind } from './providers/types.js';
+import type { ProviderWebhookPayload } from './providers/types.js';
+import { openStore, type Store } from './store/db.js';
+
+export interface Platform {
+  config: Config;
+  store: Store;
+  bus: EventBus;
+  outbox: Outbox;
+  secrets: SecretBox;
+  /** For webhook deliveries: no redirects, bounded time and response size. */
+  webhookFetch: SafeFetch;
+  /** For media and other user-given URLs: up to 3 redirects, each checked. */
+  mediaFetch: SafeFetch;
+  /** Signs the sandbox's inbound deliveries and checks the provider's (`X-Hub-Signature-256`). */
+  providerAppSecret: string;
+  /** The token the provider must echo to verify the inbound webhook. */
+  providerVerifyToken: string;
+  instanceId: string;
+  now: () => Date;
+  provider(kind: ProviderKind): ChatProvider;
+  /** Where the sandbox hands its inbound payloads; set by the app to its own inbound route. */
+  setInboundSink(sink: (payload: ProviderWebhookPayload) => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+export interface PlatformOverrides {
+  store?: Store;
+  now?: () => Date;
+  /** A DNS stub for the outbound clients (tests). */
+  lookup?: Resolver;
+  /** Statuses without delay in the sandbox (tests). */
+  sandboxTestMode?: boolean;
+}
+
+/** SECRET_KEY, or a key generated once into DATA_DIR (set SECRET_KEY when instances share a database). */
+function masterKey(config: Config): string {
+  if (config.secretKey) return config.secretKey;
+  const file = join(config.dataDir, 'secret.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(config.dataDir, { recursive: true });
+  const key = randomBytes(48).toString('base64url');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
+  const store = overrides.store ?? (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const now = overrides.now ?? (() => new Date());
+  const key = masterKey(config);
+  const secrets = new SecretBox(key);
+  const policy = {
+    httpsOnly: config.production,
+    allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
+    lookup: overrides.lookup,
+  };
+  const webhookFetch = createSafeFetch({ ...policy, timeoutMs: 10_000, maxResponseBytes: 64 * 1024, maxRedirects: 0 });
+  const mediaFetch = createSafeFetch({ ...policy, timeoutMs: 15_000, maxResponseBytes: 16 * 1024 * 1024, maxRedirects: 3 });
+  const instanceId = randomUUID();
+  const bus = new EventBus(store);
+  const outbox = new Outbox({
+    store,
+    instanceId,
+    now,
+    post: async (url, headers, body) => {
+      const res = await webhookFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'chatapp-webhooks/1.0', ...headers }, body });
+      return { status: res.status, body: res.body.toString('utf8') };
+    },
+  });
+  let inboundSink: (payload: ProviderWebhookPayload) => Promise<void> = async () => {
+    throw new Error('the inbound webhook route is not mounted yet');
+  };
+  const sandbox = new SandboxProvider({
+    db: store.db,
+    deliverWebhook: (payload) => inboundSink(payload),
+    testMode: overrides.sandboxTestMode,
+    now,
+  });
+  const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret });
+  await bus.start();
+  await outbox.start();
+  return {
+    config,
+    store,
+    bus,
+    outbox,
+    secrets,
+    webhookFetch,
+    mediaFetch,
+    providerAppSecret: config.providerAppSecret ?? secrets.digest('provider-app-secret'),
+    providerVerifyToken: config.providerVerifyToken ?? secrets.digest('provider-verify-token').slice(0, 32),
+    instanceId,
+    now,
+    provider: (kind) => (kind === 'sandbox' ? sandbox : cloud),
+    setInboundSink(sink) {
+      inboundSink = sink;
+    },
+    async close() {
+      await outbox.stop();
+      await bus.stop();
+      await sandbox.close();
+      await webhookFetch.close();
+      await mediaFetch.close();
+      if (!overrides.store) await store.close();
+    },
+  };
+}

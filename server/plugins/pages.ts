@@ -1,0 +1,23 @@
+// Server-rendered pages for the browser. Registers, for the whole app, signed cookies
+// (@fastify/cookie, keyed from the platform secrets) and CSRF tokens (@fastify/csrf-protection:
+// a secret in a signed httpOnly cookie, the token in each form), which the Connect consent page
+// uses too; then the sign-in pages, in their own scope so their errors render as HTML.
+import fp from 'fastify-plugin';
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import type { FastifyInstance } from 'fastify';
+import signInPages from '../pages/sign-in.js';
+
+export default fp(
+  async function pages(app: FastifyInstance) {
+    const { production } = app.config;
+    await app.register(cookie, { secret: app.platform.secrets.digest('cookie-signing-key') });
+    await app.register(csrf, {
+      sessionPlugin: '@fastify/cookie',
+      cookieKey: production ? '__Host-csrf' : 'csrf',
+      cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: production, signed: true },
+    });
+    await app.register(signInPages);
+  },
+  { name: 'pages' },
+);

@@ -1,0 +1,79 @@
+// Rate limits (@fastify/rate-limit) for every route registered after this plugin: per
+// credential on operations whose contract `security` requires one, per client IP elsewhere.
+// Answers carry RateLimit-Limit/-Remaining/-Reset (the IETF draft's separate fields, the
+// plugin's `enableDraftSpec`); a 429 adds Retry-After and is our problem+json.
+//
+// The store is in memory and PER INSTANCE: with N instances a client can get N times the limit.
+// A shared store (the plugin's Redis option, or one on our database) would be needed to make
+// the limit global; the README's "Limits" section says so.
+import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fp from 'fastify-plugin';
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parse } from 'yaml';
+import { API_NAMES, documentPath } from '../apis/registry.js';
+import { HttpProblem } from '../lib/problems.js';
+
+let secured: Set<string> | undefined;
+
+/** `METHOD /fastify/:url` of each operation that needs a credential (no anonymous `{}` alternative). */
+function securedRoutes(): Set<string> {
+  if (secured) return secured;
+  secured = new Set();
+  for (const api of API_NAMES) {
+    const doc = parse(readFileSync(documentPath(api, '3.1'), 'utf8'));
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const requirements: object[] = op?.operationId ? (op.security ?? doc.security ?? []) : [];
+        if (requirements.length && requirements.every((r) => Object.keys(r).length > 0)) {
+          secured.add(`${method.toUpperCase()} ${path.replace(/{(\w+)}/g, ':$1')}`);
+        }
+      }
+    }
+  }
+  return secured;
+}
+
+// The bucket key is an HMAC of the credential under a key that lives only in this process, so
+// neither the credential nor anything that could be checked against it is stored or logged.
+// (Limits are per instance, so the key need not survive a restart.)
+const hmacKey = randomBytes(32);
+
+function credential(request: FastifyRequest): string | undefined {
+  const apiKey = request.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey) return apiKey;
+  const authorization = request.headers.authorization;
+  // `ApiKey k` and `X-API-Key: k` share a bucket: the scheme is dropped.
+  return authorization ? authorization.replace(/^\S+\s+/, '') : undefined;
+}
+
+export function rateLimitKey(request: FastifyRequest): string {
+  const value = securedRoutes().has(`${request.method} ${request.routeOptions.url}`) ? credential(request) : undefined;
+  // A credential is not verified here (that needs the database, and limits run first): invented
+  // values each get a bucket. Limiting failed authentications per IP (catalogue K3, for the
+  // auth module) is what closes that gap; this plugin does not.
+  // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
+  return value ? `key:${createHmac('sha256', hmacKey).update(value).digest('base64url')}` : `ip:${normalizeIP(request.ip)}`;
+}
+
+export default fp(
+  async function rateLimits(app: FastifyInstance) {
+    const { rateLimitPerMinute, rateLimitIpPerMinute } = app.config;
+    await app.register(rateLimit, {
+      global: true,
+      hook: 'onRequest', // before body parsing, authentication and any database work
+      timeWindow: 60_000,
+      max: (_request, key) => (key.startsWith('key:') ? rateLimitPerMinute : rateLimitIpPerMinute),
+      keyGenerator: rateLimitKey,
+      cache: 50_000, // LRU entries; enough that a flood of new keys does not evict live buckets quickly
+      enableDraftSpec: true,
+      errorResponseBuilder: (_request, context) => {
+        const seconds = String(Math.max(1, Math.ceil(context.ttl / 1000)));
+        return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
+      },
+      onExceeded: (request, key) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded'),
+    });
+  },
+  { name: 'rate-limits', dependencies: ['problems'] },
+);
