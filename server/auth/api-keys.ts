@@ -1,0 +1,133 @@
+// API keys: issued once, stored as a keyed digest, verified per request.
+//
+// Lookup goes by digest: the unique index compares HMAC digests, which a caller cannot steer
+// without the server's pepper, so its timing says nothing about a real key; the row found is
+// then confirmed with `secrets.matches` (timingSafeEqual). The secret itself never reaches SQL.
+//
+// A small cache of verified digests (a few seconds) spares a query per request. Revoking or
+// rotating a key clears its entry on this instance at once and publishes an event on the bus
+// (LISTEN/NOTIFY), so other instances clear theirs as soon as it arrives; if the event is lost
+// an instance accepts a revoked key for at most CACHE_TTL_MS.
+import type { Kysely } from 'kysely';
+import type { EventBus } from '../events/bus.js';
+import { base62 } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secrets.js';
+import type { Platform } from '../platform.js';
+import type { Database } from '../store/schema.js';
+
+/** `mk_` and 40 base62 characters (≈ 238 bits), as the contract's ApiKeyWithSecret says. */
+const KEY_PATTERN = /^mk_[0-9A-Za-z]{40}$/;
+const PREFIX_LENGTH = 11;
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX = 10_000;
+/** `last_used_at` is written at most this often per key, not on every request. */
+const TOUCH_EVERY_MS = 60_000;
+export const KEY_INVALIDATED_EVENT = 'auth.api_key_invalidated';
+
+export interface VerifiedKey {
+  id: string;
+  workspaceId: string;
+  kind: string;
+  scopes: string[];
+  expiresAt: Date | null;
+}
+
+export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+
+export function keyStatus(row: { revoked_at: Date | null; expires_at: Date | null }, now: Date): ApiKeyStatus {
+  if (row.revoked_at) return 'revoked';
+  if (row.expires_at && row.expires_at.getTime() <= now.getTime()) return 'expired';
+  return 'active';
+}
+
+/** A fresh key: the secret (shown once), its display prefix and the digest to store. */
+export function newApiKeySecret(secrets: SecretBox): { secret: string; prefix: string; digest: string } {
+  const secret = `mk_${base62(40)}`;
+  return { secret, prefix: secret.slice(0, PREFIX_LENGTH), digest: secrets.digest(secret) };
+}
+
+/** The query that finds a key: by its keyed digest, never by the secret. */
+export function findByDigest(db: Kysely<Database>, digest: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'workspace_id', 'kind', 'scopes', 'digest', 'expires_at', 'revoked_at'])
+    .where('digest', '=', digest);
+}
+
+export class ApiKeyVerifier {
+  private readonly cache = new Map<string, { key: VerifiedKey; until: number }>();
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly deps: { db: Kysely<Database>; secrets: SecretBox; now: () => Date; bus?: EventBus }) {
+    deps.bus?.subscribe(KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.key_id)));
+  }
+
+  /** The key if `secret` is a live key of `kind`; null for anything else, malformed input included. */
+  async verify(secret: string, kind: string): Promise<VerifiedKey | null> {
+    if (!KEY_PATTERN.test(secret)) return null;
+    const now = this.deps.now();
+    const digest = this.deps.secrets.digest(secret);
+    let key = this.cached(digest, now.getTime());
+    if (!key) {
+      const row = await findByDigest(this.deps.db, digest).executeTakeFirst();
+      if (!row || !this.deps.secrets.matches(secret, row.digest) || keyStatus(row, now) !== 'active') return null;
+      key = { id: row.id, workspaceId: row.workspace_id, kind: row.kind, scopes: row.scopes, expiresAt: row.expires_at };
+      this.remember(digest, key, now.getTime());
+    }
+    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return null;
+    if (key.kind !== kind) return null;
+    await this.touch(key.id, now);
+    return key;
+  }
+
+  /** Drops a key from this instance's cache (revoke, rotate). */
+  forget(keyId: string): void {
+    for (const [digest, entry] of this.cache) if (entry.key.id === keyId) this.cache.delete(digest);
+  }
+
+  /** Clears the key here at once and on every other instance through the bus. */
+  async invalidate(keyId: string, workspaceId: string): Promise<void> {
+    this.forget(keyId);
+    await this.deps.bus?.publish({ type: KEY_INVALIDATED_EVENT, workspaceId, data: { key_id: keyId } });
+  }
+
+  private cached(digest: string, now: number): VerifiedKey | undefined {
+    const entry = this.cache.get(digest);
+    if (entry && entry.until > now) return entry.key;
+    if (entry) this.cache.delete(digest);
+    return undefined;
+  }
+
+  private remember(digest: string, key: VerifiedKey, now: number) {
+    // Maps iterate in insertion order: dropping the first entry drops the oldest.
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(digest, { key, until: now + CACHE_TTL_MS });
+  }
+
+  /** Records use at most once a minute per key; the WHERE keeps instances from piling up writes. */
+  private async touch(keyId: string, now: Date) {
+    const last = this.touched.get(keyId);
+    if (last !== undefined && now.getTime() - last < TOUCH_EVERY_MS) return;
+    if (this.touched.size >= CACHE_MAX) this.touched.clear();
+    this.touched.set(keyId, now.getTime());
+    const cutoff = new Date(now.getTime() - TOUCH_EVERY_MS);
+    await this.deps.db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', cutoff)]))
+      .execute();
+  }
+}
+
+const verifiers = new WeakMap<Platform, ApiKeyVerifier>();
+
+/** The verifier of this server instance (one cache per platform). */
+export function apiKeyVerifier(platform: Platform): ApiKeyVerifier {
+  let verifier = verifiers.get(platform);
+  if (!verifier) {
+    verifier = new ApiKeyVerifier({ db: platform.store.db, secrets: platform.secrets, now: platform.now, bus: platform.bus });
+    verifiers.set(platform, verifier);
+  }
+  return verifier;
+}

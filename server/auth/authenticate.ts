@@ -1,0 +1,174 @@
+// Authentication of an operation from its contract `security`: one requirement of the list
+// must be met (OR), every scheme within a requirement (AND). Each scheme name maps to a verifier
+// in a registry; APIs add theirs with `registerScheme` (ConnectOAuth, SubscribeToken,
+// OAuthClientBasic, Login app keys), and a scheme nobody registered is never satisfied.
+//
+// Every failure answers the same 401 body, whatever was wrong (missing, malformed, unknown,
+// revoked, expired, of the wrong kind), with a `WWW-Authenticate` naming the accepted schemes.
+// A valid credential without the needed scope answers 403 naming the scope.
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { HttpProblem } from '../lib/problems.js';
+import { apiKeyVerifier } from './api-keys.js';
+import { verifyOwnerToken } from './owner-jwt.js';
+
+/** One entry of an operation's `security`: scheme name → required scopes. */
+export type SecurityRequirement = Record<string, string[]>;
+
+/** Kinds of caller; other APIs add theirs by augmenting this interface. */
+export interface AuthKinds {
+  api_key: true;
+  owner: true;
+}
+
+export interface AuthContext {
+  workspaceId: string;
+  kind: keyof AuthKinds;
+  keyId?: string;
+  ownerId?: string;
+  scopes: string[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request acts for; set by the operation's authenticator. */
+    auth?: AuthContext;
+  }
+}
+
+export interface SchemeContext {
+  app: FastifyInstance;
+  api: string;
+  operationId: string;
+}
+
+export interface SecurityScheme {
+  /** The caller the request's credential proves, or null. Bad input is null, never an error. */
+  verify(request: FastifyRequest, context: SchemeContext): Promise<AuthContext | null>;
+  /** The `WWW-Authenticate` challenge for this scheme on `api`. */
+  challenge(api: string): string;
+}
+
+const schemes = new Map<string, SecurityScheme>();
+
+/** Registers a scheme for every API, or for one (`api`), which then wins over the general one. */
+export function registerScheme(name: string, scheme: SecurityScheme, options: { api?: string } = {}): void {
+  schemes.set(`${options.api ?? '*'}:${name}`, scheme);
+}
+
+function schemeFor(api: string, name: string): SecurityScheme | undefined {
+  return schemes.get(`${api}:${name}`) ?? schemes.get(`*:${name}`);
+}
+
+/**
+ * The scope an API key needs for an operation, the one place this rule lives: on Messaging,
+ * reads (GET, HEAD) need `messaging:read` and everything else `messaging:write`.
+ */
+export function requiredKeyScope(api: string, method: string): string | undefined {
+  if (api !== 'messaging') return undefined;
+  return method === 'GET' || method === 'HEAD' ? 'messaging:read' : 'messaging:write';
+}
+
+/** The credential of `Authorization: <scheme> <value>`; the scheme name is case-insensitive (RFC 9110 §11.1). */
+export function authorizationCredential(request: FastifyRequest, scheme: string): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^(\S+) +(\S+) *$/.exec(header);
+  if (!match || match[1]!.toLowerCase() !== scheme.toLowerCase()) return undefined;
+  return match[2];
+}
+
+export function unauthorized(challenges: string[]): HttpProblem {
+  return new HttpProblem(401, 'unauthorized', 'A valid credential is required.', {}, { 'www-authenticate': challenges.join(', ') });
+}
+
+export function authenticator(app: FastifyInstance, api: string, operationId: string, requirements: SecurityRequirement[]): preHandlerAsyncHookHandler {
+  const isPublic = requirements.length === 0 || requirements.some((r) => Object.keys(r).length === 0);
+  if (isPublic) return async () => {};
+  const context: SchemeContext = { app, api, operationId };
+  return async (request) => {
+    let forbidden: HttpProblem | undefined;
+    for (const requirement of requirements) {
+      const outcome = await meet(request, requirement, context);
+      if (outcome.auth) {
+        request.auth = outcome.auth;
+        return;
+      }
+      forbidden ??= outcome.forbidden;
+    }
+    if (forbidden) throw forbidden;
+    throw unauthorized(challenges(api, requirements));
+  };
+}
+
+async function meet(request: FastifyRequest, requirement: SecurityRequirement, context: SchemeContext): Promise<{ auth?: AuthContext; forbidden?: HttpProblem }> {
+  let first: AuthContext | undefined;
+  for (const [name, scopes] of Object.entries(requirement)) {
+    const auth = await schemeFor(context.api, name)?.verify(request, context);
+    if (!auth) return {};
+    const missing = missingScope(auth, scopes, context.api, request.method);
+    if (missing) {
+      return { forbidden: new HttpProblem(403, 'forbidden', `This credential lacks the ${missing} scope.`, { required_scope: missing }) };
+    }
+    first ??= auth;
+  }
+  return { auth: first };
+}
+
+function missingScope(auth: AuthContext, scopes: string[], api: string, method: string): string | undefined {
+  if (auth.kind === 'owner') return undefined; // owners may do everything in their workspace
+  const needed = [...scopes, ...(auth.kind === 'api_key' ? [requiredKeyScope(api, method)] : [])];
+  return needed.find((scope) => scope !== undefined && !auth.scopes.includes(scope));
+}
+
+function challenges(api: string, requirements: SecurityRequirement[]): string[] {
+  const names = new Set(requirements.flatMap((r) => Object.keys(r)));
+  const list = new Set([...names].flatMap((name) => schemeFor(api, name)?.challenge(api) ?? []));
+  // The contract requires the header on every 401; say Bearer when no registered scheme applies.
+  return list.size ? [...list] : [`Bearer realm="${api}"`];
+}
+
+// The schemes the platform provides. API keys open the API of their kind only (a Messaging key
+// is no Login key); keys come from headers only, never the query or a cookie.
+async function apiKey(secret: string | undefined, context: SchemeContext): Promise<AuthContext | null> {
+  if (!secret) return null;
+  const key = await apiKeyVerifier(context.app.platform).verify(secret, context.api);
+  return key && { workspaceId: key.workspaceId, kind: 'api_key', keyId: key.id, scopes: key.scopes };
+}
+
+const apiKeyChallenge = (api: string) => `ApiKey realm="${api}"`;
+
+registerScheme('ApiKeyHeader', {
+  verify: (request, context) => {
+    const header = request.headers['x-api-key'];
+    return apiKey(typeof header === 'string' ? header : undefined, context);
+  },
+  challenge: apiKeyChallenge,
+});
+
+registerScheme('ApiKeyAuthorization', {
+  verify: (request, context) => apiKey(authorizationCredential(request, 'ApiKey'), context),
+  challenge: apiKeyChallenge,
+});
+
+registerScheme('OwnerBearer', {
+  async verify(request, { app }) {
+    const token = authorizationCredential(request, 'Bearer');
+    const claims = token ? await verifyOwnerToken(app.platform, token, 'owner-api') : null;
+    if (!claims) return null;
+    // A token outlives nothing: the owner must still exist in the workspace it names.
+    const owner = await app.platform.store.db
+      .selectFrom('owners')
+      .select('id')
+      .where('id', '=', claims.ownerId)
+      .where('workspace_id', '=', claims.workspaceId)
+      .executeTakeFirst();
+    return owner ? { workspaceId: claims.workspaceId, kind: 'owner', ownerId: owner.id, scopes: [] } : null;
+  },
+  challenge: (api) => `Bearer realm="${api}"`,
+});
+
+/** The caller of an authenticated operation (its authenticator ran before the handler). */
+export function authOf(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new Error(`no authenticated caller on ${request.method} ${request.routeOptions.url}`);
+  return request.auth;
+}

@@ -1,0 +1,70 @@
+// Owner session JWTs: HS256 with a key derived from the platform's master key. Only this server
+// issues and checks them, so a symmetric key is enough and nothing needs publishing or storing.
+// The audience keeps the two uses apart: an API bearer token cannot serve as the browser's
+// cookie session, nor the other way round.
+import { SignJWT, jwtVerify } from 'jose';
+import { newId } from '../lib/ids.js';
+import type { Platform } from '../platform.js';
+
+export type OwnerAudience = 'owner-api' | 'owner-browser';
+
+export interface OwnerClaims {
+  ownerId: string;
+  workspaceId: string;
+}
+
+export interface IssuedOwnerToken {
+  token: string;
+  expiresAt: Date;
+  expiresIn: number;
+}
+
+/** Longer than any token we issue (a few hundred bytes); bigger ones are refused unparsed. */
+const MAX_TOKEN_LENGTH = 2048;
+
+const keys = new WeakMap<Platform, Uint8Array>();
+
+function signingKey(platform: Platform): Uint8Array {
+  let key = keys.get(platform);
+  if (!key) keys.set(platform, (key = new TextEncoder().encode(platform.secrets.digest('owner-jwt-key'))));
+  return key;
+}
+
+export async function issueOwnerToken(
+  platform: Platform,
+  claims: OwnerClaims,
+  audience: OwnerAudience = 'owner-api',
+  lifetimeSeconds = platform.config.ownerSessionSeconds,
+): Promise<IssuedOwnerToken> {
+  const iat = Math.floor(platform.now().getTime() / 1000);
+  const exp = iat + lifetimeSeconds;
+  const token = await new SignJWT({ ws: claims.workspaceId })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(platform.config.publicUrl)
+    .setSubject(claims.ownerId)
+    .setAudience(audience)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(newId('jti'))
+    .sign(signingKey(platform));
+  return { token, expiresAt: new Date(exp * 1000), expiresIn: lifetimeSeconds };
+}
+
+/** The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or expired. */
+export async function verifyOwnerToken(platform: Platform, token: string, audience: OwnerAudience = 'owner-api'): Promise<OwnerClaims | null> {
+  if (!token || token.length > MAX_TOKEN_LENGTH) return null;
+  try {
+    const { payload } = await jwtVerify(token, signingKey(platform), {
+      algorithms: ['HS256'],
+      typ: 'JWT',
+      issuer: platform.config.publicUrl,
+      audience,
+      currentDate: platform.now(),
+      requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+    });
+    if (typeof payload.sub !== 'string' || typeof payload.ws !== 'string') return null;
+    return { ownerId: payload.sub, workspaceId: payload.ws };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,22 @@
+// Messaging and Login have no handlers yet (their operations answer 501 and skip auth), so the
+// authentication cases for them run the real authenticator on stand-in routes, over the real
+// app's platform and store, with the contract's security requirements for those operations.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { authenticator, type SecurityRequirement } from '../../../server/auth/authenticate.js';
+import problems from '../../../server/plugins/problems.js';
+
+const API_KEY: SecurityRequirement[] = [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }];
+
+export async function authHarness(app: FastifyInstance): Promise<FastifyInstance> {
+  const harness = Fastify();
+  harness.decorate('platform', app.platform);
+  harness.decorate('config', app.config);
+  await harness.register(problems);
+  const echo = async (request: { auth?: unknown }) => ({ auth: request.auth });
+  harness.get('/api/contacts', { preHandler: authenticator(harness, 'messaging', 'listContacts', API_KEY) }, echo);
+  harness.post('/api/contacts', { preHandler: authenticator(harness, 'messaging', 'createContact', API_KEY) }, echo);
+  harness.post('/v1/auth/verify-token', { preHandler: authenticator(harness, 'login', 'verifyToken', API_KEY) }, echo);
+  harness.get('/connect-only', { preHandler: authenticator(harness, 'connect', 'listGrants', [{ ConnectOAuth: ['analytics:read'] }]) }, echo);
+  await harness.ready();
+  return harness;
+}
