@@ -1,0 +1,18 @@
+// Where the sandbox provider hands its Meta-format payloads: the same signed POST the real
+// provider makes, so signature checks, dedupe, statuses and events cannot differ between the two.
+import type { FastifyInstance } from 'fastify';
+import { sha256Header } from '../../lib/signatures.js';
+import type { ProviderWebhookPayload } from '../../providers/types.js';
+
+export function createInboundSink(app: FastifyInstance): (payload: ProviderWebhookPayload) => Promise<void> {
+  return async (payload) => {
+    const body = JSON.stringify(payload);
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/webhook/chatapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, body) },
+      payload: body,
+    });
+    if (response.statusCode !== 200) throw new Error(`the inbound webhook answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
+  };
+}

@@ -1,0 +1,241 @@
+// The chat provider's inbound webhook in Meta's format: the subscription check (GET) and the
+// deliveries (POST) of inbound messages and statuses, from the Cloud API and, signed the same way,
+// from the sandbox (inbound-sink.ts). Once the signature passes we answer 200 even for parts we
+// ignore, because any other answer makes the provider retry the whole batch for days.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { sql, type Transaction } from 'kysely';
+import type { components, operations } from '../../../generated/messaging/types.js';
+import type { Handler } from '../../lib/handler-types.js';
+import { newId } from '../../lib/ids.js';
+import { problem, sendProblem } from '../../lib/problems.js';
+import { verifySha256Header } from '../../lib/signatures.js';
+import type { Platform } from '../../platform.js';
+import type { Database } from '../../store/schema.js';
+
+type S = components['schemas'];
+type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string } };
+
+const SIGNATURE_CHALLENGE = { 'www-authenticate': 'Signature realm="provider-webhook"' };
+/** E.164 digits without `+`, as the provider writes `from`. */
+const WA_ID = /^[1-9]\d{6,14}$/;
+/** Outbound states in order; `failed` can follow any of them and nothing follows it. */
+const RANK = new Map([['pending', 0], ['accepted', 1], ['unknown', 1], ['sent', 2], ['delivered', 3], ['read', 4]]);
+/** Texts longer than this are left out of the event (NOTIFY payloads are capped); subscribers read the row. */
+const EVENT_TEXT_BYTES = 2048;
+
+/** Equal-length digests, so neither the comparison time nor an early exit tells how much matched. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+export const verifyProviderWebhook: Handler<operations['verifyProviderWebhook']> = async (request, reply) => {
+  const { 'hub.mode': mode, 'hub.verify_token': token, 'hub.challenge': challenge } = request.query;
+  // E9: no echo unless verified, so the endpoint cannot be used to reflect content.
+  if (mode !== 'subscribe' || !sameSecret(token, request.server.platform.providerVerifyToken)) {
+    return sendProblem(reply, problem(403, 'forbidden', 'The verify token does not match.'));
+  }
+  return reply.type('text/plain; charset=utf-8').send(challenge);
+};
+
+export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook']> = async (request, reply) => {
+  const { platform } = request.server;
+  const header = request.headers['x-hub-signature-256'];
+  // E1/E2: the HMAC covers the bytes received, never a re-serialisation of the parsed body.
+  if (!request.rawBody || !verifySha256Header(typeof header === 'string' ? header : undefined, platform.providerAppSecret, request.rawBody)) {
+    return sendProblem(reply, problem(401, 'invalid-signature', 'X-Hub-Signature-256 is missing or does not match the raw body.'), SIGNATURE_CHALLENGE);
+  }
+  await processProviderPayload(platform, request.body, request.log);
+  return { received: true as const };
+};
+
+/**
+ * Applies one delivery in one transaction, events included (published at commit). A database
+ * failure propagates and the provider retries; dedupe and forward-only statuses make that safe.
+ */
+export async function processProviderPayload(platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger): Promise<void> {
+  if (payload.object !== 'whatsapp_business_account') {
+    log.info({ object: payload.object }, 'provider webhook: object ignored');
+    return;
+  }
+  await platform.store.db.transaction().execute(async (trx) => {
+    for (const change of payload.entry.flatMap((e) => e.changes)) {
+      if (change.field !== 'messages') {
+        log.info({ field: change.field }, 'provider webhook: change field ignored');
+        continue;
+      }
+      const value = change.value;
+      const providerId = value.metadata?.phone_number_id;
+      const pn = providerId
+        ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
+        : undefined;
+      if (!pn) {
+        log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
+        continue;
+      }
+      if (value.errors?.length) log.warn({ phoneNumberId: pn.id, codes: value.errors.map((e) => e.code) }, 'provider webhook: number-level errors');
+      const ctx: Ctx = { trx, platform, log, pn };
+      const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile.name]));
+      for (const message of value.messages ?? []) await receiveMessage(ctx, message, names.get(message.from));
+      for (const status of value.statuses ?? []) await applyStatus(ctx, status);
+    }
+  });
+}
+
+/** Unix seconds as the provider sends them; never in the future (that would stretch the 24-hour window). */
+function providerTime(timestamp: string, now: Date): Date {
+  const seconds = Number(timestamp);
+  return Number.isFinite(seconds) && seconds > 0 ? new Date(Math.min(seconds * 1000, now.getTime())) : now;
+}
+
+async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInboundMessage'], profileName: string | undefined) {
+  if (!WA_ID.test(m.from)) return log.warn({ phoneNumberId: pn.id }, 'provider webhook: sender is not a phone number, ignored');
+  // E6: a redelivery, or the same id twice in one batch (the earlier insert is visible here).
+  if (await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.id).executeTakeFirst()) return;
+  const at = providerTime(m.timestamp, platform.now());
+  const contact = await trx
+    .insertInto('contacts')
+    .values({ id: newId('ct'), workspace_id: pn.workspace_id, phone: `+${m.from}`, name: profileName ?? null, last_inbound_at: at })
+    .onConflict((oc) =>
+      oc.columns(['workspace_id', 'phone']).doUpdateSet({
+        // A name the business gave the contact wins over the customer's profile name.
+        name: sql`coalesce(contacts.name, excluded.name)`,
+        last_inbound_at: sql`greatest(contacts.last_inbound_at, excluded.last_inbound_at)`,
+        updated_at: platform.now(),
+      }),
+    )
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const { type, content } = await storedContent(trx, pn.workspace_id, m);
+  if (type === 'unsupported') log.info({ type: m.type }, 'provider webhook: message type stored as unsupported');
+  const row = await trx
+    .insertInto('messages')
+    .values({
+      id: newId('msg'),
+      workspace_id: pn.workspace_id,
+      phone_number_id: pn.id,
+      contact_id: contact.id,
+      direction: 'inbound',
+      type,
+      content: JSON.stringify(content),
+      provider_message_id: m.id,
+      status: 'received',
+      error: null,
+      created_at: at,
+      status_at: at,
+    })
+    // A concurrent delivery of the same id (another instance) waits on the unique index, then skips.
+    .onConflict((oc) => oc.column('provider_message_id').where('provider_message_id', 'is not', null).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!row) return;
+  const text = typeof content.text === 'string' && Buffer.byteLength(content.text) <= EVENT_TEXT_BYTES ? content.text : undefined;
+  await platform.bus.publish(
+    { type: 'message.received', workspaceId: pn.workspace_id, data: { messageId: row.id, contactId: contact.id, phoneNumberId: pn.id, from: `+${m.from}`, type, ...(text !== undefined ? { text } : {}) } },
+    trx,
+  );
+}
+
+/** The provider's message in the shape of the contract's MessageKind and MessageContent. */
+async function storedContent(trx: Transaction<Database>, workspaceId: string, m: S['ProviderInboundMessage']): Promise<{ type: string; content: Record<string, unknown> }> {
+  switch (m.type) {
+    case 'text':
+      if (m.text) return { type: 'text', content: { text: m.text.body } };
+      break;
+    case 'image':
+    case 'document':
+    case 'audio':
+    case 'video':
+    case 'sticker': {
+      const media = m[m.type];
+      if (!media) break;
+      const medium = { url: null, mime_type: media.mime_type, filename: media.filename ?? null, size_bytes: null, provider_media_id: media.id };
+      return { type: m.type, content: { ...(media.caption ? { caption: media.caption } : {}), media: medium } };
+    }
+    case 'location':
+      if (m.location) {
+        const { latitude, longitude, name, address } = m.location;
+        return { type: 'location', content: { location: { latitude, longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) } } };
+      }
+      break;
+    case 'button':
+      if (m.button) return { type: 'button', content: { text: m.button.text, reply: { id: m.button.payload, title: m.button.text } } };
+      break;
+    case 'interactive': {
+      const choice = m.interactive?.button_reply ?? m.interactive?.list_reply;
+      if (choice) return { type: 'interactive', content: { reply: { id: choice.id, title: choice.title } } };
+      const form = m.interactive?.nfm_reply;
+      if (form) {
+        const response = parseObject(form.response_json);
+        return { type: 'form_response', content: { form_response: { flow_token: typeof response.flow_token === 'string' ? response.flow_token : null, response } } };
+      }
+      break;
+    }
+    case 'reaction':
+      if (m.reaction) {
+        const target = await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.reaction.message_id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+        return { type: 'reaction', content: { reaction: { emoji: m.reaction.emoji ?? '', message_id: target?.id ?? null } } };
+      }
+      break;
+    case 'contacts':
+      if (m.contacts) return { type: 'contacts', content: { text: m.contacts.map((c) => c.name.formatted_name).join(', '), contacts: m.contacts } };
+      break;
+    case 'order':
+      if (m.order) return { type: 'order', content: { text: m.order.text ?? '', order: m.order } };
+      break;
+  }
+  // The contract: kinds we do not model (and parts missing their content) are kept as `unsupported`,
+  // so the customer's message still shows and still opens the 24-hour window.
+  return { type: 'unsupported', content: { text: `Unsupported message (${m.type.slice(0, 40)})` } };
+}
+
+function parseObject(json: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(json);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function advances(from: string, to: string): boolean {
+  if (from === 'failed' || !RANK.has(from)) return false; // terminal, or not an outbound state
+  return to === 'failed' || (RANK.get(to) ?? -1) > RANK.get(from)!;
+}
+
+async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus']) {
+  if (s.status !== 'failed' && !RANK.has(s.status)) return log.info({ status: s.status }, 'provider webhook: status value ignored');
+  // Scoped to the number the change came for: another workspace's message is never touched (E8).
+  const message = await trx
+    .selectFrom('messages')
+    .select(['id', 'status', 'contact_id'])
+    .where('provider_message_id', '=', s.id)
+    .where('phone_number_id', '=', pn.id)
+    .where('direction', '=', 'outbound')
+    .executeTakeFirst();
+  if (!message) {
+    // The send path may not have stored its row yet, or the message was sent outside this server.
+    return log.info({ phoneNumberId: pn.id, status: s.status, wamid: `${s.id.slice(0, 16)}…` }, 'provider webhook: status for an unknown message');
+  }
+  if (!advances(message.status, s.status)) return; // E7: forward only; the later state and its time stay
+  const first = s.errors?.[0];
+  const error = s.status === 'failed' && first ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null } : null;
+  const result = await trx
+    .updateTable('messages')
+    .set({ status: s.status, status_at: providerTime(s.timestamp, platform.now()), ...(error ? { error: JSON.stringify(error) } : {}) })
+    .where('id', '=', message.id)
+    .where('status', '=', message.status) // compare-and-set against a concurrent delivery
+    .executeTakeFirst();
+  if (!Number(result.numUpdatedRows)) return;
+  const data = {
+    messageId: message.id,
+    contactId: message.contact_id,
+    phoneNumberId: pn.id,
+    status: s.status,
+    previousStatus: message.status,
+    ...(error ? { errorCode: error.code } : {}),
+    ...(s.biz_opaque_callback_data ? { bizOpaqueCallbackData: s.biz_opaque_callback_data.slice(0, 512) } : {}),
+  };
+  await platform.bus.publish({ type: 'message.status', workspaceId: pn.workspace_id, data }, trx);
+}
