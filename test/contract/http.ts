@@ -1,10 +1,13 @@
 // Turns a contract case into an HTTP request against a target and reads the answer.
+import { createHmac } from 'node:crypto';
 import type { ContractCase } from './cases.js';
 import { multipartBody } from './multipart.js';
 
 export interface Target {
   name: 'mock' | 'server';
   baseUrl(api: string): string;
+  /** Real credentials by security scheme (the server's seeded workspace); placeholders otherwise. */
+  credentials?: Record<string, string>;
 }
 
 export interface Answer {
@@ -15,14 +18,26 @@ export interface Answer {
   text: string;
 }
 
-/** Placeholder credentials that satisfy each security scheme's shape. */
-const CREDENTIALS: Record<string, { header?: [string, string]; query?: [string, string] }> = {
-  ApiKeyHeader: { header: ['x-api-key', 'sk_test_contract'] },
-  ApiKeyAuthorization: { header: ['authorization', 'ApiKey sk_test_contract'] },
-  OwnerBearer: { header: ['authorization', 'Bearer contract.owner.jwt'] },
-  ConnectOAuth: { header: ['authorization', 'Bearer ct_contract_token'] },
-  SubscribeToken: { query: ['token', 'st_contract'] },
-  BasicAuth: { header: ['authorization', `Basic ${Buffer.from('cli_contract:secret').toString('base64')}`] },
+/** How each security scheme carries its credential, with a placeholder that has the right shape. */
+const SCHEMES: Record<string, { in: 'header' | 'query'; name: string; prefix: string; placeholder: string }> = {
+  ApiKeyHeader: { in: 'header', name: 'x-api-key', prefix: '', placeholder: 'mk_contract_placeholder' },
+  ApiKeyAuthorization: { in: 'header', name: 'authorization', prefix: 'ApiKey ', placeholder: 'mk_contract_placeholder' },
+  OwnerBearer: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'contract.owner.jwt' },
+  ConnectOAuth: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'ct_contract_token' },
+  SubscribeToken: { in: 'query', name: 'token', prefix: '', placeholder: 'st_contract' },
+  OAuthClientBasic: { in: 'header', name: 'authorization', prefix: 'Basic ', placeholder: Buffer.from('cli_contract:secret').toString('base64') },
+};
+
+/** The secrets the contract suite's server runs with (test/contract/setup.ts). */
+export const SERVER_SECRETS = { providerAppSecret: 'contract-provider-app-secret', providerVerifyToken: 'example-verify-token' };
+
+/** Signed operations: the spec's example signatures are illustrative; sign for the real server. */
+const SERVER_SIGNERS: Record<string, (headers: Headers, body: BodyInit | undefined) => void> = {
+  receiveProviderWebhook: (headers, body) => {
+    if (headers.has('x-hub-signature-256') && typeof body === 'string') {
+      headers.set('x-hub-signature-256', `sha256=${createHmac('sha256', SERVER_SECRETS.providerAppSecret).update(body).digest('hex')}`);
+    }
+  },
 };
 
 export function buildRequest(c: ContractCase, target: Target): { url: string; init: RequestInit } {
@@ -42,11 +57,14 @@ export function buildRequest(c: ContractCase, target: Target): { url: string; in
       headers.set(p.name, String(value));
     }
   }
-  const requirement = c.security.find((r) => Object.keys(r).every((s) => s in CREDENTIALS));
+  // Prefer a requirement the target has real credentials for, else any the suite can shape.
+  const usable = c.security.filter((r) => Object.keys(r).every((s) => s in SCHEMES));
+  const requirement = usable.find((r) => Object.keys(r).every((s) => target.credentials?.[s])) ?? usable[0];
   for (const scheme of Object.keys(requirement ?? {})) {
-    const cred = CREDENTIALS[scheme];
-    if (cred.header) headers.set(...cred.header);
-    if (cred.query && !url.searchParams.has(cred.query[0])) url.searchParams.set(...cred.query);
+    const how = SCHEMES[scheme];
+    const value = how.prefix + (target.credentials?.[scheme] ?? how.placeholder);
+    if (how.in === 'header') headers.set(how.name, value);
+    else if (!url.searchParams.has(how.name)) url.searchParams.set(how.name, value);
   }
   if (target.name === 'mock' && c.status) headers.set('prefer', `code=${c.status}, example=${c.example}`);
   let body: BodyInit | undefined;
@@ -64,6 +82,7 @@ export function buildRequest(c: ContractCase, target: Target): { url: string; in
       body = typeof c.body === 'string' && !c.contentType.includes('json') ? c.body : JSON.stringify(c.body);
     }
   }
+  if (target.name === 'server') SERVER_SIGNERS[c.operationId]?.(headers, body);
   return { url: url.toString(), init: { method: c.method, headers, body, redirect: 'manual' } };
 }
 

@@ -9,10 +9,12 @@ import { startMocks } from '../../mocks/mocks.mjs';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { API_NAMES, implemented } from '../../server/apis/registry.js';
+import { openTestStore } from '../support/store.js';
+import { SERVER_SECRETS } from './http.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    contractTargets: { name: 'mock' | 'server'; urls: Record<string, string> }[];
+    contractTargets: { name: 'mock' | 'server'; urls: Record<string, string>; credentials?: Record<string, string> }[];
     implementedOperations: Record<string, string[]>;
   }
 }
@@ -21,7 +23,7 @@ const TEST_MOCK_PORTS = { account: 4110, connect: 4111, login: 4112, messaging: 
 
 export default async function setup(project: TestProject) {
   const wanted = (process.env.CONTRACT_TARGETS ?? 'mock,server').split(',');
-  const targets: { name: 'mock' | 'server'; urls: Record<string, string> }[] = [];
+  const targets: { name: 'mock' | 'server'; urls: Record<string, string>; credentials?: Record<string, string> }[] = [];
   const stops: (() => Promise<unknown>)[] = [];
 
   if (wanted.includes('mock')) {
@@ -33,14 +35,27 @@ export default async function setup(project: TestProject) {
     let base = process.env.CONTRACT_SERVER_URL;
     if (!base) {
       const dataDir = mkdtempSync(join(tmpdir(), 'contract-'));
-      const app = await buildApp(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
+      const store = await openTestStore();
+      const app = await buildApp(
+        loadConfig({
+          PORT: '0',
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          LOG_LEVEL: 'silent',
+          DEMO: 'false',
+          PROVIDER_APP_SECRET: SERVER_SECRETS.providerAppSecret,
+          PROVIDER_VERIFY_TOKEN: SERVER_SECRETS.providerVerifyToken,
+        }),
+        { store, sandboxTestMode: true },
+      );
       base = await app.listen({ port: 0, host: '127.0.0.1' });
       stops.push(async () => {
         await app.close();
+        await store.close();
         rmSync(dataDir, { recursive: true, force: true });
       });
     }
-    targets.push({ name: 'server', urls: Object.fromEntries(API_NAMES.map((api) => [api, base])) });
+    targets.push({ name: 'server', urls: Object.fromEntries(API_NAMES.map((api) => [api, base])), credentials: await seedWorkspace(base) });
   }
 
   project.provide('contractTargets', targets);
@@ -48,4 +63,27 @@ export default async function setup(project: TestProject) {
   return async () => {
     await Promise.all(stops.map((stop) => stop()));
   };
+}
+
+/** A workspace on the server under test, and credentials for each scheme the suite can use. */
+async function seedWorkspace(base: string): Promise<Record<string, string>> {
+  const post = async (path: string, body: unknown, token?: string) => {
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 201) throw new Error(`seeding ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  const created = await post('/api/account/workspaces', {
+    email: 'contract@suite.example',
+    password: 'contract-suite-password-1',
+    name: 'Contract Suite',
+    workspace_name: 'Contract Suite',
+    workspace_slug: 'contract-suite',
+  });
+  const owner = created.session.access_token as string;
+  const key = await post('/api/account/api-keys', { name: 'contract suite' }, owner);
+  return { OwnerBearer: owner, ApiKeyHeader: key.secret, ApiKeyAuthorization: key.secret };
 }

@@ -22,8 +22,8 @@ export function contractSuite(api: string): void {
     }
   });
 
-  for (const { name, urls } of targets) {
-    const target: Target = { name, baseUrl: (a) => urls[a] };
+  for (const { name, urls, credentials } of targets) {
+    const target: Target = { name, baseUrl: (a) => urls[a], credentials };
     describe(`${api} against the ${name}`, () => {
       const notImplemented = new Set<string>();
 
@@ -35,10 +35,14 @@ export function contractSuite(api: string): void {
           notImplemented.add(c.operationId);
           return;
         }
-        const success = c.status === undefined || c.status < 400;
-        if (name === 'mock' || (implemented.has(c.operationId) && success)) {
+        if (name === 'mock') {
+          // The mock serves exactly the example it is asked for.
           if (c.status) expect(answer.status, answer.text.slice(0, 500)).toBe(c.status);
           else expect(answer.status, answer.text.slice(0, 500)).toBeLessThan(400);
+        } else {
+          // The server answers from its own data (the example's ids may not exist there): any
+          // declared answer is fine, never a server error. Round trips are in <api>/*.flow.test.ts.
+          expect(answer.status, answer.text.slice(0, 500)).toBeLessThan(500);
         }
         expect(await contractViolations(api, c.operationId, answer)).toEqual([]);
         if (name === 'mock' && c.responseExample !== undefined && /json/.test(answer.contentType)) {

@@ -1,0 +1,41 @@
+// Starts a benchmark server as a child process and waits for the JSON line it prints when ready.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+
+export interface Child<T> {
+  info: T;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startChild<T>(script: string, env: Record<string, string> = {}): Promise<Child<T>> {
+  const child = spawn(process.execPath, [tsx, fileURLToPath(new URL(`../servers/${script}`, import.meta.url))], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const info = await new Promise<T>((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within 90 s`)), 90_000);
+    child.stdout!.on('data', (chunk) => {
+      buffer += chunk;
+      const line = buffer.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return {
+    info,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,20 @@
+// The subject: our whole server (contract validation, auth, error handler, response
+// serialisation) on a fresh embedded store, with a workspace to call as its owner.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../../server/app.js';
+import { loadConfig } from '../../server/config.js';
+
+const app = await buildApp(
+  loadConfig({ PORT: '0', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-full-')), LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_PER_MINUTE: '1000000' }),
+);
+const url = await app.listen({ port: 0, host: '127.0.0.1' });
+const res = await app.inject({
+  method: 'POST',
+  url: '/api/account/workspaces',
+  payload: { email: 'bench@bench.example', password: 'bench-password-123', name: 'Bench', workspace_name: 'Bench', workspace_slug: 'bench' },
+});
+if (res.statusCode !== 201) throw new Error(`seeding failed: ${res.statusCode} ${res.body}`);
+console.log(JSON.stringify({ url, token: res.json().session.access_token }));
+process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
