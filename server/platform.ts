@@ -65,6 +65,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const policy = {
     httpsOnly: config.production,
     allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
+    // Development receivers listen on random local ports; production allows 80 and 443 only.
+    allowedPorts: config.allowPrivateUrls ? ('any' as const) : undefined,
     lookup: overrides.lookup,
   };
   const webhookFetch = createSafeFetch({ ...policy, timeoutMs: 10_000, maxResponseBytes: 64 * 1024, maxRedirects: 0 });

@@ -16,7 +16,8 @@ export interface UrlPolicy extends AddressPolicy {
   /** Production: refuse `http:`. */
   httpsOnly?: boolean;
   /** Ports allowed besides 80 and 443. */
-  allowedPorts?: number[];
+  /** Ports allowed besides 80 and 443; `'any'` in development, where local receivers use random ports. */
+  allowedPorts?: number[] | 'any';
 }
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; status: 400 | 422; reason: string };
@@ -119,7 +120,7 @@ export function checkUrlSyntax(raw: string, options: UrlPolicy = {}): UrlCheck {
   if (options.httpsOnly && url.protocol !== 'https:') return unsafe('only https URLs are allowed');
   if (url.username || url.password) return unsafe('credentials in the URL are not allowed');
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  if (![80, 443, ...(options.allowedPorts ?? [])].includes(port)) return unsafe(`port ${port} is not allowed`);
+  if (options.allowedPorts !== 'any' && ![80, 443, ...(options.allowedPorts ?? [])].includes(port)) return unsafe(`port ${port} is not allowed`);
 
   // The parser has already turned 2130706433, 0x7f.1, full-width digits, 。 and %-escapes into
   // canonical hostnames, so an IP literal here is exactly the address Node would connect to.
