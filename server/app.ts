@@ -25,7 +25,15 @@ declare module 'fastify' {
 
 export async function buildApp(config: Config, overrides: PlatformOverrides = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger:
+      config.logLevel === 'silent'
+        ? false
+        : {
+            level: config.logLevel,
+            // Query strings can carry credentials (the login stream's `token`): never log them.
+            serializers: { req: (req: { method: string; url: string; id: string }) => ({ id: req.id, method: req.method, url: req.url.split('?')[0] }) },
+            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
+          },
     bodyLimit: LIMITS.bodyBytes, // JSON; forms and uploads have their own caps (body-parsers.ts)
     // Slow clients (catalogue K7): Fastify's requestTimeout defaults to 0 (none). The whole
     // request must arrive in 30 s, its headers in 10 s; idle sockets close after 60 s.
@@ -72,6 +80,7 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   });
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
   await registerApis(app);
+  (await import('./apis/login/verification.js')).startLogin(app); // LOGIN messages, expiry, streams
   await app.register((await import('./plugins/pages.js')).default); // sign-in page (session cookie, CSRF)
   methodNotAllowed(app, methods);
   platform.setInboundSink(createInboundSink(app)); // the sandbox posts through the provider's signed route

@@ -33,6 +33,10 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on unauthenticated routes (per instance). */
   rateLimitIpPerMinute: number;
+  /** The shared service number of Login apps (LOGIN_SERVICE_PHONE_NUMBER_ID, a `pn_…` Cloud API number); a sandbox number when absent. */
+  loginServicePhoneNumberId?: string;
+  /** How long a login session waits for its LOGIN message, seconds (LOGIN_SESSION_TTL_SECONDS). */
+  loginSessionTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -85,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const rateLimitPerMinute = positiveInt(env.RATE_LIMIT_PER_MINUTE, 600, 'RATE_LIMIT_PER_MINUTE', problems);
   const rateLimitIpPerMinute = positiveInt(env.RATE_LIMIT_IP_PER_MINUTE, 120, 'RATE_LIMIT_IP_PER_MINUTE', problems);
+  const loginSessionTtlSeconds = positiveInt(env.LOGIN_SESSION_TTL_SECONDS, 600, 'LOGIN_SESSION_TTL_SECONDS', problems, 86_400);
   const config: Config = {
     port,
     host,
@@ -102,6 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ownerSessionSeconds,
     rateLimitPerMinute,
     rateLimitIpPerMinute,
+    loginServicePhoneNumberId: env.LOGIN_SERVICE_PHONE_NUMBER_ID || undefined,
+    loginSessionTtlSeconds,
   };
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return config;

@@ -2,10 +2,16 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as m001 from './migrations/001_platform.js';
 import * as m002 from './migrations/002_sign_in.js';
+import * as m003 from './migrations/003_login.js';
+import * as m004 from './migrations/004_login_keys.js';
+import * as m005 from './migrations/005_demo.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
   '002_sign_in': m002,
+  '003_login': m003,
+  '004_login_keys': m004,
+  '005_demo': m005,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -124,6 +124,76 @@ export interface SignInFailuresTable {
   failed_at: Timestamp;
 }
 
+export interface LoginAppsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  use_service_phone: boolean;
+  phone_number_id: string | null;
+  webhook_destination: 'none' | 'production' | 'staging' | 'hosted';
+  production_webhook_url: string | null;
+  staging_webhook_url: string | null;
+  api_key_prefix: string;
+  api_key_digest: string;
+  webhook_secret_prefix: string;
+  webhook_secret_enc: string;
+  previous_webhook_secret_enc: string | null;
+  previous_webhook_secret_until: NullableTimestamp;
+  provider_webhook_status: Generated<string>;
+  provider_webhook_error: string | null;
+  provider_webhook_code: number | null;
+  provider_webhook_updated_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface LoginSessionsTable {
+  id: string;
+  app_id: string;
+  workspace_id: string;
+  phone_number_id: string;
+  login_code: string;
+  subscribe_token_digest: string;
+  status: Generated<'pending' | 'success' | 'expired'>;
+  expires_at: Timestamp;
+  verified_at: NullableTimestamp;
+  phone: string | null;
+  profile_name: string | null;
+  message_id: string | null;
+  token_jti: string | null;
+  token_expires_at: NullableTimestamp;
+  token_used_at: NullableTimestamp;
+  created_at: Timestamp;
+  /** The verification token, sealed (004_login_keys): status answers the same token every time. */
+  verification_token_enc: string | null;
+}
+
+/** ES256 keys of the Login verification tokens (004_login_keys). */
+export interface LoginSigningKeysTable {
+  kid: string;
+  private_jwk_enc: string;
+  public_jwk: string;
+  created_at: Timestamp;
+  retired_at: NullableTimestamp;
+}
+
+export interface LoginSessionEventsTable {
+  id: Generated<string>;
+  session_id: string;
+  event: 'verified' | 'expired';
+  created_at: CreatedAt;
+}
+
+export interface HostedWebhookReceiptsTable {
+  id: string;
+  app_id: string;
+  workspace_id: string;
+  event_id: string;
+  event_type: string;
+  payload: ColumnType<unknown, string, string>;
+  received_at: Timestamp;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   owners: OwnersTable;
@@ -134,5 +204,10 @@ export interface Database {
   phone_numbers: PhoneNumbersTable;
   contacts: ContactsTable;
   messages: MessagesTable;
+  login_apps: LoginAppsTable;
+  login_sessions: LoginSessionsTable;
+  login_session_events: LoginSessionEventsTable;
+  login_signing_keys: LoginSigningKeysTable;
+  hosted_webhook_receipts: HostedWebhookReceiptsTable;
   sign_in_failures: SignInFailuresTable;
 }

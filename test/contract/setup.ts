@@ -10,12 +10,14 @@ import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { API_NAMES, implemented } from '../../server/apis/registry.js';
 import { openTestStore } from '../support/store.js';
+import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';
 import { SERVER_SECRETS } from './http.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     contractTargets: { name: 'mock' | 'server'; urls: Record<string, string>; credentials?: Record<string, string> }[];
     implementedOperations: Record<string, string[]>;
+    serviceNumber: { providerPhoneNumberId: string } | null;
   }
 }
 
@@ -25,6 +27,7 @@ export default async function setup(project: TestProject) {
   const wanted = (process.env.CONTRACT_TARGETS ?? 'mock,server').split(',');
   const targets: { name: 'mock' | 'server'; urls: Record<string, string>; credentials?: Record<string, string> }[] = [];
   const stops: (() => Promise<unknown>)[] = [];
+  let serviceNumber: { providerPhoneNumberId: string } | null = null;
 
   if (wanted.includes('mock')) {
     const mocks = await startMocks({ ports: TEST_MOCK_PORTS });
@@ -49,6 +52,7 @@ export default async function setup(project: TestProject) {
         { store, sandboxTestMode: true },
       );
       base = await app.listen({ port: 0, host: '127.0.0.1' });
+      serviceNumber = { providerPhoneNumberId: (await servicePhoneNumber(app.platform)).provider_phone_number_id };
       stops.push(async () => {
         await app.close();
         await store.close();
@@ -59,6 +63,7 @@ export default async function setup(project: TestProject) {
   }
 
   project.provide('contractTargets', targets);
+  project.provide('serviceNumber', serviceNumber);
   project.provide('implementedOperations', Object.fromEntries(API_NAMES.map((api) => [api, [...implemented(api)]])));
   return async () => {
     await Promise.all(stops.map((stop) => stop()));

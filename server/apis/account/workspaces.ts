@@ -39,7 +39,8 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
     .where('email', '=', email)
     .unionAll(db.selectFrom('workspaces').select('id').where('slug', '=', body.workspace_slug))
     .executeTakeFirst();
-  if (existing) throw taken();
+  // The platform's own service workspace holds this slug; reserved before it is ever created.
+  if (existing || body.workspace_slug === 'platform-service') throw taken();
   const passwordHash = await hashPassword(body.password);
   const now = platform.now();
   const workspace = { id: newId('ws'), name: body.workspace_name, slug: body.workspace_slug, created_at: now };

@@ -1,0 +1,113 @@
+// Login app API keys on the Login API. The schemes ApiKeyHeader and ApiKeyAuthorization are
+// registered for api `login` only, so there they replace the platform's Messaging-key verifier:
+// a Messaging key is 401 on the Login API, and a Login key (`lk_…`) is 401 on Messaging because
+// the Messaging verifier only knows `mk_…` keys (catalogue A8).
+//
+// As with Messaging keys (server/auth/api-keys.ts): lookup by the keyed digest (unique index),
+// then a constant-time confirmation; a few seconds of cache per instance, cleared here at once
+// and on other instances through the bus when a key is rotated or its app deleted (A3).
+import type { FastifyRequest } from 'fastify';
+import { authorizationCredential, registerScheme, type AuthContext } from '../../auth/authenticate.js';
+import type { Platform } from '../../platform.js';
+
+declare module '../../auth/authenticate.js' {
+  interface AuthKinds {
+    login_app: true;
+  }
+  interface AuthContext {
+    /** The Login app of the API key (kind `login_app`). */
+    appId?: string;
+  }
+}
+
+/** `lk_live_` and 32 base62 characters (≈ 190 bits). */
+export const LOGIN_KEY_PATTERN = /^lk_live_[0-9A-Za-z]{32}$/;
+export const LOGIN_KEY_PREFIX_LENGTH = 12;
+export const LOGIN_KEY_INVALIDATED_EVENT = 'auth.login_app_key_invalidated';
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX = 10_000;
+
+export interface LoginCaller {
+  appId: string;
+  workspaceId: string;
+}
+
+export class LoginKeyVerifier {
+  private readonly cache = new Map<string, { app: LoginCaller; until: number }>();
+  /** Bumped by every invalidation: a lookup that started before one must not refill the cache. */
+  private epoch = 0;
+
+  constructor(private readonly platform: Platform) {
+    platform.bus.subscribe(LOGIN_KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.app_id)));
+  }
+
+  /** The app whose current key `secret` is; null for anything else, malformed input included. */
+  async verify(secret: string): Promise<LoginCaller | null> {
+    if (!LOGIN_KEY_PATTERN.test(secret)) return null;
+    const { secrets, store } = this.platform;
+    const digest = secrets.digest(secret);
+    const now = this.platform.now().getTime();
+    const hit = this.cache.get(digest);
+    if (hit && hit.until > now) return hit.app;
+    if (hit) this.cache.delete(digest);
+    const epoch = this.epoch;
+    const row = await store.db.selectFrom('login_apps').select(['id', 'workspace_id', 'api_key_digest']).where('api_key_digest', '=', digest).executeTakeFirst();
+    if (!row || !secrets.matches(secret, row.api_key_digest)) return null;
+    const app = { appId: row.id, workspaceId: row.workspace_id };
+    if (epoch === this.epoch) {
+      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(digest, { app, until: now + CACHE_TTL_MS });
+    }
+    return app;
+  }
+
+  forget(appId: string): void {
+    this.epoch++;
+    for (const [digest, entry] of this.cache) if (entry.app.appId === appId) this.cache.delete(digest);
+  }
+
+  /** After a key rotation or an app deletion: here at once, elsewhere when the event arrives. */
+  async invalidate(appId: string, workspaceId: string): Promise<void> {
+    this.forget(appId);
+    await this.platform.bus.publish({ type: LOGIN_KEY_INVALIDATED_EVENT, workspaceId, data: { app_id: appId } });
+  }
+}
+
+const verifiers = new WeakMap<Platform, LoginKeyVerifier>();
+
+export function loginKeyVerifier(platform: Platform): LoginKeyVerifier {
+  let verifier = verifiers.get(platform);
+  if (!verifier) verifiers.set(platform, (verifier = new LoginKeyVerifier(platform)));
+  return verifier;
+}
+
+async function loginKey(request: FastifyRequest, secret: string | undefined): Promise<AuthContext | null> {
+  if (!secret) return null;
+  const app = await loginKeyVerifier(request.server.platform).verify(secret);
+  return app && { workspaceId: app.workspaceId, kind: 'login_app', appId: app.appId, scopes: [] };
+}
+
+const challenge = (api: string) => `ApiKey realm="${api}"`;
+
+/** Registers the Login-key schemes for api `login` (idempotent); handlers.ts calls it at load. */
+export function registerLoginAuth(): void {
+  registerScheme(
+    'ApiKeyHeader',
+    {
+      verify: (request) => {
+        const header = request.headers['x-api-key'];
+        return loginKey(request, typeof header === 'string' ? header : undefined);
+      },
+      challenge,
+    },
+    { api: 'login' },
+  );
+  registerScheme('ApiKeyAuthorization', { verify: (request) => loginKey(request, authorizationCredential(request, 'ApiKey')), challenge }, { api: 'login' });
+}
+
+/** The Login app calling an operation secured by a Login key (its authenticator ran first). */
+export function loginCaller(request: FastifyRequest): LoginCaller {
+  const auth = request.auth;
+  if (auth?.kind !== 'login_app' || !auth.appId) throw new Error(`no Login app caller on ${request.method} ${request.routeOptions.url}`);
+  return { appId: auth.appId, workspaceId: auth.workspaceId };
+}

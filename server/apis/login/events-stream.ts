@@ -1,0 +1,204 @@
+// The event stream of one login session (SSE), authorised by its subscribe token.
+//
+// One bus subscription per instance fans `login.session` out to a Map<sessionId, Set<stream>>,
+// and one timer sends every stream its heartbeat, so an open stream costs a small object and a
+// PassThrough, not a subscription or a timer of its own. The push comes from the bus, so the
+// instance holding the stream need not be the one that received the message.
+//
+// No event is lost between reading and subscribing: a stream is registered in the map first and
+// reads login_session_events second; a push arriving meanwhile is kept on the stream, and an event
+// committed before the read is in the table (NOTIFY is sent at commit, so it is never earlier).
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { operations } from '../../../generated/login/types.js';
+import { authOf, registerScheme } from '../../auth/authenticate.js';
+import type { Handler } from '../../lib/handler-types.js';
+import { HttpProblem } from '../../lib/problems.js';
+import type { Platform } from '../../platform.js';
+import { expireSessions, SESSION_EVENT, type SessionEventName } from './sessions.js';
+
+declare module '../../auth/authenticate.js' {
+  interface AuthKinds {
+    subscribe_token: true;
+  }
+  interface AuthContext {
+    /** The login session a subscribe token opens (kind `subscribe_token`). */
+    sessionId?: string;
+  }
+}
+
+const HEARTBEAT_MS = 15_000;
+const RETRY = 'retry: 2000\n\n';
+/** Open streams per session on one instance (K6): a page needs one; reconnects replace it. */
+export const STREAMS_PER_SESSION = 5;
+
+interface FinalEvent {
+  id: string;
+  event: SessionEventName;
+}
+
+interface Stream {
+  sessionId: string;
+  out: PassThrough;
+  /** Set once the handler has read the table; before that a push is only kept in `pending`. */
+  open: boolean;
+  pending?: FinalEvent;
+  done: boolean;
+}
+
+const frame = (sessionId: string, e: FinalEvent) => `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify({ event: e.event, sessionId })}\n\n`;
+
+export class StreamHub {
+  private readonly sessions = new Map<string, Set<Stream>>();
+  private unsubscribe?: () => void;
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly platform: Platform) {}
+
+  start(): void {
+    this.unsubscribe = this.platform.bus.subscribe(SESSION_EVENT, (event) => {
+      const { sessionId, event: name, eventId } = event.data as { sessionId: string; event: SessionEventName; eventId: string };
+      for (const stream of this.sessions.get(sessionId) ?? []) {
+        if (stream.open) this.finish(stream, { id: eventId, event: name });
+        else stream.pending ??= { id: eventId, event: name };
+      }
+    });
+    this.timer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
+    this.timer.unref();
+  }
+
+  /** Ends every stream (shutdown): clients reconnect elsewhere after `retry`. */
+  stop(): void {
+    this.unsubscribe?.();
+    clearInterval(this.timer);
+    for (const set of this.sessions.values()) for (const stream of set) this.close(stream, RETRY);
+  }
+
+  heartbeat(): void {
+    for (const set of this.sessions.values()) for (const stream of set) if (stream.open) stream.out.write(': heartbeat\n\n');
+  }
+
+  /** How many streams this instance holds (all, or for one session). */
+  count(sessionId?: string): number {
+    if (sessionId) return this.sessions.get(sessionId)?.size ?? 0;
+    let n = 0;
+    for (const set of this.sessions.values()) n += set.size;
+    return n;
+  }
+
+  add(sessionId: string): Stream {
+    const stream: Stream = { sessionId, out: new PassThrough(), open: false, done: false };
+    let set = this.sessions.get(sessionId);
+    if (!set) this.sessions.set(sessionId, (set = new Set()));
+    set.add(stream);
+    return stream;
+  }
+
+  /** Sends the final event and closes the stream (once, whoever calls first). */
+  finish(stream: Stream, event: FinalEvent): void {
+    this.close(stream, frame(stream.sessionId, event));
+  }
+
+  close(stream: Stream, last?: string): void {
+    if (!stream.done) {
+      stream.done = true;
+      stream.out.end(last);
+    }
+    this.remove(stream);
+  }
+
+  /** Forgets a stream whose client went away (or that never opened). */
+  remove(stream: Stream): void {
+    const set = this.sessions.get(stream.sessionId);
+    if (set?.delete(stream) && set.size === 0) this.sessions.delete(stream.sessionId);
+  }
+}
+
+const hubs = new WeakMap<Platform, StreamHub>();
+
+export function hubOf(platform: Platform): StreamHub {
+  const hub = hubs.get(platform);
+  if (!hub) throw new Error('login streams are not started (startLogin)');
+  return hub;
+}
+
+export function startStreams(app: FastifyInstance): StreamHub {
+  const hub = new StreamHub(app.platform);
+  hubs.set(app.platform, hub);
+  hub.start();
+  // Before the server stops accepting: open streams would keep server.close() waiting (F-14).
+  app.addHook('preClose', async () => hub.stop());
+  return hub;
+}
+
+// The subscribe token, checked against the session's digest in constant time. An unknown session
+// is 404 whatever the token (the id is the resource); a wrong, missing or another session's token
+// is 401. Both are answered here, before the handler opens anything.
+registerScheme(
+  'SubscribeToken',
+  {
+    async verify(request, { app }) {
+      const { sessionId } = request.params as { sessionId?: string };
+      const token = (request.query as Record<string, unknown>).token;
+      if (!sessionId) return null;
+      const session = await app.platform.store.db
+        .selectFrom('login_sessions')
+        .select(['id', 'workspace_id', 'subscribe_token_digest'])
+        .where('id', '=', sessionId)
+        .executeTakeFirst();
+      if (!session) throw new HttpProblem(404, 'not-found', `No login session ${sessionId}.`);
+      if (typeof token !== 'string' || !app.platform.secrets.matches(token, session.subscribe_token_digest)) return null;
+      return { workspaceId: session.workspace_id, kind: 'subscribe_token', sessionId: session.id, scopes: [] };
+    },
+    challenge: (api) => `SubscribeToken realm="${api}"`,
+  },
+  { api: 'login' },
+);
+
+/** `Last-Event-ID` as a number; anything else counts as absent. */
+function lastEventId(header: unknown): bigint | undefined {
+  return typeof header === 'string' && /^\d{1,18}$/.test(header) ? BigInt(header) : undefined;
+}
+
+export const streamLoginSessionEvents: Handler<operations['streamLoginSessionEvents']> = async (request, reply) => {
+  const { platform } = request.server;
+  const sessionId = authOf(request).sessionId!;
+  const hub = hubOf(platform);
+  if (hub.count(sessionId) >= STREAMS_PER_SESSION) {
+    throw new HttpProblem(429, 'rate-limited', `At most ${STREAMS_PER_SESSION} streams per session; close one first.`, {}, { 'retry-after': '5' });
+  }
+  const since = lastEventId(request.headers['last-event-id']);
+  const stream = hub.add(sessionId);
+  let final: FinalEvent | undefined;
+  let session: { status: string; expires_at: Date } | undefined;
+  try {
+    const db = platform.store.db;
+    // At most one event per session: the final one.
+    const row = await db.selectFrom('login_session_events').select(['id', 'event']).where('session_id', '=', sessionId).orderBy('id', 'desc').executeTakeFirst();
+    session = await db.selectFrom('login_sessions').select(['status', 'expires_at']).where('id', '=', sessionId).executeTakeFirst();
+    final = row ? { id: String(row.id), event: row.event } : stream.pending;
+  } catch (error) {
+    hub.remove(stream);
+    throw error;
+  }
+  if (final && since !== undefined && since >= BigInt(final.id)) {
+    hub.remove(stream); // the client has the final event: 204 stops EventSource
+    return reply.code(204).send();
+  }
+  reply.raw.once('close', () => {
+    hub.remove(stream);
+    if (!stream.done) stream.out.destroy();
+  });
+  stream.out.write(RETRY);
+  if (final) hub.finish(stream, final);
+  else stream.open = true; // no await since the read: a push cannot have slipped in between
+  reply
+    .code(200)
+    .headers({ 'cache-control': 'no-store, no-transform', 'x-accel-buffering': 'no', connection: 'keep-alive' })
+    .type('text/event-stream; charset=utf-8');
+  if (!final && session?.status === 'pending' && session.expires_at.getTime() <= platform.now().getTime()) {
+    // Past its time but not swept yet: expire it now; the `expired` push reaches this stream.
+    void expireSessions(platform, sessionId).catch((error) => request.log.error({ err: error }, 'login expiry failed'));
+  }
+  return reply.send(stream.out);
+};

@@ -1,0 +1,169 @@
+// Verification: an inbound LOGIN message (event `message.received`, on every instance) marks the
+// pending session of that number and code `success`, and in the same transaction stores the
+// sender, its token, the `verified` event, the server webhook (outbox) and the stream push (bus).
+// Every instance runs the handler for the same message; the conditional UPDATE lets one win.
+// Also here: the outbox endpoint kind of Login apps and the expiry sweep; `startLogin` starts all.
+import type { FastifyInstance } from 'fastify';
+import type { Selectable } from 'kysely';
+import type { PlatformEvent } from '../../events/bus.js';
+import { newId } from '../../lib/ids.js';
+import { enqueue } from '../../outbox/outbox.js';
+import type { Platform } from '../../platform.js';
+import type { LoginAppsTable } from '../../store/schema.js';
+import { startStreams } from './events-stream.js';
+import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from './hosted-webhook.js';
+import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';
+import { issueToken } from './tokens.js';
+
+/** `LOGIN K7Q2M9XD`, any case and spacing, an optional `:`/`-`/`#`, one trailing punctuation mark. */
+const LOGIN_TEXT = /^\s*login\s*[:#-]?\s*([0-9a-z]{8})\s*[.!?,;]?\s*$/i;
+const E164 = /^\+?([1-9]\d{7,14})$/;
+const SWEEP_MS = 1_000;
+export const OUTBOX_KIND = 'login_app';
+const EVENT_TYPE = 'chatapp.auth.verified';
+
+/** The canonical code of a LOGIN message, or null when the text is something else. */
+export function loginCodeOf(text: string): string | null {
+  const match = LOGIN_TEXT.exec(text.normalize('NFKC'));
+  return match ? canonicalCode(match[1]!) : null;
+}
+
+type DestinationColumns = Pick<Selectable<LoginAppsTable>, 'id' | 'webhook_destination' | 'production_webhook_url' | 'staging_webhook_url'>;
+
+/** Where the app's server webhooks go now, or null (none, or the chosen URL unset). */
+export function webhookUrl(platform: Platform, app: DestinationColumns): string | null {
+  switch (app.webhook_destination) {
+    case 'production':
+      return app.production_webhook_url;
+    case 'staging':
+      return app.staging_webhook_url;
+    case 'hosted':
+      return `${platform.config.publicUrl}/api/chatapp-auth/webhook/${app.id}`;
+    default:
+      return null;
+  }
+}
+
+interface InboundLogin {
+  phoneNumberId: string;
+  code: string;
+  messageId: string;
+  contactId: string;
+  from: string;
+}
+
+/** Verifies the session the message names; false when nothing changed (D2, D4, D5, D6). */
+export async function verifySession(platform: Platform, message: InboundLogin): Promise<boolean> {
+  const db = platform.store.db;
+  const now = platform.now();
+  const session = await db
+    .selectFrom('login_sessions')
+    .select(['id', 'app_id', 'workspace_id'])
+    .where('phone_number_id', '=', message.phoneNumberId) // the session's own number only (D6)
+    .where('login_code', '=', message.code)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  const digits = E164.exec(message.from)?.[1];
+  if (!session || !digits) return false;
+  const phone = `+${digits}`;
+  const [app, contact] = await Promise.all([
+    db.selectFrom('login_apps').select(['id', 'webhook_destination', 'production_webhook_url', 'staging_webhook_url']).where('id', '=', session.app_id).executeTakeFirst(),
+    db.selectFrom('contacts').select('name').where('id', '=', message.contactId).executeTakeFirst(),
+  ]);
+  if (!app) return false;
+  const profileName = contact?.name?.slice(0, 256) ?? null; // the contract's maxLength
+  // Signed before the transaction (it is CPU work); wasted only if this instance loses the race.
+  const token = await issueToken(platform, { appId: app.id, sessionId: session.id, phone, at: now });
+  return db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('login_sessions')
+      .set({
+        status: 'success',
+        verified_at: now,
+        phone,
+        profile_name: profileName,
+        message_id: message.messageId,
+        token_jti: token.jti,
+        token_expires_at: token.expiresAt,
+        verification_token_enc: platform.secrets.encrypt(token.token),
+      })
+      .where('id', '=', session.id)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) !== 1) return false; // another instance, or the sweep, got there first
+    await recordSessionEvent(platform, trx, session, 'verified');
+    if (webhookUrl(platform, app)) {
+      const eventId = newId('evt');
+      const verifiedAt = now.toISOString();
+      const facts = { session_id: session.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
+      // The envelope, then the seed's top-level fields (contract: ChatappAuthVerifiedEvent).
+      const body = { id: eventId, type: EVENT_TYPE, created: Math.floor(now.getTime() / 1000), data: { app_id: app.id, ...facts }, event: EVENT_TYPE, ...facts };
+      if (app.webhook_destination === 'hosted') {
+        // Our own hosted receiver: stored in this transaction rather than posted to our own
+        // public URL (which a private deployment may not reach, and which would count as traffic).
+        await storeHostedReceipt(trx, { id: app.id, workspace_id: session.workspace_id }, body, now);
+      } else {
+        await enqueue(trx, { workspaceId: session.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) }, now);
+      }
+    }
+    return true;
+  });
+}
+
+async function onMessage(platform: Platform, event: PlatformEvent): Promise<void> {
+  const { messageId, contactId, phoneNumberId, from, type } = event.data as Record<string, string | undefined>;
+  if (type !== 'text' || !messageId || !contactId || !phoneNumberId || !from) return;
+  let text = event.data.text as string | undefined;
+  if (text === undefined) {
+    // Long texts are left out of the event; a LOGIN message is short, but check the row anyway.
+    const row = await platform.store.db.selectFrom('messages').select('content').where('id', '=', messageId).executeTakeFirst();
+    const content = row?.content as { text?: unknown } | undefined;
+    text = typeof content?.text === 'string' ? content.text : undefined;
+  }
+  const code = text === undefined ? null : loginCodeOf(text);
+  if (code) await verifySession(platform, { phoneNumberId, code, messageId, contactId, from });
+}
+
+/** The outbox endpoint kind `login_app`: the app's current destination, signed per attempt. */
+function registerOutbox(platform: Platform): void {
+  platform.outbox.register(OUTBOX_KIND, async (appId, workspaceId) => {
+    const app = await platform.store.db
+      .selectFrom('login_apps')
+      .select(['id', 'webhook_destination', 'production_webhook_url', 'staging_webhook_url', 'webhook_secret_enc', 'previous_webhook_secret_enc', 'previous_webhook_secret_until'])
+      .where('id', '=', appId)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    const url = app && webhookUrl(platform, app);
+    if (!app || !url) return null; // deleted, or webhooks switched off: pending rows are cancelled
+    return {
+      url,
+      headers: (payload, now) => ({
+        'x-login-signature': loginSignatureHeader(loginWebhookSecrets(platform, app, now), payload),
+        'x-login-event-id': String((JSON.parse(payload) as { id: string }).id),
+      }),
+    };
+  });
+}
+
+/** Starts the Login background work of this instance; everything stops when the app closes. */
+export function startLogin(app: FastifyInstance): void {
+  const { platform } = app;
+  registerOutbox(platform);
+  startStreams(app);
+  const log = (what: string) => (error: unknown) => app.log.error({ err: error }, what);
+  const unsubscribe = platform.bus.subscribe('message.received', (event) => onMessage(platform, event).catch(log('login verification failed')));
+  let sweeping: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    sweeping ??= expireSessions(platform)
+      .catch(log('login expiry sweep failed'))
+      .finally(() => (sweeping = undefined));
+  }, SWEEP_MS);
+  timer.unref();
+  app.addHook('onClose', async () => {
+    unsubscribe();
+    clearInterval(timer);
+    await sweeping;
+  });
+}
