@@ -13,6 +13,17 @@ export default defineConfig({
           hookTimeout: 90_000,
         },
       },
+      {
+        // Headless Chromium (playwright-core) against a server started by each file; not part of
+        // `npm test` (which names unit and contract), run with `npm run test:e2e`.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.e2e.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -1,11 +1,23 @@
 // The demo workspace: on first start with an empty store (and DEMO not off), a workspace, its
 // owner, a Messaging API key and a sandbox number, so the product works at once on a laptop.
 // The credentials are printed once; only their hashes are kept.
+//
+// It also gets a Login app on the shared service number, which /demo/login signs in with. That
+// app is created through the Login API itself (`POST /api/login/apps` with the owner's bearer,
+// in process), and its API key is kept encrypted in `demo_workspaces` (migration 006), so a
+// restart keeps the demo working and the key never leaves the server.
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import { hashPassword } from './lib/secrets.js';
 import { base62, newId } from './lib/ids.js';
 import { newApiKeySecret } from './auth/api-keys.js';
+import { issueOwnerToken } from './auth/owner-jwt.js';
 import { createSandboxAccount } from './providers/sandbox.js';
 import type { Platform } from './platform.js';
+import type { Database } from './store/schema.js';
+
+export const DEMO_WORKSPACE_SLUG = 'demo';
+export const DEMO_LOGIN_APP_NAME = 'Demo shop';
 
 export interface DemoCredentials {
   workspaceId: string;
@@ -13,16 +25,19 @@ export interface DemoCredentials {
   password: string;
   apiKey: string;
   sandboxNumber: string;
+  /** The demo Login app (`app_…`), when the app was given and the Login API could create it. */
+  loginAppId?: string;
 }
 
-export async function seedDemoWorkspace(platform: Platform): Promise<DemoCredentials | null> {
+export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstance): Promise<DemoCredentials | null> {
   const { db } = platform.store;
-  const any = await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst();
+  // "Empty" means no owner yet: the platform's own service workspace has none.
+  const any = await db.selectFrom('owners').select('id').limit(1).executeTakeFirst();
   if (any) return null;
   const now = platform.now();
   const password = base62(20);
   const email = 'owner@demo.example';
-  const workspace = { id: newId('ws'), name: 'Demo workspace', slug: 'demo', created_at: now };
+  const workspace = { id: newId('ws'), name: 'Demo workspace', slug: DEMO_WORKSPACE_SLUG, created_at: now };
   const key = newApiKeySecret(platform.secrets);
   const passwordHash = await hashPassword(password);
   await db.transaction().execute(async (tx) => {
@@ -35,9 +50,20 @@ export async function seedDemoWorkspace(platform: Platform): Promise<DemoCredent
       .insertInto('api_keys')
       .values({ id: newId('key'), workspace_id: workspace.id, name: 'Demo key', kind: 'messaging', scopes: ['messaging:read', 'messaging:write'], prefix: key.prefix, digest: key.digest, created_at: now })
       .execute();
+    await (tx as unknown as Kysely<DemoTables>).insertInto('demo_workspaces').values({ workspace_id: workspace.id, login_app_id: null, login_api_key_enc: null, created_at: now }).execute();
   });
   const { numbers } = await createSandboxAccount(db, workspace.id, { name: 'Demo sandbox' });
-  return { workspaceId: workspace.id, email, password, apiKey: key.secret, sandboxNumber: numbers[0]?.display_phone_number ?? '' };
+  // Without the app (server.ts seeds before anything else needs it) /demo/login creates the
+  // Login app on its first request instead.
+  const login = app ? await demoLoginApp(app).catch(() => null) : null;
+  return {
+    workspaceId: workspace.id,
+    email,
+    password,
+    apiKey: key.secret,
+    sandboxNumber: numbers[0]?.display_phone_number ?? '',
+    ...(login ? { loginAppId: login.appId } : {}),
+  };
 }
 
 export function describeDemo(demo: DemoCredentials, url: string): string {
@@ -48,5 +74,120 @@ Demo workspace created (shown once; only hashes are stored):
   sandbox no.  ${demo.sandboxNumber}
   try          curl -X POST ${url}/api/account/sessions -H 'content-type: application/json' \\
                  -d '{"email":"${demo.email}","password":"${demo.password}"}'
+  login demo   ${url}/demo/login     (sign in by chat message; send it from ${url}/sandbox/phone)
 `;
+}
+
+// ---- The demo Login app -----------------------------------------------------------------------
+
+export interface DemoLoginApp {
+  workspaceId: string;
+  appId: string;
+  /** The Login app's API key: for the demo's server-side routes only, never sent to a browser. */
+  apiKey: string;
+}
+
+/** Migration 006's table, which server/store/schema.ts does not list (the demo is optional). */
+interface DemoTables {
+  demo_workspaces: { workspace_id: string; login_app_id: string | null; login_api_key_enc: string | null; created_at: Date | string };
+}
+
+const demoDb = (platform: Platform) => platform.store.db as unknown as Kysely<Database & DemoTables>;
+
+/** The demo workspace's id, or undefined when this store was not seeded with one. */
+export async function demoWorkspaceId(platform: Platform): Promise<string | undefined> {
+  const row = await demoDb(platform).selectFrom('demo_workspaces').select('workspace_id').orderBy('created_at').limit(1).executeTakeFirst();
+  return row?.workspace_id;
+}
+
+/** One lookup or creation at a time per app instance; a failure is not remembered, so the next request retries. */
+const pending = new WeakMap<FastifyInstance, Promise<DemoLoginApp | null>>();
+
+/**
+ * The demo workspace's Login app and its API key: read from the store (decrypted), or created
+ * once through the Login API. Null when there is no demo workspace (the store was not empty on
+ * first start). Throws when the Login API cannot create the app.
+ */
+export function demoLoginApp(app: FastifyInstance): Promise<DemoLoginApp | null> {
+  let promise = pending.get(app);
+  if (!promise) {
+    promise = loadOrCreate(app).finally(() => pending.delete(app));
+    pending.set(app, promise);
+  }
+  return promise;
+}
+
+async function loadOrCreate(app: FastifyInstance): Promise<DemoLoginApp | null> {
+  const platform = app.platform;
+  const db = demoDb(platform);
+  const workspaceId = await demoWorkspaceId(platform);
+  if (!workspaceId) return null;
+  const stored = await load(platform, workspaceId);
+  if (stored) return stored;
+
+  const created = await createLoginApp(app, workspaceId);
+  const claimed = await db
+    .updateTable('demo_workspaces')
+    .set({ login_app_id: created.appId, login_api_key_enc: platform.secrets.encrypt(created.apiKey) })
+    .where('workspace_id', '=', workspaceId)
+    .where('login_app_id', 'is', null)
+    .executeTakeFirst();
+  if (Number(claimed.numUpdatedRows) === 1) return created;
+  // Another instance created one at the same moment: keep theirs, remove ours.
+  await db.deleteFrom('login_apps').where('id', '=', created.appId).where('workspace_id', '=', workspaceId).execute();
+  return load(platform, workspaceId);
+}
+
+/**
+ * Creates the app as the owner would: `POST /api/login/apps` with a short-lived owner bearer,
+ * in process. (Should that operation answer 501, as while the Login API was being built, the
+ * apps module's `createApp` does the same without HTTP.)
+ */
+async function createLoginApp(app: FastifyInstance, workspaceId: string): Promise<DemoLoginApp> {
+  const platform = app.platform;
+  const body = { name: DEMO_LOGIN_APP_NAME, use_service_phone: true, webhook_destination: 'none' as const };
+  const owner = await platform.store.db.selectFrom('owners').select('id').where('workspace_id', '=', workspaceId).orderBy('created_at').limit(1).executeTakeFirst();
+  if (owner) {
+    const { token } = await issueOwnerToken(platform, { ownerId: owner.id, workspaceId }, 'owner-api', 300);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/login/apps',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+    if (res.statusCode === 201) {
+      const created = res.json() as { id: string; api_key: string };
+      return { workspaceId, appId: created.id, apiKey: created.api_key };
+    }
+    if (res.statusCode !== 501) throw new Error(`the Login API could not create the demo Login app (${res.statusCode}): ${res.body.slice(0, 300)}`);
+  }
+  const { createApp } = await import('./apis/login/apps.js');
+  const created = await createApp(platform, workspaceId, body, app.log);
+  return { workspaceId, appId: created.app.id, apiKey: created.apiKey };
+}
+
+/** The stored app, or null: none yet, or its key no longer opens it (rotated by the owner, sealed under another SECRET_KEY). */
+async function load(platform: Platform, workspaceId: string): Promise<DemoLoginApp | null> {
+  const db = demoDb(platform);
+  const row = await db
+    .selectFrom('demo_workspaces')
+    .innerJoin('login_apps', 'login_apps.id', 'demo_workspaces.login_app_id')
+    .select(['demo_workspaces.login_app_id', 'demo_workspaces.login_api_key_enc', 'login_apps.api_key_digest'])
+    .where('demo_workspaces.workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  if (!row?.login_app_id) return null;
+  let apiKey: string | undefined;
+  try {
+    apiKey = row.login_api_key_enc ? platform.secrets.decrypt(row.login_api_key_enc) : undefined;
+  } catch {
+    apiKey = undefined;
+  }
+  if (apiKey && platform.secrets.matches(apiKey, row.api_key_digest)) return { workspaceId, appId: row.login_app_id, apiKey };
+  await db
+    .updateTable('demo_workspaces')
+    .set({ login_app_id: null, login_api_key_enc: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('login_app_id', '=', row.login_app_id)
+    .execute();
+  return null;
 }

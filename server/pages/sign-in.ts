@@ -91,8 +91,10 @@ export function safeNext(value: unknown, fallback = SIGN_IN_PATH): string {
 
 /** Whether a form post comes from this site: Sec-Fetch-Site and Origin, when the browser sends them. */
 export function sameOriginPost(request: FastifyRequest): boolean {
+  // Fetch metadata decides where the browser sends it: with `Referrer-Policy: no-referrer`
+  // Chromium sends `Origin: null` even on same-origin posts, so Origin is only the fallback.
   const site = request.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  if (site !== undefined) return site === 'same-origin';
   const origin = request.headers.origin;
   if (origin === undefined) return true; // older browsers: the CSRF token still decides
   const own = [new URL(request.server.config.publicUrl).origin, `${request.protocol}://${request.host}`];

@@ -7,6 +7,8 @@ import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance } from 'fastify';
 import signInPages from '../pages/sign-in.js';
+import demoLoginPages from '../pages/demo-login.js';
+import sandboxPhonePages from '../pages/sandbox-phone.js';
 
 export default fp(
   async function pages(app: FastifyInstance) {
@@ -18,6 +20,9 @@ export default fp(
       cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: production, signed: true },
     });
     await app.register(signInPages);
+    await app.register(demoLoginPages); // /demo/login and its assets (DEMO on)
+    await app.register(sandboxPhonePages); // /sandbox/phone (DEMO on, or not production)
+    await app.register(import('../pages/login-apps.js')); // Login apps settings
   },
   { name: 'pages' },
 );

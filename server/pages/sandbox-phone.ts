@@ -1,0 +1,340 @@
+// The simulated phone, `/sandbox/phone`: a person types as a customer of a sandbox number and the
+// message reaches the workspace through the provider's path (sendFromSandboxPhone: signed inbound
+// webhook, dedupe, contact, events, LOGIN verification), as a real phone's would. Served only
+// when the demo is on or outside production.
+//
+// Which numbers a browser may write to: the shared service number (when it is a sandbox number),
+// the demo workspace's sandbox numbers, the signed-in owner's, and outside production every
+// sandbox number. Anyone can type any sender number, so a conversation's history is shown to
+// the number's owner, or else to a browser that wrote in it, and then only from its own first
+// message on (a signed cookie lists its conversations). Plain HTML forms with a CSRF token: no
+// script at all.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/cookie';
+import type {} from '@fastify/csrf-protection';
+import { sendFromSandboxPhone } from '../apis/messaging/sandbox-phone.js';
+import { SERVICE_WORKSPACE_ID } from '../apis/login/service-phone.js';
+import { demoWorkspaceId } from '../demo.js';
+import { HttpProblem } from '../lib/problems.js';
+import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from './demo-login.js';
+import { currentOwner, html, sameOriginPost } from './sign-in.js';
+
+const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
+const HISTORY = 30;
+const MAX_CONVERSATIONS = 10;
+const E164 = /^\+[1-9]\d{7,14}$/;
+
+type Html = ReturnType<typeof html>;
+
+interface SandboxNumber {
+  id: string;
+  display: string;
+  name: string;
+  workspaceId: string;
+  service: boolean;
+  owned: boolean;
+}
+
+interface Draft {
+  to?: string;
+  from: string;
+  name: string;
+  text: string;
+}
+
+// ---- This browser's phone: sender, name and conversations, in a signed cookie ------------------
+
+interface Conversation {
+  to: string;
+  from: string;
+  /** This browser's first message in it (`msg_…`) and its time, ms since the epoch (stored times have whole seconds). */
+  first: string;
+  since: number;
+}
+
+interface PhoneState {
+  from: string;
+  name: string;
+  /** Each conversation this browser wrote in, newest first: since when it may read it. */
+  conversations: Conversation[];
+}
+
+const stateCookie = (production: boolean) => (production ? '__Secure-sandbox_phone' : 'sandbox_phone');
+
+function readState(request: FastifyRequest): PhoneState {
+  const empty: PhoneState = { from: '', name: '', conversations: [] };
+  const raw = request.cookies?.[stateCookie(request.server.config.production)];
+  if (!raw) return empty;
+  const unsigned = request.unsignCookie(raw);
+  if (!unsigned.valid || !unsigned.value) return empty;
+  try {
+    const value = JSON.parse(unsigned.value) as Partial<PhoneState>;
+    return {
+      from: typeof value.from === 'string' ? value.from : '',
+      name: typeof value.name === 'string' ? value.name : '',
+      conversations: Array.isArray(value.conversations)
+        ? value.conversations.filter((c): c is Conversation => typeof c?.to === 'string' && typeof c.from === 'string' && typeof c.first === 'string' && Number.isFinite(c.since)).slice(0, MAX_CONVERSATIONS)
+        : [],
+    };
+  } catch {
+    return empty;
+  }
+}
+
+function writeState(request: FastifyRequest, reply: FastifyReply, state: PhoneState): void {
+  reply.setCookie(stateCookie(request.server.config.production), JSON.stringify(state), {
+    path: SANDBOX_PHONE_PATH,
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: request.server.config.production,
+    signed: true,
+    maxAge: 7 * 24 * 60 * 60,
+  });
+}
+
+// ---- Numbers and messages ------------------------------------------------------------------------
+
+/** The sandbox numbers this request may write to, the service number first. */
+async function visibleNumbers(request: FastifyRequest): Promise<SandboxNumber[]> {
+  const app = request.server;
+  const { db } = app.platform.store;
+  const owner = await currentOwner(request);
+  const demoWorkspace = await demoWorkspaceId(app.platform);
+  // The service number as the Login API chose it (LOGIN_SERVICE_PHONE_NUMBER_ID, else the first
+  // number of the service workspace), if it exists yet; a GET creates nothing.
+  const configured = app.config.loginServicePhoneNumberId;
+  const service = await db
+    .selectFrom('phone_numbers')
+    .select('id')
+    .where((eb) => (configured ? eb('id', '=', configured) : eb('workspace_id', '=', SERVICE_WORKSPACE_ID)))
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  const workspaces = [demoWorkspace, owner?.workspaceId].filter((id): id is string => Boolean(id));
+  let query = db
+    .selectFrom('phone_numbers')
+    .innerJoin('business_accounts', 'business_accounts.id', 'phone_numbers.business_account_id')
+    .select(['phone_numbers.id', 'phone_numbers.display_phone_number', 'phone_numbers.verified_name', 'phone_numbers.workspace_id', 'phone_numbers.created_at'])
+    .where('business_accounts.kind', '=', 'sandbox');
+  if (app.config.production) {
+    query = query.where((eb) => eb.or([eb('phone_numbers.id', '=', service?.id ?? ''), ...(workspaces.length ? [eb('phone_numbers.workspace_id', 'in', workspaces)] : [])]));
+  }
+  const rows = await query
+    .orderBy('phone_numbers.created_at')
+    .orderBy('phone_numbers.id')
+    .limit(200)
+    .execute();
+  return rows
+    .map((row) => ({
+      id: row.id,
+      display: row.display_phone_number,
+      name: row.verified_name,
+      workspaceId: row.workspace_id,
+      service: row.id === service?.id,
+      owned: row.workspace_id === owner?.workspaceId,
+    }))
+    .sort((a, b) => Number(b.service) - Number(a.service));
+}
+
+/** A number named by its id (`pn_…`) or by its phone number in any format. */
+function findNumber(numbers: SandboxNumber[], to: string | undefined): SandboxNumber | undefined {
+  if (!to) return undefined;
+  const byId = numbers.find((n) => n.id === to);
+  if (byId) return byId;
+  const digits = to.replace(/\D/g, '');
+  return digits ? numbers.find((n) => n.display.replace(/\D/g, '') === digits) : undefined;
+}
+
+/** `+` and digits, from what a person types (`+1 555-010 0123`, or a `+` lost to URL decoding as a space). */
+function normalizePhone(value: string): string {
+  const digits = value.replace(/\D/g, '');
+  return digits ? `+${digits}` : '';
+}
+
+interface ChatLine {
+  inbound: boolean;
+  text: string;
+  at: Date;
+  status: string;
+}
+
+/** The conversation, or the part of it from `joined`'s first message on (later in time, or that message itself). */
+async function conversation(request: FastifyRequest, number: SandboxNumber, from: string, joined: Conversation | null): Promise<ChatLine[]> {
+  let query = request.server.platform.store.db
+    .selectFrom('messages')
+    .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+    .select(['messages.direction', 'messages.type', 'messages.content', 'messages.status', 'messages.created_at'])
+    .where('messages.phone_number_id', '=', number.id)
+    .where('contacts.workspace_id', '=', number.workspaceId)
+    .where('contacts.phone', '=', from);
+  if (joined) query = query.where((eb) => eb.or([eb('messages.created_at', '>', new Date(joined.since)), eb('messages.id', '=', joined.first)]));
+  const rows = await query
+    .orderBy('messages.created_at', 'desc')
+    .orderBy('messages.id', 'desc')
+    .limit(HISTORY)
+    .execute();
+  return rows.reverse().map((row) => ({ inbound: row.direction === 'inbound', text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
+}
+
+function describe(type: string, content: unknown): string {
+  const value = (typeof content === 'string' ? safeJson(content) : content) as Record<string, any> | null;
+  if (value && typeof value.text === 'string') return value.text;
+  if (value && typeof value.text?.body === 'string') return value.text.body;
+  if (value && typeof value.caption === 'string') return `[${type}] ${value.caption}`;
+  if (value && value.template && typeof value.template.name === 'string') return `[template ${value.template.name}]`;
+  return `[${type}]`;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+// ---- Views --------------------------------------------------------------------------------------
+
+function label(n: SandboxNumber): string {
+  return `${n.display} — ${n.service ? 'shared service number (Login)' : n.name}`;
+}
+
+function phoneView(input: {
+  numbers: SandboxNumber[];
+  selected?: SandboxNumber;
+  draft: Draft;
+  csrf: string;
+  chat: ChatLine[] | null;
+  notice?: string;
+  error?: string;
+  demoLink: boolean;
+}): Html {
+  const { numbers, selected, draft, csrf, chat, notice, error, demoLink } = input;
+  return html`<main id="sandbox-phone">
+<p class="brand">Sandbox phone <small>a simulated customer’s chat app</small></p>
+<div class="card">
+<h1>Send a message</h1>
+<p class="muted">Messages go to the workspace through the provider’s inbound webhook path, as a real phone’s would.</p>
+${error ? html`<p role="alert">${error}</p>` : ''}
+${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
+${numbers.length
+  ? html`<form method="post" action="${SEND_PATH}">
+<input type="hidden" name="_csrf" value="${csrf}">
+<label for="to">To</label>
+<select id="to" name="to" required>
+${numbers.map((n) => html`<option value="${n.id}"${n.id === selected?.id ? html` selected` : ''}>${label(n)}</option>`)}
+</select>
+<label for="from">Your number</label>
+<input id="from" name="from" type="tel" value="${draft.from}" placeholder="+15550100123" autocomplete="off" maxlength="20" required>
+<label for="name">Your name</label>
+<input id="name" name="name" type="text" value="${draft.name}" placeholder="Ana Souza" autocomplete="off" maxlength="100">
+<label for="text">Message</label>
+<textarea id="text" name="text" maxlength="4096" required>${draft.text}</textarea>
+<button type="submit">Send</button>
+</form>`
+  : html`<p role="alert">No sandbox number is available to this browser.</p>`}
+</div>
+${selected && draft.from
+  ? html`<div class="card">
+<h2>Conversation with ${selected.display}</h2>
+${chat === null
+  ? html`<p class="muted">Send a message from ${draft.from} to see this conversation here.</p>`
+  : chat.length
+    ? html`<ul class="chat" id="chat">${chat.map(
+        (line) => html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? '' : ` · ${line.status}`}</small></li>`,
+      )}</ul>`
+    : html`<p class="muted">No messages yet.</p>`}
+<p><a href="${`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: selected.id })}`}">Refresh</a></p>
+</div>`
+  : ''}
+<div class="card">
+<h2>Sandbox numbers</h2>
+<ul class="numbers">
+${numbers.map((n) => html`<li><a href="${`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: n.id })}`}">${n.display}</a> <small>${n.service ? 'shared service number (Login)' : n.name}${n.owned ? ' · your workspace' : ''}</small></li>`)}
+</ul>
+${demoLink ? html`<p class="muted">Signing in on <a href="${DEMO_LOGIN_PATH}">the Login demo</a>? Its “Open the sandbox phone” button fills in the number and the LOGIN message.</p>` : ''}
+</div>
+</main>`;
+}
+
+// ---- Routes -------------------------------------------------------------------------------------
+
+function field(body: unknown, name: string): string {
+  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof value === 'string' ? value : '';
+}
+
+async function checkOrigin(request: FastifyRequest): Promise<void> {
+  if (!sameOriginPost(request)) throw new HttpProblem(403, 'forbidden', 'This form was not sent from this site.');
+}
+
+export default async function sandboxPhonePages(app: FastifyInstance): Promise<void> {
+  const { demo, production } = app.config;
+  if (!demo && production) return; // 404 like any unknown path
+
+  const csrfCookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: production, signed: true };
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, 'sandbox phone failed');
+    if (error instanceof HttpProblem) reply.headers(error.headers);
+    const message =
+      status === 403 ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
+      : status === 429 ? 'Too many messages. Wait a little and try again.'
+      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
+      : 'The request could not be understood.';
+    return sendDemoPage(reply, status, { title: 'Sandbox phone', body: html`<main><div class="card"><h1>Sandbox phone</h1><p role="alert">${message}</p><p><a href="${SANDBOX_PHONE_PATH}">Back</a></p></div></main>` });
+  });
+
+  /** Renders the phone; the conversation only if this browser wrote in it or owns the number. */
+  async function render(request: FastifyRequest, reply: FastifyReply, status: number, draft: Draft, extra: { notice?: string; error?: string } = {}) {
+    const state = readState(request);
+    const numbers = await visibleNumbers(request);
+    const selected = findNumber(numbers, draft.to) ?? numbers[0];
+    const from = normalizePhone(draft.from);
+    const joined = selected ? state.conversations.find((c) => c.to === selected.id && c.from === from) : undefined;
+    const chat = selected && E164.test(from) && (selected.owned || joined) ? await conversation(request, selected, from, selected.owned || !joined ? null : joined) : null;
+    const csrf = reply.generateCsrf(csrfCookie);
+    return sendDemoPage(reply, status, { title: 'Sandbox phone', body: phoneView({ numbers, selected, draft, csrf, chat, demoLink: demo, ...extra }) });
+  }
+
+  app.get(SANDBOX_PHONE_PATH, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const state = readState(request);
+    const text = typeof query.text === 'string' ? query.text.slice(0, 4096) : '';
+    const to = typeof query.to === 'string' ? query.to.slice(0, 64) : undefined;
+    const sent = query.sent === '1';
+    return render(request, reply, 200, { to, from: state.from, name: state.name, text }, sent ? { notice: 'Sent.' } : {});
+  });
+
+  app.post(SEND_PATH, { preHandler: [checkOrigin, app.csrfProtection] }, async (request, reply) => {
+    const body = request.body;
+    const draft: Draft = { to: field(body, 'to').slice(0, 64), from: field(body, 'from').slice(0, 32), name: field(body, 'name').slice(0, 100).trim(), text: field(body, 'text').slice(0, 4096) };
+    const numbers = await visibleNumbers(request);
+    const number = findNumber(numbers, draft.to);
+    const from = normalizePhone(draft.from);
+    const problem = !number
+      ? 'Choose one of the sandbox numbers.'
+      : !E164.test(from)
+        ? 'Your number must be a phone number in international format, such as +15550100123.'
+        : !draft.text.trim()
+          ? 'Write a message.'
+          : undefined;
+    if (problem || !number) return render(request, reply, 400, draft, { error: problem });
+    let messageId: string;
+    try {
+      ({ messageId } = await sendFromSandboxPhone(app, { phoneNumberId: number.id, from, name: draft.name || undefined, text: draft.text }));
+    } catch (error) {
+      if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
+      return render(request, reply, error.status, draft, { error: error.message });
+    }
+    const state = readState(request);
+    const same = (c: Conversation) => c.to === number.id && c.from === from;
+    // From this message on, by the stored time (whichever clock wrote it).
+    const sent = await app.platform.store.db.selectFrom('messages').select('created_at').where('id', '=', messageId).executeTakeFirstOrThrow();
+    const joined = state.conversations.find(same) ?? { to: number.id, from, first: messageId, since: new Date(sent.created_at).getTime() };
+    writeState(request, reply, { from, name: draft.name, conversations: [joined, ...state.conversations.filter((c) => !same(c))].slice(0, MAX_CONVERSATIONS) });
+    return reply.header('cache-control', 'no-store').redirect(`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: number.id, sent: '1' })}`, 303);
+  });
+}
