@@ -4,7 +4,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { startChild } from './lib/child.js';
+import pg from 'pg';
 import { compare } from './lib/load.js';
+import { measureLoginPush, type LoginTarget } from './lib/login-push.js';
+import { measureStreamMemory } from './lib/sse-memory.js';
 
 const quick = process.argv.includes('--quick');
 const rounds = quick ? 3 : 5;
@@ -30,6 +33,58 @@ try {
 } finally {
   await full.stop();
   await bare.stop();
+}
+
+// Login push and stream memory on the embedded store (one instance).
+const APP_SECRET = 'bench-provider-app-secret';
+type LoginInfo = Info & { pid: number; apiKey: string; providerPhoneNumberId: string; displayPhoneNumber: string };
+const target = (entry: LoginInfo, stream: LoginInfo = entry): LoginTarget => ({
+  entryUrl: entry.url,
+  streamUrl: stream.url,
+  apiKey: entry.apiKey,
+  providerPhoneNumberId: entry.providerPhoneNumberId,
+  displayPhoneNumber: entry.displayPhoneNumber,
+  appSecret: APP_SECRET,
+});
+{
+  const login = await startChild<LoginInfo>('login.ts', { SEED: '1', PROVIDER_APP_SECRET: APP_SECRET });
+  try {
+    const push = await measureLoginPush(target(login.info), quick ? 200 : 1000);
+    ratios.login_push_p99_budget = 10 / push.p99;
+    figures.login_push = push;
+    const memory = await measureStreamMemory(target(login.info), login.info.pid, quick ? 2000 : 10_000);
+    ratios.sse_memory_budget = 2 ** 30 / memory.scaledTo10kBytes;
+    figures.sse_memory = memory;
+  } finally {
+    await login.stop();
+  }
+}
+
+// The same push across two instances on one PostgreSQL: BENCH_DATABASE_URL names a server where
+// the run creates (and drops) a database of its own.
+const adminUrl = process.env.BENCH_DATABASE_URL;
+if (adminUrl) {
+  const name = `bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const pgUrl = new URL(adminUrl);
+  pgUrl.pathname = `/${name}`;
+  const env = { DATABASE_URL: pgUrl.toString(), PROVIDER_APP_SECRET: APP_SECRET, SECRET_KEY: 'bench-secret-key-shared-by-both-instances-0123' };
+  const a = await startChild<LoginInfo>('login.ts', { ...env, SEED: '1' });
+  const b = await startChild<LoginInfo>('login.ts', env);
+  try {
+    const push = await measureLoginPush(target(a.info, b.info), quick ? 200 : 1000);
+    ratios.login_push_two_instances_p99_budget = 50 / push.p99;
+    figures.login_push_two_instances = push;
+  } finally {
+    await a.stop();
+    await b.stop();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+} else {
+  console.log('note: set BENCH_DATABASE_URL to measure the push across two instances on PostgreSQL');
 }
 
 for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);

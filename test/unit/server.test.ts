@@ -38,7 +38,7 @@ describe('server skeleton', () => {
   });
 
   it('answers malformed JSON with 400 malformed-body and no internals', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, payload: '{"token": ' });
+    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, payload: '{"name": ' });
     expect(res.statusCode).toBe(400);
     const body = res.json();
     expect(body.type).toBe('https://chatapp.example/problems/malformed-body');
@@ -46,24 +46,24 @@ describe('server skeleton', () => {
   });
 
   it('answers a body that breaks the schema with 400 validation naming each field', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': 'k' }, payload: { token: 42, org_id: 'ws_123456789' } });
+    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'x-api-key': 'k' }, payload: { name: 42, org_id: 'ws_123456789' } });
     expect(res.statusCode).toBe(400);
     const body = res.json();
     expect(body.type).toBe('https://chatapp.example/problems/validation');
     const pointers = body.errors.map((e: { pointer: string }) => e.pointer);
-    expect(pointers).toContain('/body/token');
+    expect(pointers).toContain('/body/name');
     expect(pointers).toContain('/body/org_id');
   });
 
   it('answers an operation that is not implemented yet with 501 naming it', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': 'k' }, payload: { token: 'eyJ.x.y' } });
+    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'x-api-key': 'k' }, payload: { name: 'vip' } });
     expect(res.statusCode).toBe(501);
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(res.json()).toMatchObject({ type: NOT_IMPLEMENTED, status: 501, operation_id: 'verifyToken' });
+    expect(res.json()).toMatchObject({ type: NOT_IMPLEMENTED, status: 501, operation_id: 'createTag' });
   });
 
   it('answers an unsupported content type with 415', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'content-type': 'text/csv', 'x-api-key': 'k' }, payload: 'a,b' });
+    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'content-type': 'text/csv', 'x-api-key': 'k' }, payload: 'a,b' });
     expect(res.statusCode).toBe(415);
     expect(res.json().type).toBe('https://chatapp.example/problems/unsupported-media-type');
   });

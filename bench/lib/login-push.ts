@@ -1,0 +1,90 @@
+// Login push latency: from the inbound provider webhook POST (the user's LOGIN message) to the
+// `verified` event read by an SSE client, one session at a time. The stream may be held by
+// another instance than the one receiving the webhook (cross-instance fan-out via NOTIFY).
+import { createHmac, randomInt } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { median } from './load.js';
+
+export interface LoginTarget {
+  /** Instance that receives start and the provider webhook. */
+  entryUrl: string;
+  /** Instance that holds the SSE stream. */
+  streamUrl: string;
+  apiKey: string;
+  providerPhoneNumberId: string;
+  displayPhoneNumber: string;
+  appSecret: string;
+}
+
+async function openStream(url: string) {
+  const res = await fetch(url, { headers: { accept: 'text/event-stream' } });
+  if (res.status !== 200 || !res.body) throw new Error(`stream answered ${res.status}`);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  // The server writes `retry:` once it is subscribed: only then is the stream ready.
+  while (!buffer.includes('retry:')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('stream closed before it was ready');
+    buffer += decoder.decode(value);
+  }
+  return {
+    async until(event: string) {
+      while (!buffer.includes(`event: ${event}`)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream closed before ${event}`);
+        buffer += decoder.decode(value);
+      }
+      await reader.cancel();
+    },
+  };
+}
+
+function inboundPayload(target: LoginTarget, from: string, text: string) {
+  return JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '100000000000001',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: target.displayPhoneNumber.replace('+', ''), phone_number_id: target.providerPhoneNumberId },
+              contacts: [{ profile: { name: 'Bench User' }, wa_id: from }],
+              messages: [{ from, id: `wamid.bench${randomInt(1e12)}${Date.now()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } }],
+            },
+          },
+        ],
+      },
+    ],
+  });
+}
+
+export async function measureLoginPush(target: LoginTarget, sessions: number) {
+  const samples: number[] = [];
+  for (let i = 0; i < sessions; i++) {
+    const start = await fetch(`${target.entryUrl}/v1/auth/chatapp/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey },
+      body: '{}',
+    });
+    if (start.status !== 201) throw new Error(`start answered ${start.status}: ${await start.text()}`);
+    const { sessionId, subscribeToken, loginCode } = await start.json();
+    const stream = await openStream(`${target.streamUrl}/v1/auth/chatapp/events/${sessionId}?token=${encodeURIComponent(subscribeToken)}`);
+    const body = inboundPayload(target, `4915${String(100000000 + i).slice(-9)}`, `LOGIN ${loginCode}`);
+    const t0 = performance.now();
+    const verified = stream.until('verified');
+    const hook = await fetch(`${target.entryUrl}/api/webhook/chatapp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', target.appSecret).update(body).digest('hex')}` },
+      body,
+    });
+    if (hook.status !== 200) throw new Error(`webhook answered ${hook.status}`);
+    await verified;
+    samples.push(performance.now() - t0);
+  }
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { sessions, p50: median(samples), p99: sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)], max: sorted[sorted.length - 1] };
+}

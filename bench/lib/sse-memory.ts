@@ -1,0 +1,35 @@
+// Memory of open login streams: the server's RSS growth while N streams are open, scaled to
+// 10,000 streams. Sessions are started first (their rows are not counted), then streams opened.
+import { readFileSync } from 'node:fs';
+import { Agent } from 'undici';
+import type { LoginTarget } from './login-push.js';
+
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
+export async function measureStreamMemory(target: LoginTarget, serverPid: number, streams: number) {
+  const sessions: { sessionId: string; subscribeToken: string }[] = [];
+  for (let i = 0; i < streams; i++) {
+    const res = await fetch(`${target.entryUrl}/v1/auth/chatapp/start`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey }, body: '{}' });
+    if (res.status !== 201) throw new Error(`start answered ${res.status}`);
+    sessions.push(await res.json());
+  }
+  global.gc?.();
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = rssBytes(serverPid);
+  const dispatcher = new Agent({ connections: null, pipelining: 0 });
+  const open = [];
+  for (const s of sessions) {
+    const res = await fetch(`${target.streamUrl}/v1/auth/chatapp/events/${s.sessionId}?token=${encodeURIComponent(s.subscribeToken)}`, { dispatcher } as RequestInit);
+    if (res.status !== 200) throw new Error(`stream answered ${res.status}`);
+    open.push(res);
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  const after = rssBytes(serverPid);
+  for (const res of open) await res.body?.cancel();
+  await dispatcher.close();
+  const growth = Math.max(1, after - before);
+  return { streams, rssBeforeBytes: before, rssAfterBytes: after, growthBytes: growth, bytesPerStream: growth / streams, scaledTo10kBytes: (growth / streams) * 10_000 };
+}
