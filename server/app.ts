@@ -48,6 +48,9 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     routerOptions: { maxParamLength: 512 },
+    // Response schemas from the 3.1 documents use keywords without a sibling `type` (nullable
+    // refs): valid JSON Schema, which Ajv's strict mode would warn about on every first response.
+    serializerOpts: { ajv: { strict: false } },
   });
   const platform = await createPlatform(config, overrides);
   app.decorate('config', config);
