@@ -16,7 +16,7 @@ import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { demoLoginApp, type DemoLoginApp } from '../demo.js';
 import { HttpProblem } from '../lib/problems.js';
-import { html, sameOriginPost } from './sign-in.js';
+import { html, pageHeaders, sameOriginPost } from './sign-in.js';
 
 export const DEMO_LOGIN_PATH = '/demo/login';
 export const DEMO_ASSETS_PATH = '/demo/assets';
@@ -43,13 +43,7 @@ export function demoCsp(options: { script: boolean }): string {
 export function sendDemoPage(reply: FastifyReply, status: number, page: { title: string; body: Html; script?: string; head?: Html }): FastifyReply {
   return reply
     .code(status)
-    .headers({
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': demoCsp({ script: Boolean(page.script) }),
-      'x-frame-options': 'DENY',
-      'cache-control': 'no-store',
-      'referrer-policy': 'no-referrer',
-    })
+    .headers(pageHeaders(demoCsp({ script: Boolean(page.script) })))
     .send(
       html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -53,16 +53,21 @@ const CSP = [
 ].join('; ');
 
 /** Sends an HTML page with the headers every page needs: no framing, no caching, no referrer. */
+/** Headers of every HTML page: its CSP, never framed, never cached, no Referer leaves it. */
+export function pageHeaders(csp: string): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp,
+    'x-frame-options': 'DENY',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+  };
+}
+
 export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
   return reply
     .code(status)
-    .headers({
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': CSP,
-      'x-frame-options': 'DENY',
-      'cache-control': 'no-store',
-      'referrer-policy': 'no-referrer',
-    })
+    .headers(pageHeaders(CSP))
     .send(
       html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
