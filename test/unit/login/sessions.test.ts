@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../helper.js';
 import { startReceiver } from '../../support/receiver.js';
-import { newId, newSecret } from '../../../server/lib/ids.js';
+import { insertLoginApp } from '../../support/login-app.js';
+import { newSecret } from '../../../server/lib/ids.js';
 import { sha256Header } from '../../../server/lib/signatures.js';
-import { createSandboxAccount } from '../../../server/providers/sandbox.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { canonicalCode, newLoginCode, waLink } from '../../../server/apis/login/sessions.js';
 import { loginCodeOf } from '../../../server/apis/login/verification.js';
@@ -33,34 +33,8 @@ interface FixtureOptions {
 }
 
 async function fixture({ cap, webhook = false }: FixtureOptions = {}) {
-  const db = app.platform.store.db;
-  const workspaceId = newId('ws');
-  await db.insertInto('workspaces').values({ id: workspaceId, name: 'Acme', slug: workspaceId.toLowerCase(), ...(cap ? { login_session_cap: cap } : {}) }).execute();
-  const { numbers } = await createSandboxAccount(db, workspaceId, { numbers: 2 });
-  const apiKey = newSecret('lk_live_');
-  const webhookSecret = newSecret('whsec_');
-  const appId = newId('app');
-  const now = new Date(clock);
-  await db
-    .insertInto('login_apps')
-    .values({
-      id: appId,
-      workspace_id: workspaceId,
-      name: 'Acme Shop',
-      use_service_phone: false,
-      phone_number_id: numbers[0]!.id,
-      webhook_destination: webhook ? 'production' : 'none',
-      production_webhook_url: webhook ? receiver.url : null,
-      staging_webhook_url: null,
-      api_key_prefix: apiKey.slice(0, 12),
-      api_key_digest: app.platform.secrets.digest(apiKey),
-      webhook_secret_prefix: webhookSecret.slice(0, 10),
-      webhook_secret_enc: app.platform.secrets.encrypt(webhookSecret),
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return { workspaceId, appId, apiKey, webhookSecret, pn: numbers[0]!, otherPn: numbers[1]! };
+  const a = await insertLoginApp(app, { cap, numbers: 2, webhookUrl: webhook ? receiver.url : undefined });
+  return { workspaceId: a.workspaceId, appId: a.appId, apiKey: a.apiKey, webhookSecret: a.webhookSecret, pn: a.numbers[0]!, otherPn: a.numbers[1]! };
 }
 type Fixture = Awaited<ReturnType<typeof fixture>>;
 

@@ -7,8 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { EventSource } from 'eventsource';
 import { build, buildShared } from '../../helper.js';
-import { newId, newSecret } from '../../../server/lib/ids.js';
-import { createSandboxAccount } from '../../../server/providers/sandbox.js';
+import { insertLoginApp } from '../../support/login-app.js';
 import { openStore, type Store } from '../../../server/store/db.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { hubOf, STREAMS_PER_SESSION } from '../../../server/apis/login/events-stream.js';
@@ -27,21 +26,7 @@ beforeAll(async () => {
 });
 
 async function fixture(on: FastifyInstance = app) {
-  const db = on.platform.store.db;
-  const workspaceId = newId('ws');
-  await db.insertInto('workspaces').values({ id: workspaceId, name: 'Acme', slug: workspaceId.toLowerCase() }).execute();
-  const { numbers } = await createSandboxAccount(db, workspaceId);
-  const apiKey = newSecret('lk_live_');
-  const secret = newSecret('whsec_');
-  const appId = newId('app');
-  await db
-    .insertInto('login_apps')
-    .values({
-      id: appId, workspace_id: workspaceId, name: 'Acme Shop', use_service_phone: false, phone_number_id: numbers[0]!.id, webhook_destination: 'none',
-      production_webhook_url: null, staging_webhook_url: null, api_key_prefix: apiKey.slice(0, 12), api_key_digest: on.platform.secrets.digest(apiKey),
-      webhook_secret_prefix: secret.slice(0, 10), webhook_secret_enc: on.platform.secrets.encrypt(secret), created_at: now(), updated_at: now(),
-    })
-    .execute();
+  const { apiKey, numbers } = await insertLoginApp(on);
   const res = await on.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': apiKey } });
   expect(res.statusCode, res.body).toBe(201);
   const s = res.json() as { sessionId: string; loginCode: string; subscribeToken: string };

@@ -7,8 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { buildShared } from '../../helper.js';
 import { onPostgres } from '../../support/store.js';
-import { newId, newSecret } from '../../../server/lib/ids.js';
-import { createSandboxAccount } from '../../../server/providers/sandbox.js';
+import { insertLoginApp } from '../../support/login-app.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { keyRing } from '../../../server/apis/login/tokens.js';
 
@@ -22,22 +21,7 @@ beforeAll(async () => {
 });
 
 async function loginApp() {
-  const db = app.platform.store.db;
-  const workspaceId = newId('ws');
-  await db.insertInto('workspaces').values({ id: workspaceId, name: 'Acme', slug: workspaceId.toLowerCase() }).execute();
-  const { numbers } = await createSandboxAccount(db, workspaceId);
-  const apiKey = newSecret('lk_live_');
-  const secret = newSecret('whsec_');
-  const appId = newId('app');
-  const now = new Date(clock);
-  await db
-    .insertInto('login_apps')
-    .values({
-      id: appId, workspace_id: workspaceId, name: 'Acme Shop', use_service_phone: false, phone_number_id: numbers[0]!.id, webhook_destination: 'none',
-      production_webhook_url: null, staging_webhook_url: null, api_key_prefix: apiKey.slice(0, 12), api_key_digest: app.platform.secrets.digest(apiKey),
-      webhook_secret_prefix: secret.slice(0, 10), webhook_secret_enc: app.platform.secrets.encrypt(secret), created_at: now, updated_at: now,
-    })
-    .execute();
+  const { appId, apiKey, numbers } = await insertLoginApp(app);
   return { appId, apiKey, pn: numbers[0]! };
 }
 type LoginApp = Awaited<ReturnType<typeof loginApp>>;
