@@ -56,7 +56,8 @@ describe('listApiKeys cursors over HTTP', () => {
     const res = await list(b.token, { cursor: page.next_cursor });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ type: VALIDATION, errors: [{ pointer: '/query/cursor', detail: 'is not a cursor of this list' }] });
-    expect(res.body).not.toContain('a1');
+    expect(res.json()).not.toHaveProperty('data');
+    expect(res.body).not.toMatch(/"name":"a\d"/);
   });
 
   it('B6 a cursor of another operation is 400 validation', async () => {
