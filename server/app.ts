@@ -6,6 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { registerApis } from './apis/registry.js';
+import { setupAreas } from './apis/areas.js';
 import { createInboundSink } from './apis/messaging/inbound-sink.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import bodyParsers from './plugins/body-parsers.js';
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
   await registerApis(app);
   (await import('./apis/login/verification.js')).startLogin(app); // LOGIN messages, expiry, streams
+  await setupAreas(app); // Connect and Messaging: schemes, pages outside the contract, workers
   await app.register((await import('./plugins/pages.js')).default); // sign-in page (session cookie, CSRF)
   methodNotAllowed(app, methods);
   platform.setInboundSink(createInboundSink(app)); // the sandbox posts through the provider's signed route

@@ -5,6 +5,12 @@ import * as m002 from './migrations/002_sign_in.js';
 import * as m003 from './migrations/003_login.js';
 import * as m004 from './migrations/004_login_keys.js';
 import * as m005 from './migrations/005_demo.js';
+import * as m006 from './migrations/006_connect_oauth.js';
+import * as m007 from './migrations/007_connect_content.js';
+import * as m008 from './migrations/008_webhook_endpoints.js';
+import * as m009 from './migrations/009_messaging_crm.js';
+import * as m010 from './migrations/010_messaging_inbox.js';
+import * as m011 from './migrations/011_campaigns.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -12,6 +18,12 @@ const MIGRATIONS: Record<string, Migration> = {
   '003_login': m003,
   '004_login_keys': m004,
   '005_demo': m005,
+  '006_connect_oauth': m006,
+  '007_connect_content': m007,
+  '008_webhook_endpoints': m008,
+  '009_messaging_crm': m009,
+  '010_messaging_inbox': m010,
+  '011_campaigns': m011,
 };
 
 class StaticProvider implements MigrationProvider {

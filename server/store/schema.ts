@@ -1,5 +1,11 @@
 // Row types of the tables the migrations create (Kysely's view of the database).
 import type { ColumnType, Generated } from 'kysely';
+import type { ConnectOAuthTables } from './schema/connect-oauth.js';
+import type { ConnectContentTables } from './schema/connect-content.js';
+import type { MessagingCrmTables } from './schema/messaging-crm.js';
+import type { MessagingInboxTables } from './schema/messaging-inbox.js';
+import type { CampaignTables } from './schema/campaigns.js';
+import type { WebhookEndpointTables } from './schema/webhook-endpoints.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -194,7 +200,13 @@ export interface HostedWebhookReceiptsTable {
   received_at: Timestamp;
 }
 
-export interface Database {
+export interface Database
+  extends ConnectOAuthTables,
+    ConnectContentTables,
+    WebhookEndpointTables,
+    MessagingCrmTables,
+    MessagingInboxTables,
+    CampaignTables {
   workspaces: WorkspacesTable;
   owners: OwnersTable;
   api_keys: ApiKeysTable;

