@@ -12,6 +12,8 @@ import { API_NAMES, implemented } from '../../server/apis/registry.js';
 import { openTestStore } from '../support/store.js';
 import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';
 import { SERVER_SECRETS } from './http.js';
+import { seedConnect } from './seed-connect.js';
+import { seedMessaging } from './seed-messaging.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -90,5 +92,5 @@ async function seedWorkspace(base: string): Promise<Record<string, string>> {
   });
   const owner = created.session.access_token as string;
   const key = await post('/api/account/api-keys', { name: 'contract suite' }, owner);
-  return { OwnerBearer: owner, ApiKeyHeader: key.secret, ApiKeyAuthorization: key.secret };
+  return { OwnerBearer: owner, ApiKeyHeader: key.secret, ApiKeyAuthorization: key.secret, ...(await seedConnect(base, owner)), ...(await seedMessaging(base, owner)) };
 }

@@ -1,0 +1,44 @@
+// The sender of an outbound message: a number of one of the workspace's connected accounts, by
+// our id (`pn_…`) or the provider's phone-number id. Another workspace's number, or an unknown
+// one, answers 404 naming the field, before any provider call.
+import type { Platform } from '../../platform.js';
+import { HttpProblem } from '../../lib/problems.js';
+import type { ChatProvider, ProviderKind, ProviderNumber } from '../../providers/types.js';
+import type { Database } from '../../store/schema.js';
+import type { Selectable } from 'kysely';
+
+export interface Sender {
+  number: Selectable<Database['phone_numbers']>;
+  account: Selectable<Database['business_accounts']>;
+  kind: ProviderKind;
+  provider: ChatProvider;
+  /** What the adapter needs for the call (the token decrypted for this call only). */
+  providerNumber: ProviderNumber;
+}
+
+export async function resolveSender(platform: Platform, workspaceId: string, phoneNumberId: string, pointer = '/body/phoneNumberId'): Promise<Sender> {
+  const number = await platform.store.db
+    .selectFrom('phone_numbers')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', phoneNumberId), eb('provider_phone_number_id', '=', phoneNumberId)]))
+    .executeTakeFirst();
+  if (!number) throw notFound(pointer);
+  const account = await platform.store.db.selectFrom('business_accounts').selectAll().where('id', '=', number.business_account_id).executeTakeFirstOrThrow();
+  const kind = account.kind as ProviderKind;
+  return {
+    number,
+    account,
+    kind,
+    provider: platform.provider(kind),
+    providerNumber: {
+      wabaId: account.provider_waba_id,
+      phoneNumberId: number.provider_phone_number_id,
+      accessToken: account.access_token_enc ? platform.secrets.decrypt(account.access_token_enc) : null,
+    },
+  };
+}
+
+function notFound(pointer: string): HttpProblem {
+  return new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', { errors: [{ pointer, detail: 'is not a number of a connected account of this workspace' }] });
+}
