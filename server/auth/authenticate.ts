@@ -46,6 +46,8 @@ export interface SecurityScheme {
   verify(request: FastifyRequest, context: SchemeContext): Promise<AuthContext | null>;
   /** The `WWW-Authenticate` challenge for this scheme on `api`. */
   challenge(api: string): string;
+  /** The `WWW-Authenticate` challenge of a 403 for a missing scope (RFC 6750 §3.1), if the scheme has one. */
+  insufficientScope?(api: string, scope: string): string;
 }
 
 const schemes = new Map<string, SecurityScheme>();
@@ -103,11 +105,15 @@ export function authenticator(app: FastifyInstance, api: string, operationId: st
 async function meet(request: FastifyRequest, requirement: SecurityRequirement, context: SchemeContext): Promise<{ auth?: AuthContext; forbidden?: HttpProblem }> {
   let first: AuthContext | undefined;
   for (const [name, scopes] of Object.entries(requirement)) {
-    const auth = await schemeFor(context.api, name)?.verify(request, context);
+    const scheme = schemeFor(context.api, name);
+    const auth = await scheme?.verify(request, context);
     if (!auth) return {};
     const missing = missingScope(auth, scopes, context.api, request.method);
     if (missing) {
-      return { forbidden: new HttpProblem(403, 'forbidden', `This credential lacks the ${missing} scope.`, { required_scope: missing }) };
+      const challenge = scheme?.insufficientScope?.(context.api, missing);
+      return {
+        forbidden: new HttpProblem(403, 'forbidden', `This credential lacks the ${missing} scope.`, { required_scope: missing }, challenge ? { 'www-authenticate': challenge } : {}),
+      };
     }
     first ??= auth;
   }

@@ -1,4 +1,5 @@
-// RFC 8414 authorization-server metadata, derived from the configured public URL.
+// RFC 8414 authorization-server metadata, derived from the configured public URL. No
+// `service_documentation`: the server does not serve the docs (they live in docs/connect-oauth.md).
 import type { components } from '../../../generated/connect/types.js';
 
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
@@ -17,6 +18,5 @@ export function authorizationServerMetadata(publicUrl: string): Metadata {
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     authorization_response_iss_parameter_supported: true,
-    service_documentation: `${publicUrl}/docs/connect`,
   };
 }

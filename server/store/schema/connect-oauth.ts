@@ -1,3 +1,66 @@
-// Row types of the connect-oauth tables (see its migration).
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface ConnectOAuthTables {}
+// Row types of the connect-oauth tables (see migrations/006_connect_oauth.ts).
+import type { ColumnType } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface ConnectClientsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  client_type: 'confidential' | 'public';
+  redirect_uris: string[];
+  secret_prefix: string | null;
+  secret_digest: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ConnectGrantsTable {
+  id: string;
+  workspace_id: string;
+  client_id: string;
+  owner_id: string | null;
+  scopes: string[];
+  status: ColumnType<'active' | 'revoked', 'active' | 'revoked' | undefined, 'active' | 'revoked'>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface ConnectCodesTable {
+  id: string;
+  digest: string;
+  workspace_id: string;
+  client_id: string;
+  grant_id: string;
+  redirect_uri: string;
+  code_challenge: string | null;
+  scopes: string[];
+  expires_at: Timestamp;
+  used_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface ConnectTokensTable {
+  id: string;
+  kind: 'access' | 'refresh';
+  digest: string;
+  workspace_id: string;
+  client_id: string;
+  grant_id: string;
+  family_id: string;
+  scopes: string[];
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  rotated_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface ConnectOAuthTables {
+  connect_clients: ConnectClientsTable;
+  connect_grants: ConnectGrantsTable;
+  connect_codes: ConnectCodesTable;
+  connect_tokens: ConnectTokensTable;
+}

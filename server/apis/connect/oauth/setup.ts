@@ -1,4 +1,12 @@
-// Connect OAuth routes outside the contract (consent form POST) and auth schemes.
+// Connect OAuth routes outside the contract: the consent form's POST and the Connect clients
+// settings page. Registered on the root instance, so the cookie and CSRF plugins (registered
+// later by server/plugins/pages.ts) apply to them when the app is made ready.
 import type { FastifyInstance } from 'fastify';
+import { registerClientPages } from '../../../pages/connect-clients.js';
+import './bearer.js';
+import { registerConsentPost } from './consent.js';
 
-export async function setup(_app: FastifyInstance): Promise<void> {}
+export async function setup(app: FastifyInstance): Promise<void> {
+  registerConsentPost(app);
+  registerClientPages(app);
+}

@@ -1,0 +1,35 @@
+// RFC 6749 §5.2 errors of the token and revocation endpoints: JSON, never cached, and for a
+// failed client authentication a 401 with `WWW-Authenticate: Basic` (§5.2 requires it when the
+// client used HTTP Basic, C11; sent for every invalid_client, as the contract declares).
+import type { FastifyReply } from 'fastify';
+import type { components } from '../../../../generated/connect/types.js';
+
+type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
+
+export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+
+export class OAuthFailure extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+
+  get status(): number {
+    return this.error === 'invalid_client' ? 401 : 400;
+  }
+}
+
+export const invalidRequest = (description: string) => new OAuthFailure('invalid_request', description);
+export const invalidGrant = (description = 'The authorization code or refresh token is invalid, expired, revoked or already used.') =>
+  new OAuthFailure('invalid_grant', description);
+
+export function sendOAuthError(reply: FastifyReply, failure: OAuthFailure): FastifyReply {
+  if (failure.status === 401) reply.header('www-authenticate', 'Basic realm="connect"');
+  return reply
+    .code(failure.status)
+    .headers(NO_STORE)
+    .type('application/json')
+    .send({ error: failure.error, error_description: failure.description });
+}
