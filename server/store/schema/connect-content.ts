@@ -1,3 +1,75 @@
-// Row types of the connect-content tables (see its migration).
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface ConnectContentTables {}
+// Row types of the connect-content tables (migration 007).
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** bigint columns: pg returns them as strings; written as numbers. */
+type BigIntColumn = ColumnType<string | number, number | undefined, number>;
+
+export interface DocumentsTable {
+  id: string;
+  workspace_id: string;
+  title: string;
+  filename: string;
+  content_type: string;
+  size_bytes: BigIntColumn;
+  page_count: number | null;
+  sha256: string;
+  /** The stored file's generated name under DATA_DIR/documents/. */
+  storage_key: string;
+  created_at: Timestamp;
+  deleted_at: NullableTimestamp;
+}
+
+export interface LinksTable {
+  id: string;
+  workspace_id: string;
+  document_id: string;
+  external_id: string;
+  recipient_phone: string | null;
+  recipient_email: string | null;
+  slug: string;
+  allow_download: Generated<boolean>;
+  expires_at: NullableTimestamp;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  /** 'revoked' or 'document_deleted' */
+  revoke_reason: string | null;
+  last_opened_at: NullableTimestamp;
+  downloads: Generated<number>;
+}
+
+export interface ReaderSessionsTable {
+  id: string;
+  workspace_id: string;
+  link_id: string;
+  document_id: string;
+  /** The viewer's random first-party cookie value, telling browsers apart. */
+  reader_id: string;
+  /** Keyed digest of the session's beacon token. */
+  token_digest: string;
+  device: string;
+  started_at: Timestamp;
+  last_activity_at: Timestamp;
+  ended_at: NullableTimestamp;
+  duration_ms: BigIntColumn;
+  downloaded: Generated<boolean>;
+  /** When the last link.opened/session.updated about this session was emitted. */
+  last_event_at: Timestamp;
+  /** Activity arrived since then (a throttled session.updated is due). */
+  pending_update: Generated<boolean>;
+}
+
+export interface ReaderPageStatsTable {
+  session_id: string;
+  page: number;
+  views: Generated<number>;
+  time_ms: BigIntColumn;
+}
+
+export interface ConnectContentTables {
+  documents: DocumentsTable;
+  links: LinksTable;
+  reader_sessions: ReaderSessionsTable;
+  reader_page_stats: ReaderPageStatsTable;
+}

@@ -1,4 +1,198 @@
-// Connect content routes outside the contract: the public viewer /l/<slug> and its activity beacons.
-import type { FastifyInstance } from 'fastify';
+// Connect content routes outside the contract: the public viewer /l/<slug>, its assets (the
+// viewer script and pdf.js from node_modules), the document bytes of a link and the reader
+// activity beacons. The viewer page answers errors as HTML pages; the file and beacon routes,
+// called by the page's script, as problem+json. Everything here is limited per client IP by the
+// global rate limiter (registered before the areas), assets excepted.
+import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/cookie';
+import { base62 } from '../../../lib/ids.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import { sendViewer, sendViewerError, VIEWER_ASSETS } from '../../../pages/viewer.js';
+import type { Platform } from '../../../platform.js';
+import { contentDisposition } from './filenames.js';
+import { SLUG_LENGTH } from './links.js';
+import { applyBeacon, isPreviewBot, openSession, recordDownload, rendersInline, sweepSessions, type Beacon } from './sessions.js';
+import { openFile } from './storage.js';
+import { captureUploadParts } from './upload-parts.js';
+import { linkStatus, type DocumentRow, type LinkRow } from './views.js';
 
-export async function setup(_app: FastifyInstance): Promise<void> {}
+const SLUG = new RegExp(`^[0-9A-Za-z]{${SLUG_LENGTH}}$`);
+const READER = /^[0-9A-Za-z]{24}$/;
+const readerCookie = (production: boolean) => (production ? '__Host-reader' : 'reader');
+
+/** The link of a slug with its document, and whether it opens; null for an unknown slug. */
+async function resolve(platform: Platform, slug: string): Promise<{ link: LinkRow; document: DocumentRow; active: boolean } | null> {
+  if (!SLUG.test(slug)) return null;
+  const link = await platform.store.db.selectFrom('links').selectAll().where('slug', '=', slug).executeTakeFirst();
+  if (!link) return null;
+  const document = await platform.store.db.selectFrom('documents').selectAll().where('id', '=', link.document_id).executeTakeFirstOrThrow();
+  return { link, document, active: linkStatus(link, platform.now()) === 'active' && !document.deleted_at };
+}
+
+/** The reader's first-party cookie (random, no fingerprinting), set for a year if missing. */
+function readerId(request: FastifyRequest, reply: FastifyReply): string {
+  const name = readerCookie(request.server.config.production);
+  const current = request.cookies?.[name];
+  if (current && READER.test(current)) return current;
+  const id = base62(24);
+  reply.setCookie(name, id, { path: '/', httpOnly: true, sameSite: 'lax', secure: request.server.config.production, maxAge: 365 * 24 * 3600 });
+  return id;
+}
+
+// ---- Assets -------------------------------------------------------------------------------------
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+function loadAssets(): Map<string, Asset> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const pagesDir = join(here, '../../../pages/viewer');
+  const pdfjs = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+  const assets = new Map<string, Asset>();
+  const js = 'text/javascript; charset=utf-8';
+  assets.set('viewer.js', { body: readFileSync(join(pagesDir, 'viewer.js')), type: js });
+  assets.set('viewer.css', { body: readFileSync(join(pagesDir, 'viewer.css')), type: 'text/css; charset=utf-8' });
+  assets.set('pdf.min.mjs', { body: readFileSync(join(pdfjs, 'legacy/build/pdf.min.mjs')), type: js });
+  assets.set('pdf.worker.min.mjs', { body: readFileSync(join(pdfjs, 'legacy/build/pdf.worker.min.mjs')), type: js });
+  // Fonts and character maps pdf.js fetches for PDFs that do not embed theirs: a fixed list.
+  for (const dir of ['standard_fonts', 'cmaps']) {
+    for (const name of readdirSync(join(pdfjs, dir))) {
+      if (/^[\w.+-]+$/.test(name)) assets.set(`${dir}/${name}`, { body: readFileSync(join(pdfjs, dir, name)), type: 'application/octet-stream' });
+    }
+  }
+  return assets;
+}
+
+// ---- Routes -------------------------------------------------------------------------------------
+
+const BEACON_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['token'],
+  properties: {
+    token: { type: 'string', minLength: 16, maxLength: 64, pattern: '^[0-9A-Za-z]+$' },
+    pages: {
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['page', 'views', 'ms'],
+        properties: {
+          page: { type: 'integer', minimum: 1, maximum: 100_000 },
+          views: { type: 'integer', minimum: 0, maximum: 100 },
+          ms: { type: 'integer', minimum: 0, maximum: 3_600_000 },
+        },
+      },
+    },
+    ended: { type: 'boolean' },
+  },
+} as const;
+
+const PARAMS = { type: 'object', properties: { slug: { type: 'string', maxLength: 64 }, sessionId: { type: 'string', maxLength: 64 } } } as const;
+
+export async function setup(app: FastifyInstance): Promise<void> {
+  captureUploadParts(app, 'POST', '/api/connect/documents');
+  const assets = loadAssets();
+  const platform = app.platform;
+
+  // Idle sessions end, and held-back session.updated events go out, from this sweeper.
+  const timer = setInterval(() => {
+    sweepSessions(platform).catch((error) => app.log.error({ err: error }, 'reader session sweep failed'));
+  }, 10_000);
+  timer.unref();
+  app.addHook('preClose', async () => clearInterval(timer));
+
+  app.get<{ Params: { '*': string } }>(`${VIEWER_ASSETS}/*`, { config: { rateLimit: false } }, async (request, reply) => {
+    const asset = assets.get(request.params['*']);
+    if (!asset) throw new HttpProblem(404, 'not-found', 'No such asset.');
+    return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }).send(asset.body);
+  });
+
+  // The page: HTML errors (404, 410, 429, 5xx) in its own scope.
+  await app.register(async (pages) => {
+    pages.setErrorHandler((error: FastifyError, request, reply) => {
+      const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+      if (status >= 500) request.log.error({ err: error }, 'viewer page failed');
+      return sendViewerError(reply, status, error instanceof HttpProblem && error.headers['retry-after'] ? { 'retry-after': error.headers['retry-after'] } : {});
+    });
+    pages.get<{ Params: { slug: string } }>('/l/:slug', { schema: { params: PARAMS } }, async (request, reply) => {
+      const found = await resolve(platform, request.params.slug);
+      if (!found) return sendViewerError(reply, 404);
+      if (!found.active) return sendViewerError(reply, 410);
+      const { link, document } = found;
+      const userAgent = request.headers['user-agent'];
+      // HEAD and link previews see the page but open no session and send no event.
+      const opened = request.method === 'GET' && !isPreviewBot(userAgent) ? await openSession(platform, link.id, document, readerId(request, reply), userAgent) : undefined;
+      if (opened === null) return sendViewerError(reply, 410);
+      const base = `/l/${link.slug}`;
+      return sendViewer(reply, {
+        title: document.title,
+        filename: document.filename,
+        kind: document.content_type === 'application/pdf' ? 'pdf' : rendersInline(document.content_type) ? 'image' : 'download',
+        fileUrl: `${base}/file`,
+        downloadUrl: link.allow_download ? `${base}/file?download=1${opened ? `&session=${opened.session.id}` : ''}` : null,
+        pageCount: document.page_count,
+        session: opened ? { beaconUrl: `${base}/sessions/${opened.session.id}/events`, token: opened.token } : undefined,
+      });
+    });
+  });
+
+  // The document bytes of a link, for the viewer (inline) or as a download (`?download=1`).
+  app.get<{ Params: { slug: string }; Querystring: { download?: string; session?: string } }>(
+    '/l/:slug/file',
+    {
+      schema: {
+        params: PARAMS,
+        querystring: { type: 'object', properties: { download: { type: 'string', enum: ['0', '1'] }, session: { type: 'string', maxLength: 64 } } },
+      },
+    },
+    async (request, reply) => {
+      const found = await resolve(platform, request.params.slug);
+      if (!found) throw new HttpProblem(404, 'not-found', 'No document at this link.');
+      if (!found.active) throw new HttpProblem(410, 'expired', 'This link has expired or was revoked.');
+      const { link, document } = found;
+      const download = request.query.download === '1';
+      // Office files are never shown inline: serving them would be a download in disguise.
+      if ((download || !rendersInline(document.content_type)) && !link.allow_download) {
+        throw new HttpProblem(403, 'forbidden', 'The sender has not allowed downloads of this document.');
+      }
+      const file = await openFile(platform.config.dataDir, document.storage_key);
+      if (!file) throw new HttpProblem(410, 'expired', 'This document is no longer available.');
+      if (download) {
+        const name = readerCookie(platform.config.production);
+        const reader = request.cookies?.[name];
+        await recordDownload(platform, link, request.query.session, reader && /^[0-9A-Za-z]{24}$/.test(reader) ? reader : undefined);
+      }
+      return reply
+        .headers({
+          'content-type': document.content_type,
+          'content-length': String(file.size),
+          'content-disposition': contentDisposition(download ? 'attachment' : 'inline', document.filename),
+          'x-content-type-options': 'nosniff',
+          // Opened directly, a polyglot file can run nothing: a sandboxed, script-less origin.
+          'content-security-policy': "sandbox; default-src 'none'",
+          'cache-control': 'private, no-store',
+          'referrer-policy': 'no-referrer',
+        })
+        .send(file.stream);
+    },
+  );
+
+  // Activity beacons of an open session, authenticated by the session's token from the page.
+  app.post<{ Params: { slug: string; sessionId: string }; Body: Beacon }>(
+    '/l/:slug/sessions/:sessionId/events',
+    { bodyLimit: 8 * 1024, schema: { params: PARAMS, body: BEACON_SCHEMA } },
+    async (request, reply) => {
+      if (!SLUG.test(request.params.slug)) throw new HttpProblem(404, 'not-found', 'No open reader session with this id and token.');
+      await applyBeacon(platform, request.params.slug, request.params.sessionId, request.body);
+      return reply.code(204).header('cache-control', 'no-store').send();
+    },
+  );
+}

@@ -1,0 +1,101 @@
+// Reading analytics, computed from the reader sessions and their per-page rows: nothing is
+// estimated. A view is a session; unique readers are distinct viewer cookies.
+import { sql } from 'kysely';
+import type { components, operations } from '../../../../generated/connect/types.js';
+import { authOf } from '../../../auth/authenticate.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../../../lib/cursor.js';
+import type { Handler } from '../../../lib/handler-types.js';
+import type { Platform } from '../../../platform.js';
+import { findDocument } from './documents.js';
+import { findLink } from './links.js';
+import { pageStats, sessionView, type PageRow } from './views.js';
+
+type Schemas = components['schemas'];
+type Totals = Omit<Schemas['LinkAnalytics'], 'link_id' | 'document_id' | 'external_id'>;
+type ListQuery = NonNullable<operations['listReaderSessions']['parameters']['query']>;
+
+async function totals(platform: Platform, column: 'link_id' | 'document_id', id: string, workspaceId: string): Promise<Totals> {
+  const db = platform.store.db;
+  const summary = await db
+    .selectFrom('reader_sessions')
+    .where(column, '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .select((eb) => [
+      eb.fn.countAll<string>().as('views'),
+      sql<string>`count(distinct reader_id)`.as('unique_readers'),
+      sql<string>`coalesce(sum(duration_ms), 0)`.as('total_time_ms'),
+      eb.fn.min('started_at').as('first_opened_at'),
+      eb.fn.max('started_at').as('last_opened_at'),
+    ])
+    .executeTakeFirstOrThrow();
+  const downloads = await db
+    .selectFrom('links')
+    .where(column === 'link_id' ? 'id' : 'document_id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .select(sql<string>`coalesce(sum(downloads), 0)`.as('downloads'))
+    .executeTakeFirstOrThrow();
+  const pages = await db
+    .selectFrom('reader_page_stats as p')
+    .innerJoin('reader_sessions as s', 's.id', 'p.session_id')
+    .where(`s.${column}`, '=', id)
+    .where('s.workspace_id', '=', workspaceId)
+    .groupBy('p.page')
+    .select(['p.page', sql<string>`sum(p.views)`.as('views'), sql<string>`sum(p.time_ms)`.as('time_ms')])
+    .execute();
+  const date = (value: unknown) => (value ? new Date(value as string | Date).toISOString() : null);
+  return {
+    views: Number(summary.views),
+    unique_readers: Number(summary.unique_readers),
+    downloads: Number(downloads.downloads),
+    total_time_ms: Number(summary.total_time_ms),
+    pages: pageStats(pages.map((p) => ({ session_id: '', page: p.page, views: Number(p.views), time_ms: p.time_ms }))),
+    first_opened_at: date(summary.first_opened_at),
+    last_opened_at: date(summary.last_opened_at),
+  };
+}
+
+export const getLinkAnalytics: Handler<operations['getLinkAnalytics']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const link = await findLink(platform, workspaceId, request.params.linkId);
+  return { link_id: link.id, document_id: link.document_id, external_id: link.external_id, ...(await totals(platform, 'link_id', link.id, workspaceId)) };
+};
+
+export const getDocumentAnalytics: Handler<operations['getDocumentAnalytics']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const document = await findDocument(platform, workspaceId, request.params.documentId);
+  const links = await platform.store.db
+    .selectFrom('links')
+    .where('document_id', '=', document.id)
+    .where('workspace_id', '=', workspaceId)
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .executeTakeFirstOrThrow();
+  return { document_id: document.id, links: Number(links.count), ...(await totals(platform, 'document_id', document.id, workspaceId)) };
+};
+
+export const listReaderSessions: Handler<operations['listReaderSessions']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const { limit = 20, cursor } = (request.query ?? {}) as ListQuery;
+  // Bound to the link too: a cursor of another link's sessions is refused like any foreign one.
+  const scope = { workspaceId, operation: `listReaderSessions:${request.params.linkId}` };
+  const position = decodeCursor(platform.secrets, scope, cursor);
+  const after = position && { startedAt: new Date(String(position.t)), id: String(position.id) };
+  if (after && (typeof position?.t !== 'string' || Number.isNaN(after.startedAt.getTime()))) throw invalidCursor();
+  const link = await findLink(platform, workspaceId, request.params.linkId);
+  const db = platform.store.db;
+  let query = db.selectFrom('reader_sessions').selectAll().where('link_id', '=', link.id).where('workspace_id', '=', workspaceId);
+  if (after) query = query.where((eb) => eb(eb.refTuple('started_at', 'id'), '<', eb.tuple(after.startedAt, after.id)));
+  const rows = await query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const items = rows.slice(0, limit);
+  const document = await db.selectFrom('documents').select('page_count').where('id', '=', link.document_id).executeTakeFirstOrThrow();
+  const pages: PageRow[] = items.length ? await db.selectFrom('reader_page_stats').selectAll().where('session_id', 'in', items.map((s) => s.id)).execute() : [];
+  const last = items.at(-1);
+  const hasMore = rows.length > limit && last !== undefined;
+  return {
+    data: items.map((s) => sessionView(s, pages.filter((p) => p.session_id === s.id), document.page_count)),
+    has_more: hasMore,
+    next_cursor: hasMore ? encodeCursor(platform.secrets, scope, { t: last.started_at.toISOString(), id: last.id }) : null,
+  };
+};

@@ -1,0 +1,53 @@
+// The shared multipart parser (server/plugins/body-parsers.ts, `attachFieldsToBody: 'keyValues'`)
+// leaves only the bytes of a file part in the body: its file name and declared type are lost.
+// Upload needs both (the 415 on a declared/detected mismatch, the display name), so for the
+// upload route this wraps `request.parts` before the parser's preValidation hook iterates it and
+// records each file part's metadata. (A cleaner home is an `onFile` in body-parsers.ts.)
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type {} from '@fastify/multipart';
+import { HttpProblem } from '../../../lib/problems.js';
+
+export interface UploadedPart {
+  fieldname: string;
+  filename: string;
+  mimetype: string;
+}
+
+const parts = new WeakMap<FastifyRequest, UploadedPart[]>();
+
+export function uploadedParts(request: FastifyRequest): UploadedPart[] {
+  return parts.get(request) ?? [];
+}
+
+/** busboy's own errors (no boundary, body cut short) carry no status: they are the client's. */
+function clientError(error: unknown): never {
+  const status = (error as { statusCode?: number }).statusCode;
+  if (status && status < 500) throw error;
+  throw new HttpProblem(400, 'malformed-body', 'The multipart body is malformed.');
+}
+
+export function captureUploadParts(app: FastifyInstance, method: string, url: string): void {
+  app.addHook('preParsing', async (request) => {
+    if (request.method !== method || request.routeOptions.url !== url) return;
+    const seen: UploadedPart[] = [];
+    parts.set(request, seen);
+    const original = request.parts;
+    request.parts = function (this: FastifyRequest, ...args: Parameters<FastifyRequest['parts']>) {
+      const iterator = original.apply(this, args);
+      return (async function* () {
+        try {
+          for await (const part of iterator) {
+            if (part.type === 'file') {
+              seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
+              const toBuffer = part.toBuffer.bind(part);
+              part.toBuffer = () => toBuffer().catch(clientError);
+            }
+            yield part;
+          }
+        } catch (error) {
+          clientError(error);
+        }
+      })();
+    } as FastifyRequest['parts'];
+  });
+}

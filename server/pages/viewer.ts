@@ -1,0 +1,96 @@
+// The public document viewer's HTML (`/l/<slug>`) and its error pages. No inline script or style:
+// the page loads /l/assets/viewer.css and the module /l/assets/viewer.js, which reads what it needs
+// from data- attributes (escaped like every value here) and renders PDFs with pdf.js.
+// The page may be framed by this origin only; no Referer leaves it (the URL is the secret).
+import type { FastifyReply } from 'fastify';
+import { html, pageHeaders } from './sign-in.js';
+
+export const VIEWER_ASSETS = '/l/assets';
+
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' blob: data:",
+  "style-src 'self'",
+  "font-src 'self' data:",
+  "frame-ancestors 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+export function viewerHeaders(): Record<string, string> {
+  return { ...pageHeaders(CSP), 'x-frame-options': 'SAMEORIGIN' };
+}
+
+export interface ViewerPage {
+  title: string;
+  filename: string;
+  /** `pdf` rendered by pdf.js, `image` as an <img>, `download` offered for download only. */
+  kind: 'pdf' | 'image' | 'download';
+  fileUrl: string;
+  downloadUrl: string | null;
+  pageCount: number | null;
+  /** Absent for link-preview fetchers, which open no session. */
+  session?: { beaconUrl: string; token: string };
+}
+
+function layout(title: string, body: ReturnType<typeof html>, script: boolean) {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>${title}</title>
+<link rel="stylesheet" href="${VIEWER_ASSETS}/viewer.css">
+${script ? html`<script type="module" src="${VIEWER_ASSETS}/viewer.js"></script>` : ''}
+</head>
+<body>${body}</body></html>
+`.value;
+}
+
+export function sendViewer(reply: FastifyReply, page: ViewerPage): FastifyReply {
+  const download = page.downloadUrl ? html`<a class="button" href="${page.downloadUrl}" download>Download</a>` : '';
+  const content =
+    page.kind === 'pdf'
+      ? html`<div class="pager" data-pager hidden><button type="button" data-prev aria-label="Previous page">‹</button>
+<span data-status aria-live="polite"></span><button type="button" data-next aria-label="Next page">›</button></div>
+<div class="stage"><canvas data-canvas></canvas><p class="muted" data-loading>Loading…</p>
+<p role="alert" data-error hidden>This document could not be displayed.</p></div>`
+      : page.kind === 'image'
+        ? html`<div class="stage"><img src="${page.fileUrl}" alt="${page.title}"></div>`
+        : html`<div class="stage"><p>This document cannot be shown in the browser.</p>
+${page.downloadUrl ? html`<p>Download it to read it.</p>` : html`<p class="muted">The sender has not allowed downloads.</p>`}</div>`;
+  return reply
+    .code(200)
+    .headers(viewerHeaders())
+    .send(
+      layout(
+        page.title,
+        html`<main id="viewer" data-kind="${page.kind}" data-file="${page.fileUrl}" data-pages="${page.pageCount ?? ''}"
+ data-beacon="${page.session?.beaconUrl ?? ''}" data-token="${page.session?.token ?? ''}">
+<header><h1>${page.title}</h1><span class="muted">${page.filename}</span>${download}</header>
+${content}
+</main>`,
+        true,
+      ),
+    );
+}
+
+/** A viewer error page (404 unknown link, 410 revoked or expired, 429, 5xx): no script, no internals. */
+export function sendViewerError(reply: FastifyReply, status: number, headers: Record<string, string> = {}): FastifyReply {
+  const [title, text] =
+    status === 410
+      ? ['Link no longer available', 'This link has expired or was withdrawn by its sender. Ask them for a new one.']
+      : status === 404
+        ? ['Link not found', 'There is no document at this address. Check the link you were sent.']
+        : status === 429
+          ? ['Too many requests', 'Too many requests from your network. Wait a minute and try again.']
+          : status >= 500
+            ? ['Something went wrong', 'The document could not be shown right now. Try again in a moment.']
+            : ['Bad request', 'This address could not be understood.'];
+  return reply
+    .code(status)
+    .headers({ ...viewerHeaders(), ...headers })
+    .send(layout(title, html`<main class="message"><h1>${title}</h1><p>${text}</p></main>`, false));
+}
