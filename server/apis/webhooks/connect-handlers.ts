@@ -1,5 +1,177 @@
-// Connect webhook endpoints, deliveries, redelivery, test events.
-import type { operations } from '../../../generated/connect/types.js';
+// Connect webhook endpoints, deliveries, redelivery, test events (ConnectOAuth, `webhooks:write`).
+import type { components, operations } from '../../../generated/connect/types.js';
+import { authOf } from '../../auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
 import type { Handlers } from '../../lib/handler-types.js';
+import { HttpProblem } from '../../lib/problems.js';
+import type { Platform } from '../../platform.js';
+import { deliveryById, getDelivery, listDeliveries, redeliver } from './deliveries.js';
+import { emitEvent, TEST_EVENT_TYPE } from './emit.js';
+import {
+  cancelPending,
+  checkEndpointUrl,
+  checkEventTypes,
+  checkText,
+  createEndpoint,
+  DEFAULT_OVERLAP_SECONDS,
+  deleteEndpoint,
+  type EndpointRow,
+  endpointNotFound,
+  findEndpoint,
+  overlapUntil,
+  rotateSecret,
+} from './endpoints.js';
 
-export const connectWebhookHandlers: Handlers<operations> = {};
+type Endpoint = components['schemas']['WebhookEndpoint'];
+type EnabledEvent = components['schemas']['EnabledEvent'];
+type PageQuery = { limit?: number; cursor?: string };
+type DeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+
+const TEST_MESSAGE = 'This is a test event from the Connect API.';
+
+function endpointView(row: EndpointRow, now: Date): Endpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    enabled_events: row.event_types as EnabledEvent[],
+    status: row.status as Endpoint['status'],
+    api_version: row.api_version,
+    secret_prefix: row.secret_prefix,
+    previous_secret_expires_at: overlapUntil(row, now)?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const find = (platform: Platform, workspaceId: string, endpointId: string) => findEndpoint(platform.store.db, workspaceId, 'connect', endpointId);
+
+export const connectWebhookHandlers: Handlers<operations> = {
+  async createWebhookEndpoint(request, reply) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const body = request.body;
+    checkText(body.description, 'description');
+    const eventTypes = checkEventTypes('connect', body.enabled_events);
+    await checkEndpointUrl(platform, body.url);
+    const { row, secret } = await createEndpoint(platform, workspaceId, 'connect', { url: body.url, eventTypes, description: body.description ?? null });
+    reply.code(201);
+    return { ...endpointView(row, platform.now()), secret };
+  },
+
+  async listWebhookEndpoints(request) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const { limit = 20, cursor } = (request.query ?? {}) as PageQuery;
+    const scope = { workspaceId, operation: 'listWebhookEndpoints' };
+    const after = decodeKeyset(platform.secrets, scope, cursor);
+    let query = platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('api', '=', 'connect');
+    if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const now = platform.now();
+    return keysetPage(platform.secrets, scope, rows, limit, (row) => endpointView(row, now));
+  },
+
+  async getWebhookEndpoint(request) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    return endpointView(await find(platform, workspaceId, request.params.endpointId), platform.now());
+  },
+
+  async updateWebhookEndpoint(request) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const body = request.body;
+    const current = await find(platform, workspaceId, request.params.endpointId);
+    checkText(body.description, 'description');
+    const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes('connect', body.enabled_events);
+    if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
+    const now = platform.now();
+    const row = await platform.store.db.transaction().execute(async (tx) => {
+      const updated = await tx
+        .updateTable('webhook_endpoints')
+        .set({
+          ...(body.url !== undefined ? { url: body.url } : {}),
+          ...(eventTypes !== undefined ? { event_types: eventTypes } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.status !== undefined ? { status: body.status } : {}),
+          updated_at: now,
+        })
+        .where('id', '=', current.id)
+        .where('workspace_id', '=', workspaceId)
+        .returningAll()
+        .executeTakeFirst();
+      if (!updated) throw endpointNotFound(); // deleted meanwhile
+      // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (F10).
+      if (updated.status === 'disabled') await cancelPending(tx, updated, now);
+      return updated;
+    });
+    return endpointView(row, now);
+  },
+
+  async deleteWebhookEndpoint(request, reply) {
+    const { workspaceId } = authOf(request);
+    await deleteEndpoint(request.server.platform, workspaceId, 'connect', request.params.endpointId);
+    return reply.code(204).send();
+  },
+
+  async rotateWebhookEndpointSecret(request) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const current = await find(platform, workspaceId, request.params.endpointId);
+    const overlap = (request.body as { overlap_seconds?: number } | undefined)?.overlap_seconds ?? DEFAULT_OVERLAP_SECONDS;
+    const { row, secret } = await rotateSecret(platform, current, overlap);
+    return { ...endpointView(row, platform.now()), secret };
+  },
+
+  async sendWebhookTestEvent(request, reply) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const endpoint = await find(platform, workspaceId, request.params.endpointId);
+    const disabled = () => new HttpProblem(409, 'conflict', 'The endpoint is disabled; enable it to send a test event.');
+    if (endpoint.status !== 'enabled') throw disabled();
+    const deliveryId = await platform.store.db.transaction().execute(async (tx) => {
+      const eventId = await emitEvent(tx, {
+        workspaceId,
+        api: 'connect',
+        type: TEST_EVENT_TYPE,
+        data: { webhook_endpoint_id: endpoint.id, message: TEST_MESSAGE },
+        endpointId: endpoint.id,
+        at: platform.now(),
+      });
+      if (!eventId) throw disabled(); // disabled or deleted since it was read
+      const row = await tx.selectFrom('outbox').select('id').where('event_id', '=', eventId).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
+      return row.id;
+    });
+    reply.code(202);
+    return deliveryById(platform, endpoint, deliveryId);
+  },
+
+  async listWebhookDeliveries(request) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const endpoint = await find(platform, workspaceId, request.params.endpointId);
+    const { status, event_type, event_id, limit = 20, cursor } = (request.query ?? {}) as DeliveriesQuery;
+    // Bound to the endpoint too: a cursor of another endpoint's log is refused, not reinterpreted.
+    const scope = { workspaceId, operation: `listWebhookDeliveries:${endpoint.id}` };
+    const after = decodeKeyset(platform.secrets, scope, cursor);
+    const rows = await listDeliveries(platform, endpoint, { status, eventType: event_type, eventId: event_id, after, limit });
+    return keysetPage(platform.secrets, scope, rows, limit, (row) => row.view);
+  },
+
+  async getWebhookDelivery(request) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const endpoint = await find(platform, workspaceId, request.params.endpointId);
+    return getDelivery(platform, endpoint, request.params.deliveryId);
+  },
+
+  async redeliverWebhookDelivery(request, reply) {
+    const { workspaceId } = authOf(request);
+    const platform = request.server.platform;
+    const endpoint = await find(platform, workspaceId, request.params.endpointId);
+    const delivery = await redeliver(platform, endpoint, request.params.deliveryId);
+    reply.code(202);
+    return delivery;
+  },
+};

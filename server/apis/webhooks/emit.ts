@@ -12,6 +12,15 @@ export type WebhookApi = 'connect' | 'messaging';
 /** The outbox `endpoint_kind` of each API's endpoints. */
 export const ENDPOINT_KIND: Record<WebhookApi, string> = { connect: 'connect_webhook', messaging: 'messaging_webhook' };
 
+/** The event types endpoints subscribe to (spec/webhooks/connect.tsp, messaging.tsp). */
+export const EVENT_TYPES: Record<WebhookApi, readonly string[]> = {
+  connect: ['link.opened', 'session.updated', 'link.revoked'],
+  messaging: ['message.received', 'message.status_updated', 'template.status_updated', 'campaign.completed', 'campaign.failed'],
+};
+
+/** Sent only when asked for, to one endpoint; never subscribed to. */
+export const TEST_EVENT_TYPE = 'webhook_endpoint.test';
+
 export interface NewEvent {
   workspaceId: string;
   api: WebhookApi;
@@ -23,7 +32,7 @@ export interface NewEvent {
   endpointId?: string;
 }
 
-/** The envelope of each API (spec/webhooks/connect.tsp, messaging.tsp). */
+/** The envelope of each API, fields in the spec's order (spec/webhooks/connect.tsp, messaging.tsp). */
 export function envelope(event: NewEvent, id: string, apiVersion: string): Record<string, unknown> {
   const created = Math.floor((event.at ?? new Date()).getTime() / 1000);
   return event.api === 'connect'
@@ -31,8 +40,16 @@ export function envelope(event: NewEvent, id: string, apiVersion: string): Recor
     : { id, type: event.type, created, workspace_id: event.workspaceId, data: event.data };
 }
 
+/** An event type the API does not declare is a bug in the caller: it fails loudly, before any write. */
+function checkType(event: NewEvent): void {
+  const declared = EVENT_TYPES[event.api].includes(event.type);
+  const test = event.api === 'connect' && event.type === TEST_EVENT_TYPE && event.endpointId !== undefined;
+  if (!declared && !test) throw new Error(`emitEvent: ${event.type} is not a ${event.api} event type${event.type === TEST_EVENT_TYPE ? ' to broadcast' : ''}`);
+}
+
 /** Enqueues the event for its endpoints; answers the event id, or null when no endpoint wants it. */
 export async function emitEvent(tx: Transaction<Database> | Kysely<Database>, event: NewEvent): Promise<string | null> {
+  checkType(event);
   let query = tx
     .selectFrom('webhook_endpoints')
     .select(['id', 'api_version'])
@@ -45,6 +62,9 @@ export async function emitEvent(tx: Transaction<Database> | Kysely<Database>, ev
   const endpoints = await query.execute();
   if (!endpoints.length) return null;
   const eventId = newId('evt');
+  const at = event.at ?? new Date();
+  // `at` is when the event happened; a clock ahead of ours (a provider's timestamp) must not delay it.
+  const due = new Date(Math.min(at.getTime(), Date.now()));
   for (const endpoint of endpoints) {
     await enqueue(
       tx,
@@ -54,9 +74,9 @@ export async function emitEvent(tx: Transaction<Database> | Kysely<Database>, ev
         endpointId: endpoint.id,
         eventId,
         eventType: event.type,
-        payload: JSON.stringify(envelope(event, eventId, endpoint.api_version)),
+        payload: JSON.stringify(envelope({ ...event, at }, eventId, endpoint.api_version)),
       },
-      event.at,
+      due,
     );
   }
   return eventId;

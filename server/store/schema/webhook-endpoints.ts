@@ -17,10 +17,21 @@ export interface WebhookEndpointsTable {
   secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The first 12 characters of the current secret (`whsec_Yt7Lp2`). */
+  secret_prefix: ColumnType<string, string | undefined, string>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }
 
+/** A redelivery's outbox row, the row it repeats, and its event id (the row's own `event_id` is suffixed). */
+export interface WebhookRedeliveriesTable {
+  outbox_id: string;
+  workspace_id: string;
+  event_id: string;
+  redelivery_of: string;
+}
+
 export interface WebhookEndpointTables {
   webhook_endpoints: WebhookEndpointsTable;
+  webhook_redeliveries: WebhookRedeliveriesTable;
 }

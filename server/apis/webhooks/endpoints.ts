@@ -1,0 +1,184 @@
+// Webhook endpoints of Connect and Messaging: the rules and storage both APIs share. Every query
+// is scoped to the caller's workspace and API, so another workspace's id answers the same 404
+// as an unknown one. Secrets are generated here, encrypted at rest, and returned only by
+// `createEndpoint` and `rotateSecret`.
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import { newId, newSecret } from '../../lib/ids.js';
+import { HttpProblem } from '../../lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '../../lib/safe-fetch.js';
+import type { Platform } from '../../platform.js';
+import type { Database } from '../../store/schema.js';
+import type { WebhookEndpointsTable } from '../../store/schema/webhook-endpoints.js';
+import { ENDPOINT_KIND, EVENT_TYPES, type WebhookApi } from './emit.js';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Endpoints per workspace and API (Stripe allows 16 too): more is a plan limit, not a bug. */
+export const MAX_ENDPOINTS = 16;
+
+/** How long a rotated-out secret keeps signing unless told otherwise: one day. */
+export const DEFAULT_OVERLAP_SECONDS = 86_400;
+
+/** The outbox `last_error` of rows not delivered because their endpoint went away (outbox.ts writes the same). */
+export const CANCELLED = 'endpoint deleted or disabled';
+
+const SECRET_PREFIX_LENGTH = 12;
+
+export const endpointNotFound = () => new HttpProblem(404, 'not-found', 'No webhook endpoint with this id.');
+
+const invalid = (pointer: string, detail: string, why: string) => new HttpProblem(400, 'validation', detail, { errors: [{ pointer, detail: why }] });
+
+/** The URL as accepted (G): 400 for syntax or scheme, 422 `unsafe-url` for the target, naming the field. */
+export async function checkEndpointUrl(platform: Platform, url: string, field = 'url'): Promise<void> {
+  try {
+    await platform.webhookFetch.check(url);
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) {
+      if (error.status === 400) throw invalid(`/body/${field}`, `${field} is not an acceptable webhook URL: ${error.reason}.`, error.reason);
+      throw new HttpProblem(422, 'unsafe-url', `${field} is not an allowed webhook target: ${error.reason}.`, { errors: [{ pointer: `/body/${field}`, detail: error.reason }] });
+    }
+    // A name that does not resolve now may resolve later; the connect-time guard decides then.
+    if (!(error instanceof FetchFailedError)) throw error;
+  }
+}
+
+/** Event types each once, from the API's list; `*` (Connect) only on its own. */
+export function checkEventTypes(api: WebhookApi, types: string[]): string[] {
+  const pointer = '/body/enabled_events';
+  if (new Set(types).size !== types.length) throw invalid(pointer, 'enabled_events lists an event type twice.', 'each event type at most once');
+  if (types.includes('*') && (api !== 'connect' || types.length > 1)) throw invalid(pointer, "enabled_events: '*' stands alone.", "'*' already means every event type");
+  const unknown = types.find((t) => t !== '*' && !EVENT_TYPES[api].includes(t));
+  if (unknown !== undefined) throw invalid(pointer, `enabled_events: ${unknown} is not an event type of this API.`, `unknown event type ${unknown}`);
+  return types;
+}
+
+/** NUL and lone surrogates cannot be stored (PostgreSQL, UTF-8): refused as bad input. */
+export function checkText(value: string | null | undefined, field: string): void {
+  if (value && /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value)) {
+    throw invalid(`/body/${field}`, `${field} holds NUL characters or lone surrogates.`, 'contains text that cannot be stored');
+  }
+}
+
+export async function findEndpoint(db: Db, workspaceId: string, api: WebhookApi, endpointId: string): Promise<EndpointRow> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', endpointId)
+    .where('workspace_id', '=', workspaceId)
+    .where('api', '=', api)
+    .executeTakeFirst();
+  if (!row) throw endpointNotFound();
+  return row;
+}
+
+/** The secrets that sign at `now`: the current one first, then the previous one within its overlap. */
+export function signingSecrets(platform: Platform, row: Pick<EndpointRow, 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>, now: Date): string[] {
+  const secrets = [platform.secrets.decrypt(row.secret_enc)];
+  if (row.previous_secret_enc && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime()) {
+    secrets.push(platform.secrets.decrypt(row.previous_secret_enc));
+  }
+  return secrets;
+}
+
+/** When the previous secret stops signing, while it still does. */
+export function overlapUntil(row: EndpointRow, now: Date): Date | null {
+  const until = row.previous_secret_expires_at;
+  return row.previous_secret_enc && until && until.getTime() > now.getTime() ? until : null;
+}
+
+export interface EndpointInput {
+  url: string;
+  eventTypes: string[];
+  description: string | null;
+}
+
+export async function createEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, input: EndpointInput): Promise<{ row: EndpointRow; secret: string }> {
+  const now = platform.now();
+  const secret = newSecret('whsec_');
+  return platform.store.db.transaction().execute(async (tx) => {
+    // Serialises concurrent creates of one workspace, so the cap cannot be overrun by a race.
+    await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
+    const { count } = await tx
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('workspace_id', '=', workspaceId)
+      .where('api', '=', api)
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= MAX_ENDPOINTS) {
+      throw new HttpProblem(402, 'plan-limit', `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints; delete one to add another.`);
+    }
+    const row = await tx
+      .insertInto('webhook_endpoints')
+      .values({
+        id: newId('whe'),
+        workspace_id: workspaceId,
+        api,
+        url: input.url,
+        description: input.description,
+        event_types: input.eventTypes,
+        secret_enc: platform.secrets.encrypt(secret),
+        secret_prefix: secret.slice(0, SECRET_PREFIX_LENGTH),
+        created_at: now, // from JS, millisecond precision, as list cursors expect
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { row, secret };
+  });
+}
+
+/**
+ * A new current secret; the one it replaces signs alongside it for `overlapSeconds` (0: not at
+ * all). A previous secret still overlapping from an earlier rotation is retired now.
+ */
+export async function rotateSecret(platform: Platform, row: EndpointRow, overlapSeconds: number): Promise<{ row: EndpointRow; secret: string }> {
+  const now = platform.now();
+  const secret = newSecret('whsec_');
+  const updated = await platform.store.db
+    .updateTable('webhook_endpoints')
+    .set({
+      secret_enc: platform.secrets.encrypt(secret),
+      secret_prefix: secret.slice(0, SECRET_PREFIX_LENGTH),
+      previous_secret_enc: overlapSeconds > 0 ? row.secret_enc : null,
+      previous_secret_expires_at: overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null,
+      updated_at: now,
+    })
+    .where('id', '=', row.id)
+    .where('workspace_id', '=', row.workspace_id)
+    .returningAll()
+    .executeTakeFirst();
+  if (!updated) throw endpointNotFound(); // deleted meanwhile
+  return { row: updated, secret };
+}
+
+/**
+ * Cancels the endpoint's deliveries not yet attempted or waiting for a retry (F10). A row leased
+ * right now finishes its attempt; its next one finds no destination and is cancelled by the outbox.
+ */
+export async function cancelPending(tx: Db, row: Pick<EndpointRow, 'id' | 'workspace_id' | 'api'>, now: Date): Promise<void> {
+  await tx
+    .updateTable('outbox')
+    .set({ status: 'failed', last_error: CANCELLED, finished_at: now })
+    .where('endpoint_id', '=', row.id)
+    .where('workspace_id', '=', row.workspace_id)
+    .where('endpoint_kind', '=', ENDPOINT_KIND[row.api as WebhookApi])
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .execute();
+}
+
+export async function deleteEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, endpointId: string): Promise<void> {
+  const now = platform.now();
+  await platform.store.db.transaction().execute(async (tx) => {
+    const row = await tx
+      .deleteFrom('webhook_endpoints')
+      .where('id', '=', endpointId)
+      .where('workspace_id', '=', workspaceId)
+      .where('api', '=', api)
+      .returning(['id', 'workspace_id', 'api'])
+      .executeTakeFirst();
+    if (!row) throw endpointNotFound();
+    await cancelPending(tx, row, now);
+  });
+}
