@@ -1,3 +1,95 @@
-// Row types of the messaging-crm tables (see its migration).
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface MessagingCrmTables {}
+// Row types of the messaging-crm tables (see migration 009). The columns 009 adds to
+// business_accounts, phone_numbers and contacts are merged into their row types below
+// (module augmentation), so schema.ts keeps only what 001 created.
+import type { ColumnType, Generated } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** jsonb: read parsed, written as a JSON string. */
+type Json<T> = ColumnType<T, string, string>;
+
+export type CustomFieldType = 'text' | 'number' | 'date' | 'choice';
+export type CustomFieldValue = string | number;
+
+export interface SegmentConditionRow {
+  field: string;
+  operator: string;
+  value?: string | number;
+}
+
+export interface SegmentFilterRow {
+  match: 'all' | 'any';
+  conditions: SegmentConditionRow[];
+}
+
+export interface TagsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  color: string | null;
+  created_at: CreatedAt;
+}
+
+export interface ContactTagsTable {
+  contact_id: string;
+  tag_id: string;
+  created_at: CreatedAt;
+}
+
+export interface CustomFieldsTable {
+  id: string;
+  workspace_id: string;
+  key: string;
+  label: string;
+  type: CustomFieldType;
+  /** The choices of a `choice` field; null for other types. */
+  options: ColumnType<string[] | null, string | null, string | null>;
+  created_at: CreatedAt;
+}
+
+export interface SegmentsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  filter: Json<SegmentFilterRow>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface MarketingMessagesSettingsTable {
+  business_account_id: string;
+  workspace_id: string;
+  enabled: Generated<boolean>;
+  product_policy: Generated<'CLOUD_API_FALLBACK' | 'STRICT'>;
+  activity_sharing: boolean | null;
+  onboarding_status: Generated<'NOT_STARTED' | 'PENDING' | 'ONBOARDED' | 'INELIGIBLE'>;
+  onboarding_checked_at: NullableTimestamp;
+  updated_at: UpdatedAt;
+}
+
+export interface MessagingCrmTables {
+  tags: TagsTable;
+  contact_tags: ContactTagsTable;
+  custom_fields: CustomFieldsTable;
+  segments: SegmentsTable;
+  marketing_messages_settings: MarketingMessagesSettingsTable;
+}
+
+declare module '../schema.js' {
+  interface BusinessAccountsTable {
+    status: Generated<'active' | 'token_invalid' | 'suspended'>;
+    last_synced_at: NullableTimestamp;
+    /** Set when the account was disconnected: its numbers neither send nor receive. */
+    disconnected_at: NullableTimestamp;
+  }
+  interface PhoneNumbersTable {
+    messaging_limit_tier: string | null;
+    updated_at: UpdatedAt;
+  }
+  interface ContactsTable {
+    /** Values by custom field key (jsonb object). */
+    custom_fields: ColumnType<Record<string, CustomFieldValue>, string | undefined, string>;
+  }
+}

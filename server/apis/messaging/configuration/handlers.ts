@@ -1,5 +1,20 @@
 // Messaging configuration: connections, numbers, provider webhooks, sync, marketing messages.
 import type { operations } from '../../../../generated/messaging/types.js';
 import type { Handlers } from '../../../lib/handler-types.js';
+import { createConnection, deleteConnection, listConnections } from './connections.js';
+import { getMarketingMessagesSettings, syncMarketingMessagesStatus, updateMarketingMessagesSettings } from './marketing-handlers.js';
+import { listAccountPhoneNumbers, listPhoneNumbers } from './numbers.js';
+import { setupProviderWebhooks, syncWorkspace } from './provider-setup.js';
 
-export const configurationHandlers: Handlers<operations> = {};
+export const configurationHandlers: Handlers<operations> = {
+  listConnections,
+  createConnection,
+  deleteConnection,
+  listPhoneNumbers,
+  listAccountPhoneNumbers,
+  setupProviderWebhooks,
+  syncWorkspace,
+  getMarketingMessagesSettings,
+  updateMarketingMessagesSettings,
+  syncMarketingMessagesStatus,
+};

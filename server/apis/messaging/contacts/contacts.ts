@@ -1,0 +1,125 @@
+// Contacts: create, get, update. Numbers are stored in E.164 and unique per workspace (409 with
+// the existing contact's id, never a constraint name); tags are given by name and created when
+// new; custom field values are checked against their fields' types.
+import type { Kysely, Transaction } from 'kysely';
+import type { components, operations } from '../../../../generated/messaging/types.js';
+import { authOf } from '../../../auth/authenticate.js';
+import type { Handler } from '../../../lib/handler-types.js';
+import { newId } from '../../../lib/ids.js';
+import { requireE164 } from '../../../lib/phone.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import type { Database } from '../../../store/schema.js';
+import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
+import { assertStorable, isUniqueViolation } from './storable.js';
+import { ensureTags } from './tags.js';
+import { CONTACT_COLUMNS, contactViews, serializeContacts, type ContactRow } from './views.js';
+
+type S = components['schemas'];
+/** Custom field values as sent (the generated type reads the schema's `unevaluatedProperties` as "none"). */
+type Values = Record<string, string | number | null>;
+
+const notFound = (id: string) => new HttpProblem(404, 'not-found', `No contact ${id} in this workspace.`);
+
+async function findContact(db: Kysely<Database>, workspaceId: string, id: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
+async function refuseTakenNumber(db: Kysely<Database>, workspaceId: string, phone: string, self?: string): Promise<void> {
+  let query = db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('phone', '=', phone);
+  if (self) query = query.where('id', '<>', self);
+  const other = await query.executeTakeFirst();
+  if (other) throw taken(phone, other.id);
+}
+
+const taken = (phone: string, id?: string) =>
+  new HttpProblem(409, 'conflict', id ? `Contact ${id} already has the number ${phone}.` : `Another contact already has the number ${phone}.`, {
+    errors: [{ pointer: '/body/contact_no', detail: 'is the number of another contact' }],
+  });
+
+async function setTags(trx: Transaction<Database>, workspaceId: string, contactId: string, names: string[], now: Date): Promise<void> {
+  const ids = await ensureTags(trx, workspaceId, names, now);
+  await trx.deleteFrom('contact_tags').where('contact_id', '=', contactId).execute();
+  if (ids.length) await trx.insertInto('contact_tags').values(ids.map((tag_id) => ({ contact_id: contactId, tag_id, created_at: now }))).execute();
+}
+
+/** Runs `work`, turning a unique violation of the number (a concurrent write) into the same 409. */
+async function guardNumber<T>(phone: string | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (phone && isUniqueViolation(error)) throw taken(phone);
+    throw error;
+  }
+}
+
+export const createContact: Handler<operations['createContact']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const { store, now } = request.server.platform;
+  const body = request.body;
+  assertStorable(body);
+  const phone = requireE164(body.contact_no, '/body/contact_no');
+  const db = store.db;
+  const custom = body.custom_fields ? mergeCustomValues({}, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : {};
+  await refuseTakenNumber(db, workspaceId, phone);
+  const at = now();
+  const row = await guardNumber(phone, () =>
+    db.transaction().execute(async (trx) => {
+      const created = await trx
+        .insertInto('contacts')
+        .values({ id: newId('ct'), workspace_id: workspaceId, phone, name: body.name ?? null, email: body.email ?? null, custom_fields: JSON.stringify(custom), created_at: at, updated_at: at })
+        .returning(CONTACT_COLUMNS)
+        .executeTakeFirstOrThrow();
+      if (body.tags?.length) await setTags(trx, workspaceId, created.id, body.tags, at);
+      return created;
+    }),
+  );
+  reply.code(201);
+  serializeContacts(reply);
+  return (await contactViews(db, [row], at))[0]!;
+};
+
+export const getContact: Handler<operations['getContact']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const { store, now } = request.server.platform;
+  const row = await findContact(store.db, workspaceId, request.params.id);
+  if (!row) throw notFound(request.params.id);
+  serializeContacts(reply);
+  return (await contactViews(store.db, [row], now()))[0]!;
+};
+
+export const updateContact: Handler<operations['updateContact']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const { store, now } = request.server.platform;
+  const db = store.db;
+  const { id } = request.params;
+  const body: S['ContactUpdate'] = request.body;
+  assertStorable(body);
+  const current = await findContact(db, workspaceId, id);
+  if (!current) throw notFound(id);
+  const phone = body.contact_no === undefined ? undefined : requireE164(body.contact_no, '/body/contact_no');
+  const custom = body.custom_fields ? mergeCustomValues(current.custom_fields, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : undefined;
+  if (phone && phone !== current.phone) await refuseTakenNumber(db, workspaceId, phone, id);
+  const at = now();
+  const row = await guardNumber(phone, () =>
+    db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('contacts')
+        .set({
+          ...(phone !== undefined ? { phone } : {}),
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.email !== undefined ? { email: body.email } : {}),
+          ...(custom !== undefined ? { custom_fields: JSON.stringify(custom) } : {}),
+          updated_at: at,
+        })
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', id)
+        .returning(CONTACT_COLUMNS)
+        .executeTakeFirst();
+      if (!updated) throw notFound(id);
+      if (body.tags !== undefined) await setTags(trx, workspaceId, id, body.tags, at);
+      return updated;
+    }),
+  );
+  serializeContacts(reply);
+  return (await contactViews(db, [row], at))[0]!;
+};

@@ -1,0 +1,76 @@
+// Keyset pagination over any one sort key plus the id, for lists whose order is not just
+// "newest first" (names, nullable times). The cursor carries the sort, the last key and id,
+// signed and bound to the workspace and operation by lib/cursor.ts; a cursor of another sort
+// is refused like any foreign cursor. Time keys are compared at millisecond precision on both
+// sides, since rows written with the database's now() hold microseconds a cursor cannot carry.
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { decodeCursor, encodeCursor, invalidCursor, type CursorScope, type Page } from '../../../lib/cursor.js';
+import type { SecretBox } from '../../../lib/secrets.js';
+
+export interface SortKey {
+  /** The sort name bound into the cursor. */
+  name: string;
+  /** The SQL of the key, e.g. sql`contacts.name`; time keys are truncated to milliseconds. */
+  column: string;
+  type: 'time' | 'text';
+  dir: 'asc' | 'desc';
+  /** The id column that breaks ties. */
+  id: string;
+}
+
+interface Position {
+  value: string | Date | null;
+  id: string;
+}
+
+function keyExpr(key: SortKey): RawBuilder<unknown> {
+  return key.type === 'time' ? sql`date_trunc('milliseconds', ${sql.ref(key.column)})` : sql.ref(key.column);
+}
+
+/** The key's value for each row, selected under this alias (`select(sortKeySelection(key))`). */
+export function sortKeySelection(key: SortKey) {
+  return keyExpr(key).as('sort_key');
+}
+
+/** ORDER BY the key (nulls last in both directions), then the id the same way. */
+export function orderBy(key: SortKey): RawBuilder<unknown> {
+  const dir = sql.raw(key.dir);
+  return sql`${keyExpr(key)} ${dir} nulls last, ${sql.ref(key.id)} ${dir}`;
+}
+
+/** Rows after the cursor's position, or undefined on the first page. */
+export function afterCursor(secrets: SecretBox, scope: CursorScope, key: SortKey, cursor: string | undefined): RawBuilder<SqlBool> | undefined {
+  const raw = decodeCursor(secrets, scope, cursor);
+  if (!raw) return undefined;
+  if (raw.s !== key.name || typeof raw.id !== 'string' || (raw.v !== undefined && typeof raw.v !== 'string')) throw invalidCursor();
+  let value: Position['value'] = raw.v ?? null;
+  if (value !== null && key.type === 'time') {
+    value = new Date(value);
+    if (Number.isNaN(value.getTime())) throw invalidCursor();
+  }
+  const expr = keyExpr(key);
+  const op = sql.raw(key.dir === 'asc' ? '>' : '<');
+  const id = sql.ref(key.id);
+  if (value === null) return sql<SqlBool>`(${expr} is null and ${id} ${op} ${raw.id})`;
+  return sql<SqlBool>`(${expr} ${op} ${value} or (${expr} = ${value} and ${id} ${op} ${raw.id}) or ${expr} is null)`;
+}
+
+/** One page from rows fetched with `limit + 1` and `sort_key` selected. */
+export function sortedPage<Row extends { id: string; sort_key: unknown }, Item>(
+  secrets: SecretBox,
+  scope: CursorScope,
+  key: SortKey,
+  rows: Row[],
+  limit: number,
+  map: (rows: Row[]) => Item[],
+): Page<Item> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  const hasMore = rows.length > limit && last !== undefined;
+  let next: string | null = null;
+  if (hasMore) {
+    const v = last.sort_key === null || last.sort_key === undefined ? undefined : last.sort_key instanceof Date ? last.sort_key.toISOString() : String(last.sort_key);
+    next = encodeCursor(secrets, scope, { s: key.name, id: last.id, ...(v === undefined ? {} : { v }) });
+  }
+  return { data: map(items), has_more: hasMore, next_cursor: next };
+}

@@ -1,0 +1,78 @@
+// Segments: saved contact filters. The filter is checked against the workspace's custom fields
+// when saved (422 naming the condition); `contact_count` is counted live at every read.
+import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import type { components, operations } from '../../../../generated/messaging/types.js';
+import { authOf } from '../../../auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
+import type { Handler } from '../../../lib/handler-types.js';
+import { newId } from '../../../lib/ids.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import type { Database } from '../../../store/schema.js';
+import type { SegmentFilterRow, SegmentsTable } from '../../../store/schema/messaging-crm.js';
+import { loadFieldDefinitions } from './custom-values.js';
+import { checkSegmentFilter, segmentCondition, type FieldDefinitions } from './segment-filter.js';
+import { assertStorable, isUniqueViolation } from './storable.js';
+
+type Segment = components['schemas']['Segment'];
+
+async function views(db: Kysely<Database>, workspaceId: string, rows: Selectable<SegmentsTable>[]): Promise<Segment[]> {
+  const fields: FieldDefinitions = rows.length ? await loadFieldDefinitions(db, workspaceId) : new Map();
+  return Promise.all(
+    rows.map(async (r) => {
+      const { n } = await db
+        .selectFrom('contacts')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .where('contacts.workspace_id', '=', workspaceId)
+        .where(segmentCondition(r.filter, fields))
+        .executeTakeFirstOrThrow();
+      return {
+        id: r.id,
+        name: r.name,
+        description: r.description,
+        filter: r.filter as Segment['filter'],
+        contact_count: Number(n),
+        created_at: r.created_at.toISOString(),
+        updated_at: r.updated_at.toISOString(),
+      };
+    }),
+  );
+}
+
+export const listSegments: Handler<operations['listSegments']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const { secrets, store } = request.server.platform;
+  const { limit = 20, cursor }: NonNullable<operations['listSegments']['parameters']['query']> = request.query ?? {};
+  const scope = { workspaceId, operation: 'listSegments' };
+  const after = decodeKeyset(secrets, scope, cursor);
+  let query = store.db.selectFrom('segments').selectAll().where('workspace_id', '=', workspaceId);
+  if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const page = keysetPage(secrets, scope, rows, limit, (r) => r);
+  return { ...page, data: await views(store.db, workspaceId, page.data) };
+};
+
+export const createSegment: Handler<operations['createSegment']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const { store, now } = request.server.platform;
+  const db = store.db;
+  const body = request.body;
+  assertStorable(body);
+  const filter = body.filter as SegmentFilterRow;
+  checkSegmentFilter(filter, await loadFieldDefinitions(db, workspaceId));
+  const duplicate = () => new HttpProblem(409, 'conflict', `Segment ${body.name} already exists.`, { errors: [{ pointer: '/body/name', detail: 'is the name of another segment' }] });
+  const existing = await db.selectFrom('segments').select('id').where('workspace_id', '=', workspaceId).where(sql<SqlBool>`lower(name) = lower(${body.name})`).executeTakeFirst();
+  if (existing) throw duplicate();
+  const at = now();
+  try {
+    const row = await db
+      .insertInto('segments')
+      .values({ id: newId('seg'), workspace_id: workspaceId, name: body.name, description: body.description ?? null, filter: JSON.stringify(filter), created_at: at, updated_at: at })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    reply.code(201);
+    return (await views(db, workspaceId, [row]))[0]!;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+};

@@ -1,0 +1,86 @@
+// Tags: labels on contacts, unique per workspace case-insensitively ("VIP" is "vip").
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { components, operations } from '../../../../generated/messaging/types.js';
+import { authOf } from '../../../auth/authenticate.js';
+import type { Handler } from '../../../lib/handler-types.js';
+import { newId } from '../../../lib/ids.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import type { Database } from '../../../store/schema.js';
+import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
+import { assertStorable, isUniqueViolation } from './storable.js';
+
+type Tag = components['schemas']['Tag'];
+
+const BY_NAME: SortKey = { name: 'name', column: 'tags.name', type: 'text', dir: 'asc', id: 'tags.id' };
+
+/**
+ * The ids of tags named `names` (case-insensitively), creating those that do not exist yet.
+ * Run inside the caller's transaction; a concurrent create of the same name is absorbed.
+ */
+export async function ensureTags(db: Kysely<Database>, workspaceId: string, names: string[], now: Date): Promise<string[]> {
+  const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
+  if (!wanted.size) return [];
+  const find = () =>
+    db
+      .selectFrom('tags')
+      .select(['id', 'name'])
+      .where('workspace_id', '=', workspaceId)
+      .where(sql<SqlBool>`lower(name) in (${sql.join([...wanted.keys()])})`)
+      .execute();
+  let rows = await find();
+  const have = new Set(rows.map((r) => r.name.toLowerCase()));
+  const missing = [...wanted].filter(([lower]) => !have.has(lower)).map(([, name]) => name);
+  if (missing.length) {
+    await db
+      .insertInto('tags')
+      .values(missing.map((name) => ({ id: newId('tag'), workspace_id: workspaceId, name, created_at: now })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    rows = await find();
+  }
+  return rows.map((r) => r.id);
+}
+
+const view = (r: { id: string; name: string; color: string | null; created_at: Date; contact_count: number | string | bigint }): Tag => ({
+  id: r.id,
+  name: r.name,
+  color: r.color,
+  contact_count: Number(r.contact_count),
+  created_at: r.created_at.toISOString(),
+});
+
+const contactCount = sql<number>`(select count(*) from contact_tags where contact_tags.tag_id = tags.id)`.as('contact_count');
+
+export const listTags: Handler<operations['listTags']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const { secrets, store } = request.server.platform;
+  const { limit = 20, cursor }: NonNullable<operations['listTags']['parameters']['query']> = request.query ?? {};
+  const scope = { workspaceId, operation: 'listTags' };
+  const after = afterCursor(secrets, scope, BY_NAME, cursor);
+  let query = store.db.selectFrom('tags').select(['id', 'name', 'color', 'created_at', contactCount, sortKeySelection(BY_NAME)]).where('workspace_id', '=', workspaceId);
+  if (after) query = query.where(after);
+  const rows = await query.orderBy(orderBy(BY_NAME)).limit(limit + 1).execute();
+  return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map(view));
+};
+
+export const createTag: Handler<operations['createTag']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const { store, now } = request.server.platform;
+  const body = request.body;
+  assertStorable(body);
+  const duplicate = () => new HttpProblem(409, 'conflict', `Tag ${body.name} already exists.`);
+  const existing = await store.db.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where(sql<SqlBool>`lower(name) = lower(${body.name})`).executeTakeFirst();
+  if (existing) throw duplicate();
+  try {
+    const row = await store.db
+      .insertInto('tags')
+      .values({ id: newId('tag'), workspace_id: workspaceId, name: body.name, color: body.color ?? null, created_at: now() })
+      .returning(['id', 'name', 'color', 'created_at'])
+      .executeTakeFirstOrThrow();
+    reply.code(201);
+    return view({ ...row, contact_count: 0 });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+};

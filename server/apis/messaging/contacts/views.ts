@@ -1,0 +1,51 @@
+// The contract's Contact for stored rows: tag names (sorted) loaded for a whole page at once,
+// and the 24-hour customer-service window derived from the last inbound message.
+import type { FastifyReply } from 'fastify';
+import type { Kysely, Selectable } from 'kysely';
+import type { components } from '../../../../generated/messaging/types.js';
+import type { ContactsTable, Database } from '../../../store/schema.js';
+
+type Contact = components['schemas']['Contact'];
+export type ContactRow = Pick<Selectable<ContactsTable>, 'id' | 'phone' | 'name' | 'email' | 'custom_fields' | 'last_inbound_at' | 'created_at' | 'updated_at'>;
+
+export const CONTACT_COLUMNS = ['id', 'phone', 'name', 'email', 'custom_fields', 'last_inbound_at', 'created_at', 'updated_at'] as const;
+
+const WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export async function contactViews(db: Kysely<Database>, rows: ContactRow[], now: Date): Promise<Contact[]> {
+  const tags = new Map<string, string[]>(rows.map((r) => [r.id, []]));
+  if (rows.length) {
+    const links = await db
+      .selectFrom('contact_tags')
+      .innerJoin('tags', 'tags.id', 'contact_tags.tag_id')
+      .select(['contact_tags.contact_id', 'tags.name'])
+      .where('contact_tags.contact_id', 'in', rows.map((r) => r.id))
+      .execute();
+    for (const l of links) tags.get(l.contact_id)?.push(l.name);
+  }
+  return rows.map((r) => {
+    const closes = r.last_inbound_at ? new Date(r.last_inbound_at.getTime() + WINDOW_MS) : null;
+    return {
+      id: r.id,
+      contact_no: r.phone,
+      name: r.name,
+      email: r.email,
+      tags: (tags.get(r.id) ?? []).sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' }) || (a < b ? -1 : 1)),
+      // The generator reads the schema's `unevaluatedProperties` as "no properties".
+      custom_fields: r.custom_fields as unknown as Contact['custom_fields'],
+      last_inbound_at: r.last_inbound_at?.toISOString() ?? null,
+      window_expires_at: closes && closes > now ? closes.toISOString() : null,
+      created_at: r.created_at.toISOString(),
+      updated_at: r.updated_at.toISOString(),
+    };
+  });
+}
+
+/**
+ * Contacts leave through JSON.stringify, not the schema serializer: the 3.1 document writes
+ * `custom_fields` (a map) with `unevaluatedProperties`, which fast-json-stringify does not
+ * support, so it would send every contact with `custom_fields: {}`.
+ */
+export function serializeContacts(reply: FastifyReply): void {
+  reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
+}
