@@ -12,9 +12,12 @@ import { problem, sendProblem } from '../../lib/problems.js';
 import { verifySha256Header } from '../../lib/signatures.js';
 import type { Platform } from '../../platform.js';
 import type { Database } from '../../store/schema.js';
+import { emitEvent } from '../webhooks/emit.js';
+import { ensureChat, touchChat } from './inbox/chats.js';
+import { eventContent, WINDOW_MS } from './inbox/views.js';
 
 type S = components['schemas'];
-type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string } };
+type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string; display_phone_number: string } };
 
 const SIGNATURE_CHALLENGE = { 'www-authenticate': 'Signature realm="provider-webhook"' };
 /** E.164 digits without `+`, as the provider writes `from`. */
@@ -68,7 +71,7 @@ export async function processProviderPayload(platform: Platform, payload: S['Pro
       const value = change.value;
       const providerId = value.metadata?.phone_number_id;
       const pn = providerId
-        ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
+        ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id', 'display_phone_number']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
         : undefined;
       if (!pn) {
         log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
@@ -105,17 +108,22 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
         updated_at: platform.now(),
       }),
     )
-    .returning('id')
+    .returning(['id', 'name', 'phone', 'last_inbound_at'])
     .executeTakeFirstOrThrow();
   const { type, content } = await storedContent(trx, pn.workspace_id, m);
+  const replyTo = m.context?.id
+    ? await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.context.id).where('workspace_id', '=', pn.workspace_id).executeTakeFirst()
+    : undefined;
+  const messageId = newId('msg');
   if (type === 'unsupported') log.info({ type: m.type }, 'provider webhook: message type stored as unsupported');
   const row = await trx
     .insertInto('messages')
     .values({
-      id: newId('msg'),
+      id: messageId,
       workspace_id: pn.workspace_id,
       phone_number_id: pn.id,
       contact_id: contact.id,
+      reply_to_id: replyTo?.id ?? null,
       direction: 'inbound',
       type,
       content: JSON.stringify(content),
@@ -130,6 +138,20 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
     .returning('id')
     .executeTakeFirst();
   if (!row) return;
+  const chatId = await touchChat(trx, { workspaceId: pn.workspace_id, phoneNumberId: pn.id, contactId: contact.id, messageId: row.id, at, inbound: true });
+  await trx.updateTable('messages').set({ chat_id: chatId }).where('id', '=', row.id).execute();
+  const lastInbound = contact.last_inbound_at ? new Date(contact.last_inbound_at) : at;
+  await emitEvent(trx, {
+    workspaceId: pn.workspace_id,
+    api: 'messaging',
+    type: 'message.received',
+    at,
+    data: {
+      message: { id: row.id, wamid: m.id, chat_id: chatId, chatapp_phone_number: pn.display_phone_number, type, content: eventContent(content), reply_to: replyTo?.id ?? null, created_at: at.toISOString() },
+      contact: { id: contact.id, contact_no: contact.phone, name: contact.name, profile_name: profileName ?? null },
+      window_expires_at: new Date(lastInbound.getTime() + WINDOW_MS).toISOString(),
+    },
+  });
   const text = typeof content.text === 'string' && Buffer.byteLength(content.text) <= EVENT_TEXT_BYTES ? content.text : undefined;
   await platform.bus.publish(
     { type: 'message.received', workspaceId: pn.workspace_id, data: { messageId: row.id, contactId: contact.id, phoneNumberId: pn.id, from: `+${m.from}`, type, ...(text !== undefined ? { text } : {}) } },
@@ -207,13 +229,28 @@ function advances(from: string, to: string): boolean {
 async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus']) {
   if (s.status !== 'failed' && !RANK.has(s.status)) return log.info({ status: s.status }, 'provider webhook: status value ignored');
   // Scoped to the number the change came for: another workspace's message is never touched (E8).
-  const message = await trx
+  const columns = ['id', 'status', 'contact_id', 'chat_id', 'sent_at', 'delivered_at'] as const;
+  let message = await trx
     .selectFrom('messages')
-    .select(['id', 'status', 'contact_id'])
+    .select(columns)
     .where('provider_message_id', '=', s.id)
     .where('phone_number_id', '=', pn.id)
     .where('direction', '=', 'outbound')
     .executeTakeFirst();
+  // A direct send whose call timed out has no wamid yet; its id came back in the callback data (F-9).
+  const opaque = s.biz_opaque_callback_data;
+  if (!message && opaque && /^msg_[0-9A-Za-z]{20}$/.test(opaque)) {
+    message = await trx
+      .selectFrom('messages')
+      .select(columns)
+      .where('id', '=', opaque)
+      .where('phone_number_id', '=', pn.id)
+      .where('direction', '=', 'outbound')
+      .where('status', '=', 'unknown')
+      .where('provider_message_id', 'is', null)
+      .executeTakeFirst();
+    if (message) await trx.updateTable('messages').set({ provider_message_id: s.id }).where('id', '=', message.id).execute();
+  }
   if (!message) {
     // The send path may not have stored its row yet, or the message was sent outside this server.
     return log.info({ phoneNumberId: pn.id, status: s.status, wamid: `${s.id.slice(0, 16)}…` }, 'provider webhook: status for an unknown message');
@@ -221,13 +258,46 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
   if (!advances(message.status, s.status)) return; // E7: forward only; the later state and its time stay
   const first = s.errors?.[0];
   const error = s.status === 'failed' && first ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null } : null;
+  const at = providerTime(s.timestamp, platform.now());
+  // A later state implies the earlier ones: `read` without `delivered` still fills delivered_at.
+  const times =
+    s.status === 'failed'
+      ? { failed_at: at }
+      : { sent_at: message.sent_at ?? at, ...(s.status !== 'sent' ? { delivered_at: message.delivered_at ?? at } : {}), ...(s.status === 'read' ? { read_at: at } : {}) };
   const result = await trx
     .updateTable('messages')
-    .set({ status: s.status, status_at: providerTime(s.timestamp, platform.now()), ...(error ? { error: JSON.stringify(error) } : {}) })
+    .set({ status: s.status, status_at: at, ...times, ...(error ? { error: JSON.stringify(error) } : {}) })
     .where('id', '=', message.id)
     .where('status', '=', message.status) // compare-and-set against a concurrent delivery
     .executeTakeFirst();
   if (!Number(result.numUpdatedRows)) return;
+  const contact = await trx.selectFrom('contacts').select('phone').where('id', '=', message.contact_id).executeTakeFirstOrThrow();
+  // Messages written without a chat (by other senders) get theirs now.
+  let chatId = message.chat_id;
+  if (!chatId) {
+    chatId = await ensureChat(trx, pn.workspace_id, pn.id, message.contact_id, at);
+    await trx.updateTable('messages').set({ chat_id: chatId }).where('id', '=', message.id).execute();
+  }
+  await emitEvent(trx, {
+    workspaceId: pn.workspace_id,
+    api: 'messaging',
+    type: 'message.status_updated',
+    at,
+    data: {
+      message_id: message.id,
+      wamid: s.id,
+      chat_id: chatId,
+      contact_id: message.contact_id,
+      contact_no: contact.phone,
+      chatapp_phone_number: pn.display_phone_number,
+      status: s.status,
+      // The contract's states: a message still `pending` or `unknown` to us was at least accepted.
+      previous_status: message.status === 'pending' || message.status === 'unknown' ? 'accepted' : message.status,
+      error,
+      campaign_id: null,
+      occurred_at: at.toISOString(),
+    },
+  });
   const data = {
     messageId: message.id,
     contactId: message.contact_id,

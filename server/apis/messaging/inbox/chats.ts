@@ -1,0 +1,57 @@
+// The `chats` table: one row per business number and customer, touched in the transaction of
+// every message, so the inbox lists with one indexed query instead of grouping `messages`.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { newId } from '../../../lib/ids.js';
+import type { Database } from '../../../store/schema.js';
+
+type Db = Transaction<Database> | Kysely<Database>;
+
+export interface ChatTouch {
+  workspaceId: string;
+  phoneNumberId: string;
+  contactId: string;
+  messageId: string;
+  at: Date;
+  /** Inbound messages count as unread until the chat is marked read. */
+  inbound: boolean;
+}
+
+/** Creates the chat if needed and makes `messageId` its newest message (unless a newer one is there). Returns the chat id. */
+export async function touchChat(db: Db, t: ChatTouch): Promise<string> {
+  const row = await db
+    .insertInto('chats')
+    .values({
+      id: newId('chat'),
+      workspace_id: t.workspaceId,
+      phone_number_id: t.phoneNumberId,
+      contact_id: t.contactId,
+      last_message_id: t.messageId,
+      last_message_at: t.at,
+      unread_count: t.inbound ? 1 : 0,
+      created_at: t.at,
+    })
+    .onConflict((oc) =>
+      oc.columns(['phone_number_id', 'contact_id']).doUpdateSet({
+        // A late redelivery of an older message must not become the chat's newest.
+        last_message_id: sql`case when excluded.last_message_at >= chats.last_message_at then excluded.last_message_id else chats.last_message_id end`,
+        last_message_at: sql`greatest(chats.last_message_at, excluded.last_message_at)`,
+        unread_count: sql`chats.unread_count + excluded.unread_count`,
+      }),
+    )
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** The chat of a number and contact, created without messages when absent (a send before its message row). */
+export async function ensureChat(db: Db, workspaceId: string, phoneNumberId: string, contactId: string, at: Date): Promise<string> {
+  const existing = await db.selectFrom('chats').select('id').where('phone_number_id', '=', phoneNumberId).where('contact_id', '=', contactId).executeTakeFirst();
+  if (existing) return existing.id;
+  const row = await db
+    .insertInto('chats')
+    .values({ id: newId('chat'), workspace_id: workspaceId, phone_number_id: phoneNumberId, contact_id: contactId, last_message_at: at, created_at: at })
+    .onConflict((oc) => oc.columns(['phone_number_id', 'contact_id']).doUpdateSet({ workspace_id: sql`chats.workspace_id` }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}

@@ -1,0 +1,319 @@
+// POST /api/chatapp/send: every checked before the provider is called (sender, recipient, reply,
+// template, media URLs, the 24-hour window), then the message row is written `pending`, the
+// provider called, and the row settled: `accepted` with its wamid, `unknown` after a timeout
+// (never re-sent blindly: a status webhook settles it), `failed` with the provider's error.
+import type { components, operations } from '../../../../generated/messaging/types.js';
+import { authOf } from '../../../auth/authenticate.js';
+import type { Handler } from '../../../lib/handler-types.js';
+import { newId } from '../../../lib/ids.js';
+import { requireE164, toE164 } from '../../../lib/phone.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
+import type { Platform } from '../../../platform.js';
+import { ProviderError, type OutboundMessage, type SendOptions } from '../../../providers/types.js';
+import { hasUnstorableText } from '../../login/hosted-webhook.js';
+import { marketingSettings } from '../configuration/marketing.js';
+import { resolveSender, type Sender } from '../sender.js';
+import { findTemplate } from '../templates/lookup.js';
+import { ensureChat, touchChat } from './chats.js';
+import { beginIdempotent, finishIdempotent, type IdempotencyClaim } from './idempotency.js';
+import { buildTemplateMessage, type RecipientFields } from './template-message.js';
+import { WINDOW_MS } from './views.js';
+
+type S = components['schemas'];
+type Body = S['SendMessageRequest'];
+type Result = S['SendMessageResult'];
+
+interface Part {
+  id: string;
+  type: string;
+  message: OutboundMessage;
+  content: Record<string, unknown>;
+}
+
+const field = (pointer: string, detail: string, status: 400 | 404 | 422 = 400) =>
+  new HttpProblem(status, status === 400 ? 'validation' : status === 404 ? 'not-found' : 'unprocessable', detail, { errors: [{ pointer, detail }] });
+
+/** The sender by its number (E.164 in any layout), our `pn_…` id or the provider's id. */
+async function senderOf(platform: Platform, workspaceId: string, given: string): Promise<Sender> {
+  const pointer = '/body/chatapp_phone_number';
+  const e164 = toE164(given);
+  const row = e164
+    ? await platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', workspaceId).where('display_phone_number', '=', e164).executeTakeFirst()
+    : undefined;
+  try {
+    return await resolveSender(platform, workspaceId, row?.id ?? given, pointer);
+  } catch (error) {
+    if (error instanceof HttpProblem && error.status === 404) {
+      throw new HttpProblem(404, 'not-found', `${e164 ?? 'This number'} is not a number of a connected account of this workspace.`, { errors: [{ pointer, detail: 'unknown sender number' }] });
+    }
+    throw error;
+  }
+}
+
+/** A media URL as the provider will fetch it: syntax and policy now (400/422 naming the field); the target is the provider's to reach. */
+async function checkMediaUrl(platform: Platform, url: string, pointer: string): Promise<void> {
+  try {
+    await platform.mediaFetch.check(url);
+  } catch (error) {
+    if (error instanceof UnsafeUrlError) {
+      if (error.status === 400) throw field(pointer, `not an acceptable media URL: ${error.reason}`);
+      throw new HttpProblem(422, 'unsafe-url', `The media URL is not a public target: ${error.reason}.`, { errors: [{ pointer, detail: error.reason }] });
+    }
+    // A name that does not resolve from here may still resolve for the provider.
+    if (!(error instanceof FetchFailedError)) throw error;
+  }
+}
+
+function mediaPart(type: 'image' | 'video' | 'document' | 'audio', link: string, caption?: string, filename?: string): Omit<Part, 'id'> {
+  const media = { url: link, mime_type: type === 'document' ? 'application/octet-stream' : `${type}/*`, filename: filename ?? null, size_bytes: null };
+  const content = { ...(caption ? { caption } : {}), media };
+  if (type === 'audio') return { type, message: { type: 'audio', audio: { link } }, content: { media } };
+  if (type === 'document') return { type, message: { type: 'document', document: { link, ...(caption ? { caption } : {}), ...(filename ? { filename } : {}) } }, content };
+  return { type, message: type === 'image' ? { type, image: { link, ...(caption ? { caption } : {}) } } : { type, video: { link, ...(caption ? { caption } : {}) } }, content };
+}
+
+export const sendMessage: Handler<operations['sendMessage']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  if (request.isMultipart()) {
+    // The providers have no media-upload call yet, so a device file cannot reach the customer.
+    throw new HttpProblem(501, 'not-implemented', 'Sending a file from the device is not available yet; send it by mediaUrl.');
+  }
+  const body = request.body as Body;
+  if (hasUnstorableText(body)) throw new HttpProblem(400, 'validation', 'The body holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
+  const key = request.headers['idempotency-key'];
+  let claim: IdempotencyClaim | null = null;
+  if (typeof key === 'string' && key !== '') {
+    const begun = await beginIdempotent(platform, workspaceId, key, request.rawBody ?? Buffer.from(JSON.stringify(body)));
+    if ('replay' in begun) {
+      reply.code(begun.replay.status).header('idempotent-replayed', 'true');
+      if (begun.replay.status >= 400) reply.type('application/problem+json');
+      return reply.send(begun.replay.body);
+    }
+    claim = begun.claim;
+  }
+  try {
+    const result = await send(platform, workspaceId, body);
+    if (claim) await finishIdempotent(platform, claim, 201, result);
+    reply.code(201);
+    return result;
+  } catch (error) {
+    // A settled provider failure is replayed like a success (a retry must not send again);
+    // refusals before the provider call and rate limits leave the key free for a retry.
+    if (claim) {
+      const settled = error instanceof HttpProblem && error.problem.provider_code !== undefined && error.status !== 429;
+      const timedOut = error instanceof HttpProblem && error.status === 504;
+      await finishIdempotent(platform, claim, settled || timedOut ? (error as HttpProblem).status : null, settled || timedOut ? (error as HttpProblem).problem : null);
+    }
+    throw error;
+  }
+};
+
+async function send(platform: Platform, workspaceId: string, body: Body): Promise<Result> {
+  const db = platform.store.db;
+  const now = platform.now();
+  const sender = await senderOf(platform, workspaceId, body.chatapp_phone_number);
+  const to = requireE164(body.contact_no, '/body/contact_no');
+  const contact = await db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('phone', '=', to).executeTakeFirst();
+
+  let replyTo: string | undefined;
+  if (body.reply_to) {
+    const quoted = contact
+      ? await db
+          .selectFrom('messages')
+          .select('provider_message_id')
+          .where('id', '=', body.reply_to)
+          .where('workspace_id', '=', workspaceId)
+          .where('contact_id', '=', contact.id)
+          .where('phone_number_id', '=', sender.number.id)
+          .executeTakeFirst()
+      : undefined;
+    if (!quoted?.provider_message_id) throw field('/body/reply_to', 'No message with this id in this chat.', 404);
+    replyTo = quoted.provider_message_id;
+  }
+
+  // ---- what to send
+  const options: SendOptions = { ...(replyTo ? { replyTo } : {}) };
+  let route: S['SendRoute'] = 'cloud_api';
+  let templateId: string | null = null;
+  const parts: Omit<Part, 'id'>[] = [];
+  const urls: { url: string; pointer: string }[] = [];
+  switch (body.messageType) {
+    case 'text':
+      parts.push({ type: 'text', message: { type: 'text', text: { body: body.message, ...(body.preview_url ? { preview_url: true } : {}) } }, content: { text: body.message } });
+      break;
+    case 'image':
+    case 'video':
+      urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+      parts.push(mediaPart(body.messageType, body.mediaUrl, body.message));
+      break;
+    case 'document':
+      urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+      parts.push(mediaPart('document', body.mediaUrl, body.message, body.filename ?? fileNameOf(body.mediaUrl)));
+      break;
+    case 'audio':
+      urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+      parts.push(mediaPart('audio', body.mediaUrl));
+      break;
+    case 'location':
+      parts.push({ type: 'location', message: { type: 'location', location: body.location }, content: { location: body.location } });
+      break;
+    case 'media_group':
+      body.media.forEach((m, i) => {
+        urls.push({ url: m.mediaUrl, pointer: `/body/media/${i}/mediaUrl` });
+        if (m.type === 'audio' && m.caption) throw field(`/body/media/${i}/caption`, 'Audio has no caption.');
+        parts.push(mediaPart(m.type, m.mediaUrl, m.caption, m.type === 'document' ? m.filename ?? fileNameOf(m.mediaUrl) : undefined));
+      });
+      break;
+    case 'template': {
+      const values = body.template as S['TemplateSendParameters'];
+      const template = await findTemplate(db, workspaceId, { name: values.name, language: values.language, businessAccountId: sender.account.id });
+      if (!template) throw field('/body/template/name', `No template ${values.name} (${values.language}) for this sender's account.`, 404);
+      if (template.status !== 'APPROVED') {
+        throw field('/body/template/name', `The template is ${template.status}; only APPROVED templates can be sent.`, 422);
+      }
+      const fields: RecipientFields = contact
+        ? { name: contact.name, phone: contact.phone, email: contact.email, custom_fields: (contact as { custom_fields?: Record<string, unknown> }).custom_fields ?? null }
+        : { name: null, phone: to, email: null, custom_fields: null };
+      const built = buildTemplateMessage(template, values, fields, { mediaUrl: body.mediaUrl, filename: body.filename }, now);
+      urls.push(...built.mediaUrls);
+      templateId = template.id;
+      parts.push({
+        type: 'template',
+        message: { type: 'template', template: built.message },
+        content: { template: { name: template.name, language: template.language, template_id: template.id }, ...(built.text ? { text: built.text } : {}) },
+      });
+      if (template.category === 'MARKETING') {
+        const settings = await marketingSettings(db, sender.account.id);
+        if (settings.enabled) {
+          if (settings.onboarding_status === 'ONBOARDED') {
+            route = 'marketing_messages';
+            Object.assign(options, { route, productPolicy: settings.product_policy, activitySharing: settings.activity_sharing });
+          } else if (settings.product_policy === 'STRICT') {
+            throw new HttpProblem(422, 'unprocessable', 'Marketing messages are enabled with product_policy STRICT, but the account is not onboarded to them; the message was not sent.');
+          }
+        }
+      }
+      break;
+    }
+  }
+  for (const u of urls) await checkMediaUrl(platform, u.url, u.pointer);
+
+  // ---- the 24-hour rule, before any provider call (H15)
+  if (body.messageType !== 'template') {
+    const last = contact?.last_inbound_at ? new Date(contact.last_inbound_at).getTime() : null;
+    if (last === null || now.getTime() - last >= WINDOW_MS) {
+      throw new HttpProblem(
+        422,
+        'outside-window',
+        'The customer has not written in the last 24 hours: only an approved template can be sent (messageType "template"; see POST /api/template/create and GET /api/templates).',
+        { errors: [{ pointer: '/body/messageType', detail: 'free-form messages need an open 24-hour window; send a template' }] },
+      );
+    }
+  }
+
+  // ---- record, then call the provider part by part
+  const rows: Part[] = parts.map((p) => ({ ...p, id: newId('msg') }));
+  const { contactId, chatId } = await db.transaction().execute(async (trx) => {
+    const c = await trx
+      .insertInto('contacts')
+      .values({ id: newId('ct'), workspace_id: workspaceId, phone: to, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['workspace_id', 'phone']).doUpdateSet({ updated_at: now }))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const chat = await ensureChat(trx, workspaceId, sender.number.id, c.id, now);
+    for (const [i, p] of rows.entries()) {
+      // Parts of a group get increasing times so they list in send order.
+      const at = new Date(now.getTime() + i);
+      await trx
+        .insertInto('messages')
+        .values({
+          id: p.id,
+          workspace_id: workspaceId,
+          phone_number_id: sender.number.id,
+          contact_id: c.id,
+          chat_id: chat,
+          direction: 'outbound',
+          type: p.type,
+          content: JSON.stringify(p.content),
+          status: 'pending',
+          error: null,
+          template_id: templateId,
+          reply_to_id: i === 0 ? body.reply_to ?? null : null,
+          created_at: at,
+          status_at: at,
+        })
+        .execute();
+      await touchChat(trx, { workspaceId, phoneNumberId: sender.number.id, contactId: c.id, messageId: p.id, at, inbound: false });
+    }
+    return { contactId: c.id, chatId: chat };
+  });
+
+  const results: S['SentMessagePart'][] = [];
+  for (const [i, p] of rows.entries()) {
+    try {
+      // Our id rides along in the callback data: a status can settle the row even when the call timed out.
+      const partOptions = { ...options, ...(i === 0 ? {} : { replyTo: undefined }), bizOpaqueCallbackData: p.id };
+      const sent = await sender.provider.sendMessage(sender.providerNumber, to, p.message, partOptions);
+      await db
+        .updateTable('messages')
+        .set({ provider_message_id: sent.providerMessageId, status: 'accepted', status_at: platform.now() })
+        .where('id', '=', p.id)
+        .where('status', '=', 'pending')
+        .execute();
+      results.push({ id: p.id, wamid: sent.providerMessageId, status: 'accepted', type: p.type as S['MediaGroupItemType'] });
+    } catch (error) {
+      await settleFailure(platform, p.id, rows.slice(i + 1).map((r) => r.id), error);
+      throw error instanceof ProviderError ? error.toProblem() : error;
+    }
+  }
+
+  const first = results[0];
+  return {
+    id: first.id,
+    wamid: first.wamid,
+    status: first.status,
+    messageType: body.messageType,
+    contact_id: contactId,
+    chat_id: chatId,
+    contact_no: to,
+    chatapp_phone_number: sender.number.display_phone_number,
+    route,
+    ...(body.messageType === 'media_group' ? { parts: results } : {}),
+    created_at: now.toISOString(),
+  };
+}
+
+/** The failed part's row, and the parts after it that will not be sent. A timeout leaves the part `unknown`. */
+async function settleFailure(platform: Platform, id: string, rest: string[], error: unknown): Promise<void> {
+  const db = platform.store.db;
+  const now = platform.now();
+  const timeout = error instanceof ProviderError && error.kind === 'timeout';
+  const providerError = error instanceof ProviderError ? { code: error.code ?? 0, title: error.message, detail: error.details } : { code: 0, title: 'Internal error', detail: null };
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('messages')
+      .set(timeout ? { status: 'unknown', status_at: now } : { status: 'failed', status_at: now, failed_at: now, error: JSON.stringify(providerError) })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
+    if (rest.length) {
+      await trx
+        .updateTable('messages')
+        .set({ status: 'failed', status_at: now, failed_at: now, error: JSON.stringify({ code: 0, title: 'Not sent', detail: 'An earlier message of the media group was not accepted.' }) })
+        .where('id', 'in', rest)
+        .where('status', '=', 'pending')
+        .execute();
+    }
+  });
+}
+
+function fileNameOf(url: string): string | undefined {
+  try {
+    const name = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+    return name ? name.slice(0, 240) : undefined;
+  } catch {
+    return undefined;
+  }
+}
