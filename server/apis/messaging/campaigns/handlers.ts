@@ -1,5 +1,203 @@
-// Messaging campaigns: create, list, get, start, pause, resume, cancel.
-import type { operations } from '../../../../generated/messaging/types.js';
-import type { Handlers } from '../../../lib/handler-types.js';
+// Messaging campaigns: create, list, get, start, pause, resume, cancel. Everything a campaign
+// needs is checked before anything is stored; state changes lock the campaign's row, so two
+// concurrent calls cannot both move it, and tell every instance's worker through the bus.
+import { sql, type Transaction } from 'kysely';
+import type { components, operations } from '../../../../generated/messaging/types.js';
+import { authOf } from '../../../auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
+import type { Handler, Handlers } from '../../../lib/handler-types.js';
+import { newId } from '../../../lib/ids.js';
+import { requireE164 } from '../../../lib/phone.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import type { Platform } from '../../../platform.js';
+import type { Database } from '../../../store/schema.js';
+import type { CampaignStatusValue } from '../../../store/schema/campaigns.js';
+import { resolveSender } from '../sender.js';
+import { findTemplate } from '../templates/lookup.js';
+import { checkCampaignAudience, countRecipients, maxRecipients } from './audience.js';
+import { campaignView, progressOf, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
+import type { CampaignAudience, TemplateValues } from './message.js';
+import { checkMedia, checkTemplateValues } from './validate.js';
 
-export const campaignHandlers: Handlers<operations> = {};
+type ListQuery = NonNullable<operations['listCampaigns']['parameters']['query']>;
+type Campaign = components['schemas']['Campaign'];
+
+const notFound = (id: string) => new HttpProblem(404, 'not-found', `No campaign ${id} in this workspace.`);
+
+async function view(platform: Platform, row: CampaignRow): Promise<Campaign> {
+  return campaignView(row, (await progressOf(platform.store.db, [row])).get(row.id)!);
+}
+
+async function senderNumber(platform: Platform, workspaceId: string, phone: string) {
+  const pointer = '/body/chatapp_phone_number';
+  const e164 = requireE164(phone, pointer);
+  const number = await platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', workspaceId).where('display_phone_number', '=', e164).executeTakeFirst();
+  if (!number) throw new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', { errors: [{ pointer, detail: 'is not a number of a connected account of this workspace' }] });
+  const sender = await resolveSender(platform, workspaceId, number.id, pointer);
+  if (sender.account.disconnected_at) {
+    throw new HttpProblem(422, 'unprocessable', 'The number belongs to a disconnected business account.', { errors: [{ pointer, detail: 'account disconnected' }] });
+  }
+  return { ...sender, e164 };
+}
+
+const tooMany = (count: number, status: 400 | 422) =>
+  new HttpProblem(status, status === 400 ? 'validation' : 'unprocessable', `The audience has ${count > maxRecipients() ? `more than ${maxRecipients()}` : count} contacts; a campaign takes at most ${maxRecipients()}.`, {
+    errors: [{ pointer: '/body/audience', detail: `matches more than ${maxRecipients()} contacts` }],
+  });
+
+const createCampaign: Handler<operations['createCampaign']> = async (request, reply) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const db = platform.store.db;
+  const body = request.body;
+  const now = platform.now();
+  const sender = await senderNumber(platform, workspaceId, body.chatapp_phone_number);
+  const values = body.template as TemplateValues;
+  const audience = body.audience as CampaignAudience;
+  const template = await findTemplate(db, workspaceId, { name: values.name, language: values.language, businessAccountId: sender.account.id });
+  if (!template) {
+    throw new HttpProblem(404, 'not-found', `No template ${values.name} (${values.language}) for this number's business account.`, {
+      errors: [{ pointer: '/body/template/name', detail: 'unknown template' }],
+    });
+  }
+  if (template.status !== 'APPROVED') {
+    throw new HttpProblem(422, 'unprocessable', `Template ${values.name} (${values.language}) is ${template.status}; only APPROVED templates can be sent.`, {
+      errors: [{ pointer: '/body/template/name', detail: 'template not approved' }],
+    });
+  }
+  checkTemplateValues(template, values, now);
+  await checkMedia(platform, db, workspaceId, values);
+  const scheduledAt = body.scheduled_at !== undefined ? new Date(body.scheduled_at) : null;
+  if (scheduledAt && scheduledAt.getTime() <= now.getTime()) {
+    throw new HttpProblem(422, 'unprocessable', 'scheduled_at is in the past.', { errors: [{ pointer: '/body/scheduled_at', detail: 'must be in the future' }] });
+  }
+  await checkCampaignAudience(db, workspaceId, audience);
+  const count = await countRecipients(db, workspaceId, audience);
+  if (count > maxRecipients()) throw tooMany(count, 400); // K8: refused before any row or job exists
+
+  const status: CampaignStatusValue = body.draft ? 'draft' : scheduledAt ? 'scheduled' : 'sending';
+  const row = await db.transaction().execute(async (trx) => {
+    const created = await trx
+      .insertInto('campaigns')
+      .values({
+        id: newId('cmp'),
+        workspace_id: workspaceId,
+        name: body.name,
+        status: status === 'sending' ? 'draft' : status,
+        phone_number_id: sender.number.id,
+        chatapp_phone_number: sender.e164,
+        waba_id: sender.account.id,
+        audience: JSON.stringify(body.audience),
+        template: JSON.stringify(values),
+        template_id: template.id,
+        // At most the number's own rate; the worker holds the lower of the two.
+        rate_per_second: Math.min(body.rate_per_second ?? 80, sender.number.messages_per_second),
+        scheduled_at: scheduledAt,
+        failure_reason: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return status === 'sending' ? startSending(trx, created, now) : created;
+  });
+  reply.code(201);
+  return view(platform, row);
+};
+
+const listCampaigns: Handler<operations['listCampaigns']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const { status, limit = 20, cursor } = (request.query ?? {}) as ListQuery;
+  const scope = { workspaceId, operation: 'listCampaigns' };
+  const after = decodeKeyset(platform.secrets, scope, cursor);
+  let query = platform.store.db.selectFrom('campaigns').selectAll().where('workspace_id', '=', workspaceId);
+  if (status) query = query.where('status', '=', status);
+  if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const progress = await progressOf(platform.store.db, rows.slice(0, limit));
+  return keysetPage(platform.secrets, scope, rows, limit, (row) => campaignView(row, progress.get(row.id)!));
+};
+
+const getCampaign: Handler<operations['getCampaign']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const row = await platform.store.db.selectFrom('campaigns').selectAll().where('id', '=', request.params.campaignId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  if (!row) throw notFound(request.params.campaignId);
+  return view(platform, row);
+};
+
+/**
+ * Runs `change` on the locked campaign row; 404 for another workspace's or an unknown id. The
+ * new status is announced to every instance's worker after the commit.
+ */
+async function transition(
+  platform: Platform,
+  workspaceId: string,
+  id: string,
+  change: (trx: Transaction<Database>, row: CampaignRow, now: Date) => Promise<CampaignRow>,
+): Promise<Campaign> {
+  const now = platform.now();
+  const row = await platform.store.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('campaigns').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    if (!current) throw notFound(id);
+    const next = await change(trx, current, now);
+    await platform.bus.publish({ type: STATE_EVENT, workspaceId, data: { campaignId: id, status: next.status } }, trx);
+    if (next.status === 'sending') await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
+    return next;
+  });
+  return view(platform, row);
+}
+
+const conflict = (row: CampaignRow, action: string) => new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status} and cannot be ${action}.`);
+
+async function setStatus(trx: Transaction<Database>, row: CampaignRow, status: CampaignStatusValue, now: Date, extra: { finished_at?: Date } = {}) {
+  return trx.updateTable('campaigns').set({ status, updated_at: now, ...extra }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Starts sending now, or waits for a future `scheduled_at`; the audience is checked against the cap again. */
+async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date): Promise<CampaignRow> {
+  if (row.scheduled_at && new Date(row.scheduled_at).getTime() > now.getTime()) return setStatus(trx, row, 'scheduled', now);
+  try {
+    return await startSending(trx, row, now);
+  } catch (error) {
+    if (error instanceof TooManyRecipients) throw tooMany(error.count, 422);
+    throw error;
+  }
+}
+
+const startCampaign: Handler<operations['startCampaign']> = async (request) =>
+  transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
+    if (row.status !== 'draft') throw new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status}; only a draft can be started.`);
+    return begin(trx, row, now);
+  });
+
+const pauseCampaign: Handler<operations['pauseCampaign']> = async (request) =>
+  transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
+    if (row.status !== 'sending' && row.status !== 'scheduled') throw conflict(row, 'paused');
+    return setStatus(trx, row, 'paused', now);
+  });
+
+const resumeCampaign: Handler<operations['resumeCampaign']> = async (request) =>
+  transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
+    if (row.status !== 'paused') throw new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status}, not paused.`);
+    // Paused while scheduled: recipients are not fixed yet.
+    return row.started_at ? setStatus(trx, row, 'sending', now) : begin(trx, row, now);
+  });
+
+const cancelCampaign: Handler<operations['cancelCampaign']> = async (request) =>
+  transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
+    if (!['draft', 'scheduled', 'sending', 'paused'].includes(row.status)) throw conflict(row, 'cancelled');
+    await skipUnsent(trx, row.id, 'Campaign cancelled.');
+    return setStatus(trx, row, 'cancelled', now, { finished_at: now });
+  });
+
+export const campaignHandlers: Handlers<operations> = {
+  listCampaigns,
+  createCampaign,
+  getCampaign,
+  startCampaign,
+  pauseCampaign,
+  resumeCampaign,
+  cancelCampaign,
+};

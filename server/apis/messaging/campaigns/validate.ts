@@ -1,0 +1,95 @@
+// Checks of a campaign's template values before anything is stored: they must fit the approved
+// template (body variable count, header format, offer expiry), media URLs must pass the URL
+// policy (SSRF guard, group G) and uploaded media ids must be the workspace's.
+import type { Kysely } from 'kysely';
+import { HttpProblem } from '../../../lib/problems.js';
+import { allowCidrs, checkUrlSyntax, type UrlPolicy } from '../../../lib/url-policy.js';
+import type { Platform } from '../../../platform.js';
+import type { Database } from '../../../store/schema.js';
+import type { TemplateRow } from '../templates/lookup.js';
+import type { TemplateValues } from './message.js';
+import { mediaIdsOf } from './send-context.js';
+
+const unprocessable = (pointer: string, detail: string, message: string) =>
+  new HttpProblem(422, 'unprocessable', message, { errors: [{ pointer, detail }] });
+
+type Component = { type?: string; format?: string; text?: string };
+
+/** Distinct `{{n}}` placeholders of a text. */
+function placeholders(text: string | undefined): number {
+  return new Set([...(text ?? '').matchAll(/\{\{\s*(\d+)\s*\}\}/g)].map((m) => m[1])).size;
+}
+
+export function checkTemplateValues(template: TemplateRow, values: TemplateValues, now: Date): void {
+  const components = (Array.isArray(template.components) ? template.components : []) as Component[];
+  const body = components.find((c) => c.type === 'BODY');
+  const wanted = placeholders(body?.text);
+  const given = values.body?.length ?? 0;
+  if (wanted !== given) {
+    throw unprocessable('/body/template/body', `expected ${wanted} value(s), got ${given}`, `Template ${template.name} has ${wanted} body variable(s); ${given} value(s) were given.`);
+  }
+  const header = components.find((c) => c.type === 'HEADER');
+  const format = header?.format?.toUpperCase();
+  if (format && format !== 'TEXT' && format !== 'LOCATION') {
+    if (!values.header || values.header.type.toUpperCase() !== format) {
+      throw unprocessable('/body/template/header', `the template's header is ${format.toLowerCase()}`, `Template ${template.name} needs a ${format.toLowerCase()} header.`);
+    }
+  } else if (values.header && values.header.type !== 'text') {
+    throw unprocessable('/body/template/header', 'the template has no media header', `Template ${template.name} has no media header.`);
+  } else if (format === 'TEXT' && placeholders(header?.text) > 0 && !values.header) {
+    throw unprocessable('/body/template/header', 'the header variable needs a value', `Template ${template.name} has a header variable.`);
+  }
+  const offer = values.limited_time_offer;
+  if (offer && Date.parse(offer.expires_at) <= now.getTime()) {
+    throw unprocessable('/body/template/limited_time_offer/expires_at', 'must be in the future', 'The offer has already expired.');
+  }
+}
+
+function urlPolicy(platform: Platform): UrlPolicy {
+  const config = platform.config;
+  return {
+    httpsOnly: config.production,
+    allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
+    allowedPorts: config.allowPrivateUrls ? 'any' : undefined,
+  };
+}
+
+/** Every media URL through the policy (400 syntax, 422 `unsafe-url`); every media id the workspace's. */
+export async function checkMedia(platform: Platform, db: Kysely<Database>, workspaceId: string, values: TemplateValues): Promise<void> {
+  const urls: [string, string][] = [];
+  if (values.header && values.header.type !== 'text' && values.header.media_url) urls.push(['/body/template/header/media_url', values.header.media_url]);
+  const headers: [string, { media_url?: string; media_id?: string }][] = values.header && values.header.type !== 'text' ? [['/body/template/header', values.header]] : [];
+  if (values.carousel?.type === 'media') {
+    values.carousel.cards.forEach((card, i) => {
+      headers.push([`/body/template/carousel/cards/${i}/header`, card.header]);
+      if (card.header.media_url) urls.push([`/body/template/carousel/cards/${i}/header/media_url`, card.header.media_url]);
+    });
+  }
+  for (const [pointer, h] of headers) {
+    if ((h.media_url === undefined) === (h.media_id === undefined)) {
+      throw new HttpProblem(400, 'validation', 'A media header needs exactly one of media_url and media_id.', { errors: [{ pointer, detail: 'give exactly one of media_url and media_id' }] });
+    }
+  }
+  const policy = urlPolicy(platform);
+  for (const [pointer, url] of urls) {
+    const check = checkUrlSyntax(url, policy);
+    if (!check.ok) {
+      throw check.status === 400
+        ? new HttpProblem(400, 'validation', 'A media URL is invalid.', { errors: [{ pointer, detail: check.reason }] })
+        : new HttpProblem(422, 'unsafe-url', 'A media URL is not allowed.', { errors: [{ pointer, detail: check.reason }] });
+    }
+  }
+  const ids = [...new Set(mediaIdsOf(values))];
+  if (ids.length) {
+    const rows = await db.selectFrom('uploaded_media').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
+    const found = new Set(rows.map((r) => r.id));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing) throw new HttpProblem(404, 'not-found', `No uploaded media ${missing} in this workspace.`, { errors: [{ pointer: '/body/template', detail: `media_id ${missing} is not an upload of this workspace` }] });
+  }
+  if (values.carousel?.type === 'product') {
+    // Catalogs are synced by the commerce operations, which keep no catalog ids yet: none is known.
+    throw new HttpProblem(404, 'not-found', `No catalog ${values.carousel.cards[0]!.catalog_id} in this workspace.`, {
+      errors: [{ pointer: '/body/template/carousel/cards/0/catalog_id', detail: 'is not a catalog of this workspace' }],
+    });
+  }
+}

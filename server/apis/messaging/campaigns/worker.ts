@@ -1,0 +1,417 @@
+// The campaign worker, one per server instance. Each cycle it starts due scheduled campaigns
+// (once across instances: the row is locked with SKIP LOCKED and its status re-checked), then for
+// every `sending` campaign leases a batch of due recipients with FOR UPDATE SKIP LOCKED in the
+// transaction that reserves their send slots (rate.ts), marks them `sending` with a lease, and
+// sends each at its slot. Results are written in small batches (flush). A worker killed holding
+// leases loses them when `lease_until` passes; another worker re-takes those recipients and sends
+// again (at-least-once: only calls in flight or not yet flushed at the crash can be duplicated;
+// such resends are counted in `campaigns.resent`).
+import { sql, type Transaction } from 'kysely';
+import { newId } from '../../../lib/ids.js';
+import type { Platform } from '../../../platform.js';
+import { ProviderError } from '../../../providers/types.js';
+import type { Database } from '../../../store/schema.js';
+import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
+import { templateMessage, type RecipientFields } from './message.js';
+import { pauseNumber, reserveSlots } from './rate.js';
+import { loadSendContext, type SendContext } from './send-context.js';
+
+export interface CampaignWorkerOptions {
+  platform: Platform;
+  log?: (message: string, extra?: object) => void;
+  /** How long a lease outlives its last slot (CAMPAIGN_LEASE_MS); after it, another worker re-sends. */
+  leaseMs?: number;
+  /** How far ahead of a number's next free slot recipients are leased. */
+  lookaheadMs?: number;
+  pollMs?: number;
+  flushMs?: number;
+  maxBatch?: number;
+  /** A send this late for its slot is not made; the recipient gets a new slot. */
+  maxDriftMs?: number;
+}
+
+type Leased = { id: string; campaign_id: string; contact_id: string; phone: string; attempts: number };
+type ErrorInfo = { code: number | string; title: string; detail?: string | null };
+type Outcome =
+  | { kind: 'sent'; r: Leased; ctx: SendContext; messageId: string; providerMessageId: string; at: Date }
+  | { kind: 'failed'; r: Leased; error: ErrorInfo }
+  /** Back to `queued`; `undo` when no provider call was made. */
+  | { kind: 'requeue'; r: Leased; at: Date | null; undo: boolean };
+
+/** Provider codes that stop the whole campaign rather than one recipient. */
+const CAMPAIGN_STOPPERS = new Set([190, 131031, 132001, 132015, 132016]);
+const MAX_ATTEMPTS = 3;
+/** A little over a second, so that clock reads a millisecond apart cannot squeeze one more send in. */
+const WINDOW_MS = 1002;
+/**
+ * A send later than this after its slot takes a new slot instead. Within one instance the window
+ * log holds the rate exactly; across instances a second can also hold another instance's late
+ * sends, so this bounds the excess to MAX_DRIFT_MS worth of slots (1.25 × the rate) under lag.
+ */
+export const MAX_DRIFT_MS = 250;
+
+export class CampaignWorker {
+  private readonly platform: Platform;
+  private readonly leaseMs: number;
+  private readonly lookaheadMs: number;
+  private readonly pollMs: number;
+  private readonly flushMs: number;
+  private readonly maxBatch: number;
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly sleepers = new Set<() => void>();
+  private buffer: Outcome[] = [];
+  private flushTimer?: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  /** Campaigns paused, cancelled or failed since their recipients were leased. */
+  private readonly halted = new Map<string, string>();
+  private readonly failures = new Map<string, string>();
+  private readonly numberPausedUntil = new Map<string, number>();
+  /** Per number: no lease before this time (its slots are reserved until then). */
+  private readonly numberBusyUntil = new Map<string, number>();
+  private readonly cleanups: (() => unknown)[] = [];
+  /** This instance's latest send times, per number and per campaign (see pace()). */
+  private readonly sendLog = new Map<string, number[]>();
+  private readonly maxDriftMs: number;
+
+  constructor(private readonly options: CampaignWorkerOptions) {
+    this.platform = options.platform;
+    this.leaseMs = options.leaseMs ?? 60_000;
+    this.lookaheadMs = options.lookaheadMs ?? 500;
+    this.pollMs = options.pollMs ?? 1_000;
+    this.flushMs = options.flushMs ?? 25;
+    this.maxBatch = options.maxBatch ?? 100;
+    this.maxDriftMs = options.maxDriftMs ?? MAX_DRIFT_MS;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    const { bus, store } = this.platform;
+    this.cleanups.push(await store.listen(WAKE_CHANNEL, () => this.wake?.()));
+    this.cleanups.push(
+      bus.subscribe(STATE_EVENT, (e) => {
+        const { campaignId, status } = e.data as { campaignId: string; status: string };
+        if (status === 'sending') this.halted.delete(campaignId);
+        else this.halted.set(campaignId, status);
+        if (status === 'sending') this.wake?.();
+      }),
+      bus.subscribe('campaign.number_paused', (e) => {
+        const { phoneNumberId, until } = e.data as { phoneNumberId: string; until: number };
+        this.numberPausedUntil.set(phoneNumberId, Math.max(until, this.numberPausedUntil.get(phoneNumberId) ?? 0));
+      }),
+    );
+    this.loop = this.run();
+  }
+
+  /** Stops leasing; sends not yet started are released to the queue; results are written. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    for (const wake of [...this.sleepers]) wake();
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    await this.flush();
+    for (const cleanup of this.cleanups.splice(0)) await cleanup();
+  }
+
+  private log(message: string, extra?: object) {
+    this.options.log?.(message, extra);
+  }
+
+  private async run() {
+    while (this.running) {
+      let wakeAt = Date.now() + this.pollMs;
+      try {
+        wakeAt = Math.min(wakeAt, await this.cycle());
+      } catch (error) {
+        this.log('campaign cycle failed', { error: String(error) });
+      }
+      const wait = wakeAt - Date.now();
+      if (this.running && wait > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.wake = () => (clearTimeout(timer), resolve());
+        });
+      }
+    }
+  }
+
+  /** One pass; answers when the next pass is worth making. */
+  async cycle(): Promise<number> {
+    await this.startScheduled();
+    const campaigns = await this.platform.store.db.selectFrom('campaigns').selectAll().where('status', '=', 'sending').orderBy('started_at').limit(100).execute();
+    let next = Date.now() + this.pollMs;
+    for (const c of campaigns) {
+      if (!this.running) break;
+      const busy = Math.max(this.numberBusyUntil.get(c.phone_number_id) ?? 0, (this.numberPausedUntil.get(c.phone_number_id) ?? 0) - this.lookaheadMs);
+      if (busy > Date.now()) {
+        next = Math.min(next, busy);
+        continue;
+      }
+      const leased = await this.leaseBatch(c);
+      if (leased !== null) next = Math.min(next, leased);
+    }
+    return next;
+  }
+
+  private async startScheduled() {
+    const db = this.platform.store.db;
+    for (let i = 0; i < 20 && this.running; i++) {
+      const now = this.platform.now();
+      const started = await db.transaction().execute(async (trx) => {
+        const c = await trx
+          .selectFrom('campaigns')
+          .selectAll()
+          .where('status', '=', 'scheduled')
+          .where('scheduled_at', '<=', now)
+          .orderBy('scheduled_at')
+          .limit(1)
+          .forUpdate()
+          .skipLocked()
+          .executeTakeFirst();
+        if (!c) return false;
+        try {
+          await startSending(trx, c, now);
+        } catch (error) {
+          if (!(error instanceof TooManyRecipients)) throw error;
+          await failCampaign(trx, c.id, error.message, now);
+        }
+        return true;
+      });
+      if (!started) return;
+    }
+  }
+
+  /** Leases and dispatches one batch of `c`; answers when this number may lease again, or null. */
+  private async leaseBatch(c: CampaignRow): Promise<number | null> {
+    const db = this.platform.store.db;
+    const ctx = await loadSendContext(this.platform, c);
+    if ('failure' in ctx) {
+      await db.transaction().execute((trx) => failCampaign(trx, c.id, ctx.failure, this.platform.now()));
+      return null;
+    }
+    const n = Math.max(1, Math.min(this.maxBatch, Math.ceil((ctx.rate * this.lookaheadMs) / 1000)));
+    const now = this.platform.now();
+    const batch = await db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('campaign_recipients')
+        .select(['id', 'campaign_id', 'contact_id', 'phone', 'attempts', 'state'])
+        .where('campaign_id', '=', c.id)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('state', '=', 'queued'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)])]),
+            eb.and([eb('state', '=', 'sending'), eb('lease_until', '<', now)]),
+          ]),
+        )
+        .orderBy('id')
+        .limit(n)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (!rows.length) {
+        await completeIfDone(trx, c.id, now);
+        return null;
+      }
+      const slots = await reserveSlots(trx, c.phone_number_id, ctx.rate, rows.length, now);
+      const leaseUntil = new Date(slots.nextFree.getTime() + this.leaseMs);
+      const ids = rows.map((r) => r.id);
+      await trx
+        .updateTable('campaign_recipients')
+        .set((eb) => ({ state: 'sending', leased_by: this.platform.instanceId, lease_until: leaseUntil, attempts: eb('attempts', '+', 1), updated_at: now }))
+        .where('id', 'in', ids)
+        .execute();
+      const resent = rows.filter((r) => r.state === 'sending').length;
+      if (resent) await trx.updateTable('campaigns').set((eb) => ({ resent: eb('resent', '+', resent) })).where('id', '=', c.id).execute();
+      const contacts = await trx.selectFrom('contacts').select(['id', 'name', 'phone', 'email', 'custom_fields']).where('id', 'in', rows.map((r) => r.contact_id)).execute();
+      return { rows, slots, contacts: new Map(contacts.map((k) => [k.id, k])) };
+    });
+    if (!batch) return null;
+    const busyUntil = batch.slots.nextFree.getTime() - this.lookaheadMs;
+    this.numberBusyUntil.set(c.phone_number_id, busyUntil);
+    batch.rows.forEach((row, i) => {
+      const r: Leased = { ...row, attempts: row.attempts + 1 };
+      const contact = batch.contacts.get(r.contact_id);
+      const fields: RecipientFields = { name: contact?.name ?? null, phone: r.phone, email: contact?.email ?? null, custom_fields: (contact?.custom_fields as Record<string, unknown>) ?? null };
+      const p = this.dispatch(ctx, r, batch.slots.at[i]!, fields).catch((error) => this.log('campaign send failed', { error: String(error) }));
+      this.inFlight.add(p);
+      void p.finally(() => this.inFlight.delete(p));
+    });
+    return busyUntil;
+  }
+
+  private sleepUntil(at: Date): Promise<void> {
+    const ms = at.getTime() - Date.now();
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => (clearTimeout(timer), this.sleepers.delete(done), resolve());
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+
+  /**
+   * Holds a send while `perSecond` sends under `key` were already made in the last second (a
+   * sliding-window log). Slots are never early, but a busy event loop fires late ones together:
+   * this lets the worker catch up without ever putting more than the rate into one second.
+   */
+  private async pace(key: string, perSecond: number) {
+    const log = this.sendLog.get(key) ?? this.sendLog.set(key, []).get(key)!;
+    for (;;) {
+      const oldest = log.length >= perSecond ? log[log.length - perSecond]! : -Infinity;
+      const wait = oldest + WINDOW_MS - Date.now();
+      if (wait <= 0) break;
+      await this.sleepUntil(new Date(Date.now() + wait));
+    }
+  }
+
+  private mayPass(key: string, perSecond: number): boolean {
+    const log = this.sendLog.get(key)!;
+    return log.length < perSecond || log[log.length - perSecond]! + WINDOW_MS <= Date.now();
+  }
+
+  private logSend(key: string, perSecond: number) {
+    const log = this.sendLog.get(key)!;
+    log.push(Date.now());
+    if (log.length > perSecond) log.splice(0, log.length - perSecond);
+  }
+
+  private async dispatch(ctx: SendContext, r: Leased, at: Date, contact: RecipientFields) {
+    await this.sleepUntil(at);
+    const pn = ctx.campaign.phone_number_id;
+    const numberRate = ctx.sender.number.messages_per_second;
+    // Both checks again after any wait: another dispatch may have sent meanwhile.
+    do {
+      await this.pace(pn, numberRate);
+      await this.pace(r.campaign_id, ctx.rate);
+    } while (!this.mayPass(pn, numberRate) || !this.mayPass(r.campaign_id, ctx.rate));
+    const pausedUntil = this.numberPausedUntil.get(pn) ?? 0;
+    // Too late for its slot: sending now could crowd another instance's slots, so it takes a new one.
+    const late = Date.now() - at.getTime() > this.maxDriftMs;
+    if (!this.running || late || this.halted.has(r.campaign_id) || pausedUntil > Date.now()) {
+      return this.record({ kind: 'requeue', r, at: pausedUntil > Date.now() ? new Date(pausedUntil) : null, undo: true });
+    }
+    this.logSend(pn, numberRate);
+    this.logSend(r.campaign_id, ctx.rate);
+    try {
+      const message = templateMessage(ctx.template, contact, ctx.mediaIds);
+      const res = await ctx.sender.provider.sendMessage(ctx.sender.providerNumber, r.phone, message, { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` });
+      this.record({ kind: 'sent', r, ctx, messageId: newId('msg'), providerMessageId: res.providerMessageId, at: this.platform.now() });
+    } catch (error) {
+      await this.onSendError(ctx, r, error);
+    }
+  }
+
+  private async onSendError(ctx: SendContext, r: Leased, error: unknown) {
+    if (!(error instanceof ProviderError)) {
+      this.log('campaign message could not be sent', { error: String(error) });
+      return this.record({ kind: 'failed', r, error: { code: 'internal', title: 'The message could not be sent.' } });
+    }
+    const pn = ctx.campaign.phone_number_id;
+    if (error.rateLimited) {
+      // F-8: this number waits as told, on every instance; the recipient goes back to the queue.
+      const until = Date.now() + Math.max(1, error.retryAfterSec ?? 1) * 1000;
+      this.numberPausedUntil.set(pn, Math.max(until, this.numberPausedUntil.get(pn) ?? 0));
+      await pauseNumber(this.platform.store.db, pn, new Date(until));
+      await this.platform.bus.publish({ type: 'campaign.number_paused', workspaceId: ctx.campaign.workspace_id, data: { phoneNumberId: pn, until } });
+      return this.record({ kind: 'requeue', r, at: new Date(until), undo: true });
+    }
+    if (error.code !== null && (CAMPAIGN_STOPPERS.has(error.code) || (error.code === 100 && error.subcode === 33))) {
+      this.failures.set(r.campaign_id, `The chat provider refused the campaign: ${error.details ?? error.message}`);
+      this.halted.set(r.campaign_id, 'failed');
+      return this.record({ kind: 'requeue', r, at: null, undo: true });
+    }
+    if (error.kind === 'timeout') {
+      // The message may be on its way: never re-sent blindly (F-9).
+      return this.record({ kind: 'failed', r, error: { code: 'timeout', title: 'The chat provider did not answer in time; the outcome is unknown and the message was not re-sent.' } });
+    }
+    const retryable = error.notSent || error.kind === 'network' || (error.httpStatus ?? 0) >= 500;
+    if (retryable && r.attempts < MAX_ATTEMPTS) {
+      const backoff = 1000 * 2 ** (r.attempts - 1) * (0.5 + Math.random());
+      return this.record({ kind: 'requeue', r, at: new Date(Date.now() + backoff), undo: false });
+    }
+    return this.record({ kind: 'failed', r, error: { code: error.code ?? error.httpStatus ?? 'provider', title: error.message, detail: error.details } });
+  }
+
+  private record(outcome: Outcome) {
+    this.buffer.push(outcome);
+    if (this.buffer.length >= 100) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs);
+  }
+
+  /** Writes buffered results, one transaction; flushes never overlap. */
+  flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.flushing = this.flushing.then(async () => {
+      const batch = this.buffer.splice(0);
+      if (!batch.length) return;
+      try {
+        await this.platform.store.db.transaction().execute((trx) => this.write(trx, batch));
+      } catch (error) {
+        this.log('campaign results not written; retrying', { error: String(error) });
+        this.buffer.unshift(...batch);
+        this.flushTimer ??= setTimeout(() => void this.flush(), 500);
+      }
+    });
+    return this.flushing;
+  }
+
+  private async write(trx: Transaction<Database>, batch: Outcome[]) {
+    const now = this.platform.now();
+    const sent = batch.filter((o): o is Extract<Outcome, { kind: 'sent' }> => o.kind === 'sent');
+    if (sent.length) {
+      await trx
+        .insertInto('messages')
+        .values(
+          sent.map((o) => ({
+            id: o.messageId,
+            workspace_id: o.ctx.campaign.workspace_id,
+            phone_number_id: o.ctx.campaign.phone_number_id,
+            contact_id: o.r.contact_id,
+            direction: 'outbound' as const,
+            type: 'template',
+            content: JSON.stringify({ template: { name: o.ctx.template.name, language: o.ctx.template.language, template_id: o.ctx.templateId } }),
+            provider_message_id: o.providerMessageId,
+            status: 'accepted',
+            error: null,
+            template_id: o.ctx.templateId,
+            created_at: o.at,
+            status_at: o.at,
+          })),
+        )
+        .execute();
+    }
+    const values = batch.map((o) => {
+      const state = o.kind === 'sent' ? 'sent' : o.kind === 'failed' ? 'failed' : 'queued';
+      const messageId = o.kind === 'sent' ? o.messageId : null;
+      const providerId = o.kind === 'sent' ? o.providerMessageId : null;
+      const error = o.kind === 'failed' ? JSON.stringify(o.error) : null;
+      const next = o.kind === 'requeue' ? o.at : null;
+      const undo = o.kind === 'requeue' && o.undo ? 1 : 0;
+      return sql`(${o.r.id}::bigint, ${state}, ${messageId}::text, ${providerId}::text, ${error}::jsonb, ${next}::timestamptz, ${undo}::int)`;
+    });
+    // Only rows this instance still holds: if its lease ran out and another worker took the
+    // recipient, that worker's result is the one recorded.
+    await sql`update campaign_recipients r set state = v.state, message_id = coalesce(v.message_id, r.message_id),
+        provider_message_id = coalesce(v.provider_id, r.provider_message_id), error = v.error, next_attempt_at = v.next_at,
+        attempts = r.attempts - v.undo, lease_until = null, leased_by = null, updated_at = ${now}
+      from (values ${sql.join(values)}) as v(id, state, message_id, provider_id, error, next_at, undo)
+      where r.id = v.id and r.leased_by = ${this.platform.instanceId} and r.state = 'sending'`.execute(trx);
+    for (const id of new Set(batch.map((o) => o.r.campaign_id))) {
+      const reason = this.failures.get(id);
+      if (reason) {
+        this.failures.delete(id);
+        // Already failed (a second stopper error from the same batch): still skip what it requeued.
+        if (!(await failCampaign(trx, id, reason, now))) await skipUnsent(trx, id, 'Campaign failed.');
+        continue;
+      }
+      const c = await trx.selectFrom('campaigns').select('status').where('id', '=', id).executeTakeFirst();
+      if (c?.status === 'cancelled' || c?.status === 'failed') await skipUnsent(trx, id, `Campaign ${c.status}.`);
+      else if (c?.status === 'sending') await completeIfDone(trx, id, now);
+    }
+  }
+}

@@ -1,0 +1,145 @@
+// Fixtures of the campaign tests: a workspace with a Messaging key, a sandbox number (or the fake
+// Cloud API account), approved templates and contacts written straight into the store.
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { newId } from '../../../../server/lib/ids.js';
+import { createSandboxAccount } from '../../../../server/providers/sandbox.js';
+import type { Database } from '../../../../server/store/schema.js';
+import type { Kysely } from 'kysely';
+import { createKey, signUp } from '../../account/support.js';
+
+export interface Workspace {
+  workspaceId: string;
+  key: string;
+  accountId: string;
+  numberId: string;
+  phone: string;
+}
+
+type TemplateSpec = { name: string; status?: string; category?: string; components?: unknown[]; language?: string };
+
+export const TEMPLATES: TemplateSpec[] = [
+  { name: 'welcome_offer', components: [{ type: 'BODY', text: 'Welcome! Our new store is open.' }] },
+  { name: 'order_shipped', components: [{ type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' }, { type: 'BODY', text: 'Hi {{1}}, {{2}} ships {{3}}.' }] },
+  { name: 'invoice_ready', components: [{ type: 'HEADER', format: 'DOCUMENT' }, { type: 'BODY', text: 'Hi {{1}}, invoice {{2}} is ready.' }] },
+  { name: 'flash_sale', category: 'MARKETING', components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi {{1}}, 30% off today.' }] },
+  { name: 'new_arrivals', category: 'MARKETING', components: [{ type: 'BODY', text: 'Hi {{1}}, new arrivals.' }, { type: 'CAROUSEL', cards: [] }] },
+  { name: 'black_friday_coupon', category: 'MARKETING', components: [{ type: 'BODY', text: 'Hi {{1}}, take {{2}} off.' }] },
+  { name: 'spring_rejected', status: 'REJECTED', components: [{ type: 'BODY', text: 'Spring.' }] },
+];
+
+export async function addTemplates(db: Kysely<Database>, w: { workspaceId: string; accountId: string }, specs: TemplateSpec[] = TEMPLATES) {
+  for (const t of specs) {
+    await db
+      .insertInto('message_templates')
+      .values({
+        id: newId('tpl'),
+        workspace_id: w.workspaceId,
+        business_account_id: w.accountId,
+        name: t.name,
+        language: t.language ?? 'en_US',
+        category: (t.category ?? 'UTILITY') as 'UTILITY',
+        status: (t.status ?? 'APPROVED') as 'APPROVED',
+        components: JSON.stringify(t.components ?? []),
+      })
+      .execute();
+  }
+}
+
+export async function workspace(app: FastifyInstance): Promise<Workspace> {
+  const owner = await signUp(app);
+  const key = await createKey(app, owner.token, { name: 'campaigns' });
+  const db = app.platform.store.db;
+  const { account, numbers } = await createSandboxAccount(db, owner.workspace.id, { name: 'Acme' });
+  const w = { workspaceId: owner.workspace.id, key: key.secret, accountId: account.id, numberId: numbers[0]!.id, phone: numbers[0]!.display_phone_number };
+  await addTemplates(db, w);
+  return w;
+}
+
+/** `n` contacts with numbers `+4915100<seq>`; `unreachable` ones end in 0000 (the sandbox fails them). */
+export async function addContacts(db: Kysely<Database>, workspaceId: string, n: number, prefix = '+49151'): Promise<string[]> {
+  const ids: string[] = [];
+  for (let start = 0; start < n; start += 5000) {
+    const rows = Array.from({ length: Math.min(5000, n - start) }, (_, i) => ({
+      id: newId('ct'),
+      workspace_id: workspaceId,
+      phone: `${prefix}${String(start + i + 1).padStart(7, '0')}`,
+      name: `Contact ${start + i + 1}`,
+    }));
+    await db.insertInto('contacts').values(rows).execute();
+    ids.push(...rows.map((r) => r.id));
+  }
+  return ids;
+}
+
+export async function tag(db: Kysely<Database>, workspaceId: string, name: string, contactIds: string[]): Promise<string> {
+  const id = newId('tag');
+  await db.insertInto('tags').values({ id, workspace_id: workspaceId, name }).execute();
+  if (contactIds.length) await db.insertInto('contact_tags').values(contactIds.map((contact_id) => ({ contact_id, tag_id: id }))).execute();
+  return id;
+}
+
+export function call(app: FastifyInstance, key: string) {
+  return (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+    app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload: payload as object } : {}) });
+}
+
+/** Waits until `check` holds (polling), or fails after `ms`. */
+export async function until<T>(check: () => Promise<T | false | null | undefined>, ms = 10_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function recipientStates(db: Kysely<Database>, campaignId: string): Promise<Record<string, number>> {
+  const rows = await db.selectFrom('campaign_recipients').select(['state', sql<string>`count(*)`.as('n')]).where('campaign_id', '=', campaignId).groupBy('state').execute();
+  return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+}
+
+export async function tableCounts(db: Kysely<Database>) {
+  const n = async (t: 'campaigns' | 'campaign_recipients' | 'outbox' | 'messages') => Number((await db.selectFrom(t).select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+  return { campaigns: await n('campaigns'), recipients: await n('campaign_recipients'), outbox: await n('outbox'), messages: await n('messages') };
+}
+
+/** Connects the fake Cloud API's account and number to `w` (the app must use the fake's GRAPH_API_URL). */
+export async function connectFakeCloud(app: FastifyInstance, w: Workspace, fake: { phoneNumberId: string; wabaId: string; token: string; display: string }) {
+  const db = app.platform.store.db;
+  const accountId = newId('waba');
+  await db
+    .insertInto('business_accounts')
+    .values({ id: accountId, workspace_id: w.workspaceId, kind: 'cloud_api', provider_waba_id: fake.wabaId, name: 'Acme Cloud', access_token_enc: app.platform.secrets.encrypt(fake.token) })
+    .execute();
+  const numberId = newId('pn');
+  await db
+    .insertInto('phone_numbers')
+    .values({ id: numberId, workspace_id: w.workspaceId, business_account_id: accountId, provider_phone_number_id: fake.phoneNumberId, display_phone_number: fake.display, verified_name: 'Acme' })
+    .execute();
+  await addTemplates(db, { workspaceId: w.workspaceId, accountId });
+  return { ...w, accountId, numberId, phone: fake.display };
+}
+
+/** Records when each send of `provider` started, then sends. */
+export function recordSends(provider: { sendMessage: (...args: any[]) => Promise<unknown> }) {
+  const sends: { at: number; to: string }[] = [];
+  const original = provider.sendMessage.bind(provider);
+  provider.sendMessage = async (...args: any[]) => {
+    sends.push({ at: Date.now(), to: String(args[1]) });
+    return original(...args);
+  };
+  return { sends, restore: () => void (provider.sendMessage = original) };
+}
+
+/** The most sends in any window of `windowMs` (sliding, starting at each send). */
+export function maxInWindow(times: number[], windowMs = 1000): number {
+  const t = [...times].sort((x, y) => x - y);
+  let most = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[j]! < t[i]! - windowMs + 1) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
