@@ -336,7 +336,8 @@ export interface paths {
         /**
          * Create a webhook endpoint
          * @description Registers an endpoint and answers with its signing secret, shown this once. The URL
-         *     is checked for safety now and at every delivery.
+         *     is checked for safety now and at every delivery. A workspace has at most 16 endpoints;
+         *     one more answers 402 `plan-limit`.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -402,7 +403,7 @@ export interface paths {
         };
         /**
          * Get a delivery
-         * @description Returns one delivery.
+         * @description Returns one delivery with each of its attempts (status, answer excerpt, duration).
          */
         get: operations["getWebhookDelivery"];
         put?: never;
@@ -1146,8 +1147,8 @@ export interface components {
             document_id: components["schemas"]["ResourceId"];
             /** @description The client's identifier of the recipient (a CRM contact id). */
             external_id: components["schemas"]["ExternalId"];
-            /** @description Who the link is for: `phone`, `email` or both. */
-            recipient: components["schemas"]["Recipient"];
+            /** @description Who the link is for: `phone`, `email` or both; the phone is stored in E.164. */
+            recipient: components["schemas"]["RecipientCreate"];
             /**
              * Format: date-time
              * @description When the link stops opening; must be in the future. Never if omitted.
@@ -1274,6 +1275,12 @@ export interface components {
             time_ms: number;
         };
         /**
+         * @description A phone number as a client may hold it: E.164 or any common layout (`+49 151 1234-5678`,
+         *     `(415) 555-0123` with its country code). Stored and echoed in E.164.
+         * @example +49 151 12345678
+         */
+        PhoneInput: string;
+        /**
          * @description An error, as RFC 9457 problem details (`application/problem+json`). Bodies never carry
          *     stack traces, SQL, file paths, secrets or another workspace's data.
          */
@@ -1372,6 +1379,13 @@ export interface components {
             /** @description The recipient's email address. */
             email?: components["schemas"]["EmailAddress"];
         };
+        /** @description Who a new link is for: `phone`, `email` or both (at least one). */
+        RecipientCreate: {
+            /** @description The recipient's phone number, in E.164 or any layout with its country code; stored in E.164. */
+            phone?: components["schemas"]["PhoneInput"];
+            /** @description The recipient's email address. */
+            email?: components["schemas"]["EmailAddress"];
+        };
         /**
          * Format: uri
          * @description A registered redirect URI: absolute, `https` (or `http` for loopback hosts, RFC 8252),
@@ -1432,32 +1446,35 @@ export interface components {
          *
          *     The client authenticates with `client_id` and `client_secret` here or with HTTP Basic;
          *     a public client sends only `client_id`. Unknown parameters are ignored (RFC 6749 §3.2).
+         *     No parameter is required by the schema and none has a length here: the server checks them
+         *     and answers an OAuth error (`invalid_request` for a missing, empty or over-long one).
          */
         TokenRequest: {
-            /** @description `authorization_code` or `refresh_token`; others answer `unsupported_grant_type`. */
-            grant_type: components["schemas"]["OAuthGrantType"] | string;
-            /** @description The authorization code from the redirect. */
+            /** @description `authorization_code` or `refresh_token`; others answer `unsupported_grant_type`, none `invalid_request`. */
+            grant_type?: components["schemas"]["OAuthGrantType"] | string;
+            /** @description The authorization code from the redirect (at most 512 characters). */
             code?: string;
-            /** @description The redirect URI sent to authorize, character for character. */
+            /** @description The redirect URI sent to authorize, character for character (at most 2,048 characters). */
             redirect_uri?: string;
             /** @description The PKCE verifier (RFC 7636 §4.1): 43–128 unreserved characters. */
             code_verifier?: string;
-            /** @description The refresh token (with `refresh_token`). */
+            /** @description The refresh token (with `refresh_token`; at most 512 characters). */
             refresh_token?: string;
-            /** @description A space-separated subset of the granted scopes (with `refresh_token`); never more. */
+            /** @description A space-separated subset of the granted scopes (with `refresh_token`; at most 512 characters); never more. */
             scope?: string;
-            /** @description The client id, unless sent with HTTP Basic. */
+            /** @description The client id, unless sent with HTTP Basic (at most 128 characters). */
             client_id?: string;
             /**
              * Format: password
-             * @description The client secret, unless sent with HTTP Basic (confidential clients).
+             * @description The client secret, unless sent with HTTP Basic (confidential clients; at most 256 characters).
              */
             client_secret?: string;
         };
         /**
          * @description Tokens for one workspace (RFC 6749 §5.1). The access token is shown once and lives one
          *     hour; the refresh token lives 30 days and rotates: each use returns a new one and
-         *     retires the old, and reusing a retired one revokes the grant's tokens (RFC 9700 §4.14).
+         *     retires the old, and reusing a retired one revokes every token descended from the same
+         *     authorization code (RFC 9700 §4.14).
          */
         TokenResponse: {
             /** @description The bearer token: `Authorization: Bearer <access_token>`. */
@@ -1483,8 +1500,8 @@ export interface components {
         };
         /** @description A revocation request (RFC 7009 §2.1), as JSON or form-urlencoded. */
         TokenRevocationRequest: {
-            /** @description The access or refresh token to revoke. */
-            token: string;
+            /** @description The access or refresh token to revoke. Required: without it the answer is `invalid_request`. */
+            token?: string;
             /** @description `access_token` or `refresh_token`: where to look first. Other values are ignored. */
             token_type_hint?: ("access_token" | "refresh_token") | string;
             /** @description The client id, unless sent with HTTP Basic. */
@@ -1517,7 +1534,7 @@ export interface components {
             attempt: number;
             /** @description The HTTP status of the latest answer; `null` if none was received. */
             response_status: number | null;
-            /** @description The first 4 KiB of the latest answer's body, as UTF-8 text; `null` if none. */
+            /** @description The first 2,048 characters of the latest answer's body, as UTF-8 text; `null` if none. */
             response_body: string | null;
             /** @description How long the latest attempt took, in milliseconds; `null` before the first. */
             duration_ms: number | null;
@@ -1534,6 +1551,69 @@ export interface components {
             created_at: string;
             /** @description When the latest attempt was made; `null` before the first. */
             last_attempt_at: string | null;
+        };
+        /** @description One attempt of a delivery: what was answered, and how long it took. */
+        WebhookDeliveryAttempt: {
+            /**
+             * Format: int32
+             * @description The attempt's number, from 1.
+             */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            started_at: string;
+            /**
+             * Format: int32
+             * @description How long it took, in milliseconds.
+             */
+            duration_ms: number;
+            /** @description The HTTP status answered; `null` if no answer was received. */
+            response_status: number | null;
+            /** @description The first 2,048 characters of the answer's body; `null` if none. */
+            response_body: string | null;
+            /** @description Why the attempt failed; absent if it succeeded. */
+            failure_reason?: components["schemas"]["WebhookFailureReason"];
+        };
+        /** @description A delivery with every attempt made so far, oldest first. */
+        WebhookDeliveryDetail: {
+            /** @description The delivery id (`dlv_…`). */
+            id: components["schemas"]["ResourceId"];
+            /** @description The endpoint (`whe_…`). */
+            endpoint_id: components["schemas"]["ResourceId"];
+            /** @description The event (`evt_…`), the `id` in the payload and `X-Connect-Event-Id`. */
+            event_id: components["schemas"]["ResourceId"];
+            /** @description The event type. */
+            event_type: components["schemas"]["WebhookEventType"];
+            /** @description Where the delivery stands. */
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far (0 while the first is pending; at most 8).
+             */
+            attempt: number;
+            /** @description The HTTP status of the latest answer; `null` if none was received. */
+            response_status: number | null;
+            /** @description The first 2,048 characters of the latest answer's body, as UTF-8 text; `null` if none. */
+            response_body: string | null;
+            /** @description How long the latest attempt took, in milliseconds; `null` before the first. */
+            duration_ms: number | null;
+            /** @description Why the latest attempt failed; absent if it succeeded or none was made. */
+            failure_reason?: components["schemas"]["WebhookFailureReason"];
+            /** @description When the next attempt is due; `null` unless `retrying` or `pending`. */
+            next_retry_at: string | null;
+            /** @description The delivery this one repeats (`dlv_…`); present on redeliveries only. */
+            redelivery_of?: components["schemas"]["ResourceId"];
+            /**
+             * Format: date-time
+             * @description When the delivery was queued.
+             */
+            created_at: string;
+            /** @description When the latest attempt was made; `null` before the first. */
+            last_attempt_at: string | null;
+            /** @description The attempts made so far, oldest first (at most 8). */
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
         };
         /**
          * @description Where a delivery stands.
@@ -1698,11 +1778,12 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description The client id (`cli_…`) from the workspace's Connect settings. */
+        /** @description The client id (`cli_…`) from the workspace's Connect settings. Required. */
         "AuthorizeQuery.client_id": string;
         /**
          * @description PKCE (RFC 7636): the base64url SHA-256 of the client's `code_verifier`, 43 characters.
-         *     Required for public clients, recommended for all.
+         *     Required for public clients, recommended for all. Anything but 43 base64url characters
+         *     redirects with `invalid_request`.
          */
         "AuthorizeQuery.code_challenge": string;
         /** @description Must be `S256` when `code_challenge` is sent; `plain` redirects with `invalid_request`. */
@@ -1711,11 +1792,11 @@ export interface components {
         "AuthorizeQuery.email": string;
         /** @description Prefill: the owner's name, for sign-up. */
         "AuthorizeQuery.name": string;
-        /** @description Prefill for a new workspace created in the same step: its display name. */
+        /** @description Prefill for a new workspace created in the same step: its display name (at most 100 characters; longer prefills are ignored). */
         "AuthorizeQuery.org_name": string;
         /**
          * @description Where to send the browser back. Must equal one of the client's registered redirect URIs
-         *     character for character (RFC 9700 §4.1.3): no prefix, path or query variations.
+         *     character for character (RFC 9700 §4.1.3): no prefix, path or query variations. Required.
          */
         "AuthorizeQuery.redirect_uri": string;
         /** @description Must be `code`. Anything else redirects with `unsupported_response_type`; none with `invalid_request`. */
@@ -1723,14 +1804,14 @@ export interface components {
         /**
          * @description The scopes asked for, space-separated (`documents:write links:write`), from
          *     `documents:write`, `links:write`, `analytics:read`, `webhooks:write`. Empty or unknown
-         *     scopes redirect with `invalid_scope`.
+         *     scopes redirect with `invalid_scope`. At most 512 characters.
          */
         "AuthorizeQuery.scope": string;
         /** @description Prefill: the new workspace's handle (`acme-travel`). */
         "AuthorizeQuery.slug": string;
         /**
          * @description An opaque value chosen by the client against CSRF. Returned byte for byte in the
-         *     redirect (URL-encoded once) and HTML-escaped wherever shown.
+         *     redirect (URL-encoded once) and HTML-escaped wherever shown. At most 1,024 characters.
          */
         "AuthorizeQuery.state": string;
     };
@@ -3377,6 +3458,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The workspace's plan limit is reached. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description The credential is valid but lacks the scope or role this operation needs. */
             403: {
                 headers: {
@@ -3775,7 +3865,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookDelivery"];
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
@@ -4132,8 +4222,11 @@ export interface operations {
             /** @description 401 `invalid_client`: client authentication failed. */
             401: {
                 headers: {
-                    /** @description Present when the client used HTTP Basic: `Basic realm="connect"`. */
-                    "WWW-Authenticate"?: string;
+                    /**
+                     * @description `Basic realm="connect"` on every `invalid_client`: required when the client used HTTP
+                     *     Basic (RFC 6749 §5.2), and a hint at the method otherwise.
+                     */
+                    "WWW-Authenticate": string;
                     /** @description Never stored. */
                     "Cache-Control": "no-store";
                     /** @description For HTTP/1.0 caches. */
@@ -4206,8 +4299,11 @@ export interface operations {
             /** @description 401 `invalid_client`: client authentication failed. */
             401: {
                 headers: {
-                    /** @description Present when the client used HTTP Basic: `Basic realm="connect"`. */
-                    "WWW-Authenticate"?: string;
+                    /**
+                     * @description `Basic realm="connect"` on every `invalid_client`: required when the client used HTTP
+                     *     Basic (RFC 6749 §5.2), and a hint at the method otherwise.
+                     */
+                    "WWW-Authenticate": string;
                     /** @description Never stored. */
                     "Cache-Control": "no-store";
                     /** @description For HTTP/1.0 caches. */
@@ -4239,35 +4335,36 @@ export interface operations {
     };
     authorize: {
         parameters: {
-            query: {
-                /** @description The client id (`cli_…`) from the workspace's Connect settings. */
-                client_id: components["parameters"]["AuthorizeQuery.client_id"];
+            query?: {
+                /** @description The client id (`cli_…`) from the workspace's Connect settings. Required. */
+                client_id?: components["parameters"]["AuthorizeQuery.client_id"];
                 /**
                  * @description Where to send the browser back. Must equal one of the client's registered redirect URIs
-                 *     character for character (RFC 9700 §4.1.3): no prefix, path or query variations.
+                 *     character for character (RFC 9700 §4.1.3): no prefix, path or query variations. Required.
                  */
-                redirect_uri: components["parameters"]["AuthorizeQuery.redirect_uri"];
+                redirect_uri?: components["parameters"]["AuthorizeQuery.redirect_uri"];
                 /** @description Must be `code`. Anything else redirects with `unsupported_response_type`; none with `invalid_request`. */
                 response_type?: components["parameters"]["AuthorizeQuery.response_type"];
                 /**
                  * @description The scopes asked for, space-separated (`documents:write links:write`), from
                  *     `documents:write`, `links:write`, `analytics:read`, `webhooks:write`. Empty or unknown
-                 *     scopes redirect with `invalid_scope`.
+                 *     scopes redirect with `invalid_scope`. At most 512 characters.
                  */
                 scope?: components["parameters"]["AuthorizeQuery.scope"];
                 /**
                  * @description An opaque value chosen by the client against CSRF. Returned byte for byte in the
-                 *     redirect (URL-encoded once) and HTML-escaped wherever shown.
+                 *     redirect (URL-encoded once) and HTML-escaped wherever shown. At most 1,024 characters.
                  */
                 state?: components["parameters"]["AuthorizeQuery.state"];
                 /**
                  * @description PKCE (RFC 7636): the base64url SHA-256 of the client's `code_verifier`, 43 characters.
-                 *     Required for public clients, recommended for all.
+                 *     Required for public clients, recommended for all. Anything but 43 base64url characters
+                 *     redirects with `invalid_request`.
                  */
                 code_challenge?: components["parameters"]["AuthorizeQuery.code_challenge"];
                 /** @description Must be `S256` when `code_challenge` is sent; `plain` redirects with `invalid_request`. */
                 code_challenge_method?: components["parameters"]["AuthorizeQuery.code_challenge_method"];
-                /** @description Prefill for a new workspace created in the same step: its display name. */
+                /** @description Prefill for a new workspace created in the same step: its display name (at most 100 characters; longer prefills are ignored). */
                 org_name?: components["parameters"]["AuthorizeQuery.org_name"];
                 /** @description Prefill: the new workspace's handle (`acme-travel`). */
                 slug?: components["parameters"]["AuthorizeQuery.slug"];
@@ -4400,8 +4497,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "3XX": {
                 headers: {
@@ -4413,8 +4510,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "4XX": {
                 headers: {
@@ -4426,8 +4523,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "5XX": {
                 headers: {
@@ -4471,8 +4568,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "3XX": {
                 headers: {
@@ -4484,8 +4581,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "4XX": {
                 headers: {
@@ -4497,8 +4594,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "5XX": {
                 headers: {
@@ -4542,8 +4639,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "3XX": {
                 headers: {
@@ -4555,8 +4652,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "4XX": {
                 headers: {
@@ -4568,8 +4665,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "5XX": {
                 headers: {
@@ -4613,8 +4710,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "3XX": {
                 headers: {
@@ -4626,8 +4723,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "4XX": {
                 headers: {
@@ -4639,8 +4736,8 @@ export interface operations {
             };
             /**
              * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 4 KiB of the
-             *     answer are kept in the delivery log.
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
              */
             "5XX": {
                 headers: {

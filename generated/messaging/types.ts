@@ -382,9 +382,12 @@ export interface paths {
         /**
          * Connect a business account
          * @description Connects a business account: a sandbox account, or a cloud API account with its access
-         *     token (checked with the provider; its numbers and marketing messages onboarding status are
-         *     fetched at once). Owner only. Subscribe the provider's webhooks afterwards with
-         *     `POST /api/chatapp/{wabaId}/webhooks/setup`.
+         *     token (checked with the provider by listing the account's numbers; its numbers and
+         *     marketing messages onboarding status are fetched at once). A refused token answers 422
+         *     naming `access_token` with the provider's code; a business account the token cannot read
+         *     422 naming `provider_waba_id`; an account already connected (here or in another
+         *     workspace) 409; more than 20 connected accounts 402. Owner only. Subscribe the provider's
+         *     webhooks afterwards with `POST /api/chatapp/{wabaId}/webhooks/setup`.
          */
         post: operations["createConnection"];
         delete?: never;
@@ -405,9 +408,10 @@ export interface paths {
         post?: never;
         /**
          * Disconnect a business account
-         * @description Disconnects a business account: its numbers stop sending and receiving, the provider's
-         *     webhook subscription is removed (cloud API) and its stored token is deleted. Messages and
-         *     contacts stay. Owner only; 409 while one of its campaigns is sending.
+         * @description Disconnects a business account: its stored token is deleted and its numbers are marked
+         *     `DISCONNECTED` and no longer listed. Messages and contacts stay. Connecting the same
+         *     provider account again revives it with its numbers. The subscription at the provider is
+         *     left to the provider's app settings. Owner only; 409 while one of its campaigns is sending.
          */
         delete: operations["deleteConnection"];
         options?: never;
@@ -516,7 +520,8 @@ export interface paths {
          * Sync numbers from the provider
          * @description Refreshes every connected account from the provider: phone numbers (added, changed,
          *     disconnected) and marketing messages onboarding status. An account whose refresh fails is
-         *     reported in its result; the others are still refreshed.
+         *     reported in its result; the others are still refreshed. When every account failed, the
+         *     answer is 502 with the first provider error.
          */
         post: operations["syncWorkspace"];
         delete?: never;
@@ -688,14 +693,19 @@ export interface paths {
          * List contacts
          * @description Lists contacts, newest first unless `sort` says otherwise. Filters combine with AND:
          *     `q` searches name, email and number (as text: `%` and `_` match themselves); every `tag`
-         *     must be present; `segment_id` applies a saved segment; each `custom_field=<key>:<value>`
-         *     must match.
+         *     must be present (case-insensitively; an unknown tag matches nobody); `segment_id` applies a
+         *     saved segment (404 when it is not the workspace's); each `custom_field=<key>:<value>` must
+         *     match: text case-insensitively, numbers numerically, dates and choices exactly (400 for a key
+         *     that is no custom field, or a number field given a non-number). A `cursor` continues only
+         *     the listing it came from: same filters, same `sort`.
          */
         get: operations["listContacts"];
         put?: never;
         /**
          * Create a contact
-         * @description Creates a contact. The number is normalised to E.164 and must be unique in the workspace.
+         * @description Creates a contact. The number is normalised to E.164 (400 when it is not a possible phone
+         *     number) and must be unique in the workspace (409 naming the contact that has it). Text with
+         *     NUL characters or lone surrogates answers 400; custom field values of the wrong type 422.
          */
         post: operations["createContact"];
         delete?: never;
@@ -1271,7 +1281,8 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Registers an endpoint. The signing secret is in this answer only.
+         * @description Registers an endpoint. The signing secret is in this answer only. A workspace has at
+         *     most 16 endpoints; one more answers 402 `plan-limit`.
          */
         post: operations["createMessagingWebhookEndpoint"];
         delete?: never;
@@ -2067,7 +2078,7 @@ export interface components {
             kind: components["schemas"]["ConnectionKind"];
             /** @description The account's name. */
             name: string;
-            /** @description The provider's business account id (numeric; sandbox accounts get a synthetic one starting `9000`); also accepted as `{wabaId}` in paths. */
+            /** @description The provider's business account id (numeric; sandbox accounts get a synthetic one); also accepted as `{wabaId}` in paths. */
             provider_waba_id: string;
             /** @description The account's health. */
             status: components["schemas"]["ConnectionStatus"];
@@ -2205,6 +2216,11 @@ export interface components {
              */
             created_at: string;
         };
+        /**
+         * @description One allowed value of a `choice` custom field.
+         * @example pro
+         */
+        CustomFieldChoice: string;
         /** @description The body of `POST /api/custom-fields`. */
         CustomFieldCreate: {
             /** @description The key; unique per workspace (409 otherwise). */
@@ -2213,8 +2229,8 @@ export interface components {
             label: string;
             /** @description The type of the values. */
             type: components["schemas"]["CustomFieldType"];
-            /** @description The allowed values; required for `choice`, refused for other types (422). */
-            choices?: string[];
+            /** @description The allowed values, each once; required for `choice`, refused for other types (422). */
+            choices?: components["schemas"]["CustomFieldChoice"][];
         };
         /**
          * @description A custom-field filter in a query: `<key>:<value>`, matching contacts whose field equals the value (case-insensitively for text).
@@ -5020,7 +5036,14 @@ export interface components {
             /** @description The segment (`seg_…`). */
             segment_id: components["schemas"]["ResourceId"];
         };
-        /** @description One condition of a segment. */
+        /**
+         * @description One condition of a segment. Operators by field type: text fields (`name`, `email`,
+         *     `contact_no`, text custom fields) take `eq`, `neq` (case-insensitive), `contains`,
+         *     `not_contains`, `exists`, `not_exists`; `tag` and choice fields `eq`, `neq`, `exists`,
+         *     `not_exists`; number fields also `gt`, `gte`, `lt`, `lte`; dates (`created_at`,
+         *     `last_inbound_at`, date custom fields) also `within_days`. Dates are whole UTC days. Any other
+         *     combination, a value of the wrong type, or a value given to `exists`/`not_exists` answers 422.
+         */
         SegmentCondition: {
             /** @description The contact field: `name`, `email`, `contact_no`, `tag`, `created_at`, `last_inbound_at`, or `custom_fields.<key>`. */
             field: string;
