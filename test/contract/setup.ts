@@ -14,6 +14,10 @@ import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';
 import { SERVER_SECRETS } from './http.js';
 import { seedConnect } from './seed-connect.js';
 import { seedMessaging } from './seed-messaging.js';
+import { FakeProvider } from '../fakes/fake-provider.js';
+
+/** The Cloud API token of the spec's createConnection examples, accepted by the fake provider. */
+const EXAMPLE_GRAPH_TOKEN = 'EAAGm0PX4ZCpsBAKZBxZCexampletoken0123456789';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,6 +45,8 @@ export default async function setup(project: TestProject) {
     if (!base) {
       const dataDir = mkdtempSync(join(tmpdir(), 'contract-'));
       const store = await openTestStore();
+      // The Cloud API examples (createConnection) talk to a fake Graph API on 127.0.0.1.
+      const graph = await new FakeProvider({ tokens: [EXAMPLE_GRAPH_TOKEN], record: false }).start();
       const app = await buildApp(
         loadConfig({
           PORT: '0',
@@ -50,6 +56,7 @@ export default async function setup(project: TestProject) {
           DEMO: 'false',
           PROVIDER_APP_SECRET: SERVER_SECRETS.providerAppSecret,
           PROVIDER_VERIFY_TOKEN: SERVER_SECRETS.providerVerifyToken,
+          GRAPH_API_URL: graph.baseUrl,
         }),
         { store, sandboxTestMode: true },
       );
@@ -58,6 +65,7 @@ export default async function setup(project: TestProject) {
       stops.push(async () => {
         await app.close();
         await store.close();
+        await graph.stop();
         rmSync(dataDir, { recursive: true, force: true });
       });
     }

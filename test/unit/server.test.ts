@@ -56,10 +56,10 @@ describe('server skeleton', () => {
   });
 
   it('answers an operation that is not implemented yet with 501 naming it', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'x-api-key': 'k' }, payload: { name: 'vip' } });
+    const res = await app.inject({ method: 'POST', url: '/api/quick-replies', headers: { 'x-api-key': 'k' }, payload: { shortcut: 'hours', text: 'We open at 9.' } });
     expect(res.statusCode).toBe(501);
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(res.json()).toMatchObject({ type: NOT_IMPLEMENTED, status: 501, operation_id: 'createTag' });
+    expect(res.json()).toMatchObject({ type: NOT_IMPLEMENTED, status: 501, operation_id: 'createQuickReply' });
   });
 
   it('answers an unsupported content type with 415', async () => {

@@ -78,7 +78,7 @@ export const sendMessage: Handler<operations['sendMessage']> = async (request, r
   const platform = request.server.platform;
   if (request.isMultipart()) {
     // The providers have no media-upload call yet, so a device file cannot reach the customer.
-    throw new HttpProblem(501, 'not-implemented', 'Sending a file from the device is not available yet; send it by mediaUrl.');
+    throw new HttpProblem(501, 'not-implemented', 'Sending a file from the device is not available yet; send it by mediaUrl.', { operation_id: 'sendMessage' });
   }
   const body = request.body as Body;
   if (hasUnstorableText(body)) throw new HttpProblem(400, 'validation', 'The body holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
