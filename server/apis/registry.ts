@@ -10,6 +10,10 @@ import { accountHandlers } from './account/handlers.js';
 import { connectHandlers } from './connect/handlers.js';
 import { loginHandlers } from './login/handlers.js';
 import { messagingHandlers } from './messaging/handlers.js';
+import { oauthRouteOptions } from './connect/oauth/oauth-errors.js';
+
+/** Route options beyond handler and authentication, by operationId (e.g. an own error format). */
+const ROUTE_OPTIONS: Record<string, Partial<RouteOptions>> = { ...oauthRouteOptions };
 
 export const API_NAMES = ['account', 'connect', 'login', 'messaging'] as const;
 export type ApiName = (typeof API_NAMES)[number];
@@ -63,7 +67,7 @@ export async function registerApis(app: FastifyInstance): Promise<void> {
         const handler = handlers[operationId] as RouteHandlerMethod | undefined;
         if (!handler) return notImplemented(operationId);
         // glue merges these into the route it builds (method, url and schema come from the document)
-        return { handler, preHandler: authenticator(app, api, operationId, security.get(operationId) ?? []) } as unknown as RouteOptions;
+        return { ...ROUTE_OPTIONS[operationId], handler, preHandler: authenticator(app, api, operationId, security.get(operationId) ?? []) } as unknown as RouteOptions;
       },
     });
   }

@@ -20,7 +20,7 @@ const BY_CODE: Record<string, () => ProblemDetails> = {
   FST_ERR_BAD_URL: () => problem(400, 'validation', 'The request URL is malformed.'),
 };
 
-function toProblem(error: FastifyError & { validation?: unknown }): { body: ProblemDetails; headers: Record<string, string> } {
+export function toProblem(error: FastifyError & { validation?: unknown }): { body: ProblemDetails; headers: Record<string, string> } {
   if (error instanceof HttpProblem) return { body: error.problem, headers: error.headers };
   if (error.validation) {
     return { body: problem(400, 'validation', 'One or more inputs are invalid; see errors.', { errors: toInvalidParams(error) }), headers: {} };

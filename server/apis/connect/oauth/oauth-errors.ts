@@ -1,7 +1,9 @@
 // RFC 6749 §5.2 errors of the token and revocation endpoints: JSON, never cached, and for a
 // failed client authentication a 401 with `WWW-Authenticate: Basic` (§5.2 requires it when the
 // client used HTTP Basic, C11; sent for every invalid_client, as the contract declares).
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { sendProblem } from '../../../lib/problems.js';
+import { toProblem } from '../../../plugins/problems.js';
 import type { components } from '../../../../generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
@@ -33,3 +35,25 @@ export function sendOAuthError(reply: FastifyReply, failure: OAuthFailure): Fast
     .type('application/json')
     .send({ error: failure.error, error_description: failure.description });
 }
+
+/**
+ * The route error handler of the token and revocation endpoints: what fails before the handler
+ * (a body that does not parse, a parameter of the wrong type, a content type or size refused)
+ * still answers in RFC 6749 §5.2's format (C14), `invalid_request` with the refusal's status.
+ * Rate limits (429) and server errors stay problem+json, like everywhere else.
+ */
+export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { body, headers } = toProblem(error);
+  if (body.status === 429 || body.status >= 500) {
+    if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, body, headers);
+  }
+  return reply
+    .code(body.status)
+    .headers(NO_STORE)
+    .type('application/json')
+    .send({ error: 'invalid_request', error_description: body.detail ?? body.title });
+}
+
+/** Route options the registry adds to these operations' routes. */
+export const oauthRouteOptions = { createToken: { errorHandler: oauthErrorHandler }, revokeToken: { errorHandler: oauthErrorHandler } };

@@ -251,6 +251,24 @@ describe('C. OAuth consent and token', () => {
     expect(answers.map((r) => r.statusCode)).toEqual([400, 400, 401, 400, 400, 400, 400, 400, 401, 400, 400, 400, 200]);
   });
 
+  it('C14 refusals before the handler (malformed JSON, a non-object body, a repeated form parameter, a body over the cap) still answer RFC 6749 errors', async () => {
+    const sent = [
+      ['/api/oauth/token', 'application/json', '{"grant_type":', 400],
+      ['/api/oauth/token', 'application/json', '[1]', 400],
+      ['/api/oauth/token', 'application/x-www-form-urlencoded', 'grant_type=a&grant_type=b', 400],
+      ['/api/oauth/token', 'application/x-www-form-urlencoded', `code=${'x'.repeat(70 * 1024)}`, 413],
+      ['/api/oauth/revoke', 'application/json', '{"token":', 400],
+    ] as const;
+    for (const [url, type, payload, status] of sent) {
+      const res = await app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload });
+      expect(res.statusCode, `${url} ${payload.slice(0, 30)}`).toBe(status);
+      expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers.pragma).toBe('no-cache');
+      expect(res.json()).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+    }
+  });
+
   it("C15 consent POST without its CSRF token, with another browser session's, or Origin: https://evil.test: 403 page, no code", async () => {
     const { client, browser } = await consentSetup(app);
     const other = await consentSetup(app);
