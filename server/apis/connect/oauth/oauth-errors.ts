@@ -4,6 +4,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '../../../lib/problems.js';
 import { toProblem } from '../../../plugins/problems.js';
+import { errorView, sendConsentPage } from '../../../pages/consent.js';
 import type { components } from '../../../../generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
@@ -55,5 +56,22 @@ export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, 
     .send({ error: 'invalid_request', error_description: body.detail ?? body.title });
 }
 
+/**
+ * The authorize page's: a query the contract refuses (a parameter repeated, say) is a browser's
+ * request too, so it gets the HTML error page at the same status and never a redirect (C1).
+ */
+export function authorizePageErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { body, headers } = toProblem(error);
+  if (body.status === 429 || body.status >= 500) {
+    if (body.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, body, headers);
+  }
+  return sendConsentPage(reply, body.status, 'Authorization request refused', errorView('The authorization request is malformed: each parameter must appear once.'));
+}
+
 /** Route options the registry adds to these operations' routes. */
-export const oauthRouteOptions = { createToken: { errorHandler: oauthErrorHandler }, revokeToken: { errorHandler: oauthErrorHandler } };
+export const oauthRouteOptions = {
+  authorize: { errorHandler: authorizePageErrorHandler },
+  createToken: { errorHandler: oauthErrorHandler },
+  revokeToken: { errorHandler: oauthErrorHandler },
+};

@@ -269,6 +269,14 @@ describe('C. OAuth consent and token', () => {
     }
   });
 
+  it('C1 a parameter repeated in the authorize query: 400 HTML error page, no Location', async () => {
+    const res = await app.inject({ method: 'GET', url: '/connect/authorize?response_type=code&client_id=a&client_id=b&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb' });
+    expect(res.statusCode).toBe(400);
+    expect(String(res.headers['content-type'])).toMatch(/^text\/html/);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.headers['x-frame-options']).toBe('DENY');
+  });
+
   it("C15 consent POST without its CSRF token, with another browser session's, or Origin: https://evil.test: 403 page, no code", async () => {
     const { client, browser } = await consentSetup(app);
     const other = await consentSetup(app);
