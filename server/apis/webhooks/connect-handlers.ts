@@ -12,7 +12,8 @@ import {
   checkEndpointUrl,
   checkEventTypes,
   checkText,
-  createEndpoint,
+  createCheckedEndpoint,
+  listEndpoints,
   DEFAULT_OVERLAP_SECONDS,
   deleteEndpoint,
   type EndpointRow,
@@ -50,11 +51,7 @@ export const connectWebhookHandlers: Handlers<operations> = {
   async createWebhookEndpoint(request, reply) {
     const { workspaceId } = authOf(request);
     const platform = request.server.platform;
-    const body = request.body;
-    checkText(body.description, 'description');
-    const eventTypes = checkEventTypes('connect', body.enabled_events);
-    await checkEndpointUrl(platform, body.url);
-    const { row, secret } = await createEndpoint(platform, workspaceId, 'connect', { url: body.url, eventTypes, description: body.description ?? null });
+    const { row, secret } = await createCheckedEndpoint(platform, workspaceId, 'connect', request.body);
     reply.code(201);
     return { ...endpointView(row, platform.now()), secret };
   },
@@ -62,14 +59,8 @@ export const connectWebhookHandlers: Handlers<operations> = {
   async listWebhookEndpoints(request) {
     const { workspaceId } = authOf(request);
     const platform = request.server.platform;
-    const { limit = 20, cursor } = (request.query ?? {}) as PageQuery;
-    const scope = { workspaceId, operation: 'listWebhookEndpoints' };
-    const after = decodeKeyset(platform.secrets, scope, cursor);
-    let query = platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('api', '=', 'connect');
-    if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
     const now = platform.now();
-    return keysetPage(platform.secrets, scope, rows, limit, (row) => endpointView(row, now));
+    return listEndpoints(platform, workspaceId, 'connect', 'listWebhookEndpoints', (request.query ?? {}) as PageQuery, (row) => endpointView(row, now));
   },
 
   async getWebhookEndpoint(request) {

@@ -3,6 +3,7 @@
 // as an unknown one. Secrets are generated here, encrypted at rest, and returned only by
 // `createEndpoint` and `rotateSecret`.
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
 import { newId, newSecret } from '../../lib/ids.js';
 import { HttpProblem } from '../../lib/problems.js';
 import { FetchFailedError, UnsafeUrlError } from '../../lib/safe-fetch.js';
@@ -181,4 +182,37 @@ export async function deleteEndpoint(platform: Platform, workspaceId: string, ap
     if (!row) throw endpointNotFound();
     await cancelPending(tx, row, now);
   });
+}
+
+/** A create request's fields as both APIs' contracts name them. */
+export interface EndpointCreateBody {
+  url: string;
+  enabled_events: string[];
+  description?: string | null;
+}
+
+/** Checks a create request (description, event types, URL) before creating the endpoint. */
+export async function createCheckedEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, body: EndpointCreateBody): Promise<{ row: EndpointRow; secret: string }> {
+  checkText(body.description, 'description');
+  const eventTypes = checkEventTypes(api, body.enabled_events);
+  await checkEndpointUrl(platform, body.url);
+  return createEndpoint(platform, workspaceId, api, { url: body.url, eventTypes, description: body.description ?? null });
+}
+
+/** One page of the workspace's endpoints of `api`, newest first, with a cursor bound to `operation`. */
+export async function listEndpoints<Item>(
+  platform: Platform,
+  workspaceId: string,
+  api: WebhookApi,
+  operation: string,
+  page: { limit?: number; cursor?: string },
+  view: (row: EndpointRow) => Item,
+) {
+  const { limit = 20, cursor } = page;
+  const scope = { workspaceId, operation };
+  const after = decodeKeyset(platform.secrets, scope, cursor);
+  let query = platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('api', '=', api);
+  if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  return keysetPage(platform.secrets, scope, rows, limit, view);
 }

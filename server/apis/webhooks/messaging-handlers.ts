@@ -2,19 +2,8 @@
 // by the destination registered in ./setup.ts; rotation keeps the old secret signing for a day.
 import type { components, operations } from '../../../generated/messaging/types.js';
 import { authOf } from '../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
 import type { Handlers } from '../../lib/handler-types.js';
-import {
-  checkEndpointUrl,
-  checkEventTypes,
-  checkText,
-  createEndpoint,
-  DEFAULT_OVERLAP_SECONDS,
-  deleteEndpoint,
-  type EndpointRow,
-  findEndpoint,
-  rotateSecret,
-} from './endpoints.js';
+import { createCheckedEndpoint, DEFAULT_OVERLAP_SECONDS, deleteEndpoint, type EndpointRow, findEndpoint, listEndpoints, rotateSecret } from './endpoints.js';
 
 type Endpoint = components['schemas']['MessagingWebhookEndpoint'];
 type EventType = components['schemas']['MessagingWebhookEventType'];
@@ -37,26 +26,14 @@ function endpointView(row: EndpointRow): Endpoint {
 export const messagingWebhookHandlers: Handlers<operations> = {
   async createMessagingWebhookEndpoint(request, reply) {
     const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const body = request.body;
-    checkText(body.description, 'description');
-    const eventTypes = checkEventTypes('messaging', body.enabled_events);
-    await checkEndpointUrl(platform, body.url);
-    const { row, secret } = await createEndpoint(platform, workspaceId, 'messaging', { url: body.url, eventTypes, description: body.description ?? null });
+    const { row, secret } = await createCheckedEndpoint(request.server.platform, workspaceId, 'messaging', request.body);
     reply.code(201);
     return { ...endpointView(row), secret };
   },
 
   async listMessagingWebhookEndpoints(request) {
     const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const { limit = 20, cursor } = (request.query ?? {}) as PageQuery;
-    const scope = { workspaceId, operation: 'listMessagingWebhookEndpoints' };
-    const after = decodeKeyset(platform.secrets, scope, cursor);
-    let query = platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('api', '=', 'messaging');
-    if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-    return keysetPage(platform.secrets, scope, rows, limit, endpointView);
+    return listEndpoints(request.server.platform, workspaceId, 'messaging', 'listMessagingWebhookEndpoints', (request.query ?? {}) as PageQuery, endpointView);
   },
 
   async getMessagingWebhookEndpoint(request) {
