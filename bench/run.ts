@@ -8,6 +8,7 @@ import pg from 'pg';
 import { compare } from './lib/load.js';
 import { measureLoginPush, type LoginTarget } from './lib/login-push.js';
 import { measureStreamMemory } from './lib/sse-memory.js';
+import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
 
 const quick = process.argv.includes('--quick');
 const rounds = quick ? 3 : 5;
@@ -85,6 +86,19 @@ if (adminUrl) {
   }
 } else {
   console.log('note: set BENCH_DATABASE_URL to measure the push across two instances on PostgreSQL');
+}
+
+// A campaign against the fake Cloud API: achieved send rate over the configured 1,000/s, and memory.
+{
+  const recipients = quick ? 10_000 : 100_000;
+  const pglite = await measureCampaign(recipients, 1000);
+  ratios.campaign_rate_pglite = pglite.achievedPerSecond / pglite.configuredPerSecond;
+  figures.campaign_pglite = pglite;
+  if (adminUrl) {
+    const postgres = await withBenchDatabase(adminUrl, (url) => measureCampaign(recipients, 1000, { DATABASE_URL: url }));
+    ratios.campaign_rate_postgres = postgres.achievedPerSecond / postgres.configuredPerSecond;
+    figures.campaign_postgres = postgres;
+  }
 }
 
 for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);

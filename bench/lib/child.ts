@@ -2,7 +2,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url));
+// The server runs in this child itself, with tsx as a loader: tsx's CLI would put it in a
+// grandchild, which a SIGKILL of the child (the crash test) leaves running.
+const tsxLoader = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 export interface Child<T> {
   info: T;
@@ -11,7 +13,7 @@ export interface Child<T> {
 }
 
 export async function startChild<T>(script: string, env: Record<string, string> = {}): Promise<Child<T>> {
-  const child = spawn(process.execPath, [tsx, fileURLToPath(new URL(`../servers/${script}`, import.meta.url))], {
+  const child = spawn(process.execPath, ['--import', tsxLoader, fileURLToPath(new URL(`../servers/${script}`, import.meta.url))], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

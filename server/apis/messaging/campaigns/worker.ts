@@ -5,7 +5,8 @@
 // sends each at its slot. Results are written in small batches (flush). A worker killed holding
 // leases loses them when `lease_until` passes; another worker re-takes those recipients and sends
 // again (at-least-once: only calls in flight or not yet flushed at the crash can be duplicated;
-// such resends are counted in `campaigns.resent`).
+// such resends are counted in `campaigns.resent`). No new batch is leased while a batch of
+// results is unwritten, so what a crash can duplicate stays within about two batches.
 import { sql, type Transaction } from 'kysely';
 import { newId } from '../../../lib/ids.js';
 import type { Platform } from '../../../platform.js';
@@ -63,6 +64,8 @@ export class CampaignWorker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly sleepers = new Set<() => void>();
   private buffer: Outcome[] = [];
+  /** Outcomes recorded and not yet committed: a crash now would re-send their recipients. */
+  private unwritten = 0;
   private flushTimer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   /** Campaigns paused, cancelled or failed since their recipients were leased. */
@@ -83,7 +86,10 @@ export class CampaignWorker {
     this.pollMs = options.pollMs ?? 1_000;
     this.flushMs = options.flushMs ?? 25;
     this.maxBatch = options.maxBatch ?? 100;
-    this.maxDriftMs = options.maxDriftMs ?? MAX_DRIFT_MS;
+    // Embedded PGlite is one process by construction: no other instance shares the number's
+    // slots, so the window log alone holds the rate and a late send need not give up its slot
+    // (requeueing it costs store writes that make the next sends later still).
+    this.maxDriftMs = options.maxDriftMs ?? (options.platform.store.kind === 'pglite' ? Infinity : MAX_DRIFT_MS);
   }
 
   async start(): Promise<void> {
@@ -152,6 +158,9 @@ export class CampaignWorker {
         next = Math.min(next, busy);
         continue;
       }
+      // Back-pressure: no new lease while a batch of results waits to be written. Without it a
+      // slow store lets sends run seconds ahead of their writes, and a crash re-sends all of them.
+      if (this.unwritten >= this.maxBatch) await this.flush();
       const leased = await this.leaseBatch(c);
       if (leased !== null) next = Math.min(next, leased);
     }
@@ -204,7 +213,8 @@ export class CampaignWorker {
         .where((eb) =>
           eb.or([
             eb.and([eb('state', '=', 'queued'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)])]),
-            eb.and([eb('state', '=', 'sending'), eb('lease_until', '<', now)]),
+            // Never our own: a result this instance still holds is written whatever the lease says.
+            eb.and([eb('state', '=', 'sending'), eb('lease_until', '<', now), eb('leased_by', '!=', this.platform.instanceId)]),
           ]),
         )
         .orderBy('id')
@@ -338,6 +348,7 @@ export class CampaignWorker {
 
   private record(outcome: Outcome) {
     this.buffer.push(outcome);
+    this.unwritten++;
     if (this.buffer.length >= 100) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
@@ -351,6 +362,7 @@ export class CampaignWorker {
       if (!batch.length) return;
       try {
         await this.platform.store.db.transaction().execute((trx) => this.write(trx, batch));
+        this.unwritten -= batch.length;
       } catch (error) {
         this.log('campaign results not written; retrying', { error: String(error) });
         this.buffer.unshift(...batch);
