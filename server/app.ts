@@ -16,6 +16,7 @@ import rateLimits from './plugins/rate-limits.js';
 import securityHeaders, { BASELINE_HEADERS } from './plugins/security-headers.js';
 import { problem, sendProblem } from './lib/problems.js';
 import { validatorCompiler } from './lib/validation.js';
+import { mapSerializer } from './lib/openapi-maps.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,6 +53,8 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
     // Response schemas from the 3.1 documents use keywords without a sibling `type` (nullable
     // refs): valid JSON Schema, which Ajv's strict mode would warn about on every first response.
     serializerOpts: { ajv: { strict: false } },
+    // Response schemas reach fast-json-stringify with maps it can read (server/lib/openapi-maps.ts).
+    schemaController: { compilersFactory: { buildSerializer: mapSerializer } },
   });
   const platform = await createPlatform(config, overrides);
   app.decorate('config', config);

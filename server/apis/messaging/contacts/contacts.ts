@@ -12,7 +12,7 @@ import type { Database } from '../../../store/schema.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
 import { assertStorable, isUniqueViolation } from './storable.js';
 import { ensureTags } from './tags.js';
-import { CONTACT_COLUMNS, contactViews, serializeContacts, type ContactRow } from './views.js';
+import { CONTACT_COLUMNS, contactViews, type ContactRow } from './views.js';
 
 type S = components['schemas'];
 /** Custom field values as sent (the generated type reads the schema's `unevaluatedProperties` as "none"). */
@@ -74,7 +74,6 @@ export const createContact: Handler<operations['createContact']> = async (reques
     }),
   );
   reply.code(201);
-  serializeContacts(reply);
   return (await contactViews(db, [row], at))[0]!;
 };
 
@@ -83,7 +82,6 @@ export const getContact: Handler<operations['getContact']> = async (request, rep
   const { store, now } = request.server.platform;
   const row = await findContact(store.db, workspaceId, request.params.id);
   if (!row) throw notFound(request.params.id);
-  serializeContacts(reply);
   return (await contactViews(store.db, [row], now()))[0]!;
 };
 
@@ -120,6 +118,5 @@ export const updateContact: Handler<operations['updateContact']> = async (reques
       return updated;
     }),
   );
-  serializeContacts(reply);
   return (await contactViews(db, [row], at))[0]!;
 };

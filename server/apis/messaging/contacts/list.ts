@@ -11,7 +11,7 @@ import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from
 import { segmentCondition, type FieldDefinitions } from './segment-filter.js';
 import { likeContains } from './sql-text.js';
 import { assertStorable } from './storable.js';
-import { CONTACT_COLUMNS, contactViews, serializeContacts } from './views.js';
+import { CONTACT_COLUMNS, contactViews } from './views.js';
 
 type Query = NonNullable<operations['listContacts']['parameters']['query']>;
 type Sort = NonNullable<Query['sort']>;
@@ -88,6 +88,5 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
   if (after) select = select.where(after);
   const rows = await select.orderBy(orderBy(key)).limit(limit + 1).execute();
   const page = sortedPage(secrets, scope, key, rows, limit, (items) => items);
-  serializeContacts(reply);
   return { ...page, data: await contactViews(db, page.data, now()) };
 };

@@ -1,6 +1,5 @@
 // The contract's Contact for stored rows: tag names (sorted) loaded for a whole page at once,
 // and the 24-hour customer-service window derived from the last inbound message.
-import type { FastifyReply } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { components } from '../../../../generated/messaging/types.js';
 import type { ContactsTable, Database } from '../../../store/schema.js';
@@ -39,13 +38,4 @@ export async function contactViews(db: Kysely<Database>, rows: ContactRow[], now
       updated_at: r.updated_at.toISOString(),
     };
   });
-}
-
-/**
- * Contacts leave through JSON.stringify, not the schema serializer: the 3.1 document writes
- * `custom_fields` (a map) with `unevaluatedProperties`, which fast-json-stringify does not
- * support, so it would send every contact with `custom_fields: {}`.
- */
-export function serializeContacts(reply: FastifyReply): void {
-  reply.type('application/json; charset=utf-8').serializer(JSON.stringify);
 }
