@@ -25,6 +25,8 @@ export async function resolveSender(platform: Platform, workspaceId: string, pho
     .executeTakeFirst();
   if (!number) throw notFound(pointer);
   const account = await platform.store.db.selectFrom('business_accounts').selectAll().where('id', '=', number.business_account_id).executeTakeFirstOrThrow();
+  // A disconnected account's numbers stay listed for history, but nothing is sent from them.
+  if (account.disconnected_at) throw notFound(pointer);
   const kind = account.kind as ProviderKind;
   return {
     number,

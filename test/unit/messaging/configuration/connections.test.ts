@@ -110,6 +110,12 @@ describe('cloud API connections', () => {
     expect((await a.call('GET', `/api/chatapp/${created.body.id}/marketing-messages`)).status).toBe(404);
     const after = (await accountsOf(a)).find((r) => r.id === created.body.id)!;
     expect(after.access_token_enc).toBeNull();
+    // Its numbers send nothing any more: 404 like an unknown sender, before any provider call.
+    const sent = fake.requests.length;
+    const send = await a.call('POST', '/api/chatapp/send', { chatapp_phone_number: '+15550100100', contact_no: '+4915112345678', messageType: 'template', template: { name: 'any', language: 'en_US' } });
+    expect(send.status).toBe(404);
+    expect(send.body.errors).toEqual([{ pointer: '/body/chatapp_phone_number', detail: 'unknown sender number' }]);
+    expect(fake.requests.length).toBe(sent);
     expect(await disconnect(a, created.body.id)).toBe(404);
 
     const again = await connect(a, cloud());
