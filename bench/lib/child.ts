@@ -17,19 +17,20 @@ export async function startChild<T>(script: string, env: Record<string, string> 
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // Seeding 100,000 contacts on PGlite takes over a minute on a loaded machine.
+  const startSeconds = Number(env.START_TIMEOUT_SECONDS ?? 300);
+  let timer: NodeJS.Timeout | undefined;
   const info = await new Promise<T>((resolve, reject) => {
     let buffer = '';
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 90 s`)), 90_000);
+    timer = setTimeout(() => reject(new Error(`${script} did not start within ${startSeconds} s`)), startSeconds * 1000);
     child.stdout!.on('data', (chunk) => {
       buffer += chunk;
-      const line = buffer.split('\n').find((l) => l.startsWith('{'));
-      if (line) {
-        clearTimeout(timer);
-        resolve(JSON.parse(line));
-      }
+      // Log lines are JSON too: the ready line is the one that starts with its url.
+      const line = buffer.split('\n').find((l) => l.startsWith('{"url":'));
+      if (line) resolve(JSON.parse(line));
     });
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
+  }).finally(() => clearTimeout(timer));
   return {
     info,
     process: child,

@@ -161,6 +161,10 @@ export class CampaignWorker {
       // Back-pressure: no new lease while a batch of results waits to be written. Without it a
       // slow store lets sends run seconds ahead of their writes, and a crash re-sends all of them.
       if (this.unwritten >= this.maxBatch) await this.flush();
+      // And none while a batch of sends is still in flight: when a lease takes longer than the
+      // slots it reserves (a slow store), leasing would otherwise run ahead of sending without end.
+      while (this.running && this.inFlight.size >= this.maxBatch) await Promise.race(this.inFlight);
+      if (!this.running) break;
       const leased = await this.leaseBatch(c);
       if (leased !== null) next = Math.min(next, leased);
     }

@@ -133,6 +133,14 @@ export function recordSends(provider: { sendMessage: (...args: any[]) => Promise
   return { sends, restore: () => void (provider.sendMessage = original) };
 }
 
+/**
+ * How far a recorded send time may trail the limiter's own clock read: the recorder stamps a send
+ * when the provider is called, a few statements after the worker logged it, and a process
+ * preempted on a loaded machine (or a GC pause) in between moves one stamp by tens of
+ * milliseconds. The limiter spaces the (n+rate)th send ≥ 1002 ms after the nth by its own stamps.
+ */
+export const STAMP_JITTER_MS = 25;
+
 /** The most sends in any window of `windowMs` (sliding, starting at each send). */
 export function maxInWindow(times: number[], windowMs = 1000): number {
   const t = [...times].sort((x, y) => x - y);
