@@ -431,8 +431,10 @@ export interface paths {
         /**
          * Upload media
          * @description Uploads a file for a sender number and returns its `media_id`, usable for 30 days as template
-         *     media (headers, media carousel cards) in sends and campaigns. Bytes are checked against the
-         *     declared type and the provider's limits.
+         *     media (headers, media carousel cards) in campaigns sent from that number. The kind follows
+         *     from the bytes (never from the declared type or the name): JPEG or PNG images up to 5 MB, MP4
+         *     or 3GPP videos and AAC, AMR, MP3, MP4 or OGG Opus audio up to 16 MB, PDF, text and Office
+         *     documents up to 100 MB (415, 413 otherwise; 400 for an empty file, no file or several).
          */
         post: operations["uploadMedia"];
         delete?: never;
@@ -498,7 +500,8 @@ export interface paths {
          *     sender must be a number of a connected account; media URLs go through the SSRF guard. An
          *     `Idempotency-Key` makes retries safe: the same key with the same body returns the first result. With `multipart/form-data`: media from the device (`file`, with `messageType` image, video,
          *     audio or document). The file's bytes must match its kind and the provider's size limits
-         *     (415, 413 otherwise).
+         *     (415, 413 otherwise; 400 for an empty file, no file or several). The 24-hour rule is checked
+         *     before the file is uploaded to the provider; the message is then sent by the media id.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -867,8 +870,11 @@ export interface paths {
          *     normalised, and the template mapped to its event is sent to the customer's phone.
          *     Deliveries are de-duplicated by `X-Shopify-Webhook-Id`, `X-WC-Webhook-Delivery-ID` or
          *     `X-Webhook-Id`. Any verified event answers 200 (even when nothing is sent) so the
-         *     platform does not retry it. WooCommerce's ping when a webhook is saved (form body
-         *     `webhook_id=<n>`) answers 200 `ping` and changes nothing.
+         *     platform does not retry it, except when the chat provider failed for a while (429 or 502):
+         *     nothing is recorded then, and the platform's retry sends it. An event is sent at most once
+         *     per order and event (`order.paid` of order 1042 once, however often it is delivered).
+         *     WooCommerce's ping when a webhook is saved (form body `webhook_id=<n>`) answers 200 `ping`
+         *     and changes nothing; any other form body is a 415.
          */
         post: operations["receiveOrderWebhook"];
         delete?: never;
@@ -960,13 +966,17 @@ export interface paths {
         put?: never;
         /**
          * Apply an industry pack
-         * @description Sets a pack up in the workspace, in one transaction: its templates (submitted for
-         *     approval), tags, custom fields, quick replies and flows (created inactive, with the
-         *     pack's references replaced by the new ids). Applying is idempotent: items that already
-         *     exist (templates by name and language, tags by name, custom fields by key, quick replies
-         *     by shortcut, flows by pack key) are left unchanged and listed in `already_present`, so
-         *     applying twice creates nothing new. Values are inserted literally and never expanded
-         *     again. If the provider refuses a template, nothing is created (502).
+         * @description Sets a pack up in the workspace: its templates (submitted for approval), tags, custom
+         *     fields, quick replies, flows (created inactive, with the pack's references replaced by
+         *     the new ids) and kanban funnels. Applying is idempotent: items that already exist
+         *     (templates by name and language on the account, tags by name, custom fields by key, quick
+         *     replies by shortcut, flows and funnels by pack key) are left unchanged and listed in
+         *     `already_present`, so applying twice creates nothing new. Values are inserted literally
+         *     and never expanded again; a value holding `{{` or `}}` is refused (400), since it would
+         *     become a placeholder. Missing templates are submitted to the provider first, then every
+         *     row is written in one transaction: if the provider refuses a template, nothing is created
+         *     in the workspace (502); templates the provider accepted before the refusal are adopted
+         *     (not submitted again) by the next apply.
          */
         post: operations["applyIndustryPack"];
         delete?: never;
@@ -1125,11 +1135,53 @@ export interface paths {
          */
         get: operations["listSequences"];
         put?: never;
-        post?: never;
+        /**
+         * Create a sequence
+         * @description Creates a drip sequence. An `active` sequence enrols contacts from now on: those tagged
+         *     (`tag_added`) or created (`contact_created`) after it, or who write its `keyword`; earlier
+         *     ones are not enrolled. Names need not be unique (like flows).
+         *     Errors, each naming the field in `errors[].pointer`:
+         *     400 `validation`: the body breaks the schema, or a trigger or step field does not fit its
+         *     kind (`tag_added` without `tag_id`, a `text` step with `template_id`, more than 365 days of delay, …);
+         *     404 `not-found`: a `waba_id`, `phone_number_id`, `tag_id` or `template_id` the workspace does
+         *     not have (another workspace's answers the same);
+         *     422 `unprocessable`: a template of another business account, in another language, not
+         *     approved (required when `status` is `active`), or with variables, a media header without
+         *     sample or dynamic buttons (the sequence sends templates without values); a `text` step 24
+         *     hours or more after enrolment while `stop_on_reply` is on (every reply ends the enrolment, so
+         *     the 24-hour window is closed by then: use a template);
+         *     409 `conflict`: another active sequence of the account has the same `keyword`.
+         */
+        post: operations["createSequence"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/sequences/{sequenceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a sequence
+         * @description Renames a sequence or pauses and resumes it. `inactive` enrols nobody new and holds the
+         *     enrolled contacts' next steps; `active` again sends the steps that fell due meanwhile and
+         *     enrols the contacts tagged or created since the sequence's creation that are not enrolled yet.
+         *     Activating checks the sequence as `createSequence` does: 422 `unprocessable` for a template
+         *     step whose template is gone or not approved, 409 `conflict` for a keyword another active
+         *     sequence of the account has. An unknown id, or another workspace's, is a 404.
+         */
+        patch: operations["updateSequence"];
         trace?: never;
     };
     "/api/subscriptions/usage": {
@@ -2478,7 +2530,13 @@ export interface components {
         };
         /** @description An error of a flow execution or dry run. */
         ExecutionError: {
-            /** @description A stable code: `template_not_approved`, `outside_window`, `http_error`, `provider_error`, `unsafe_url`, `contact_blocked`, `internal`. */
+            /**
+             * @description A stable code: `template_not_approved`, `outside_window`, `http_error`, `provider_error`,
+             *     `unsafe_url`, `contact_blocked`, `send_refused` (the send path refused the message for
+             *     another reason, e.g. template variables), `reference_missing` (a tag or agent deleted since
+             *     the flow was saved), `invalid_field_value` (a value a custom field does not accept),
+             *     `cancelled` (the flow was deactivated or deleted), `internal`.
+             */
             code: string;
             /** @description What went wrong, for a person. */
             message: string;
@@ -2728,7 +2786,8 @@ export interface components {
         /** @description `end` (logic): ends the execution. No ports. */
         FlowEndParameters: {
             /**
-             * @description Also mark the chat resolved.
+             * @description Also mark the chat resolved. Chats have no resolved state yet: `true` is refused with 422
+             *     naming the parameter, rather than accepted and ignored.
              * @default false
              */
             close_chat: boolean;
@@ -2744,9 +2803,9 @@ export interface components {
         FlowHttpMethod: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
         /**
          * @description `http_request` (action): calls an external URL through the SSRF-safe client (public
-         *     `https` only, no redirects to private addresses, 1 MB response cap). A JSON response is
+         *     `https` only, no redirects followed, 64 KB response cap). A JSON response is
          *     stored in `{{vars.<save_as>}}`. Ports: `success` (2xx), `error` (other status, timeout,
-         *     refused address).
+         *     refused address, a response over the cap).
          */
         FlowHttpRequestParameters: {
             /** @description The method. */
@@ -3351,7 +3410,7 @@ export interface components {
         IndustryPackAppliedItem: {
             /** @description The item key in the pack. */
             key: components["schemas"]["IndustryPackItemKey"];
-            /** @description The workspace resource (`tpl_…`, `tag_…`, `cf_…`, `qr_…`, `flow_…`). */
+            /** @description The workspace resource (`tpl_…`, `tag_…`, `cf_…`, `qr_…`, `flow_…`, `fnl_…`). */
             id: components["schemas"]["ResourceId"];
             /** @description Its name (for quick replies, the shortcut). */
             name: string;
@@ -3368,6 +3427,8 @@ export interface components {
             quick_replies: components["schemas"]["IndustryPackAppliedItem"][];
             /** @description Flows. */
             flows: components["schemas"]["IndustryPackAppliedItem"][];
+            /** @description Kanban funnels. */
+            funnels: components["schemas"]["IndustryPackAppliedItem"][];
         };
         /** @description A request to set up a pack in the workspace. */
         IndustryPackApply: {
@@ -3421,6 +3482,11 @@ export interface components {
              * @description Automation flows.
              */
             flows: number;
+            /**
+             * Format: int32
+             * @description Kanban funnels.
+             */
+            funnels: number;
         };
         /** @description A custom field of a pack. */
         IndustryPackCustomFieldPreview: {
@@ -3429,10 +3495,10 @@ export interface components {
             /** @description The field's display name. */
             name: string;
             /**
-             * @description The field's type.
+             * @description The field's type (a contact custom field type).
              * @enum {string}
              */
-            type: "text" | "number" | "date" | "boolean";
+            type: "text" | "number" | "date";
         };
         /**
          * @description A flow of a pack, values filled in. References to the pack's own items are written
@@ -3452,6 +3518,27 @@ export interface components {
             nodes: components["schemas"]["FlowNode"][];
             /** @description Its connections. */
             connections: components["schemas"]["FlowConnection"][];
+        };
+        /**
+         * @description A kanban funnel of a pack: its stages, left to right. Applying creates it for the business
+         *     account; a chat enters the first stage when the contact first writes to a number of it.
+         */
+        IndustryPackFunnelPreview: {
+            /** @description The item key. */
+            key: components["schemas"]["IndustryPackItemKey"];
+            /** @description The funnel's name. */
+            name: string;
+            /** @description The stages, left to right. */
+            stages: components["schemas"]["IndustryPackFunnelStagePreview"][];
+        };
+        /** @description A stage of a pack funnel. */
+        IndustryPackFunnelStagePreview: {
+            /** @description The stage key, unique in its funnel. */
+            key: string;
+            /** @description Display name. */
+            name: string;
+            /** @description Display colour, `#rrggbb`. */
+            color: string | null;
         };
         /** @description The key of an item inside a pack, stable across pack versions. */
         IndustryPackItemKey: string;
@@ -3482,6 +3569,8 @@ export interface components {
             quick_replies: components["schemas"]["IndustryPackQuickReplyPreview"][];
             /** @description Automation flows (created inactive). */
             flows: components["schemas"]["IndustryPackFlowPreview"][];
+            /** @description Kanban funnels. */
+            funnels: components["schemas"]["IndustryPackFunnelPreview"][];
         };
         /** @description A quick reply of a pack, values filled in. */
         IndustryPackQuickReplyPreview: {
@@ -3729,8 +3818,8 @@ export interface components {
             id: components["schemas"]["ResourceId"];
             /** @description The number the media was uploaded for (media ids are usable from that number's account). */
             chatapp_phone_number: components["schemas"]["E164"];
-            /** @description The provider's media id; `null` for sandbox numbers. */
-            provider_media_id: string | null;
+            /** @description The provider's media id (sandbox numbers get one of the same shape, usable from that number). */
+            provider_media_id: string;
             /** @description The detected media type. */
             mime_type: string;
             /** @description The file name, sanitised. */
@@ -4402,7 +4491,7 @@ export interface components {
          * @description What happened to a received order event.
          * @enum {string}
          */
-        OrderWebhookReceiptAction: "template_queued" | "not_mapped" | "no_recipient" | "duplicate" | "ping";
+        OrderWebhookReceiptAction: "template_queued" | "not_mapped" | "no_recipient" | "duplicate" | "ping" | "missing_field" | "failed";
         /** @description An order event mapped to a template. */
         OrderWebhookTemplateMapping: {
             /** @description The event. */
@@ -4542,11 +4631,8 @@ export interface components {
             name: string;
             /** @description Its description. */
             description: string | null;
-            /**
-             * Format: int64
-             * @description The price in minor units of `currency` (cents).
-             */
-            price: number;
+            /** @description The price in minor units of `currency` (cents); `null` when the provider gave no price we could read. */
+            price: number | null;
             /** @description The sale price in minor units, when on sale. */
             sale_price: number | null;
             /** @description The currency of the prices. */
@@ -4559,7 +4645,7 @@ export interface components {
             url: components["schemas"]["HttpUrl"] | null;
             /**
              * Format: date-time
-             * @description When the provider last changed it.
+             * @description When a sync last saw it change (or first saw it).
              */
             updated_at: string;
         };
@@ -5334,6 +5420,11 @@ export interface components {
             name: string;
             /** @description The business account it sends from. */
             waba_id: components["schemas"]["ResourceId"];
+            /**
+             * @description The number it sends from; null: the contact's latest chat on the account, else the
+             *     account's first number.
+             */
+            phone_number_id: components["schemas"]["ResourceId"] | null;
             /** @description Whether it enrols and sends. */
             status: components["schemas"]["SequenceStatus"];
             /** @description What enrols a contact. */
@@ -5362,6 +5453,29 @@ export interface components {
              * @description When it was last changed.
              */
             updated_at: string;
+        };
+        /** @description A new drip sequence. */
+        SequenceCreate: {
+            /** @description Name shown in the dashboard (names need not be unique). */
+            name: string;
+            /** @description The business account it sends from: our id (`waba_…`) or the provider's. */
+            waba_id: components["schemas"]["WabaRefExtras"];
+            /** @description Send from this number (it must belong to `waba_id`); omitted: as described on `Sequence`. */
+            phone_number_id?: components["schemas"]["ResourceId"];
+            /** @description What enrols a contact. */
+            trigger: components["schemas"]["SequenceTriggerCreate"];
+            /** @description The messages, in order. */
+            steps: components["schemas"]["SequenceStepCreate"][];
+            /**
+             * @description Whether an inbound message from the contact ends their enrolment.
+             * @default true
+             */
+            stop_on_reply: boolean;
+            /**
+             * @description `active` enrols at once (contacts tagged or created from now on); `inactive` enrols nobody yet.
+             * @default active
+             */
+            status: components["schemas"]["SequenceStatus"];
         };
         /**
          * @description Units of a sequence step's delay.
@@ -5399,6 +5513,28 @@ export interface components {
             /** @description The template language (`template`). */
             language: components["schemas"]["LanguageCodeExtras"] | null;
         };
+        /** @description One message of a new sequence. */
+        SequenceStepCreate: {
+            /**
+             * Format: int32
+             * @description Wait after the previous step (the first: after enrolment); at most 365 days in all.
+             */
+            delay: number;
+            /** @description The unit of `delay`. */
+            delay_unit: components["schemas"]["SequenceDelayUnit"];
+            /**
+             * @description `template` (approved, of the sequence's business account, without variables or dynamic
+             *     buttons: the sequence sends it as it is) or `text` (only inside the 24-hour window).
+             * @enum {string}
+             */
+            message_type: "template" | "text";
+            /** @description The text: required with `text`, refused with `template`. */
+            text?: string;
+            /** @description The template: required with `template`, refused with `text`. */
+            template_id?: components["schemas"]["ResourceId"];
+            /** @description The template's language (`template`); defaults to the template's, must equal it when given. */
+            language?: components["schemas"]["LanguageCodeExtras"];
+        };
         /** @description A sequence's enrolment trigger. */
         SequenceTrigger: {
             /** @description The kind. */
@@ -5408,11 +5544,27 @@ export interface components {
             /** @description The keyword (`keyword`). */
             keyword: string | null;
         };
+        /** @description What enrols a contact in a new sequence. */
+        SequenceTriggerCreate: {
+            /** @description The kind. */
+            type: components["schemas"]["SequenceTriggerType"];
+            /** @description The tag: required with `tag_added`, refused with the other kinds. */
+            tag_id?: components["schemas"]["ResourceId"];
+            /** @description The keyword: required with `keyword` (matched trimmed, any case), refused with the other kinds. */
+            keyword?: string;
+        };
         /**
          * @description What enrols a contact in a sequence.
          * @enum {string}
          */
         SequenceTriggerType: "manual" | "tag_added" | "contact_created" | "keyword";
+        /** @description Changes to a sequence; omitted fields stay as they are (its trigger and steps are fixed). */
+        SequenceUpdate: {
+            /** @description Name shown in the dashboard. */
+            name?: string;
+            /** @description `inactive` pauses it, `active` resumes it. */
+            status?: components["schemas"]["SequenceStatus"];
+        };
         /** @description A label for contacts. */
         Tag: {
             /** @description The tag's id (`tag_…`). */
@@ -6087,8 +6239,9 @@ export interface components {
             name: string;
         };
         /**
-         * @description The workspace's plan and usage, counted from real activity. When a counter reaches its
-         *     limit, the operation that would exceed it answers 402 `plan-limit` with `upgrade_url`.
+         * @description The workspace's plan and usage, counted from the stored rows when asked (no separate
+         *     counter to drift). Starting a Login session over the cap answers 402 `plan-limit` with
+         *     `upgrade_url`; the message and contact limits are reported here and not enforced yet.
          */
         UsageReport: {
             /** @description The plan. */
@@ -6208,6 +6361,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -6281,6 +6443,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -6345,6 +6516,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6426,6 +6606,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -6480,6 +6669,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6553,6 +6751,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6644,6 +6851,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -6729,6 +6945,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -6802,6 +7027,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -6869,6 +7103,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6964,6 +7207,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -7027,6 +7279,15 @@ export interface operations {
             };
             /** @description The workspace's plan limit is reached. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7111,6 +7372,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -7173,6 +7443,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7256,6 +7535,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -7327,6 +7615,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7413,6 +7710,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7507,6 +7813,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -7591,6 +7906,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -7653,6 +7977,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7731,6 +8064,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7970,6 +8312,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -7997,6 +8348,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -8016,6 +8376,15 @@ export interface operations {
             };
             /** @description The chat provider failed or returned an error. */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider did not answer in time; the outcome is unknown until a status webhook settles it. */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8075,6 +8444,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8159,6 +8537,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -8218,6 +8605,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8344,6 +8740,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -8406,6 +8811,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8484,6 +8898,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -8546,6 +8969,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8641,6 +9073,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -8703,6 +9144,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8807,6 +9257,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -8871,6 +9330,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -8946,6 +9414,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -9013,6 +9490,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9116,6 +9602,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -9180,6 +9675,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9263,6 +9767,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -9329,6 +9842,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9431,6 +9953,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -9486,6 +10017,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9586,6 +10126,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -9649,6 +10198,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9734,6 +10292,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -9801,6 +10368,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -9952,6 +10528,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The chat provider failed or returned an error. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
         };
     };
     listForms: {
@@ -10000,6 +10585,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10070,6 +10664,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10157,6 +10760,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10256,6 +10868,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
             422: {
                 headers: {
@@ -10320,6 +10941,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10534,6 +11164,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -10614,6 +11253,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -10678,6 +11326,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10773,6 +11430,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -10828,6 +11494,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -10912,6 +11587,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -10967,6 +11651,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -11064,8 +11757,214 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description Requests allowed in the current window for this credential or address. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window (0 here). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createSequence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SequenceCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sequence"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": number;
+                    /** @description Requests allowed in the current window for this credential or address. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window (0 here). */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current window ends. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    updateSequence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sequence. */
+                sequenceId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SequenceUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sequence"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11124,6 +12023,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -11199,6 +12107,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -11254,6 +12171,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -11324,6 +12250,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -11426,6 +12361,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -11499,6 +12443,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -11591,6 +12544,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -11669,6 +12631,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -11732,6 +12703,15 @@ export interface operations {
             };
             /** @description The workspace's plan limit is reached. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11807,6 +12787,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
             /** @description No such resource in the caller's workspace. */
             404: {
                 headers: {
@@ -11867,6 +12856,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -11935,6 +12933,15 @@ export interface operations {
                 headers: {
                     /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
                     "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -103,6 +103,14 @@ describe('seed operations', () => {
     });
   }
 
+  it('messaging: every operation an API key may call declares the 403 a key without its scope gets', () => {
+    const doc = loadDocument('messaging');
+    const keySchemes = new Set(['ApiKeyHeader', 'ApiKeyAuthorization']);
+    const withKey = operations('messaging').filter(({ op }) => ((op.security ?? doc.security) as Record<string, string[]>[]).some((r) => Object.keys(r).some((k) => keySchemes.has(k))));
+    expect(withKey.length).toBeGreaterThan(70);
+    expect(withKey.filter(({ op }) => !op.responses['403']).map((o) => o.key)).toEqual([]);
+  });
+
   it('operationIds are unique across all four documents', () => {
     const ids = ['account', 'connect', 'login', 'messaging'].flatMap((api) => operations(api).map((o) => o.op.operationId));
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
