@@ -11,6 +11,11 @@ import * as m008 from './migrations/008_webhook_endpoints.js';
 import * as m009 from './migrations/009_messaging_crm.js';
 import * as m010 from './migrations/010_messaging_inbox.js';
 import * as m011 from './migrations/011_campaigns.js';
+import * as m012 from './migrations/012_commerce.js';
+import * as m013 from './migrations/013_automation.js';
+import * as m014 from './migrations/014_bots_forms.js';
+import * as m015 from './migrations/015_packs_operations.js';
+import * as m016 from './migrations/016_media.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -24,6 +29,11 @@ const MIGRATIONS: Record<string, Migration> = {
   '009_messaging_crm': m009,
   '010_messaging_inbox': m010,
   '011_campaigns': m011,
+  '012_commerce': m012,
+  '013_automation': m013,
+  '014_bots_forms': m014,
+  '015_packs_operations': m015,
+  '016_media': m016,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -5,6 +5,12 @@ import type { ConnectContentTables } from './schema/connect-content.js';
 import type { MessagingCrmTables } from './schema/messaging-crm.js';
 import type { MessagingInboxTables } from './schema/messaging-inbox.js';
 import type { CampaignTables } from './schema/campaigns.js';
+import type { CommerceTables } from './schema/commerce.js';
+import type { AutomationTables } from './schema/automation.js';
+import type { BotTables } from './schema/bots.js';
+import type { FormTables } from './schema/forms.js';
+import type { PackTables } from './schema/packs.js';
+import type { OperationsTables } from './schema/operations.js';
 import type { WebhookEndpointTables } from './schema/webhook-endpoints.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -206,7 +212,13 @@ export interface Database
     WebhookEndpointTables,
     MessagingCrmTables,
     MessagingInboxTables,
-    CampaignTables {
+    CampaignTables,
+    CommerceTables,
+    AutomationTables,
+    BotTables,
+    FormTables,
+    PackTables,
+    OperationsTables {
   workspaces: WorkspacesTable;
   owners: OwnersTable;
   api_keys: ApiKeysTable;
