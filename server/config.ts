@@ -23,6 +23,8 @@ export interface Config {
   providerAppSecret?: string;
   /** The token the provider echoes when it verifies the inbound webhook (`hub.verify_token`). */
   providerVerifyToken?: string;
+  /** The Meta app id (PROVIDER_APP_ID): media samples of Cloud API templates go through its resumable upload API. */
+  providerAppId?: string;
   /** Base URL of the Cloud API (Graph API); a fake provider in tests. */
   graphApiUrl: string;
   /** Create a demo workspace, owner, API key and sandbox number on first start. */
@@ -37,6 +39,10 @@ export interface Config {
   loginServicePhoneNumberId?: string;
   /** How long a login session waits for its LOGIN message, seconds (LOGIN_SESSION_TTL_SECONDS). */
   loginSessionTtlSeconds: number;
+  /** Google OAuth 2.0 client id (GOOGLE_CLIENT_ID); connecting Google answers 422 without it. */
+  googleClientId?: string;
+  /** Where Google sends the owner back (GOOGLE_REDIRECT_URI), exactly as registered on the client; needed with the client id. */
+  googleRedirectUri?: string;
 }
 
 export class ConfigError extends Error {}
@@ -66,6 +72,14 @@ function absoluteUrl(value: string, name: string, problems: string[], schemes = 
     problems.push(`${name} must be an absolute URL, got "${value}"`);
   }
   return value.replace(/\/$/, '');
+}
+
+/** A Meta app id is digits; anything else would become a path segment of the upload call. */
+function providerAppId(value: string | undefined, problems: string[]): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (/^\d{1,32}$/.test(value)) return value;
+  problems.push(`PROVIDER_APP_ID must be the numeric Meta app id, got "${value}"`);
+  return undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -102,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateUrls,
     providerAppSecret: env.PROVIDER_APP_SECRET || undefined,
     providerVerifyToken: env.PROVIDER_VERIFY_TOKEN || undefined,
+    providerAppId: providerAppId(env.PROVIDER_APP_ID, problems),
     graphApiUrl: absoluteUrl(env.GRAPH_API_URL ?? 'https://graph.facebook.com/v23.0', 'GRAPH_API_URL', problems),
     demo: flag(env.DEMO, !production, 'DEMO', problems),
     ownerSessionSeconds,
@@ -109,6 +124,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitIpPerMinute,
     loginServicePhoneNumberId: env.LOGIN_SERVICE_PHONE_NUMBER_ID || undefined,
     loginSessionTtlSeconds,
+    googleClientId: env.GOOGLE_CLIENT_ID || undefined,
+    // Kept byte for byte: Google compares it with the registered URI exactly.
+    googleRedirectUri: env.GOOGLE_REDIRECT_URI ? (absoluteUrl(env.GOOGLE_REDIRECT_URI, 'GOOGLE_REDIRECT_URI', problems), env.GOOGLE_REDIRECT_URI) : undefined,
   };
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return config;

@@ -91,7 +91,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     testMode: overrides.sandboxTestMode,
     now,
   });
-  const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret });
+  const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret, appId: config.providerAppId });
   await bus.start();
   await outbox.start();
   return {

@@ -7,7 +7,9 @@ import {
   ProviderError,
   type BusinessProfile,
   type ChatProvider,
+  type FlowCreateInput,
   type MarketingOnboardingStatus,
+  type MediaFile,
   type OutboundMessage,
   type ProviderAccount,
   type ProviderCatalog,
@@ -23,6 +25,7 @@ import {
   type TemplateStatus,
   type TemplateStatusInfo,
 } from './types.js';
+import { HttpProblem } from '../lib/problems.js';
 
 export const DEFAULT_GRAPH_URL = 'https://graph.facebook.com/v23.0';
 
@@ -37,6 +40,8 @@ export interface CloudApiOptions {
   maxRetryDelayMs?: number;
   /** When set, every call carries `appsecret_proof`, so a leaked token alone is not enough. */
   appSecret?: string;
+  /** The Meta app id: the resumable upload API (template media samples) uploads to `/{app-id}/uploads`. */
+  appId?: string;
   /** Bounds list walks, so a provider that keeps answering `next` cannot keep us busy. */
   maxPages?: number;
   random?: () => number;
@@ -50,7 +55,10 @@ type RetryPolicy = 'idempotent' | 'unsent';
 
 interface CallOptions {
   query?: Record<string, string>;
+  /** JSON, a FormData (multipart), or raw bytes (resumable upload). */
   body?: unknown;
+  /** Extra headers; may replace the bearer authorization (the upload session wants `OAuth`). */
+  headers?: Record<string, string>;
   retry: RetryPolicy;
 }
 
@@ -194,13 +202,13 @@ export class CloudApiProvider implements ChatProvider {
   }
 
   async listCatalogs(account: ProviderAccount): Promise<ProviderCatalog[]> {
-    const rows = await this.list<{ id: string; name?: string }>(account, `${account.wabaId}/product_catalogs`, { fields: 'id,name' });
+    const rows = await this.list<{ id: string; name?: string }>(account, `${account.wabaId}/product_catalogs`, { fields: 'id,name' }, true);
     return rows.map((c) => ({ id: String(c.id), name: c.name ?? '' }));
   }
 
   async listProducts(account: ProviderAccount, catalogId: string): Promise<ProviderProduct[]> {
     const fields = 'id,retailer_id,name,description,price,sale_price,currency,availability,image_url,url';
-    const rows = await this.list<GraphProduct>(account, `${encodeURIComponent(catalogId)}/products`, { fields, limit: '100' });
+    const rows = await this.list<GraphProduct>(account, `${encodeURIComponent(catalogId)}/products`, { fields, limit: '100' }, true);
     return rows.map((p) => {
       const currency = (p.currency ?? 'USD').toUpperCase();
       return {
@@ -231,8 +239,74 @@ export class CloudApiProvider implements ChatProvider {
     return 'NOT_STARTED';
   }
 
+  async uploadMedia(number: ProviderNumber, file: MediaFile): Promise<{ id: string }> {
+    // Graph's form: messaging_product, the file part (its type is what Meta checks) and `type`.
+    const form = new FormData();
+    form.set('messaging_product', 'whatsapp');
+    form.set('type', file.mimeType);
+    form.set('file', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mimeType }), file.filename);
+    // An upload that timed out may have created media; a second one only leaves an orphan that
+    // expires, but the caller is told rather than waiting twice on a large body.
+    const res = await this.call<{ id?: string | number }>(number, 'POST', `${number.phoneNumberId}/media`, { body: form, retry: 'unsent' });
+    if (res.id === undefined || res.id === '') throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider accepted the upload without an id.' });
+    return { id: String(res.id) };
+  }
+
+  async createFlow(account: ProviderAccount, input: FlowCreateInput): Promise<{ id: string }> {
+    const created = await this.call<{ id?: string | number }>(account, 'POST', `${account.wabaId}/flows`, { body: { name: input.name, categories: input.categories }, retry: 'unsent' });
+    if (created.id === undefined || created.id === '') throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider created the Flow without an id.' });
+    const id = String(created.id);
+    try {
+      // The Flow JSON goes up as a file; uploading it again replaces it, so this may be retried.
+      const form = new FormData();
+      form.set('file', new Blob([input.flowJson], { type: 'application/json' }), 'flow.json');
+      form.set('name', 'flow.json');
+      form.set('asset_type', 'FLOW_JSON');
+      const res = await this.call<{ validation_errors?: { error?: string; message?: string; path?: string }[] }>(account, 'POST', `${id}/assets`, { body: form, retry: 'idempotent' });
+      const errors = res.validation_errors ?? [];
+      if (errors.length) {
+        const details = errors.slice(0, 5).map((e) => `${e.path ? `${e.path}: ` : ''}${e.message ?? e.error ?? 'invalid'}`).join('; ');
+        throw new ProviderError({ code: 139001, httpStatus: 400, message: 'The provider refused the Flow JSON.', details });
+      }
+    } catch (error) {
+      // A draft without (valid) JSON is of no use: remove it so nothing is left at the provider.
+      await this.call(account, 'DELETE', id, { retry: 'idempotent' }).catch(() => undefined);
+      throw error;
+    }
+    return { id };
+  }
+
+  async publishFlow(account: ProviderAccount, flowId: string): Promise<void> {
+    // Publishing twice is refused by the provider, not repeated: safe to retry like a read.
+    await this.call<{ success?: boolean }>(account, 'POST', `${encodeURIComponent(flowId)}/publish`, { retry: 'idempotent' });
+  }
+
+  /**
+   * A template media sample through the resumable upload API: `POST /{app-id}/uploads` opens a
+   * session (`upload:…`), `POST /{session}` with the bytes answers the handle `h` that template
+   * creation takes as `example.header_handle`. Without a configured app id there is no session
+   * to open: 422 naming the missing setting, never a call.
+   */
+  async uploadSample(account: ProviderAccount, file: MediaFile): Promise<{ handle: string }> {
+    if (!this.options.appId) {
+      throw new HttpProblem(422, 'unprocessable', 'Media samples for Cloud API templates need the Meta app id (PROVIDER_APP_ID), which this server does not have; use a TEXT header or none.');
+    }
+    const query = { file_name: file.filename, file_length: String(file.bytes.length), file_type: file.mimeType };
+    const session = await this.call<{ id?: string }>(account, 'POST', `${encodeURIComponent(this.options.appId)}/uploads`, { query, retry: 'unsent' });
+    if (typeof session.id !== 'string' || !/^upload:[^/]+$/.test(session.id)) {
+      throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider opened no upload session.' });
+    }
+    const done = await this.call<{ h?: string }>(account, 'POST', session.id, {
+      body: file.bytes,
+      headers: { authorization: `OAuth ${account.accessToken}`, file_offset: '0' },
+      retry: 'unsent',
+    });
+    if (typeof done.h !== 'string' || done.h === '') throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider answered the upload without a handle.' });
+    return { handle: done.h };
+  }
+
   /** Walks `after` cursors instead of following `paging.next`, which could name another host. */
-  private async list<T>(account: ProviderAccount, path: string, query: Record<string, string>): Promise<T[]> {
+  private async list<T>(account: ProviderAccount, path: string, query: Record<string, string>, complete = false): Promise<T[]> {
     const out: T[] = [];
     let after: string | undefined;
     for (let page = 0; page < this.maxPages; page++) {
@@ -241,17 +315,25 @@ export class CloudApiProvider implements ChatProvider {
       after = res.paging?.next ? res.paging.cursors?.after : undefined;
       if (!after) break;
     }
+    // `complete`: callers that replace their copy with the list (catalog sync deletes what is
+    // missing) must not get a silently truncated one.
+    if (complete && after) {
+      throw new ProviderError({ kind: 'invalid_response', message: `${path} has more than ${this.maxPages} pages; the list was not read to its end.` });
+    }
     return out;
   }
 
-  private async call<T>(account: ProviderAccount, method: 'GET' | 'POST', path: string, opts: CallOptions): Promise<T> {
+  private async call<T>(account: ProviderAccount, method: 'GET' | 'POST' | 'DELETE', path: string, opts: CallOptions): Promise<T> {
     const token = account.accessToken;
     if (!token) throw new ProviderError({ code: 190, message: 'No access token is stored for this business account.' });
     const url = new URL(`${this.baseUrl}/${path}`);
     for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
     if (this.options.appSecret) url.searchParams.set('appsecret_proof', createHmac('sha256', this.options.appSecret).update(token).digest('hex'));
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
-    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    // FormData sets its own multipart content type with the boundary.
+    if (Buffer.isBuffer(opts.body)) headers['content-type'] = 'application/octet-stream';
+    else if (opts.body !== undefined && !(opts.body instanceof FormData)) headers['content-type'] = 'application/json';
+    Object.assign(headers, opts.headers);
 
     for (let attempt = 0; ; attempt++) {
       // The parsed body on success, otherwise the ProviderError to retry or throw.
@@ -260,7 +342,7 @@ export class CloudApiProvider implements ChatProvider {
         const response = await fetch(url, {
           method,
           headers,
-          body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+          body: opts.body === undefined ? undefined : opts.body instanceof FormData || Buffer.isBuffer(opts.body) ? (opts.body as BodyInit) : JSON.stringify(opts.body),
           redirect: 'error',
           signal: AbortSignal.timeout(this.timeoutMs),
         });

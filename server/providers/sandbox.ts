@@ -6,13 +6,16 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { newId } from '../lib/ids.js';
+import { validateFlowJson } from './flow-json-check.js';
 import type { Database } from '../store/schema.js';
 import {
   ProviderError,
   type BusinessProfile,
   type ChatProvider,
+  type FlowCreateInput,
   type InboundContent,
   type MarketingOnboardingStatus,
+  type MediaFile,
   type OutboundMessage,
   type ProviderAccount,
   type ProviderCatalog,
@@ -105,6 +108,8 @@ export class SandboxProvider implements ChatProvider {
   private readonly lastInbound = new Map<string, number>();
   private readonly pending = new Set<Promise<void>>();
   private readonly timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  /** Media uploaded since start, `phone-number-id:media-id`; older uploads are found in uploaded_media. */
+  private readonly media = new Set<string>();
   private closed = false;
 
   constructor(private readonly options: SandboxOptions) {
@@ -121,6 +126,11 @@ export class SandboxProvider implements ChatProvider {
     }
     if (options.route === 'marketing_messages' && message.type !== 'template') {
       throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: 'The marketing messages route sends templates only.' });
+    }
+    for (const id of mediaIdsIn(message)) {
+      if (!(await this.knowsMedia(pn, id))) {
+        throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: `Media id ${id} was not uploaded for this phone number.` });
+      }
     }
     if (message.type === 'template') {
       if (sandboxTemplateStatus(message.template.name) !== 'APPROVED') {
@@ -225,6 +235,44 @@ export class SandboxProvider implements ChatProvider {
 
   async getMarketingMessagesStatus(_account: ProviderAccount): Promise<MarketingOnboardingStatus> {
     return this.options.marketingOnboarding ?? 'ONBOARDED';
+  }
+
+  /** Keeps nothing but the id: the sandbox never delivers the bytes anywhere. */
+  async uploadMedia(number: ProviderNumber, file: MediaFile): Promise<{ id: string }> {
+    const pn = await this.number(number.phoneNumberId);
+    if (file.bytes.length === 0) throw new ProviderError({ code: 131053, httpStatus: 400, message: '(#131053) Media upload error', details: 'The file is empty.' });
+    const id = numericId();
+    this.media.add(`${pn.provider_phone_number_id}:${id}`);
+    return { id };
+  }
+
+  /** A handle of Meta's shape (`4::<base64 type>:<opaque>`); the sandbox reviews templates by name, not by sample. */
+  async uploadSample(_account: ProviderAccount, file: MediaFile): Promise<{ handle: string }> {
+    if (file.bytes.length === 0) throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: 'The file is empty.' });
+    return { handle: `4::${Buffer.from(file.mimeType).toString('base64')}:${randomBytes(24).toString('base64url')}` };
+  }
+
+  private async knowsMedia(pn: NumberRow, id: string): Promise<boolean> {
+    if (this.media.has(`${pn.provider_phone_number_id}:${id}`)) return true;
+    const row = await this.options.db.selectFrom('uploaded_media').select('id').where('phone_number_id', '=', pn.id).where('provider_media_id', '=', id).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Checks the Flow JSON as the provider's validator would; the Flow itself needs no state here (its status is ours). */
+  async createFlow(_account: ProviderAccount, input: FlowCreateInput): Promise<{ id: string }> {
+    if (!input.name.trim() || input.categories.length === 0) {
+      throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: 'A Flow needs a name and at least one category.' });
+    }
+    const errors = validateFlowJson(input.flowJson);
+    if (errors.length) {
+      const details = errors.slice(0, 5).map((e) => `${e.path ? `${e.path}: ` : ''}${e.message}`).join('; ');
+      throw new ProviderError({ code: 139001, httpStatus: 400, message: 'The provider refused the Flow JSON.', details });
+    }
+    return { id: numericId() };
+  }
+
+  async publishFlow(_account: ProviderAccount, flowId: string): Promise<void> {
+    if (!/^\d{1,32}$/.test(flowId)) throw new ProviderError({ code: 100, subcode: 33, httpStatus: 400, message: `Unsupported post request. Object with ID '${flowId}' does not exist.` });
   }
 
   /** Resolves once every status already scheduled has been handed to `deliverWebhook`. */
@@ -333,6 +381,18 @@ function envelope(pn: NumberRow, value: Omit<ProviderWebhookPayload['entry'][0][
 }
 
 const digits = (s: string) => s.replace(/\D/g, '');
+
+/** Every uploaded-media id a message refers to: its own medium, template headers and carousel cards. */
+function mediaIdsIn(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) mediaIdsIn(v, out);
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (['image', 'video', 'document', 'audio', 'sticker'].includes(k) && v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string') out.push((v as { id: string }).id);
+      else mediaIdsIn(v, out);
+    }
+  }
+  return out;
+}
 const unix = (d: Date) => String(Math.floor(d.getTime() / 1000));
 /** Meta's ids are numeric strings of about 15 digits. */
 const numericId = () => `1${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;

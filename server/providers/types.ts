@@ -18,9 +18,16 @@ export interface ProviderNumber extends ProviderAccount {
 
 // ---- Outbound messages (Graph `POST /{phone-number-id}/messages` bodies, minus the envelope) ----
 
-export interface MediaLink {
-  link: string;
-  caption?: string;
+/** Media by URL (`link`, the provider fetches it) or by a media id from `uploadMedia` (`id`). */
+export type MediaRef = { link: string; id?: never } | { id: string; link?: never };
+
+export type MediaLink = MediaRef & { caption?: string };
+
+/** A file for `uploadMedia`: its bytes and the type detected from them. */
+export interface MediaFile {
+  bytes: Buffer;
+  mimeType: string;
+  filename: string;
 }
 
 export type InteractiveHeader =
@@ -45,13 +52,19 @@ export interface InteractiveList extends InteractiveBase {
   action: { button: string; sections: { title?: string; rows: { id: string; title: string; description?: string }[] }[] };
 }
 
+/** A WhatsApp Flow (a published form): Graph `interactive.type = flow`, answered by an `nfm_reply`. */
+export interface InteractiveFlow extends InteractiveBase {
+  type: 'flow';
+  action: { name: 'flow'; parameters: { flow_message_version: '3'; flow_id: string; flow_cta: string; flow_token?: string; flow_action?: 'navigate' | 'data_exchange' } };
+}
+
 export type TemplateParameter =
   | { type: 'text'; text: string; parameter_name?: string }
   | { type: 'currency'; currency: { fallback_value: string; code: string; amount_1000: number } }
   | { type: 'date_time'; date_time: { fallback_value: string } }
-  | { type: 'image'; image: { link: string } }
-  | { type: 'video'; video: { link: string } }
-  | { type: 'document'; document: { link: string; filename?: string } }
+  | { type: 'image'; image: MediaRef }
+  | { type: 'video'; video: MediaRef }
+  | { type: 'document'; document: MediaRef & { filename?: string } }
   | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: 'payload'; payload: string }
   | { type: 'coupon_code'; coupon_code: string }
@@ -74,10 +87,10 @@ export type OutboundMessage =
   | { type: 'image'; image: MediaLink }
   | { type: 'video'; video: MediaLink }
   | { type: 'document'; document: MediaLink & { filename?: string } }
-  | { type: 'audio'; audio: { link: string } }
+  | { type: 'audio'; audio: MediaRef }
   | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: 'template'; template: TemplateMessage }
-  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList };
+  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList | InteractiveFlow };
 
 export type SendRoute = 'cloud_api' | 'marketing_messages';
 
@@ -177,6 +190,14 @@ export interface ProviderProduct {
   url: string | null;
 }
 
+/** A Flow to create: `categories` are the provider's (SIGN_UP, APPOINTMENT_BOOKING, …, OTHER). */
+export interface FlowCreateInput {
+  name: string;
+  categories: string[];
+  /** The Flow JSON document, serialised. */
+  flowJson: string;
+}
+
 export type MarketingOnboardingStatus = 'NOT_STARTED' | 'PENDING' | 'ONBOARDED' | 'INELIGIBLE';
 
 export interface ChatProvider {
@@ -191,6 +212,14 @@ export interface ChatProvider {
   listCatalogs(account: ProviderAccount): Promise<ProviderCatalog[]>;
   listProducts(account: ProviderAccount, catalogId: string): Promise<ProviderProduct[]>;
   getMarketingMessagesStatus(account: ProviderAccount): Promise<MarketingOnboardingStatus>;
+  /** Creates a WhatsApp Flow (DRAFT) and uploads its Flow JSON; refused JSON leaves no Flow behind. */
+  createFlow(account: ProviderAccount, input: FlowCreateInput): Promise<{ id: string }>;
+  /** Publishes a DRAFT Flow; final (a published Flow can no longer be edited). */
+  publishFlow(account: ProviderAccount, flowId: string): Promise<void>;
+  /** Uploads a file for a number (Graph `POST /{phone-number-id}/media`); the id is usable in sends for 30 days. */
+  uploadMedia(number: ProviderNumber, file: MediaFile): Promise<{ id: string }>;
+  /** Uploads a template media sample (Graph resumable upload); the handle goes in `example.header_handle`. */
+  uploadSample(account: ProviderAccount, file: MediaFile): Promise<{ handle: string }>;
 }
 
 // ---- Inbound webhook payloads (spec/webhooks/provider.tsp; only what the sandbox builds) ----
@@ -250,8 +279,8 @@ export interface ProviderWebhookPayload {
 
 /** Codes that mean "slow down": throughput (130429), pair rate (131056), account/app limits (80007, 4). */
 const RATE_LIMIT_CODES = new Set([4, 80007, 130429, 131056]);
-/** The caller's input is at fault (bad parameter, number, template values): 422, not a provider outage. */
-const CALLER_CODES = new Set([100, 131008, 131009, 131021, 131026, 131051, 132000, 132001, 132005, 132007, 132012, 132015, 132016]);
+/** The caller's input is at fault (bad parameter, number, template values, media the provider cannot take: 131053): 422, not a provider outage. */
+const CALLER_CODES = new Set([100, 131008, 131009, 131021, 131026, 131051, 131053, 132000, 132001, 132005, 132007, 132012, 132015, 132016]);
 /**
  * Seconds to wait when the provider sent no Retry-After: throughput clears within a second, the
  * pair limit allows about one message per 6 s to one user, account and app limits last minutes.

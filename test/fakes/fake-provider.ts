@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { validateFlowJson } from '../../server/providers/flow-json-check.js';
 
 export interface RecordedRequest {
   method: string;
@@ -20,6 +21,7 @@ export type Failure =
   | 'server-error'
   | 'auth'
   | 'hang'
+  | 'media-upload-error'
   | { status: number; body?: unknown; headers?: Record<string, string> };
 
 interface FailureRule {
@@ -53,6 +55,7 @@ export const FAKE_WABA_ID = '102290129340398';
 export const FAKE_PHONE_NUMBER_ID = '106540352242922';
 export const FAKE_CATALOG_ID = '771002003004005';
 export const FAKE_TOKEN = 'EAAG-fake-system-user-token-0123456789';
+export const FAKE_APP_ID = '1234567890123456';
 
 export class FakeProvider {
   readonly requests: RecordedRequest[] = [];
@@ -61,6 +64,13 @@ export class FakeProvider {
   baseUrl = '';
   marketingStatus = 'ONBOARDED';
   readonly templates: FakeTemplate[] = [];
+  /** Media uploaded with `POST /{phone-number-id}/media`, by the id answered. */
+  readonly uploads = new Map<string, FakeUpload>();
+  /** Resumable upload sessions and the sample handles they answered. */
+  readonly sessions = new Map<string, { length: number; type: string }>();
+  readonly samples = new Map<string, { type: string; bytes: Buffer }>();
+  /** WhatsApp Flows created with `POST /{waba-id}/flows`, by id. */
+  readonly flows = new Map<string, FakeFlow>();
   readonly phoneNumbers = [
     { id: FAKE_PHONE_NUMBER_ID, display_phone_number: '+1 555-010-0100', verified_name: 'Acme Shop', status: 'CONNECTED', quality_rating: 'GREEN', messaging_limit_tier: 'TIER_1K' },
     { id: '106540352242923', display_phone_number: '+44 7700 900123', verified_name: 'Acme UK', status: 'CONNECTED', quality_rating: 'YELLOW', messaging_limit_tier: 'TIER_250' },
@@ -111,10 +121,21 @@ export class FakeProvider {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     let body: any = undefined;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      return graphError(res, 400, 100, 'Invalid JSON body');
+    if (/^application\/octet-stream/i.test(req.headers['content-type'] ?? '')) {
+      body = Buffer.concat(chunks); // a resumable upload's bytes
+    } else if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) {
+      // Media uploads: the fields as strings, the file as its name, type, size and bytes.
+      try {
+        body = await multipartBody(Buffer.concat(chunks), req.headers['content-type']!);
+      } catch {
+        return graphError(res, 400, 100, 'Invalid multipart body');
+      }
+    } else {
+      try {
+        body = raw ? JSON.parse(raw) : undefined;
+      } catch {
+        return graphError(res, 400, 100, 'Invalid JSON body');
+      }
     }
     const path = url.pathname.replace(/^\/v\d+\.\d+/, '');
     const method = req.method ?? 'GET';
@@ -125,7 +146,8 @@ export class FakeProvider {
       rule.remaining--;
       return this.failWith(res, rule);
     }
-    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    // The resumable upload's second step authenticates with `OAuth <token>`, everything else with Bearer.
+    const token = /^(?:Bearer|OAuth) (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token || !this.tokens.has(token)) return graphError(res, 401, 190, 'Invalid OAuth access token - Cannot parse access token', 'OAuthException');
     return this.route(res, method, path.split('/').filter(Boolean), url.searchParams, body);
   }
@@ -133,6 +155,23 @@ export class FakeProvider {
   private route(res: ServerResponse, method: string, parts: string[], query: URLSearchParams, body: any) {
     const [id, edge] = parts;
     if (method === 'POST' && (edge === 'messages' || edge === 'marketing_messages')) return this.send(res, id, edge, body);
+    if (method === 'POST' && edge === 'media') return this.upload(res, id, body);
+    if (method === 'POST' && edge === 'uploads' && id === FAKE_APP_ID) {
+      const length = Number(query.get('file_length'));
+      if (!query.get('file_name') || !query.get('file_type') || !Number.isInteger(length) || length <= 0) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'file_name, file_length and file_type are required');
+      const session = `upload:${randomBytes(12).toString('base64url')}`;
+      this.sessions.set(session, { length, type: query.get('file_type')! });
+      return json(res, 200, { id: `${session}?sig=${randomBytes(6).toString('hex')}` });
+    }
+    if (method === 'POST' && id?.startsWith('upload:') && !edge) {
+      const session = this.sessions.get(id);
+      if (!session || !Buffer.isBuffer(body) || body.length !== session.length) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'unknown upload session or wrong length');
+      const h = `4::${Buffer.from(session.type).toString('base64')}:${randomBytes(16).toString('base64url')}`;
+      this.samples.set(h, { type: session.type, bytes: body });
+      return json(res, 200, { h });
+    }
+    if (method === 'POST' && edge === 'flows' && id === FAKE_WABA_ID) return this.createFlow(res, body);
+    if (this.flows.has(id) && ((method === 'POST' && (edge === 'assets' || edge === 'publish')) || (method === 'DELETE' && !edge))) return this.flowCall(res, method, id, edge, body);
     if (method === 'GET' && edge === 'phone_numbers' && id === FAKE_WABA_ID) return this.page(res, this.phoneNumbers, query);
     if (method === 'POST' && edge === 'subscribed_apps' && id === FAKE_WABA_ID) return json(res, 200, { success: true });
     if (edge === 'message_templates' && id === FAKE_WABA_ID) {
@@ -170,6 +209,47 @@ export class FakeProvider {
     });
   }
 
+  private createFlow(res: ServerResponse, body: any) {
+    if (typeof body?.name !== 'string' || !body.name || !Array.isArray(body.categories) || body.categories.length === 0) {
+      return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'name and categories are required');
+    }
+    if ([...this.flows.values()].some((f) => f.name === body.name)) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'A Flow with this name already exists');
+    const id = String(1_187_364_459_302_700 + this.flows.size);
+    this.flows.set(id, { id, name: body.name, categories: body.categories, status: 'DRAFT', flowJson: null });
+    return json(res, 200, { id });
+  }
+
+  private flowCall(res: ServerResponse, method: string, id: string, edge: string | undefined, body: any) {
+    const flow = this.flows.get(id)!;
+    if (method === 'DELETE') {
+      if (flow.status !== 'DRAFT') return graphError(res, 400, 139002, 'Only draft Flows can be deleted');
+      this.flows.delete(id);
+      return json(res, 200, { success: true });
+    }
+    if (edge === 'assets') {
+      const file = body?.file as FakeUpload | undefined;
+      if (body?.asset_type !== 'FLOW_JSON' || !file || typeof file !== 'object') return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'file and asset_type FLOW_JSON are required');
+      if (flow.status !== 'DRAFT') return graphError(res, 400, 139002, 'A published Flow cannot be changed');
+      flow.flowJson = file.bytes.toString('utf8');
+      return json(res, 200, { success: true, validation_errors: validateFlowJson(flow.flowJson) });
+    }
+    if (flow.status !== 'DRAFT') return graphError(res, 400, 139002, 'Publishing failed', 'OAuthException', 'The Flow is already published.');
+    if (!flow.flowJson || validateFlowJson(flow.flowJson).length) return graphError(res, 400, 139001, 'Publishing failed', 'OAuthException', 'The Flow JSON has validation errors.');
+    flow.status = 'PUBLISHED';
+    return json(res, 200, { success: true });
+  }
+
+  private upload(res: ServerResponse, phoneNumberId: string, body: any) {
+    if (!this.phoneNumbers.some((n) => n.id === phoneNumberId)) return graphError(res, 400, 100, `Object with ID '${phoneNumberId}' does not exist`);
+    const file = body?.file as FakeUpload | undefined;
+    if (body?.messaging_product !== 'whatsapp' || !file || typeof file !== 'object' || typeof body.type !== 'string') {
+      return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'messaging_product, type and file are required');
+    }
+    const id = String(1_000_000_000_000_000 + this.uploads.size);
+    this.uploads.set(id, { ...file, phoneNumberId });
+    return json(res, 200, { id });
+  }
+
   private page(res: ServerResponse, rows: object[], query: URLSearchParams) {
     const size = Number(query.get('limit') ?? this.pageSize);
     const start = Number(query.get('after') ?? 0);
@@ -189,11 +269,37 @@ export class FakeProvider {
       return graphError(res, 400, 131047, '(#131047) Re-engagement message', 'OAuthException', 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.');
     }
     if (f === 'invalid-number') return graphError(res, 400, 131026, '(#131026) Message undeliverable', 'OAuthException', 'The recipient is not a WhatsApp user.');
+    if (f === 'media-upload-error') return graphError(res, 400, 131053, '(#131053) Media upload error', 'OAuthException', 'Unable to upload the media used in the message.');
     if (f === 'auth') return graphError(res, 401, 190, 'Error validating access token: Session has expired', 'OAuthException');
     if (f === 'server-error') return graphError(res, 500, 2, 'Service temporarily unavailable', 'OAuthException', undefined, true);
     for (const [k, v] of Object.entries(f.headers ?? {})) res.setHeader(k, v);
     return f.body === undefined ? res.writeHead(f.status).end() : json(res, f.status, f.body);
   }
+}
+
+export interface FakeFlow {
+  id: string;
+  name: string;
+  categories: string[];
+  status: 'DRAFT' | 'PUBLISHED';
+  flowJson: string | null;
+}
+
+export interface FakeUpload {
+  filename: string;
+  type: string;
+  size: number;
+  bytes: Buffer;
+  phoneNumberId?: string;
+}
+
+async function multipartBody(raw: Buffer, contentType: string): Promise<Record<string, unknown>> {
+  const form = await new Response(raw as Uint8Array<ArrayBuffer>, { headers: { 'content-type': contentType } }).formData();
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of form.entries()) {
+    out[key] = typeof value === 'string' ? value : { filename: value.name, type: value.type, size: value.size, bytes: Buffer.from(await value.arrayBuffer()) };
+  }
+  return out;
 }
 
 function json(res: ServerResponse, status: number, body: unknown) {
