@@ -66,7 +66,7 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
     });
   }
   checkTemplateValues(template, values, now);
-  await checkMedia(platform, db, workspaceId, values);
+  await checkMedia(platform, db, workspaceId, values, { phoneNumberId: sender.number.id });
   const scheduledAt = body.scheduled_at !== undefined ? new Date(body.scheduled_at) : null;
   if (scheduledAt && scheduledAt.getTime() <= now.getTime()) {
     throw new HttpProblem(422, 'unprocessable', 'scheduled_at is in the past.', { errors: [{ pointer: '/body/scheduled_at', detail: 'must be in the future' }] });

@@ -1,7 +1,8 @@
 // POST /api/chatapp/send: every checked before the provider is called (sender, recipient, reply,
-// template, media URLs, the 24-hour window), then the message row is written `pending`, the
-// provider called, and the row settled: `accepted` with its wamid, `unknown` after a timeout
-// (never re-sent blindly: a status webhook settles it), `failed` with the provider's error.
+// template, media URLs, a device file's bytes, the 24-hour window), then a device file is
+// uploaded, the message row is written `pending`, the provider called, and the row settled:
+// `accepted` with its wamid, `unknown` after a timeout (never re-sent blindly: a status webhook
+// settles it), `failed` with the provider's error.
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
 import type { Handler } from '../../../lib/handler-types.js';
@@ -15,14 +16,28 @@ import { hasUnstorableText } from '../../login/hosted-webhook.js';
 import { marketingSettings } from '../configuration/marketing.js';
 import { resolveSender, type Sender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
+import { resolveUploadedMedia, uploadRefs } from '../templates/uploaded-media.js';
 import { ensureChat, touchChat } from './chats.js';
 import { beginIdempotent, finishIdempotent, type IdempotencyClaim } from './idempotency.js';
 import { buildTemplateMessage, type RecipientFields } from './template-message.js';
 import { WINDOW_MS } from './views.js';
+import { deviceFile, formFields, uploadAndRecord, UploadTimeoutProblem, type DeviceFile, type UploadRow } from '../media/uploads.js';
+import type { MediaKind } from '../media/rules.js';
 
 type S = components['schemas'];
 type Body = S['SendMessageRequest'];
 type Result = S['SendMessageResult'];
+
+/** A `multipart/form-data` send: the form's text parts and the checked file, not yet uploaded. */
+interface DeviceSend {
+  contact_no: string;
+  chatapp_phone_number: string;
+  messageType: MediaKind;
+  message?: string;
+  filename?: string;
+  reply_to?: string;
+  file: DeviceFile;
+}
 
 interface Part {
   id: string;
@@ -35,7 +50,7 @@ const field = (pointer: string, detail: string, status: 400 | 404 | 422 = 400) =
   new HttpProblem(status, status === 400 ? 'validation' : status === 404 ? 'not-found' : 'unprocessable', detail, { errors: [{ pointer, detail }] });
 
 /** The sender by its number (E.164 in any layout), our `pn_…` id or the provider's id. */
-async function senderOf(platform: Platform, workspaceId: string, given: string): Promise<Sender> {
+export async function senderOf(platform: Platform, workspaceId: string, given: string): Promise<Sender> {
   const pointer = '/body/chatapp_phone_number';
   const e164 = toE164(given);
   const row = e164
@@ -65,27 +80,55 @@ async function checkMediaUrl(platform: Platform, url: string, pointer: string): 
   }
 }
 
-function mediaPart(type: 'image' | 'video' | 'document' | 'audio', link: string, caption?: string, filename?: string): Omit<Part, 'id'> {
-  const media = { url: link, mime_type: type === 'document' ? 'application/octet-stream' : `${type}/*`, filename: filename ?? null, size_bytes: null };
+/** A medium by URL, or by a file uploaded to the provider (sent by its media id). */
+type MediaSource = { link: string } | { upload: UploadRow };
+
+function mediaPart(type: 'image' | 'video' | 'document' | 'audio', source: MediaSource, caption?: string, filename?: string): Omit<Part, 'id'> {
+  const ref = 'link' in source ? { link: source.link } : { id: source.upload.provider_media_id };
+  // The stored content keeps the upload's ids and digest; the message view shows the contract's fields.
+  const media =
+    'link' in source
+      ? { url: source.link, mime_type: type === 'document' ? 'application/octet-stream' : `${type}/*`, filename: filename ?? null, size_bytes: null }
+      : {
+          url: null,
+          mime_type: source.upload.mime_type,
+          filename: filename ?? source.upload.filename,
+          size_bytes: Number(source.upload.size_bytes),
+          sha256: source.upload.sha256,
+          media_id: source.upload.id,
+          provider_media_id: source.upload.provider_media_id,
+        };
   const content = { ...(caption ? { caption } : {}), media };
-  if (type === 'audio') return { type, message: { type: 'audio', audio: { link } }, content: { media } };
-  if (type === 'document') return { type, message: { type: 'document', document: { link, ...(caption ? { caption } : {}), ...(filename ? { filename } : {}) } }, content };
-  return { type, message: type === 'image' ? { type, image: { link, ...(caption ? { caption } : {}) } } : { type, video: { link, ...(caption ? { caption } : {}) } }, content };
+  if (type === 'audio') return { type, message: { type: 'audio', audio: ref }, content: { media } };
+  if (type === 'document') return { type, message: { type: 'document', document: { ...ref, ...(caption ? { caption } : {}), ...(filename ? { filename } : {}) } }, content };
+  return { type, message: type === 'image' ? { type, image: { ...ref, ...(caption ? { caption } : {}) } } : { type, video: { ...ref, ...(caption ? { caption } : {}) } }, content };
 }
 
 export const sendMessage: Handler<operations['sendMessage']> = async (request, reply) => {
   const { workspaceId } = authOf(request);
   const platform = request.server.platform;
+  let body: Body | DeviceSend;
+  let digestOf: Buffer;
   if (request.isMultipart()) {
-    // The providers have no media-upload call yet, so a device file cannot reach the customer.
-    throw new HttpProblem(501, 'not-implemented', 'Sending a file from the device is not available yet; send it by mediaUrl.', { operation_id: 'sendMessage' });
+    // The form and the file's bytes are checked here; the upload waits for the 24-hour rule.
+    const fields = formFields(request, ['contact_no', 'chatapp_phone_number', 'messageType', 'message', 'filename', 'reply_to']);
+    if (hasUnstorableText(fields)) throw new HttpProblem(400, 'validation', 'The form holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
+    const kind = fields.messageType as MediaKind;
+    if (kind === 'audio' && fields.message !== undefined) throw field('/body/message', 'Audio has no caption.');
+    if (kind !== 'document' && fields.filename !== undefined) throw field('/body/filename', 'Only documents have a file name.');
+    const file = await deviceFile(request, kind);
+    body = { ...(fields as Omit<DeviceSend, 'file' | 'messageType'>), messageType: kind, file };
+    // The same form with the same bytes is the same request.
+    digestOf = Buffer.from(JSON.stringify({ ...fields, file_sha256: file.sha256 }));
+  } else {
+    body = request.body as Body;
+    if (hasUnstorableText(body)) throw new HttpProblem(400, 'validation', 'The body holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
+    digestOf = request.rawBody ?? Buffer.from(JSON.stringify(body));
   }
-  const body = request.body as Body;
-  if (hasUnstorableText(body)) throw new HttpProblem(400, 'validation', 'The body holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
   const key = request.headers['idempotency-key'];
   let claim: IdempotencyClaim | null = null;
   if (typeof key === 'string' && key !== '') {
-    const begun = await beginIdempotent(platform, workspaceId, key, request.rawBody ?? Buffer.from(JSON.stringify(body)));
+    const begun = await beginIdempotent(platform, workspaceId, key, digestOf);
     if ('replay' in begun) {
       reply.code(begun.replay.status).header('idempotent-replayed', 'true');
       if (begun.replay.status >= 400) reply.type('application/problem+json');
@@ -94,7 +137,7 @@ export const sendMessage: Handler<operations['sendMessage']> = async (request, r
     claim = begun.claim;
   }
   try {
-    const result = await send(platform, workspaceId, body);
+    const result = await deliverAny(platform, workspaceId, body);
     if (claim) await finishIdempotent(platform, claim, 201, result);
     reply.code(201);
     return result;
@@ -103,14 +146,24 @@ export const sendMessage: Handler<operations['sendMessage']> = async (request, r
     // refusals before the provider call and rate limits leave the key free for a retry.
     if (claim) {
       const settled = error instanceof HttpProblem && error.problem.provider_code !== undefined && error.status !== 429;
-      const timedOut = error instanceof HttpProblem && error.status === 504;
+      const timedOut = error instanceof HttpProblem && error.status === 504 && !(error instanceof UploadTimeoutProblem);
       await finishIdempotent(platform, claim, settled || timedOut ? (error as HttpProblem).status : null, settled || timedOut ? (error as HttpProblem).problem : null);
     }
     throw error;
   }
 };
 
-async function send(platform: Platform, workspaceId: string, body: Body): Promise<Result> {
+/**
+ * One send of the contract's SendMessageRequest for a workspace, every rule applied: what
+ * `POST /api/chatapp/send` does after authentication. Automation, bots and order webhooks send
+ * through here so the 24-hour window, storage and the inbox cannot differ from the API's.
+ * `chatapp_phone_number` may be our `pn_…` id. Refusals throw HttpProblem.
+ */
+export async function deliver(platform: Platform, workspaceId: string, body: Body): Promise<Result> {
+  return deliverAny(platform, workspaceId, body);
+}
+
+async function deliverAny(platform: Platform, workspaceId: string, body: Body | DeviceSend): Promise<Result> {
   const db = platform.store.db;
   const now = platform.now();
   const sender = await senderOf(platform, workspaceId, body.chatapp_phone_number);
@@ -139,22 +192,23 @@ async function send(platform: Platform, workspaceId: string, body: Body): Promis
   let templateId: string | null = null;
   const parts: Omit<Part, 'id'>[] = [];
   const urls: { url: string; pointer: string }[] = [];
-  switch (body.messageType) {
+  // A device file's part is built after the 24-hour rule: its upload is a provider call.
+  if (!('file' in body)) switch (body.messageType) {
     case 'text':
       parts.push({ type: 'text', message: { type: 'text', text: { body: body.message, ...(body.preview_url ? { preview_url: true } : {}) } }, content: { text: body.message } });
       break;
     case 'image':
     case 'video':
       urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-      parts.push(mediaPart(body.messageType, body.mediaUrl, body.message));
+      parts.push(mediaPart(body.messageType, { link: body.mediaUrl }, body.message));
       break;
     case 'document':
       urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-      parts.push(mediaPart('document', body.mediaUrl, body.message, body.filename ?? fileNameOf(body.mediaUrl)));
+      parts.push(mediaPart('document', { link: body.mediaUrl }, body.message, body.filename ?? fileNameOf(body.mediaUrl)));
       break;
     case 'audio':
       urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-      parts.push(mediaPart('audio', body.mediaUrl));
+      parts.push(mediaPart('audio', { link: body.mediaUrl }));
       break;
     case 'location':
       parts.push({ type: 'location', message: { type: 'location', location: body.location }, content: { location: body.location } });
@@ -163,7 +217,7 @@ async function send(platform: Platform, workspaceId: string, body: Body): Promis
       body.media.forEach((m, i) => {
         urls.push({ url: m.mediaUrl, pointer: `/body/media/${i}/mediaUrl` });
         if (m.type === 'audio' && m.caption) throw field(`/body/media/${i}/caption`, 'Audio has no caption.');
-        parts.push(mediaPart(m.type, m.mediaUrl, m.caption, m.type === 'document' ? m.filename ?? fileNameOf(m.mediaUrl) : undefined));
+        parts.push(mediaPart(m.type, { link: m.mediaUrl }, m.caption, m.type === 'document' ? m.filename ?? fileNameOf(m.mediaUrl) : undefined));
       });
       break;
     case 'template': {
@@ -176,7 +230,9 @@ async function send(platform: Platform, workspaceId: string, body: Body): Promis
       const fields: RecipientFields = contact
         ? { name: contact.name, phone: contact.phone, email: contact.email, custom_fields: (contact as { custom_fields?: Record<string, unknown> }).custom_fields ?? null }
         : { name: null, phone: to, email: null, custom_fields: null };
-      const built = buildTemplateMessage(template, values, fields, { mediaUrl: body.mediaUrl, filename: body.filename }, now);
+      // Uploads are the sender number's and unexpired (422), the workspace's (404), before anything is stored.
+      const uploads = await resolveUploadedMedia(platform, workspaceId, sender.number.id, uploadRefs(values));
+      const built = buildTemplateMessage(template, values, fields, { mediaUrl: body.mediaUrl, filename: body.filename }, now, uploads);
       urls.push(...built.mediaUrls);
       templateId = template.id;
       parts.push({
@@ -211,6 +267,13 @@ async function send(platform: Platform, workspaceId: string, body: Body): Promis
         { errors: [{ pointer: '/body/messageType', detail: 'free-form messages need an open 24-hour window; send a template' }] },
       );
     }
+  }
+
+  // ---- a device file: uploaded for the sender's number, then sent by its media id
+  if ('file' in body) {
+    const upload = await uploadAndRecord(platform, workspaceId, sender, body.file);
+    const name = body.messageType === 'document' ? body.filename ?? upload.filename ?? undefined : undefined;
+    parts.push(mediaPart(body.messageType, { upload }, body.message, name));
   }
 
   // ---- record, then call the provider part by part

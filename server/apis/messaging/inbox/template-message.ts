@@ -2,10 +2,13 @@
 // message. Values must fit the template as stored: as many body values as variables, a header of
 // the template's format, a value for each dynamic button (422 naming the field otherwise).
 // Values are inserted once, as literal text: `{{1}}` or `${…}` inside a value is never expanded (J7).
+// Uploaded media (`media_id`) are sent by the provider's media id, resolved by the caller for the
+// sender number (templates/uploaded-media.ts).
 import type { components } from '../../../../generated/messaging/types.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import type { TemplateMessage, TemplateParameter, TemplateSendComponent } from '../../../providers/types.js';
 import type { TemplateRow } from '../templates/lookup.js';
+import type { UploadedMediaIds } from '../templates/uploaded-media.js';
 
 type S = components['schemas'];
 type Variable = S['TemplateVariable'];
@@ -29,6 +32,17 @@ export interface BuiltTemplate {
 
 const P = '/body/template';
 const unprocessable = (pointer: string, detail: string) => new HttpProblem(422, 'unprocessable', detail, { errors: [{ pointer, detail }] });
+const invalid = (pointer: string, detail: string) => new HttpProblem(400, 'validation', detail, { errors: [{ pointer, detail }] });
+
+/** A header's media: a URL the provider fetches, or an upload by the provider's id (Graph's `{ id }`). */
+function mediaRef(given: { media_url?: string; media_id?: string }, uploads: UploadedMediaIds, pointer: string): { link: string } | { id: string } {
+  if ((given.media_url === undefined) === (given.media_id === undefined)) throw invalid(pointer, 'Give exactly one of media_url and media_id.');
+  if (given.media_id === undefined) return { link: given.media_url! };
+  const id = uploads.get(given.media_id);
+  // The caller resolves every media_id first; a missing one would otherwise be sent as undefined.
+  if (!id) throw unprocessable(`${pointer}/media_id`, `media_id ${given.media_id} was not resolved for this sender.`);
+  return { id };
+}
 
 /** The numbers of the `{{n}}` variables of a text, in order of appearance. */
 export function variablesOf(text: string | undefined): number[] {
@@ -57,6 +71,7 @@ export function buildTemplateMessage(
   contact: RecipientFields,
   shorthand: { mediaUrl?: string; filename?: string },
   now: Date,
+  uploads: UploadedMediaIds = new Map(),
 ): BuiltTemplate {
   const stored = (template.components ?? []) as Stored[];
   const find = (type: string) => stored.find((c) => c.type === type);
@@ -77,16 +92,20 @@ export function buildTemplateMessage(
   } else if (header && ['IMAGE', 'VIDEO', 'DOCUMENT'].includes(header.format)) {
     const kind = header.format.toLowerCase() as 'image' | 'video' | 'document';
     if (given && given.type !== kind) throw unprocessable(`${P}/header/type`, `The template header is ${kind}.`);
-    if (given?.media_id) throw unprocessable(`${P}/header/media_id`, 'Uploaded media ids are not available yet; give media_url.');
-    if (given && !given.media_url) throw unprocessable(`${P}/header`, 'Give exactly one of media_url and media_id.');
-    // Without a per-message file the sample submitted with the template is sent.
-    const link = given?.media_url ?? shorthand.mediaUrl ?? header.header_url;
-    if (!link) throw unprocessable('/body/mediaUrl', `The template has a ${kind} header: give mediaUrl or template.header.`);
-    if (given?.media_url) mediaUrls.push({ url: link, pointer: `${P}/header/media_url` });
-    else if (shorthand.mediaUrl) mediaUrls.push({ url: link, pointer: '/body/mediaUrl' });
+    let media: { link: string } | { id: string };
+    if (given) {
+      media = mediaRef(given, uploads, `${P}/header`);
+      if (given.media_url) mediaUrls.push({ url: given.media_url, pointer: `${P}/header/media_url` });
+    } else {
+      // Without a per-message file the sample submitted with the template is sent.
+      const link = shorthand.mediaUrl ?? (header.header_url as string | undefined);
+      if (!link) throw unprocessable('/body/mediaUrl', `The template has a ${kind} header: give mediaUrl or template.header.`);
+      if (shorthand.mediaUrl) mediaUrls.push({ url: link, pointer: '/body/mediaUrl' });
+      media = { link };
+    }
     const filename = given?.filename ?? shorthand.filename;
     const param: TemplateParameter =
-      kind === 'document' ? { type: 'document', document: { link, ...(filename ? { filename } : {}) } } : kind === 'image' ? { type: 'image', image: { link } } : { type: 'video', video: { link } };
+      kind === 'document' ? { type: 'document', document: { ...media, ...(filename ? { filename } : {}) } } : kind === 'image' ? { type: 'image', image: media } : { type: 'video', video: media };
     components.push({ type: 'header', parameters: [param] });
   } else if (header?.format === 'LOCATION') {
     throw unprocessable(`${P}/header`, 'Templates with a location header cannot be sent through this API yet.');
@@ -138,13 +157,13 @@ export function buildTemplateMessage(
         const h = (card.components as Stored[]).find((x) => x.type === 'HEADER');
         const kind = String(h?.format ?? 'IMAGE').toLowerCase();
         if (given.header?.type !== kind) throw unprocessable(`${ptr}/header/type`, `Card ${i + 1} has a ${kind} header.`);
-        if (!given.header.media_url) throw unprocessable(`${ptr}/header`, 'Give media_url (uploaded media ids are not available yet).');
-        mediaUrls.push({ url: given.header.media_url, pointer: `${ptr}/header/media_url` });
+        const cardMedia = mediaRef(given.header, uploads, `${ptr}/header`);
+        if (given.header.media_url) mediaUrls.push({ url: given.header.media_url, pointer: `${ptr}/header/media_url` });
         const cardVars = variablesOf((card.components as Stored[]).find((x) => x.type === 'BODY')?.text);
         const cardBody = (given.body ?? []) as Variable[];
         if (cardBody.length !== cardVars.length) throw unprocessable(`${ptr}/body`, `Card ${i + 1} has ${cardVars.length} variable(s); ${cardBody.length} value(s) were given.`);
         const parts: TemplateSendComponent[] = [
-          { type: 'header', parameters: [kind === 'video' ? { type: 'video', video: { link: given.header.media_url } } : { type: 'image', image: { link: given.header.media_url } }] },
+          { type: 'header', parameters: [kind === 'video' ? { type: 'video', video: cardMedia } : { type: 'image', image: cardMedia }] },
         ];
         if (cardBody.length) parts.push({ type: 'body', parameters: cardBody.map(text) });
         const cardButtons = ((card.components as Stored[]).find((x) => x.type === 'BUTTONS')?.buttons ?? []) as Stored[];

@@ -1,5 +1,6 @@
 // Messaging templates: create (checked as the provider checks, media samples fetched through the
-// SSRF guard), list, validate a media URL (stores nothing), sync review statuses from the provider.
+// SSRF guard and, on the Cloud API, uploaded for their header handles), list, validate a media
+// URL (stores nothing), sync review statuses from the provider.
 import type { Kysely } from 'kysely';
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
@@ -14,7 +15,8 @@ import type { Database } from '../../../store/schema.js';
 import { emitEvent } from '../../webhooks/emit.js';
 import { hasUnstorableText } from '../../login/hosted-webhook.js';
 import type { TemplateRow } from './lookup.js';
-import { probeMedia, unsafeProblem, type MediaKind } from './media.js';
+import { probeMedia, unsafeProblem } from './media.js';
+import { fetchSample, withHeaderHandles } from './samples.js';
 import { checkTemplate, mediaHeaders } from './rules.js';
 
 type S = components['schemas'];
@@ -73,26 +75,19 @@ const createTemplate: Handler<operations['createTemplate']> = async (request, re
   if (exists) throw new HttpProblem(409, 'conflict', `The account already has a template ${body.name} in ${body.language}.`, { errors: [{ pointer: '/body/name', detail: 'name and language are taken' }] });
 
   const media = mediaHeaders(body);
-  if (media.length && account.kind !== 'sandbox') {
-    // Meta takes media samples as upload handles from its resumable-upload API, which the Cloud adapter does not have yet.
-    throw new HttpProblem(422, 'unprocessable', 'Media header samples cannot be submitted to the Cloud API yet; use a TEXT header or none.', { errors: [{ pointer: media[0].pointer, detail: 'media samples need the provider upload API' }] });
+  const cloud = account.kind !== 'sandbox';
+  if (media.length && cloud && !platform.config.providerAppId) {
+    // Checked before the samples are fetched: without the app id there is nowhere to upload them.
+    throw new HttpProblem(422, 'unprocessable', 'Media samples for Cloud API templates need the Meta app id (PROVIDER_APP_ID), which this server does not have; use a TEXT header or none.', {
+      errors: [{ pointer: media[0].pointer, detail: 'the server has no PROVIDER_APP_ID to upload the sample with' }],
+    });
   }
-  // The samples must be reachable now: the provider fetches them during review.
-  for (const m of media) {
-    let probe;
-    try {
-      probe = await probeMedia(platform, m.url, m.format.toLowerCase() as MediaKind);
-    } catch (error) {
-      if (error instanceof UnsafeUrlError) throw unsafeProblem(error, m.pointer);
-      throw error;
-    }
-    if (!probe.reachable || !probe.within_limits) {
-      const detail = probe.problems.map((p) => p.detail).join(' ');
-      throw new HttpProblem(422, 'unprocessable', `header_url is not a usable ${m.format.toLowerCase()} sample: ${detail} (rule: media-header-sample)`, { errors: [{ pointer: m.pointer, detail: `media-header-sample: ${detail}` }] });
-    }
-  }
+  // The samples must be usable now: the sandbox's provider fetches them during review, the Cloud API gets their bytes.
+  const samples = [];
+  for (const m of media) samples.push(await fetchSample(platform, m));
 
   const { provider, ref } = providerAccount(platform, account);
+  const components = cloud && samples.length ? await withHeaderHandles(provider, ref, body.components, samples) : (body.components as unknown as TemplateDefinitionComponent[]);
   let created;
   try {
     created = await provider.createTemplate(ref, {
@@ -100,7 +95,7 @@ const createTemplate: Handler<operations['createTemplate']> = async (request, re
       language: body.language,
       category: body.category,
       allowCategoryChange: body.allow_category_change ?? false,
-      components: body.components as unknown as TemplateDefinitionComponent[],
+      components,
     });
   } catch (error) {
     throw error instanceof ProviderError ? error.toProblem() : error;
