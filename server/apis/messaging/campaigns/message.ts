@@ -39,7 +39,7 @@ export function variableValue(v: Variable, contact: RecipientFields): string {
 
 function media(h: MediaHeader, ids: MediaIds): TemplateParameter {
   // Graph takes `{ id }` for uploaded media where it takes `{ link }` for URLs.
-  const ref = (h.media_id ? { id: ids.get(h.media_id) } : { link: h.media_url }) as { link: string };
+  const ref = h.media_id ? { id: ids.get(h.media_id)! } : { link: h.media_url! };
   if (h.type === 'document') return { type: 'document', document: { ...ref, ...(h.filename ? { filename: h.filename } : {}) } };
   return h.type === 'image' ? { type: 'image', image: ref } : { type: 'video', video: ref };
 }

@@ -9,6 +9,7 @@ import { resolveSender, type Sender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
 import type { CampaignRow } from './lifecycle.js';
 import type { MediaIds, TemplateValues } from './message.js';
+import { providerCatalogIds } from '../commerce/carousel.js';
 
 export interface SendContext {
   campaign: CampaignRow;
@@ -45,9 +46,26 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
   const mediaIds: MediaIds = new Map();
   const wanted = mediaIdsOf(values);
   if (wanted.length) {
-    const rows = await db.selectFrom('uploaded_media').select(['id', 'provider_media_id']).where('workspace_id', '=', c.workspace_id).where('id', 'in', wanted).execute();
+    const rows = await db
+      .selectFrom('uploaded_media')
+      .select(['id', 'provider_media_id', 'phone_number_id', 'expires_at'])
+      .where('workspace_id', '=', c.workspace_id)
+      .where('id', 'in', wanted)
+      .execute();
     for (const r of rows) mediaIds.set(r.id, r.provider_media_id);
     if (mediaIds.size < new Set(wanted).size) return { failure: 'An uploaded media file of the campaign no longer exists.' };
+    // The provider serves a media id to the number it was uploaded for, for 30 days.
+    const now = platform.now().getTime();
+    const unusable = rows.find((r) => (r.phone_number_id && r.phone_number_id !== sender.number.id) || (r.expires_at && new Date(r.expires_at).getTime() <= now));
+    if (unusable) return { failure: `Uploaded media ${unusable.id} is expired or belongs to another number; upload it again for the sender.` };
+  }
+  let sendValues = values;
+  if (values.carousel?.type === 'product') {
+    // The provider knows its own catalog ids: the cards are sent with them (message.ts keeps a
+    // card's id when the map lacks it, so resolving here needs no change there).
+    const catalogs = await providerCatalogIds(db, c.workspace_id, sender.account.id, values.carousel.cards);
+    if ('failure' in catalogs) return catalogs;
+    sendValues = { ...values, carousel: { ...values.carousel, cards: values.carousel.cards.map((card) => ({ ...card, catalog_id: catalogs.get(card.catalog_id)! })) } };
   }
   let options: SendOptions = {};
   if (template.category === 'MARKETING') {
@@ -58,7 +76,7 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
     campaign: c,
     sender,
     rate: Math.max(1, Math.min(c.rate_per_second, sender.number.messages_per_second)),
-    template: values,
+    template: sendValues,
     templateId: template.id,
     mediaIds,
     options,

@@ -9,6 +9,7 @@ import type { Database } from '../../../store/schema.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { TemplateValues } from './message.js';
 import { mediaIdsOf } from './send-context.js';
+import { checkProductCards } from '../commerce/carousel.js';
 
 const unprocessable = (pointer: string, detail: string, message: string) =>
   new HttpProblem(422, 'unprocessable', message, { errors: [{ pointer, detail }] });
@@ -54,8 +55,12 @@ function urlPolicy(platform: Platform): UrlPolicy {
   };
 }
 
-/** Every media URL through the policy (400 syntax, 422 `unsafe-url`); every media id the workspace's. */
-export async function checkMedia(platform: Platform, db: Kysely<Database>, workspaceId: string, values: TemplateValues): Promise<void> {
+/**
+ * Every media URL through the policy (400 syntax, 422 `unsafe-url`); every media id the
+ * workspace's (404 otherwise, as for an unknown id). Given the sender number, uploads must be
+ * that number's and not expired (422): Meta serves a media id to the number it was uploaded for.
+ */
+export async function checkMedia(platform: Platform, db: Kysely<Database>, workspaceId: string, values: TemplateValues, sender?: { phoneNumberId: string }): Promise<void> {
   const urls: [string, string][] = [];
   if (values.header && values.header.type !== 'text' && values.header.media_url) urls.push(['/body/template/header/media_url', values.header.media_url]);
   const headers: [string, { media_url?: string; media_id?: string }][] = values.header && values.header.type !== 'text' ? [['/body/template/header', values.header]] : [];
@@ -81,15 +86,21 @@ export async function checkMedia(platform: Platform, db: Kysely<Database>, works
   }
   const ids = [...new Set(mediaIdsOf(values))];
   if (ids.length) {
-    const rows = await db.selectFrom('uploaded_media').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
-    const found = new Set(rows.map((r) => r.id));
+    const rows = await db.selectFrom('uploaded_media').select(['id', 'phone_number_id', 'expires_at']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
+    const found = new Map(rows.map((r) => [r.id, r]));
+    const pointerOf = (id: string) => `${headers.find(([, h]) => h.media_id === id)?.[0] ?? '/body/template'}/media_id`;
     const missing = ids.find((id) => !found.has(id));
-    if (missing) throw new HttpProblem(404, 'not-found', `No uploaded media ${missing} in this workspace.`, { errors: [{ pointer: '/body/template', detail: `media_id ${missing} is not an upload of this workspace` }] });
+    if (missing) throw new HttpProblem(404, 'not-found', `No uploaded media ${missing} in this workspace.`, { errors: [{ pointer: pointerOf(missing), detail: `media_id ${missing} is not an upload of this workspace` }] });
+    const now = platform.now().getTime();
+    for (const r of rows) {
+      if (sender && r.phone_number_id && r.phone_number_id !== sender.phoneNumberId) {
+        throw new HttpProblem(422, 'unprocessable', `Uploaded media ${r.id} was uploaded for another number; upload it for the campaign's sender.`, { errors: [{ pointer: pointerOf(r.id), detail: 'uploaded for another sender number' }] });
+      }
+      if (r.expires_at && new Date(r.expires_at).getTime() <= now) {
+        throw new HttpProblem(422, 'unprocessable', `Uploaded media ${r.id} expired at ${new Date(r.expires_at).toISOString()} (the provider keeps uploads 30 days); upload it again.`, { errors: [{ pointer: pointerOf(r.id), detail: 'expired' }] });
+      }
+    }
   }
-  if (values.carousel?.type === 'product') {
-    // Catalogs are synced by the commerce operations, which keep no catalog ids yet: none is known.
-    throw new HttpProblem(404, 'not-found', `No catalog ${values.carousel.cards[0]!.catalog_id} in this workspace.`, {
-      errors: [{ pointer: '/body/template/carousel/cards/0/catalog_id', detail: 'is not a catalog of this workspace' }],
-    });
-  }
+  // Synced catalogs of the workspace (404) holding each card's product (422 naming the card).
+  if (values.carousel?.type === 'product') await checkProductCards(db, workspaceId, values.carousel.cards);
 }
