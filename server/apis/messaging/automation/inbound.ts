@@ -1,0 +1,104 @@
+// The automation's inbound responders: order 10 resumes a run waiting for this contact's reply
+// (or form submission); order 20 starts the oldest active flow with a matching trigger.
+import type { Platform } from '../../../platform.js';
+import type { Inbound } from './engine.js';
+import { registerInboundResponder, type InboundMessage } from './responders.js';
+import { loadGraph, resumeWithReply, startRun } from './runner.js';
+import { triggerMatches } from './triggers.js';
+
+/** The stored message as a node sees it (full text, the clicked id, a form's answers). */
+export async function inboundOf(platform: Platform, message: InboundMessage): Promise<Inbound & { chatId: string | null }> {
+  const row = await platform.store.db.selectFrom('messages').select(['type', 'content', 'chat_id']).where('id', '=', message.messageId).executeTakeFirst();
+  const content = (row?.content ?? {}) as { text?: unknown; reply?: { id?: unknown; title?: unknown }; form_response?: { response?: unknown; flow_token?: unknown } };
+  const replyTitle = typeof content.reply?.title === 'string' ? content.reply.title : null;
+  const response = content.form_response?.response;
+  return {
+    type: row?.type ?? message.type,
+    text: typeof content.text === 'string' ? content.text : replyTitle ?? message.text ?? null,
+    replyId: typeof content.reply?.id === 'string' ? content.reply.id : message.interactiveReplyId ?? null,
+    formResponse: response && typeof response === 'object' && !Array.isArray(response) ? (response as Record<string, unknown>) : null,
+    chatId: row?.chat_id ?? null,
+  };
+}
+
+async function resumeWaiting(platform: Platform, message: InboundMessage): Promise<boolean> {
+  const waiting = await platform.store.db
+    .selectFrom('automation_executions')
+    .select(['id', 'wait_kind'])
+    .where('workspace_id', '=', message.workspaceId)
+    .where('contact_id', '=', message.contactId)
+    .where('phone_number_id', '=', message.phoneNumberId)
+    .where('status', '=', 'waiting')
+    .where('wait_kind', 'in', ['reply', 'form'])
+    .orderBy('started_at', 'desc')
+    .execute();
+  if (!waiting.length) return false;
+  const inbound = await inboundOf(platform, message);
+  for (const run of waiting) {
+    // A form waits for its submission; other messages go on to the other responders.
+    if (run.wait_kind === 'form' && inbound.type !== 'form_response') continue;
+    // A submission carries the run's id as its flow token: another run's form does not resume this one.
+    const token = inbound.formResponse?.flow_token;
+    if (run.wait_kind === 'form' && typeof token === 'string' && token !== run.id) continue;
+    if (await resumeWithReply(platform, run.id, inbound)) return true;
+  }
+  return false;
+}
+
+async function startMatchingFlow(platform: Platform, message: InboundMessage): Promise<boolean> {
+  const db = platform.store.db;
+  const number = await db.selectFrom('phone_numbers').select(['id', 'business_account_id']).where('id', '=', message.phoneNumberId).where('workspace_id', '=', message.workspaceId).executeTakeFirst();
+  if (!number) return false;
+  const flows = await db
+    .selectFrom('automation_flows')
+    .select(['id', 'version'])
+    .where('workspace_id', '=', message.workspaceId)
+    .where('business_account_id', '=', number.business_account_id)
+    .where('status', '=', 'active')
+    .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', number.id)]))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  if (!flows.length) return false;
+  const inbound = await inboundOf(platform, message);
+  let first: boolean | undefined;
+  const firstMessage = async () => {
+    if (first === undefined) {
+      const earlier = await db.selectFrom('messages').select('id').where('contact_id', '=', message.contactId).where('direction', '=', 'inbound').where('id', '!=', message.messageId).limit(1).executeTakeFirst();
+      first = !earlier;
+    }
+    return first;
+  };
+  for (const flow of flows) {
+    const graph = await loadGraph(platform, flow.id, flow.version);
+    if (!graph) continue;
+    for (const trigger of graph.triggers) {
+      const needsFirst = (trigger.parameters as { new_contacts_only?: boolean }).new_contacts_only === true;
+      const input = { type: inbound.type, text: inbound.text, replyId: inbound.replyId, firstMessage: needsFirst ? await firstMessage() : false };
+      if (!triggerMatches(trigger, input)) continue;
+      await startRun(platform, {
+        workspaceId: message.workspaceId,
+        flowId: flow.id,
+        version: flow.version,
+        graph,
+        triggerId: trigger.id,
+        triggerType: trigger.type,
+        contactId: message.contactId,
+        phoneNumberId: message.phoneNumberId,
+        messageId: message.messageId,
+        chatId: inbound.chatId,
+        text: inbound.text,
+      });
+      return true;
+    }
+  }
+  return false;
+}
+
+export function registerAutomationResponders(platform: Platform): () => void {
+  const offs = [
+    registerInboundResponder(platform, { name: 'automation.waiting_run', order: 10, respond: resumeWaiting }),
+    registerInboundResponder(platform, { name: 'automation.flow_trigger', order: 20, respond: startMatchingFlow }),
+  ];
+  return () => offs.forEach((off) => off());
+}

@@ -1,0 +1,50 @@
+// The inbound dispatcher's plug-in point: automation (flows), message bots and the chatbot each
+// register a responder; the dispatcher (dispatcher.ts, started by automation/setup.ts) claims each
+// inbound message once across instances and runs the responders by `order` until one answers true.
+// Orders in use: 10 = a flow run waiting for this contact's reply, 20 = active flows whose trigger
+// matches, 30 = message bots' keyword replies, 40 = chatbot.
+import type { Platform } from '../../../platform.js';
+
+export interface InboundMessage {
+  workspaceId: string;
+  messageId: string;
+  contactId: string;
+  phoneNumberId: string;
+  /** E.164 with a leading `+`. */
+  from: string;
+  /** The contract's MessageKind (text, interactive, button, image, ...). */
+  type: string;
+  text?: string;
+  /** The id of the button or list row the contact chose (interactive and template button replies). */
+  interactiveReplyId?: string;
+}
+
+export interface InboundResponder {
+  name: string;
+  /** lower runs first */
+  order: number;
+  /** True when the responder handled the message (no later responder runs). */
+  respond(platform: Platform, message: InboundMessage): Promise<boolean>;
+}
+
+// Per platform (one per server instance; tests build several apps in one process).
+const registries = new WeakMap<Platform, InboundResponder[]>();
+
+/** Registers a responder on this instance; returns a function that removes it. */
+export function registerInboundResponder(platform: Platform, responder: InboundResponder): () => void {
+  let list = registries.get(platform);
+  if (!list) registries.set(platform, (list = []));
+  list.push(responder);
+  // Stable sort: responders of equal order run in registration order.
+  list.sort((a, b) => a.order - b.order);
+  return () => {
+    const current = registries.get(platform);
+    const index = current?.indexOf(responder) ?? -1;
+    if (current && index >= 0) current.splice(index, 1);
+  };
+}
+
+/** The responders of this instance, lowest order first (a copy: responders may unregister while running). */
+export function inboundResponders(platform: Platform): InboundResponder[] {
+  return [...(registries.get(platform) ?? [])];
+}

@@ -1,0 +1,53 @@
+// Automation at start-up: the inbound dispatcher (claims each inbound message once across
+// instances and runs the responders), the automation's own responders (10: waiting runs,
+// 20: flow triggers, 25: sequence keywords), and the timer worker (waits, delays, crashed runs,
+// sequence steps and enrolments). All stop before the store closes.
+import type { FastifyInstance } from 'fastify';
+import { startDispatcher } from './dispatcher.js';
+import { registerAutomationResponders } from './inbound.js';
+import { setRunnerHooks } from './runner.js';
+import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
+import { TimerWorker } from './timers.js';
+
+const CLAIM_TTL_MS = 7 * 86_400_000;
+
+function envMs(name: string): number | undefined {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+export async function setup(app: FastifyInstance): Promise<void> {
+  const platform = app.platform;
+  const log = (message: string, extra?: object) => app.log.warn(extra ?? {}, message);
+  let running = false;
+  let lastSweep = 0;
+  const worker = new TimerWorker({
+    platform,
+    pollMs: envMs('AUTOMATION_POLL_MS'),
+    log,
+    extra: async () => {
+      // Claims only need to outlive provider redeliveries of a message (hours): kept a week.
+      if (Date.now() - lastSweep > 60_000) {
+        lastSweep = Date.now();
+        await platform.store.db.deleteFrom('automation_inbound_claims').where('claimed_at', '<', new Date(platform.now().getTime() - CLAIM_TTL_MS)).execute();
+      }
+      await enrolNewContacts(platform);
+      return sendDueSteps(platform, () => running);
+    },
+  });
+  setRunnerHooks(platform, { waited: (at) => worker.notify(at), log });
+  const offResponders = [registerAutomationResponders(platform), registerSequenceResponder(platform)];
+  let stopDispatcher: (() => Promise<void>) | undefined;
+  app.addHook('onReady', async () => {
+    running = true;
+    stopDispatcher = startDispatcher(platform, { log, beforeResponders: (m) => stopOnReply(platform, m) });
+    worker.start();
+  });
+  // Before the platform closes the store (its onClose hook was added first and runs last).
+  app.addHook('preClose', async () => {
+    running = false;
+    await stopDispatcher?.();
+    await worker.stop();
+    offResponders.forEach((off) => off());
+  });
+}
