@@ -9,6 +9,7 @@ import { requireE164 } from '../../../lib/phone.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import type { Platform } from '../../../platform.js';
 import { chatQuery, chatView, messageView } from './views.js';
+import { AGENT_ROLES } from '../operations/agents.js';
 
 const notFound = (what: string, pointer?: string) =>
   new HttpProblem(404, 'not-found', `No ${what} in this workspace.`, pointer ? { errors: [{ pointer, detail: `unknown ${what}` }] } : {});
@@ -108,8 +109,15 @@ export const assignChat: Handler<operations['assignChat']> = async (request) => 
   const { chat_id: chatId, agent_id: agentId } = request.body;
   await chatById(platform, workspaceId, chatId);
   if (agentId !== null) {
-    // B3: an agent is an owner of this workspace; another workspace's is unknown here.
-    const agent = await db.selectFrom('owners').select('id').where('id', '=', agentId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    // B3: an agent is a member of this workspace with an agent role (listAgents lists the same
+    // people); another workspace's member, or one without such a role, is unknown here.
+    const agent = await db
+      .selectFrom('owners')
+      .select('id')
+      .where('id', '=', agentId)
+      .where('workspace_id', '=', workspaceId)
+      .where('role', 'in', AGENT_ROLES)
+      .executeTakeFirst();
     if (!agent) throw notFound('agent', '/body/agent_id');
   }
   const now = platform.now();

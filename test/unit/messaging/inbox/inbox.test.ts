@@ -165,6 +165,21 @@ describe('assignChat', () => {
     const row = await app.platform.store.db.selectFrom('chats').select('assigned_owner_id').where('id', '=', chat.id).executeTakeFirstOrThrow();
     expect(row.assigned_owner_id).toBeNull();
   });
+
+  it('a member of the workspace without an agent role: 404 naming agent_id, as listAgents does not list them', async () => {
+    await customerWrites(app, a, '+4915112340098', 'not for a viewer');
+    const chat = (await get(a, '/api/chatapp/chats')).json().data.find((c: any) => c.contact.contact_no === '+4915112340098');
+    const viewerId = newId('usr');
+    await app.platform.store.db
+      .insertInto('owners')
+      .values({ id: viewerId, workspace_id: a.workspaceId, email: `${viewerId.toLowerCase()}@example.test`, name: 'Viewer', password_hash: 'x', role: 'viewer', created_at: new Date() })
+      .execute();
+    const res = await post(a, '/api/chatapp/assign-chat', { chat_id: chat.id, agent_id: viewerId });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().errors[0].pointer).toBe('/body/agent_id');
+    const row = await app.platform.store.db.selectFrom('chats').select('assigned_owner_id').where('id', '=', chat.id).executeTakeFirstOrThrow();
+    expect(row.assigned_owner_id).toBeNull();
+  });
 });
 
 describe('Messaging webhook events', () => {
