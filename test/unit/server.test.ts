@@ -3,7 +3,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'yaml';
-import { buildShared } from '../helper.js';
+import { messagingHandlers } from '../../server/apis/messaging/handlers.js';
+import { build, buildShared } from '../helper.js';
 
 const NOT_IMPLEMENTED = 'https://chatapp.example/problems/not-implemented';
 
@@ -55,11 +56,22 @@ describe('server skeleton', () => {
     expect(pointers).toContain('/body/org_id');
   });
 
-  it('answers an operation that is not implemented yet with 501 naming it', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/quick-replies', headers: { 'x-api-key': 'k' }, payload: { shortcut: 'hours', text: 'We open at 9.' } });
+  it('answers an operation without a handler with 501 naming it (every operation has one today: one is taken away here)', async () => {
+    const handlers = messagingHandlers as Record<string, unknown>;
+    const saved = handlers.createQuickReply;
+    delete handlers.createQuickReply;
+    let bare: FastifyInstance;
+    try {
+      bare = await build();
+    } finally {
+      handlers.createQuickReply = saved;
+    }
+    const res = await bare.inject({ method: 'POST', url: '/api/quick-replies', headers: { 'x-api-key': 'k' }, payload: { shortcut: 'hours', text: 'We open at 9.' } });
     expect(res.statusCode).toBe(501);
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(res.json()).toMatchObject({ type: NOT_IMPLEMENTED, status: 501, operation_id: 'createQuickReply' });
+    // The app built with the handler answers the same request with its own rules (401 here: no such key).
+    expect((await app.inject({ method: 'POST', url: '/api/quick-replies', headers: { 'x-api-key': 'k' }, payload: { shortcut: 'hours', text: 'We open at 9.' } })).statusCode).toBe(401);
   });
 
   it('answers an unsupported content type with 415', async () => {
