@@ -2,7 +2,7 @@
 // redirects, each checked), then status, content type and size against the provider's limits.
 import type { components } from '../../../../generated/messaging/types.js';
 import { HttpProblem } from '../../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
+import { FetchFailedError, UnsafeUrlError, type SafeResponse } from '../../../lib/safe-fetch.js';
 import type { Platform } from '../../../platform.js';
 
 type S = components['schemas'];
@@ -42,6 +42,11 @@ const header = (h: Record<string, string | string[]>, name: string) => {
 
 /** Fetches `url` and compares it with the limits of `kind`. Unsafe URLs throw (see unsafeProblem); everything else is reported. */
 export async function probeMedia(platform: Platform, url: string, kind: MediaKind): Promise<S['MediaUrlValidation']> {
+  return (await fetchMedia(platform, url, kind)).result;
+}
+
+/** `probeMedia`, also answering the response it checked (its body is what a sample upload sends). */
+export async function fetchMedia(platform: Platform, url: string, kind: MediaKind): Promise<{ result: S['MediaUrlValidation']; response?: SafeResponse }> {
   const limits = MEDIA_LIMITS[kind];
   const result: S['MediaUrlValidation'] = { url, kind, reachable: false, http_status: null, content_type: null, size_bytes: null, within_limits: false, limits, problems: [] };
   let res;
@@ -52,14 +57,14 @@ export async function probeMedia(platform: Platform, url: string, kind: MediaKin
     if (error instanceof FetchFailedError) {
       const code = error.reason === 'timeout' ? 'timeout' : error.reason === 'redirects' ? 'too_many_redirects' : 'unreachable';
       result.problems.push({ code, detail: error.message });
-      return result;
+      return { result };
     }
     throw error;
   }
   result.http_status = res.status;
   if (res.status !== 200) {
     result.problems.push({ code: res.status >= 300 && res.status < 400 ? 'too_many_redirects' : 'http_error', detail: `The server answered HTTP ${res.status}.` });
-    return result;
+    return { result, response: res };
   }
   result.reachable = true;
   const type = header(res.headers, 'content-type')?.split(';')[0].trim().toLowerCase() ?? null;
@@ -73,5 +78,5 @@ export async function probeMedia(platform: Platform, url: string, kind: MediaKin
   else if (result.size_bytes > limits.max_size_bytes) result.problems.push({ code: 'too_large', detail: `${result.size_bytes} bytes is over the ${limits.max_size_bytes}-byte limit for ${kind}.` });
   else if (result.size_bytes === 0) result.problems.push({ code: 'http_error', detail: 'The file is empty.' });
   result.within_limits = result.problems.length === 0;
-  return result;
+  return { result, response: res };
 }

@@ -3,10 +3,10 @@
 // through Meta's resumable upload, and the handle replaces `header_url` as `example.header_handle`
 // (Meta does not fetch sample URLs itself). The sandbox keeps the URL: it has nothing to upload to.
 import { HttpProblem } from '../../../lib/problems.js';
-import { UnsafeUrlError, type SafeFetch, type SafeResponse } from '../../../lib/safe-fetch.js';
+import { UnsafeUrlError } from '../../../lib/safe-fetch.js';
 import type { Platform } from '../../../platform.js';
 import { ProviderError, type ChatProvider, type ProviderAccount, type TemplateDefinitionComponent } from '../../../providers/types.js';
-import { probeMedia, unsafeProblem, type MediaKind } from './media.js';
+import { fetchMedia, unsafeProblem, type MediaKind } from './media.js';
 
 /** A media header of the body (see `mediaHeaders`): its sample URL, format and the pointer of `header_url`. */
 export interface MediaHeader {
@@ -31,18 +31,14 @@ const refuse = (pointer: string, format: string, detail: string) =>
  * needs no second download (which could also answer differently from the one checked).
  */
 export async function fetchSample(platform: Platform, header: MediaHeader): Promise<FetchedSample> {
-  let response: SafeResponse | undefined;
-  const capture = (async (url, init) => (response = await platform.mediaFetch(url, init))) as SafeFetch;
-  capture.check = platform.mediaFetch.check;
-  // probeMedia only reads `mediaFetch`; everything else comes from the real platform.
-  const capturing = Object.create(platform, { mediaFetch: { value: capture } }) as Platform;
-  let probe;
+  let fetched;
   try {
-    probe = await probeMedia(capturing, header.url, header.format.toLowerCase() as MediaKind);
+    fetched = await fetchMedia(platform, header.url, header.format.toLowerCase() as MediaKind);
   } catch (error) {
     if (error instanceof UnsafeUrlError) throw unsafeProblem(error, header.pointer);
     throw error;
   }
+  const { result: probe, response } = fetched;
   if (!probe.reachable || !probe.within_limits || !response) {
     throw refuse(header.pointer, header.format, probe.problems.map((p) => p.detail).join(' '));
   }
