@@ -6,20 +6,19 @@
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
 import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
 import { requireE164, toE164 } from '../../../lib/phone.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
 import type { Platform } from '../../../platform.js';
-import { ProviderError, type OutboundMessage, type SendOptions } from '../../../providers/types.js';
+import type { SendOptions } from '../../../providers/types.js';
 import { hasUnstorableText } from '../../login/hosted-webhook.js';
 import { marketingSettings } from '../configuration/marketing.js';
 import { resolveSender, type Sender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
 import { resolveUploadedMedia, uploadRefs } from '../templates/uploaded-media.js';
-import { ensureChat, touchChat } from './chats.js';
 import { beginIdempotent, finishIdempotent, type IdempotencyClaim } from './idempotency.js';
 import { buildTemplateMessage, type RecipientFields } from './template-message.js';
+import { recordAndSend, type Part } from './outbound.js';
 import { WINDOW_MS } from './views.js';
 import { deviceFile, formFields, uploadAndRecord, UploadTimeoutProblem, type DeviceFile, type UploadRow } from '../media/uploads.js';
 import type { MediaKind } from '../media/rules.js';
@@ -37,13 +36,6 @@ interface DeviceSend {
   filename?: string;
   reply_to?: string;
   file: DeviceFile;
-}
-
-interface Part {
-  id: string;
-  type: string;
-  message: OutboundMessage;
-  content: Record<string, unknown>;
 }
 
 const field = (pointer: string, detail: string, status: 400 | 404 | 422 = 400) =>
@@ -83,7 +75,7 @@ async function checkMediaUrl(platform: Platform, url: string, pointer: string): 
 /** A medium by URL, or by a file uploaded to the provider (sent by its media id). */
 type MediaSource = { link: string } | { upload: UploadRow };
 
-function mediaPart(type: 'image' | 'video' | 'document' | 'audio', source: MediaSource, caption?: string, filename?: string): Omit<Part, 'id'> {
+function mediaPart(type: 'image' | 'video' | 'document' | 'audio', source: MediaSource, caption?: string, filename?: string): Part {
   const ref = 'link' in source ? { link: source.link } : { id: source.upload.provider_media_id };
   // The stored content keeps the upload's ids and digest; the message view shows the contract's fields.
   const media =
@@ -190,7 +182,7 @@ async function deliverAny(platform: Platform, workspaceId: string, body: Body | 
   const options: SendOptions = { ...(replyTo ? { replyTo } : {}) };
   let route: S['SendRoute'] = 'cloud_api';
   let templateId: string | null = null;
-  const parts: Omit<Part, 'id'>[] = [];
+  const parts: Part[] = [];
   const urls: { url: string; pointer: string }[] = [];
   // A device file's part is built after the 24-hour rule: its upload is a provider call.
   if (!('file' in body)) switch (body.messageType) {
@@ -277,60 +269,15 @@ async function deliverAny(platform: Platform, workspaceId: string, body: Body | 
   }
 
   // ---- record, then call the provider part by part
-  const rows: Part[] = parts.map((p) => ({ ...p, id: newId('msg') }));
-  const { contactId, chatId } = await db.transaction().execute(async (trx) => {
-    const c = await trx
-      .insertInto('contacts')
-      .values({ id: newId('ct'), workspace_id: workspaceId, phone: to, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['workspace_id', 'phone']).doUpdateSet({ updated_at: now }))
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const chat = await ensureChat(trx, workspaceId, sender.number.id, c.id, now);
-    for (const [i, p] of rows.entries()) {
-      // Parts of a group get increasing times so they list in send order.
-      const at = new Date(now.getTime() + i);
-      await trx
-        .insertInto('messages')
-        .values({
-          id: p.id,
-          workspace_id: workspaceId,
-          phone_number_id: sender.number.id,
-          contact_id: c.id,
-          chat_id: chat,
-          direction: 'outbound',
-          type: p.type,
-          content: JSON.stringify(p.content),
-          status: 'pending',
-          error: null,
-          template_id: templateId,
-          reply_to_id: i === 0 ? body.reply_to ?? null : null,
-          created_at: at,
-          status_at: at,
-        })
-        .execute();
-      await touchChat(trx, { workspaceId, phoneNumberId: sender.number.id, contactId: c.id, messageId: p.id, at, inbound: false });
-    }
-    return { contactId: c.id, chatId: chat };
+  const { contactId, chatId, results } = await recordAndSend(platform, {
+    workspaceId,
+    sender,
+    to,
+    parts,
+    options,
+    templateId,
+    replyToId: body.reply_to ?? null,
   });
-
-  const results: S['SentMessagePart'][] = [];
-  for (const [i, p] of rows.entries()) {
-    try {
-      // Our id rides along in the callback data: a status can settle the row even when the call timed out.
-      const partOptions = { ...options, ...(i === 0 ? {} : { replyTo: undefined }), bizOpaqueCallbackData: p.id };
-      const sent = await sender.provider.sendMessage(sender.providerNumber, to, p.message, partOptions);
-      await db
-        .updateTable('messages')
-        .set({ provider_message_id: sent.providerMessageId, status: 'accepted', status_at: platform.now() })
-        .where('id', '=', p.id)
-        .where('status', '=', 'pending')
-        .execute();
-      results.push({ id: p.id, wamid: sent.providerMessageId, status: 'accepted', type: p.type as S['MediaGroupItemType'] });
-    } catch (error) {
-      await settleFailure(platform, p.id, rows.slice(i + 1).map((r) => r.id), error);
-      throw error instanceof ProviderError ? error.toProblem() : error;
-    }
-  }
 
   const first = results[0];
   return {
@@ -346,30 +293,6 @@ async function deliverAny(platform: Platform, workspaceId: string, body: Body | 
     ...(body.messageType === 'media_group' ? { parts: results } : {}),
     created_at: now.toISOString(),
   };
-}
-
-/** The failed part's row, and the parts after it that will not be sent. A timeout leaves the part `unknown`. */
-async function settleFailure(platform: Platform, id: string, rest: string[], error: unknown): Promise<void> {
-  const db = platform.store.db;
-  const now = platform.now();
-  const timeout = error instanceof ProviderError && error.kind === 'timeout';
-  const providerError = error instanceof ProviderError ? { code: error.code ?? 0, title: error.message, detail: error.details } : { code: 0, title: 'Internal error', detail: null };
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('messages')
-      .set(timeout ? { status: 'unknown', status_at: now } : { status: 'failed', status_at: now, failed_at: now, error: JSON.stringify(providerError) })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .execute();
-    if (rest.length) {
-      await trx
-        .updateTable('messages')
-        .set({ status: 'failed', status_at: now, failed_at: now, error: JSON.stringify({ code: 0, title: 'Not sent', detail: 'An earlier message of the media group was not accepted.' }) })
-        .where('id', 'in', rest)
-        .where('status', '=', 'pending')
-        .execute();
-    }
-  });
 }
 
 function fileNameOf(url: string): string | undefined {

@@ -1,0 +1,122 @@
+// The second half of every free-form or template send, whoever sends (POST /api/chatapp/send, a
+// flow's interactive message): the parts are recorded `pending` in the contact's chat, then sent
+// in order, each row settled `accepted` with its wamid; the first refusal settles its row (`unknown`
+// after a timeout, never re-sent blindly; `failed` otherwise) and the parts after it, and throws
+// the provider's problem.
+import type { components } from '../../../../generated/messaging/types.js';
+import { newId } from '../../../lib/ids.js';
+import type { Platform } from '../../../platform.js';
+import { ProviderError, type OutboundMessage, type SendOptions } from '../../../providers/types.js';
+import type { Sender } from '../sender.js';
+import { ensureChat, touchChat } from './chats.js';
+
+type S = components['schemas'];
+
+export interface Part {
+  type: string;
+  message: OutboundMessage;
+  content: Record<string, unknown>;
+}
+
+export interface Outbound {
+  workspaceId: string;
+  sender: Sender;
+  /** E.164 of the recipient. */
+  to: string;
+  /** The contact, when known; otherwise the contact of `to`, created if new. */
+  contactId?: string;
+  parts: Part[];
+  options: SendOptions;
+  templateId?: string | null;
+  /** Our id of the message the first part quotes. */
+  replyToId?: string | null;
+}
+
+export async function recordAndSend(platform: Platform, out: Outbound): Promise<{ contactId: string; chatId: string; results: S['SentMessagePart'][] }> {
+  const db = platform.store.db;
+  const now = platform.now();
+  const { workspaceId, sender } = out;
+  const rows = out.parts.map((p) => ({ ...p, id: newId('msg') }));
+  const { contactId, chatId } = await db.transaction().execute(async (trx) => {
+    const contactId =
+      out.contactId ??
+      (
+        await trx
+          .insertInto('contacts')
+          .values({ id: newId('ct'), workspace_id: workspaceId, phone: out.to, created_at: now, updated_at: now })
+          .onConflict((oc) => oc.columns(['workspace_id', 'phone']).doUpdateSet({ updated_at: now }))
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    const chatId = await ensureChat(trx, workspaceId, sender.number.id, contactId, now);
+    for (const [i, p] of rows.entries()) {
+      // Parts of a group get increasing times so they list in send order.
+      const at = new Date(now.getTime() + i);
+      await trx
+        .insertInto('messages')
+        .values({
+          id: p.id,
+          workspace_id: workspaceId,
+          phone_number_id: sender.number.id,
+          contact_id: contactId,
+          chat_id: chatId,
+          direction: 'outbound',
+          type: p.type,
+          content: JSON.stringify(p.content),
+          status: 'pending',
+          error: null,
+          template_id: out.templateId ?? null,
+          reply_to_id: i === 0 ? out.replyToId ?? null : null,
+          created_at: at,
+          status_at: at,
+        })
+        .execute();
+      await touchChat(trx, { workspaceId, phoneNumberId: sender.number.id, contactId, messageId: p.id, at, inbound: false });
+    }
+    return { contactId, chatId };
+  });
+
+  const results: S['SentMessagePart'][] = [];
+  for (const [i, p] of rows.entries()) {
+    try {
+      // Our id rides along in the callback data: a status can settle the row even when the call timed out.
+      const partOptions = { ...out.options, ...(i === 0 ? {} : { replyTo: undefined }), bizOpaqueCallbackData: p.id };
+      const sent = await sender.provider.sendMessage(sender.providerNumber, out.to, p.message, partOptions);
+      await db
+        .updateTable('messages')
+        .set({ provider_message_id: sent.providerMessageId, status: 'accepted', status_at: platform.now() })
+        .where('id', '=', p.id)
+        .where('status', '=', 'pending')
+        .execute();
+      results.push({ id: p.id, wamid: sent.providerMessageId, status: 'accepted', type: p.type as S['MediaGroupItemType'] });
+    } catch (error) {
+      await settleFailure(platform, p.id, rows.slice(i + 1).map((r) => r.id), error);
+      throw error instanceof ProviderError ? error.toProblem() : error;
+    }
+  }
+  return { contactId, chatId, results };
+}
+
+/** The failed part's row, and the parts after it that will not be sent. A timeout leaves the part `unknown`. */
+async function settleFailure(platform: Platform, id: string, rest: string[], error: unknown): Promise<void> {
+  const db = platform.store.db;
+  const now = platform.now();
+  const timeout = error instanceof ProviderError && error.kind === 'timeout';
+  const providerError = error instanceof ProviderError ? { code: error.code ?? 0, title: error.message, detail: error.details } : { code: 0, title: 'Internal error', detail: null };
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('messages')
+      .set(timeout ? { status: 'unknown', status_at: now } : { status: 'failed', status_at: now, failed_at: now, error: JSON.stringify(providerError) })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
+    if (rest.length) {
+      await trx
+        .updateTable('messages')
+        .set({ status: 'failed', status_at: now, failed_at: now, error: JSON.stringify({ code: 0, title: 'Not sent', detail: 'An earlier message of the media group was not accepted.' }) })
+        .where('id', 'in', rest)
+        .where('status', '=', 'pending')
+        .execute();
+    }
+  });
+}
