@@ -237,7 +237,9 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     .where('phone_number_id', '=', pn.id)
     .where('direction', '=', 'outbound')
     .executeTakeFirst();
-  // A direct send whose call timed out has no wamid yet; its id came back in the callback data (F-9).
+  // No row has this wamid yet when the call timed out (F-9, row `unknown`) or when the status
+  // overtook our write of the provider's answer (row still `pending`): our id came back in the
+  // callback data. The send path settles `pending` rows only, so it never undoes this.
   const opaque = s.biz_opaque_callback_data;
   if (!message && opaque && /^msg_[0-9A-Za-z]{20}$/.test(opaque)) {
     message = await trx
@@ -246,7 +248,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
       .where('id', '=', opaque)
       .where('phone_number_id', '=', pn.id)
       .where('direction', '=', 'outbound')
-      .where('status', '=', 'unknown')
+      .where('status', 'in', ['unknown', 'pending'])
       .where('provider_message_id', 'is', null)
       .executeTakeFirst();
     if (message) await trx.updateTable('messages').set({ provider_message_id: s.id }).where('id', '=', message.id).execute();

@@ -132,6 +132,26 @@ describe('sendMessage on the Cloud API', () => {
     expect(settled.provider_message_id).toBe('wamid.settled-after-timeout');
   }, 60_000);
 
+  it('E7 a status that overtakes the provider\'s answer settles the pending row through the callback data', async () => {
+    fake.fail('hang', { path: /messages$/ });
+    const sending = send({ messageType: 'text', message: 'Status first' });
+    let pending: Awaited<ReturnType<typeof lastRow>> | undefined;
+    for (let i = 0; i < 200 && !pending; i++) {
+      const r = await lastRow();
+      if (r.status === 'pending' && r.direction === 'outbound') pending = r;
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(pending, 'the send recorded its row before calling the provider').toBeDefined();
+    const status = { id: 'wamid.overtook-answer', status: 'sent', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: CUSTOMER.slice(1), biz_opaque_callback_data: pending!.id };
+    const payload = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'x', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100100', phone_number_id: t.providerPnId }, statuses: [status] } }] }] });
+    const hook = await app.inject({ method: 'POST', url: '/api/webhook/chatapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, payload) }, payload });
+    expect(hook.statusCode).toBe(200);
+    expect(await row(pending!.id)).toMatchObject({ status: 'sent', provider_message_id: 'wamid.overtook-answer' });
+    // The call then times out; settling only touches `pending` rows, so the status stays.
+    expect((await sending).statusCode).toBe(504);
+    expect(await row(pending!.id)).toMatchObject({ status: 'sent', provider_message_id: 'wamid.overtook-answer' });
+  }, 60_000);
+
   it('H15 outside the window: 422 before any provider call (0 requests at the fake)', async () => {
     await cloudCustomerWrote(app, t, '+4915112349999', 24 * 3600_000 + 1000);
     const before = await counts(app);
