@@ -1450,8 +1450,11 @@ export interface components {
          *     and answers an OAuth error (`invalid_request` for a missing, empty or over-long one).
          */
         TokenRequest: {
-            /** @description `authorization_code` or `refresh_token`; others answer `unsupported_grant_type`, none `invalid_request`. */
-            grant_type?: components["schemas"]["OAuthGrantType"] | string;
+            /**
+             * @description `authorization_code` or `refresh_token` (see `OAuthGrantType`); others answer
+             *     `unsupported_grant_type`, none `invalid_request`.
+             */
+            grant_type?: string;
             /** @description The authorization code from the redirect (at most 512 characters). */
             code?: string;
             /** @description The redirect URI sent to authorize, character for character (at most 2,048 characters). */
@@ -1503,7 +1506,7 @@ export interface components {
             /** @description The access or refresh token to revoke. Required: without it the answer is `invalid_request`. */
             token?: string;
             /** @description `access_token` or `refresh_token`: where to look first. Other values are ignored. */
-            token_type_hint?: ("access_token" | "refresh_token") | string;
+            token_type_hint?: string;
             /** @description The client id, unless sent with HTTP Basic. */
             client_id?: string;
             /**
@@ -4190,7 +4193,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TokenRevocationRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TokenRevocationRequest"];
@@ -4263,7 +4266,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TokenRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
