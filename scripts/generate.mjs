@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm run generate`: compiles spec/main.tsp and writes, for each API,
-//   generated/<api>/openapi.3.0.yaml, openapi.3.1.yaml (with `webhooks:`) and types.ts.
+//   generated/<api>/openapi.3.0.yaml, openapi.3.1.yaml (with `webhooks:`), types.ts and
+//   openapi.3.1.dereferenced.json (the 3.1 document with its references inlined, for tools that
+//   cannot follow them; JSON, pretty-printed so a change diffs by line).
 // TypeSpec has no webhook output, so each API's events are a second @service whose paths
 // (one per event type) become the 3.1 document's `webhooks:` and whose schemas are merged in.
 // `--check` writes nothing and exits 1 when generated/ differs from what it would write.
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { APIS } from './lib/apis.mjs';
+import { dereference } from './lib/dereference.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const out = join(root, '.tmp', 'tsp-output');
@@ -39,6 +42,7 @@ for (const api of APIS) {
   files.set(`generated/${api.name}/openapi.3.0.yaml`, toYaml(doc30));
   files.set(`generated/${api.name}/openapi.3.1.yaml`, toYaml(doc31));
   files.set(`generated/${api.name}/types.ts`, await toTypes(doc31, api.name));
+  files.set(`generated/${api.name}/openapi.3.1.dereferenced.json`, `${JSON.stringify(dereference(doc31).doc, null, 2)}\n`);
 }
 
 if (check) {
