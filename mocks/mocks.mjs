@@ -2,23 +2,32 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const MOCK_PORTS = { account: 4010, connect: 4011, login: 4012, messaging: 4013 };
+export const API_ORDER = ['account', 'connect', 'login', 'messaging'];
+
+/** Ports from a base (MOCK_PORT_BASE, default 4010): account, connect, login, messaging in order. */
+export function portsFrom(base) {
+  const first = Number(base);
+  if (!Number.isInteger(first) || first < 1 || first > 65_535 - API_ORDER.length) throw new Error(`not a port base: ${base}`);
+  return Object.fromEntries(API_ORDER.map((api, i) => [api, first + i]));
+}
+
+export const MOCK_PORTS = portsFrom(4010);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const prism = fileURLToPath(new URL('../node_modules/@stoplight/prism-cli/dist/index.js', import.meta.url));
 
 /**
  * Starts one Prism process per API and resolves once all answer.
- * @param {{ ports?: Record<string, number>, dynamic?: boolean, log?: (line: string) => void }} options
+ * @param {{ ports?: Record<string, number>, host?: string, dynamic?: boolean, log?: (line: string) => void }} options
  */
-export async function startMocks({ ports = MOCK_PORTS, dynamic = false, log = () => {} } = {}) {
+export async function startMocks({ ports = MOCK_PORTS, host = '127.0.0.1', dynamic = false, log = () => {} } = {}) {
   const children = Object.entries(ports).map(([api, port]) => {
-    const args = [prism, 'mock', `generated/${api}/openapi.3.1.yaml`, '--host', '127.0.0.1', '--port', String(port)];
+    const args = [prism, 'mock', `generated/${api}/openapi.3.1.yaml`, '--host', host, '--port', String(port)];
     if (dynamic) args.push('--dynamic');
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (chunk) => log(`[${api}] ${chunk}`));
     child.stderr.on('data', (chunk) => log(`[${api}] ${chunk}`));
-    return { api, port, child, url: `http://127.0.0.1:${port}` };
+    return { api, port, child, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}` };
   });
   const stop = async () => {
     await Promise.all(
@@ -38,7 +47,7 @@ export async function startMocks({ ports = MOCK_PORTS, dynamic = false, log = ()
   return { urls: Object.fromEntries(children.map(({ api, url }) => [api, url])), stop };
 }
 
-async function waitUntilUp(api, url, child, timeoutMs = 60_000) {
+export async function waitUntilUp(api, url, child, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the ${api} mock exited with code ${child.exitCode}`);

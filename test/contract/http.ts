@@ -67,6 +67,8 @@ export function buildRequest(c: ContractCase, target: Target): { url: string; in
     else if (!url.searchParams.has(how.name)) url.searchParams.set(how.name, value);
   }
   if (target.name === 'mock' && c.status) headers.set('prefer', `code=${c.status}, example=${c.example}`);
+  // Names the case for the validating proxy's report (test/contract/proxy-report.ts).
+  headers.set('x-contract-case', `${c.operationId}/${c.example}`);
   let body: BodyInit | undefined;
   if (c.body === undefined && c.contentType === 'multipart/form-data') {
     body = multipartBody(c.operationId);

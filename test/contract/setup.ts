@@ -1,11 +1,15 @@
 // Global set-up of the contract project: starts the Prism mocks and the real server (or uses
 // CONTRACT_SERVER_URL), and hands their URLs to the suites. CONTRACT_TARGETS=mock or =server
-// runs against one of them only.
+// runs against one of them only. CONTRACT_TARGETS=proxy (`npm run test:proxy`) runs the server
+// target through Prism's validating proxies (mocks/proxy.mjs) and fails on any response that
+// breaks the contract, or any request that does other than a deliberately bad example's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startMocks } from '../../mocks/mocks.mjs';
+import { startProxies } from '../../mocks/proxy.mjs';
+import { proxyVerdict, type ProxyViolation } from './proxy-report.js';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { API_NAMES, implemented } from '../../server/apis/registry.js';
@@ -28,6 +32,8 @@ declare module 'vitest' {
 }
 
 const TEST_MOCK_PORTS = { account: 4110, connect: 4111, login: 4112, messaging: 4113 };
+// Each Prism proxy listens on its port + 100 behind the front (mocks/proxy.mjs).
+const TEST_PROXY_PORTS = { account: 4130, connect: 4131, login: 4132, messaging: 4133 };
 
 export default async function setup(project: TestProject) {
   const wanted = (process.env.CONTRACT_TARGETS ?? 'mock,server').split(',');
@@ -40,7 +46,8 @@ export default async function setup(project: TestProject) {
     stops.push(mocks.stop);
     targets.push({ name: 'mock', urls: mocks.urls });
   }
-  if (wanted.includes('server')) {
+  const viaProxy = wanted.includes('proxy');
+  if (wanted.includes('server') || viaProxy) {
     let base = process.env.CONTRACT_SERVER_URL;
     if (!base) {
       const dataDir = mkdtempSync(join(tmpdir(), 'contract-'));
@@ -69,14 +76,33 @@ export default async function setup(project: TestProject) {
         rmSync(dataDir, { recursive: true, force: true });
       });
     }
-    targets.push({ name: 'server', urls: Object.fromEntries(API_NAMES.map((api) => [api, base])), credentials: await seedWorkspace(base) });
+    const credentials = await seedWorkspace(base);
+    if (viaProxy) {
+      const violations: ProxyViolation[] = [];
+      const bypassed: { reason: string }[] = [];
+      const proxies = await startProxies({ upstream: base, ports: TEST_PROXY_PORTS, onViolation: (v) => violations.push(v), onBypass: (b) => bypassed.push(b) });
+      // At teardown, once every suite has run: the verdict throws on a violation (exit code 1).
+      stops.push(async () => {
+        await proxies.stop();
+        proxyVerdict(violations, bypassed, base!);
+      });
+      targets.push({ name: 'server', urls: proxies.urls, credentials });
+    } else {
+      targets.push({ name: 'server', urls: Object.fromEntries(API_NAMES.map((api) => [api, base])), credentials });
+    }
   }
 
   project.provide('contractTargets', targets);
   project.provide('serviceNumber', serviceNumber);
   project.provide('implementedOperations', Object.fromEntries(API_NAMES.map((api) => [api, [...implemented(api)]])));
   return async () => {
-    await Promise.all(stops.map((stop) => stop()));
+    const results = await Promise.allSettled(stops.map((stop) => stop()));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) {
+      // Vitest reports an error thrown here but still exits 0: the exit code says it.
+      process.exitCode = 1;
+      throw (failed as PromiseRejectedResult).reason;
+    }
   };
 }
 

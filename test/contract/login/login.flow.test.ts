@@ -57,7 +57,9 @@ describe.skipIf(!server || !serviceNumber)('login round trip against the server'
       object: 'whatsapp_business_account',
       entry: [{ id: '1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: digits, phone_number_id: serviceNumber!.providerPhoneNumberId }, contacts: [{ profile: { name: 'Ana' }, wa_id: '4915112345678' }], messages: [{ from: '4915112345678', id: `wamid.contract${Date.now()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `LOGIN ${started.loginCode}` } }] } }] }],
     });
-    const hook = await call('POST', `${base}/api/webhook/chatapp`, {
+    // The provider webhook is a Messaging operation: sent to its API's address (a validating
+    // proxy per API under CONTRACT_TARGETS=proxy).
+    const hook = await call('POST', `${server!.urls.messaging}/api/webhook/chatapp`, {
       headers: { 'x-hub-signature-256': `sha256=${createHmac('sha256', SERVER_SECRETS.providerAppSecret).update(payload).digest('hex')}` },
       body: payload,
     });
