@@ -1,0 +1,24 @@
+// A listening server for the client tests (the clients speak real HTTP), on a movable clock.
+import type { FastifyInstance } from 'fastify';
+import { appWithClock, type Clock } from '../webhooks/support.js';
+
+export interface Served {
+  app: FastifyInstance;
+  clock: Clock;
+  baseUrl: string;
+}
+
+/** One app per file, listening on 127.0.0.1 (the per-IP limit raised: every call comes from there). */
+export async function serve(): Promise<Served> {
+  const { app, clock } = await appWithClock({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000' } });
+  const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, clock, baseUrl };
+}
+
+export async function until(ok: () => boolean | Promise<boolean>, ms = 8000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
