@@ -2,31 +2,25 @@
 // (id, secret prefix, redirect URIs), a create form, rename and redirect-URI edits, secret
 // rotation, delete, and the workspace's grants with a revoke button. It calls the functions the
 // owner API uses, so the rules are the API's. A new secret is shown once, in the answer to the
-// POST that made it (no-store, never in a URL). Forms carry the CSRF token and are refused from
-// other origins; every value goes through `html`.
+// POST that made it (no-store, never in a URL). Sign-in, CSRF and origin checks, errors and the
+// layout are the settings pages' own (./settings-routes.ts, ./settings-layout.ts).
 //
 // The routes are added to the root instance by the OAuth area's setup, before the cookie and
-// CSRF plugins are registered: `csrfProtection` is therefore looked up when a request arrives.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+// CSRF plugins are registered; the settings routing looks `csrfProtection` up per request.
+import type { FastifyInstance } from 'fastify';
 import type { components } from '../../generated/connect/types.js';
 import { createClient, deleteClient, listClients, rotateClientSecret, updateClient } from '../apis/connect/oauth/clients.js';
 import { listGrants, revokeGrant } from '../apis/connect/oauth/grants.js';
-import { HttpProblem } from '../lib/problems.js';
-import { SIGN_IN_PATH, currentOwner, html, sameOriginPost, sendPage, type SignedInOwner } from './sign-in.js';
+import { html } from './sign-in.js';
+import type { Html } from './settings-layout.js';
+import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from './settings-routes.js';
 
 type S = components['schemas'];
-type Page = ReturnType<typeof html>;
+type Page = Html;
 
 export const CONNECT_CLIENTS_PATH = '/account/connect-clients';
 const CLIENT_ID = /^cli_[0-9A-Za-z]{8,48}$/;
 const GRANT_ID = /^grt_[0-9A-Za-z]{8,48}$/;
-
-function field(body: unknown, name: string): string {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return typeof value === 'string' ? value : '';
-}
-
-const formError = (detail: string) => new HttpProblem(400, 'validation', detail);
 
 function nameField(body: unknown): string {
   const name = field(body, 'name').trim();
@@ -72,39 +66,27 @@ function grantsSection(grants: S['Grant'][], csrf: string) {
   )}</ul>`;
 }
 
-function createForm(csrf: string) {
+function createForm(csrf: string, form: Record<string, unknown>) {
   return html`<h2>New Connect client</h2>
 <form method="post" action="${CONNECT_CLIENTS_PATH}">
 <input type="hidden" name="_csrf" value="${csrf}">
-<label>Name <input name="name" maxlength="100" required></label>
-<label>Type <select name="client_type"><option value="confidential">Confidential (server-side, with a secret)</option><option value="public">Public (no secret, PKCE)</option></select></label>
-<label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required></textarea></label>
+<label>Name <input name="name" maxlength="100" required value="${field(form, 'name')}"></label>
+<label>Type <select name="client_type"><option value="confidential">Confidential (server-side, with a secret)</option><option value="public"${field(form, 'client_type') === 'public' ? html` selected` : ''}>Public (no secret, PKCE)</option></select></label>
+<label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required>${field(form, 'redirect_uris')}</textarea></label>
 <button type="submit">Create</button>
 </form>`;
 }
 
-interface Extras {
-  notice?: Page;
-  error?: string;
-}
-
-async function renderPage(request: FastifyRequest, reply: FastifyReply, owner: SignedInOwner, status: number, extras: Extras = {}): Promise<FastifyReply> {
-  const platform = request.server.platform;
-  const csrf = reply.generateCsrf({ path: '/', httpOnly: true, sameSite: 'lax', secure: platform.config.production, signed: true });
-  const clients = await listClients(platform, owner.workspaceId, { limit: 50 });
-  const grants = await listGrants(platform, owner.workspaceId, { limit: 50 });
-  return sendPage(
-    reply,
-    status,
-    'Connect clients',
-    html`<h1>Connect clients</h1>
-<p>Signed in as ${owner.name} (${owner.email}). Enter a client's id, secret and one of its redirect URIs into the app you connect (a CRM, say).</p>
+async function render(ctx: PageContext, extras: Extras): Promise<Page> {
+  const platform = ctx.request.server.platform;
+  const clients = await listClients(platform, ctx.owner.workspaceId, { limit: 50 });
+  const grants = await listGrants(platform, ctx.owner.workspaceId, { limit: 50 });
+  return html`<p>Enter a client's id, secret and one of its redirect URIs into the app you connect (a CRM, say).</p>
 ${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
-${clients.data.map((c) => clientSection(c, csrf))}
-${createForm(csrf)}
-${grantsSection(grants.data, csrf)}`,
-  );
+${clients.data.map((c) => clientSection(c, ctx.csrf))}
+${createForm(ctx.csrf, extras.form && 'client_type' in extras.form ? extras.form : {}) /* refilled after a refused create only */}
+${grantsSection(grants.data, ctx.csrf)}`;
 }
 
 function secretNotice(title: string, clientId: string, secret: string | null) {
@@ -113,79 +95,36 @@ function secretNotice(title: string, clientId: string, secret: string | null) {
   }</section>`;
 }
 
-const problemMessage = (error: HttpProblem) =>
-  [error.problem.detail, ...(error.problem.errors ?? []).map((e) => `${e.pointer.replace('/body/', '')}: ${e.detail}`)].filter(Boolean).join(' ');
-
-function pageError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-  if (status >= 500) request.log.error({ err: error }, 'page failed');
-  const message =
-    status === 403 ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
-    : status === 429 ? 'Too many requests. Wait a little and try again.'
-    : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-    : 'The request could not be understood.';
-  return sendPage(reply, status, 'Connect clients', html`<h1>Connect clients</h1><p role="alert">${message}</p><p><a href="${CONNECT_CLIENTS_PATH}">Back to Connect clients</a></p>`);
-}
-
 // ---- Routes ---------------------------------------------------------------------------------
 
 export function registerClientPages(app: FastifyInstance): void {
-  const toSignIn = (reply: FastifyReply) => reply.header('cache-control', 'no-store').redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(CONNECT_CLIENTS_PATH)}`, 303);
-  const checkOrigin: preHandlerHookHandler = (request, _reply, done) => done(sameOriginPost(request) ? undefined : new HttpProblem(403, 'forbidden', 'This form was not sent from this site.'));
-  const checkCsrf: preHandlerHookHandler = function (request, reply, done) {
-    request.server.csrfProtection.call(this, request, reply, done);
-  };
-  const post = (path: string, run: (owner: SignedInOwner, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | Extras>) =>
-    app.post(path, {
-      errorHandler: pageError,
-      preHandler: [checkOrigin, checkCsrf],
-      handler: async (request, reply) => {
-        const owner = await currentOwner(request);
-        if (!owner) return toSignIn(reply);
-        const params = request.params as { clientId?: string; grantId?: string };
-        try {
-          if (params.clientId !== undefined && !CLIENT_ID.test(params.clientId)) throw new HttpProblem(404, 'not-found', 'No such Connect client in this workspace.');
-          if (params.grantId !== undefined && !GRANT_ID.test(params.grantId)) throw new HttpProblem(404, 'not-found', 'No such grant in this workspace.');
-          const outcome = await run(owner, request, reply);
-          return 'statusCode' in outcome ? outcome : renderPage(request, reply, owner, 200, outcome);
-        } catch (error) {
-          if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
-          return renderPage(request, reply, owner, error.status, { error: problemMessage(error) });
-        }
-      },
-    });
-  const clientIdOf = (request: FastifyRequest) => (request.params as { clientId: string }).clientId;
-  const backToList = (reply: FastifyReply) => reply.header('cache-control', 'no-store').redirect(CONNECT_CLIENTS_PATH, 303);
+  const page = registerSettingsPage(app, { path: CONNECT_CLIENTS_PATH, title: 'Connect clients', render });
+  const ids = { clientId: CLIENT_ID };
+  const clientIdOf = (ctx: PageContext) => ctx.params.clientId!;
 
-  app.get(CONNECT_CLIENTS_PATH, { errorHandler: pageError }, async (request, reply) => {
-    const owner = await currentOwner(request);
-    if (!owner) return toSignIn(reply);
-    return renderPage(request, reply, owner, 200);
-  });
-
-  post(CONNECT_CLIENTS_PATH, async (owner, request) => {
+  page.post('', async ({ request, owner }) => {
     const type = field(request.body, 'client_type') === 'public' ? 'public' : 'confidential';
     const created = await createClient(request.server.platform, owner.workspaceId, { name: nameField(request.body), client_type: type, redirect_uris: urisField(request.body) });
     return { notice: secretNotice(`Created ${created.name}`, created.client_id, created.client_secret) };
   });
 
-  post(`${CONNECT_CLIENTS_PATH}/:clientId/update`, async (owner, request) => {
-    await updateClient(request.server.platform, owner.workspaceId, clientIdOf(request), { name: nameField(request.body), redirect_uris: urisField(request.body) });
+  page.post('/:clientId/update', async (ctx) => {
+    await updateClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx), { name: nameField(ctx.request.body), redirect_uris: urisField(ctx.request.body) });
     return { notice: html`<p role="status">Saved.</p>` };
-  });
+  }, ids);
 
-  post(`${CONNECT_CLIENTS_PATH}/:clientId/rotate-secret`, async (owner, request) => {
-    const rotated = await rotateClientSecret(request.server.platform, owner.workspaceId, clientIdOf(request));
+  page.post('/:clientId/rotate-secret', async (ctx) => {
+    const rotated = await rotateClientSecret(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx));
     return { notice: secretNotice(`New secret for ${rotated.name}`, rotated.client_id, rotated.client_secret) };
-  });
+  }, ids);
 
-  post(`${CONNECT_CLIENTS_PATH}/:clientId/delete`, async (owner, request, reply) => {
-    await deleteClient(request.server.platform, owner.workspaceId, clientIdOf(request));
-    return backToList(reply);
-  });
+  page.post('/:clientId/delete', async (ctx) => {
+    await deleteClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx));
+    return seeOther(ctx.reply, CONNECT_CLIENTS_PATH);
+  }, ids);
 
-  post(`${CONNECT_CLIENTS_PATH}/grants/:grantId/revoke`, async (owner, request, reply) => {
-    await revokeGrant(request.server.platform, owner.workspaceId, (request.params as { grantId: string }).grantId);
-    return backToList(reply);
-  });
+  page.post('/grants/:grantId/revoke', async (ctx) => {
+    await revokeGrant(ctx.request.server.platform, ctx.owner.workspaceId, ctx.params.grantId!);
+    return seeOther(ctx.reply, CONNECT_CLIENTS_PATH);
+  }, { grantId: GRANT_ID });
 }

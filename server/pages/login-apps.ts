@@ -3,29 +3,23 @@
 // receipts of the hosted webhook. It calls the same functions as the owner API, so the rules
 // (URL checks, numbers of this workspace only) are the API's. A new key or secret is shown in
 // the answer to the POST that made it, once, and never again (no-store, nothing in a URL).
-// Forms carry the CSRF token and are refused from other origins, as on the sign-in page; every
-// value goes through `html`, which escapes it.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// Sign-in, CSRF and origin checks, errors and the layout are the settings pages' own
+// (./settings-routes.ts, ./settings-layout.ts); every value goes through `html`, which escapes it.
+import type { FastifyInstance } from 'fastify';
 import type { components } from '../../generated/login/types.js';
 import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret } from '../apis/login/apps.js';
-import { HttpProblem } from '../lib/problems.js';
-import { SIGN_IN_PATH, currentOwner, html, sameOriginPost, sendPage, type SignedInOwner } from './sign-in.js';
+import { html } from './sign-in.js';
+import { secretsNotice, type Html } from './settings-layout.js';
+import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from './settings-routes.js';
 
 type S = components['schemas'];
-type Page = ReturnType<typeof html>;
+type Page = Html;
 
 export const LOGIN_APPS_PATH = '/account/login-apps';
 const APP_ID = /^app_[0-9A-Za-z]{8,48}$/;
 const RESOURCE_ID = /^[a-z]{2,6}_[0-9A-Za-z]{8,48}$/;
 const DESTINATIONS: S['LoginWebhookDestination'][] = ['none', 'production', 'staging', 'hosted'];
 const OVERLAPS = [0, 3600, 86400];
-
-function field(body: unknown, name: string): string {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return typeof value === 'string' ? value : '';
-}
-
-const formError = (detail: string) => new HttpProblem(400, 'validation', detail);
 
 /** The create form as the API's body; the API's own checks run after this. */
 function createBody(body: unknown): S['LoginAppCreate'] {
@@ -52,16 +46,18 @@ function createBody(body: unknown): S['LoginAppCreate'] {
 
 // ---- Views ----------------------------------------------------------------------------------
 
-function createForm(csrf: string, numbers: { id: string; display_phone_number: string }[]) {
+function createForm(csrf: string, numbers: { id: string; display_phone_number: string }[], form: Record<string, unknown>) {
+  const value = (name: string) => field(form, name);
+  const selected = (name: string, option: string) => (value(name) === option ? html` selected` : '');
   return html`<h2>New Login app</h2>
 <form method="post" action="${LOGIN_APPS_PATH}">
 <input type="hidden" name="_csrf" value="${csrf}">
-<label>Name <input name="name" maxlength="100" required></label>
-<label>Phone source <select name="phone_source"><option value="service">Shared service number</option><option value="own">Own number</option></select></label>
-<label>Own number <select name="phone_number_id"><option value="">Primary cloud-API number</option>${numbers.map((n) => html`<option value="${n.id}">${n.display_phone_number}</option>`)}</select></label>
-<label>Webhook destination <select name="webhook_destination">${DESTINATIONS.map((d) => html`<option value="${d}">${d}</option>`)}</select></label>
-<label>Production webhook URL <input type="url" name="production_webhook_url" maxlength="2048"></label>
-<label>Staging webhook URL <input type="url" name="staging_webhook_url" maxlength="2048"></label>
+<label>Name <input name="name" maxlength="100" required value="${value('name')}"></label>
+<label>Phone source <select name="phone_source"><option value="service">Shared service number</option><option value="own"${selected('phone_source', 'own')}>Own number</option></select></label>
+<label>Own number <select name="phone_number_id"><option value="">Primary cloud-API number</option>${numbers.map((n) => html`<option value="${n.id}"${selected('phone_number_id', n.id)}>${n.display_phone_number}</option>`)}</select></label>
+<label>Webhook destination <select name="webhook_destination">${DESTINATIONS.map((d) => html`<option value="${d}"${selected('webhook_destination', d)}>${d}</option>`)}</select></label>
+<label>Production webhook URL <input type="url" name="production_webhook_url" maxlength="2048" value="${value('production_webhook_url')}"></label>
+<label>Staging webhook URL <input type="url" name="staging_webhook_url" maxlength="2048" value="${value('staging_webhook_url')}"></label>
 <button type="submit">Create</button>
 </form>`;
 }
@@ -85,106 +81,50 @@ ${receipts.length ? html`<ul>${receipts.map((r) => html`<li><code>${r.event_id}<
 </section>`;
 }
 
-interface Extras {
-  notice?: Page;
-  error?: string;
-}
-
-async function renderPage(request: FastifyRequest, reply: FastifyReply, owner: SignedInOwner, status: number, extras: Extras = {}): Promise<FastifyReply> {
-  const platform = request.server.platform;
-  const csrf = reply.generateCsrf({ path: '/', httpOnly: true, sameSite: 'lax', secure: platform.config.production, signed: true });
+async function render(ctx: PageContext, extras: Extras): Promise<Page> {
+  const platform = ctx.request.server.platform;
+  const { owner, csrf } = ctx;
   // One page of the newest apps is plenty for a settings page; the API pages through all.
   const apps = await listApps(platform, owner.workspaceId, { limit: 50 });
   const receipts = await Promise.all(apps.data.map(async (a) => (await listReceipts(platform, owner.workspaceId, a.id, { limit: 5 })).data));
   const numbers = await platform.store.db.selectFrom('phone_numbers').select(['id', 'display_phone_number']).where('workspace_id', '=', owner.workspaceId).orderBy('created_at').execute();
-  return sendPage(
-    reply,
-    status,
-    'Login apps',
-    html`<h1>Login apps</h1>
-<p>Signed in as ${owner.name} (${owner.email}).</p>
-${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
+  return html`${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
 ${apps.data.map((app, i) => appSection(app, receipts[i]!, csrf))}
-${createForm(csrf, numbers)}`,
-  );
-}
-
-/** Shown once, in the answer to the POST that created it. */
-function secretsNotice(title: string, entries: [string, string][]) {
-  return html`<section role="status"><h2>${title}</h2><p>Copy now: this is the only time it is shown.</p>${entries.map(([label, value]) => html`<p>${label}: <code>${value}</code></p>`)}</section>`;
+${createForm(csrf, numbers, extras.form ?? {})}`;
 }
 
 // ---- Routes ---------------------------------------------------------------------------------
 
-const problemMessage = (error: HttpProblem) => [error.problem.detail, ...(error.problem.errors ?? []).map((e) => `${e.pointer.replace('/body/', '')}: ${e.detail}`)].filter(Boolean).join(' ');
-
 export default async function loginAppsPages(app: FastifyInstance): Promise<void> {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-    if (status >= 500) request.log.error({ err: error }, 'page failed');
-    const message =
-      status === 403 ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
-      : status === 429 ? 'Too many requests. Wait a little and try again.'
-      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-      : 'The request could not be understood.';
-    return sendPage(reply, status, 'Login apps', html`<h1>Login apps</h1><p role="alert">${message}</p><p><a href="${LOGIN_APPS_PATH}">Back to Login apps</a></p>`);
-  });
+  const page = registerSettingsPage(app, { path: LOGIN_APPS_PATH, title: 'Login apps', render });
+  const ids = { appId: APP_ID };
+  const appIdOf = (ctx: PageContext) => ctx.params.appId!;
 
-  const toSignIn = (reply: FastifyReply) => reply.header('cache-control', 'no-store').redirect(`${SIGN_IN_PATH}?next=${encodeURIComponent(LOGIN_APPS_PATH)}`, 303);
-  const checkOrigin = async (request: FastifyRequest) => {
-    if (!sameOriginPost(request)) throw new HttpProblem(403, 'forbidden', 'This form was not sent from this site.');
-  };
-  const guarded = { preHandler: [checkOrigin, app.csrfProtection] };
-
-  /** Runs a form's action for the signed-in owner; a refusal re-renders the page with its reason. */
-  const act = (run: (owner: SignedInOwner, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | Extras>) =>
-    async (request: FastifyRequest, reply: FastifyReply) => {
-      const owner = await currentOwner(request);
-      if (!owner) return toSignIn(reply);
-      const appId = (request.params as { appId?: string }).appId;
-      try {
-        if (appId !== undefined && !APP_ID.test(appId)) throw new HttpProblem(404, 'not-found', 'No such Login app in this workspace.');
-        const outcome = await run(owner, request, reply);
-        return 'statusCode' in outcome ? outcome : renderPage(request, reply, owner, 200, outcome);
-      } catch (error) {
-        if (!(error instanceof HttpProblem) || (error.status >= 500 && error.status !== 502)) throw error; // 502: the provider refused a retry
-        return renderPage(request, reply, owner, error.status, { error: problemMessage(error) });
-      }
-    };
-  const appIdOf = (request: FastifyRequest) => (request.params as { appId: string }).appId;
-  const backToList = (reply: FastifyReply) => reply.header('cache-control', 'no-store').redirect(LOGIN_APPS_PATH, 303);
-
-  app.get(LOGIN_APPS_PATH, async (request, reply) => {
-    const owner = await currentOwner(request);
-    if (!owner) return toSignIn(reply);
-    return renderPage(request, reply, owner, 200);
-  });
-
-  app.post(LOGIN_APPS_PATH, guarded, act(async (owner, request) => {
+  page.post('', async ({ request, owner }) => {
     const created = await createApp(request.server.platform, owner.workspaceId, createBody(request.body), request.log);
     return { notice: secretsNotice(`Created ${created.app.name}`, [['API key', created.apiKey], ['Webhook secret', created.webhookSecret]]) };
-  }));
+  });
 
-  app.post(`${LOGIN_APPS_PATH}/:appId/rotate-api-key`, guarded, act(async (owner, request) => {
-    const rotated = await rotateApiKey(request.server.platform, owner.workspaceId, appIdOf(request));
+  page.post('/:appId/rotate-api-key', async (ctx) => {
+    const rotated = await rotateApiKey(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx));
     return { notice: secretsNotice('New API key', [['API key', rotated.api_key]]) };
-  }));
+  }, ids);
 
-  app.post(`${LOGIN_APPS_PATH}/:appId/rotate-webhook-secret`, guarded, act(async (owner, request) => {
-    const overlap = Number(field(request.body, 'previous_secret_valid_for') || 0);
+  page.post('/:appId/rotate-webhook-secret', async (ctx) => {
+    const overlap = Number(field(ctx.request.body, 'previous_secret_valid_for') || 0);
     if (!OVERLAPS.includes(overlap)) throw formError('Choose an overlap from the list.');
-    const rotated = await rotateWebhookSecret(request.server.platform, owner.workspaceId, appIdOf(request), overlap);
+    const rotated = await rotateWebhookSecret(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx), overlap);
     return { notice: secretsNotice('New webhook secret', [['Webhook secret', rotated.webhook_secret]]) };
-  }));
+  }, ids);
 
-  app.post(`${LOGIN_APPS_PATH}/:appId/retry-webhook`, guarded, act(async (owner, request, reply) => {
-    await retrySetup(request.server.platform, owner.workspaceId, appIdOf(request), request.log);
-    return backToList(reply);
-  }));
+  page.post('/:appId/retry-webhook', async (ctx) => {
+    await retrySetup(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx), ctx.request.log);
+    return seeOther(ctx.reply, LOGIN_APPS_PATH);
+  }, ids);
 
-  app.post(`${LOGIN_APPS_PATH}/:appId/delete`, guarded, act(async (owner, request, reply) => {
-    await deleteApp(request.server.platform, owner.workspaceId, appIdOf(request));
-    return backToList(reply);
-  }));
+  page.post('/:appId/delete', async (ctx) => {
+    await deleteApp(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx));
+    return seeOther(ctx.reply, LOGIN_APPS_PATH);
+  }, ids);
 }

@@ -158,7 +158,7 @@ ${error ? html`<p role="alert">${error}</p>` : ''}
 function signedIn(owner: SignedInOwner, csrf: string, next: string | undefined) {
   return html`<h1>Signed in</h1>
 <p>You are signed in as ${owner.name} (${owner.email}).</p>
-${next ? html`<p><a href="${next}">Continue</a></p>` : ''}
+${next ? html`<p><a href="${next}">Continue</a></p>` : html`<p><a href="/account">Settings</a> · <a href="/docs">API docs</a></p>`}
 <form method="post" action="${SIGN_OUT_PATH}">
 <input type="hidden" name="_csrf" value="${csrf}">
 <button type="submit">Sign out</button>

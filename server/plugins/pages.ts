@@ -23,6 +23,7 @@ export default fp(
     await app.register(demoLoginPages); // /demo/login and its assets (DEMO on)
     await app.register(sandboxPhonePages); // /sandbox/phone (DEMO on, or not production)
     await app.register(import('../pages/login-apps.js')); // Login apps settings
+    await app.register(import('../pages/settings.js')); // the other settings pages (/account, keys, webhooks, numbers, usage)
   },
   { name: 'pages' },
 );

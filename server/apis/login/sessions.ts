@@ -101,7 +101,7 @@ async function checkSessionCap(platform: Platform, trx: Transaction<Database>, w
   if (Number(n) < ws.login_session_cap) return;
   const cap = ws.login_session_cap.toLocaleString('en-US');
   throw new HttpProblem(402, 'plan-limit', `The ${ws.plan} plan allows ${cap} login sessions a month and all are used; upgrade to start more.`, {
-    upgrade_url: `${platform.config.publicUrl}/settings/billing?upgrade=login-sessions`,
+    upgrade_url: `${platform.config.publicUrl}/account/usage?upgrade=login-sessions`,
   });
 }
 

@@ -48,7 +48,7 @@ export const getUsage: Handler<operations['getUsage']> = async (request) => {
       contacts: counter(count(contacts), plan.contacts),
       login_sessions: counter(count(sessions), workspace.login_session_cap),
     },
-    upgrade_url: `${platform.config.publicUrl}/settings/billing`,
+    upgrade_url: `${platform.config.publicUrl}/account/usage`,
     as_of: now.toISOString(),
   };
 };

@@ -53,7 +53,7 @@ describe('getUsage', () => {
       contacts: { used: 0, limit: 1000, remaining: 1000 },
       login_sessions: { used: 0, limit: 1000, remaining: 1000 },
     });
-    expect(u.upgrade_url).toMatch(/\/settings\/billing$/);
+    expect(u.upgrade_url).toMatch(/\/account\/usage$/);
     expect(Math.abs(Date.parse(u.as_of) - Date.now())).toBeLessThan(60_000);
   });
 
