@@ -24,6 +24,11 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        // The generated Python and Go clients' smoke programs against the real server; not part
+        // of `npm test`, run with `npm run test:smoke` (generates the clients first if missing).
+        test: { name: 'smoke', include: ['test/smoke/**/*.smoke.test.ts'], testTimeout: 120_000, hookTimeout: 600_000 },
+      },
     ],
   },
 });
