@@ -1,8 +1,10 @@
-// Serves the published contract: /openapi/<api>.3.0.yaml and /openapi/<api>.3.1.yaml.
+// Serves the published contract, /openapi/<api>.3.0.yaml and /openapi/<api>.3.1.yaml, and the
+// docs pages that present it (/docs, server/pages/docs.ts). Both are public and ahead of the rate limits.
 import { readFileSync } from 'node:fs';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { API_NAMES, documentPath } from '../apis/registry.js';
+import docsPages from '../pages/docs.js';
 
 export default fp(
   async function documents(app: FastifyInstance) {
@@ -13,7 +15,18 @@ export default fp(
           reply.type('application/yaml; charset=utf-8').header('cache-control', 'public, max-age=300').send(text),
         );
       }
+      // The published dereferenced variant (written by `npm run generate`): JSON, which is also
+      // valid YAML 1.2, so the .yaml address serves the same bytes. Read on first request: it is
+      // megabytes, and most instances (tests) never serve it.
+      let dereferenced: string | undefined;
+      const file = new URL('openapi.3.1.dereferenced.json', documentPath(api, '3.1'));
+      for (const [ext, type] of [['json', 'application/json'], ['yaml', 'application/yaml']] as const) {
+        app.get(`/openapi/${api}.3.1.dereferenced.${ext}`, async (_request, reply) =>
+          reply.type(`${type}; charset=utf-8`).header('cache-control', 'public, max-age=300').send((dereferenced ??= readFileSync(file, 'utf8'))),
+        );
+      }
     }
+    await app.register(docsPages);
   },
   { name: 'documents' },
 );

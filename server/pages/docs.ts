@@ -1,0 +1,187 @@
+// The published docs pages: /docs (the four APIs, their documents, mocks and clients),
+// /docs/<api> (the API reference, rendered in the browser by Scalar from /openapi/<api>.3.1.yaml)
+// and /docs/<api>/getting-started (a guide from docs/getting-started/<api>.md).
+//
+// Nothing leaves this server: Scalar's script is served from here by @scalar/fastify-api-reference,
+// its default fonts, telemetry, request proxy, AI agent and MCP features are switched off, and each
+// page's CSP allows this origin only. No inline script anywhere: Scalar reads its configuration
+// from the data attributes of a non-executable <script id="api-reference"> element.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import scalarReference from '@scalar/fastify-api-reference';
+import { html, pageHeaders } from './sign-in.js';
+import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
+import { DOCS_CSS } from './docs-style.js';
+import type { ApiName } from '../apis/registry.js';
+
+type Html = ReturnType<typeof html>;
+
+/** Markup we wrote ourselves (rendered guides), inserted unescaped: `html` escapes values, not its strings. */
+const trusted = (markup: string): Html => html(Object.assign([markup], { raw: [markup] }));
+
+const SCALAR_PREFIX = `${DOCS_ASSETS_PATH}/scalar` as const;
+export const SCALAR_SCRIPT = `${SCALAR_PREFIX}/js/scalar.js`;
+const CSS_URL = `${DOCS_ASSETS_PATH}/docs.css`;
+const FAVICON_URL = `${DOCS_ASSETS_PATH}/favicon.svg`;
+const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b7a53"/><path d="M9 9h9a5 5 0 0 1 0 10h-5v4H9z" fill="#fff"/></svg>';
+
+/** Landing page and guides: this origin's stylesheet and links, nothing else. */
+const PAGE_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"].join('; ');
+
+/**
+ * The reference page. Scripts: this origin only, no inline script, no eval. Styles need
+ * 'unsafe-inline': Scalar 1.72.1 adds <style> elements of its own (theme, head manager) without
+ * the nonce it reads from the `csp-nonce` meta tag, and renders style="…" attributes, neither of
+ * which a nonce can allow. Styles cannot run script, and img/connect stay on this origin, so the
+ * risk left is limited to restyling. It fetches the document and, from "Test Request", calls this
+ * server (connect-src 'self'); its icons are data: URIs.
+ */
+const REFERENCE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** Scalar's configuration: everything that would call a third party is off. */
+function scalarConfiguration(api: ApiName, publicUrl: string) {
+  return {
+    url: documentUrl(api, '3.1'),
+    withDefaultFonts: false, // else @font-face rules load from fonts.scalar.com
+    telemetry: false,
+    agent: { disabled: true }, // "Ask AI" talks to Scalar's servers
+    mcp: { disabled: true },
+    showDeveloperTools: 'never',
+    hideClientButton: true, // the full API client offers Scalar's cloud workspace
+    // "Test Request" goes straight to this server (no proxy.scalar.com), which the document's
+    // `servers` (127.0.0.1:3000) may not be: offer this server's public URL.
+    servers: [{ url: publicUrl, description: 'This server' }],
+    documentDownloadType: 'direct',
+    defaultOpenAllTags: false,
+    expandAllResponses: false,
+    theme: 'default',
+    layout: 'modern',
+  };
+}
+
+function layout(reply: FastifyReply, status: number, page: { title: string; body: Html; current?: ApiName; csp?: string }) {
+  const nav = html`<nav class="docs-nav" aria-label="Documentation">
+<a class="brand" href="${DOCS_PATH}">API docs</a>
+${APIS.map((api) => html`<a href="${referenceUrl(api.name)}"${api.name === page.current ? html` aria-current="page"` : ''}>${api.title.replace(/ API$/, '')}</a>`)}
+</nav>`;
+  return reply
+    .code(status)
+    .headers({ ...pageHeaders(page.csp ?? PAGE_CSP), 'cache-control': 'no-cache' })
+    .send(
+      html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title}</title>
+<link rel="icon" href="${FAVICON_URL}" type="image/svg+xml">
+<link rel="stylesheet" href="${CSS_URL}">
+</head>
+<body>${nav}
+${page.body}</body></html>
+`.value,
+    );
+}
+
+function apiCard(api: ApiEntry, hasGuide: boolean) {
+  return html`<section class="card" id="${api.name}">
+<h2><a href="${referenceUrl(api.name)}">${api.title}</a></h2>
+<p>${api.summary}</p>
+<ul class="links">
+<li><a href="${referenceUrl(api.name)}">Reference</a></li>
+${hasGuide ? html`<li><a href="${guideUrl(api.name)}">Getting started</a></li>` : ''}
+<li>OpenAPI <a href="${documentUrl(api.name, '3.1')}">3.1</a> · <a href="${documentUrl(api.name, '3.0')}">3.0</a>  · <a href="${dereferencedUrl(api.name)}">3.1 dereferenced</a></li>
+<li>Mock (<code>npm run mock</code>): port <code>${api.mockPort}</code></li>
+<li>TypeScript: <code>${api.client}()</code></li>
+</ul>
+</section>`;
+}
+
+export default async function docsPages(app: FastifyInstance) {
+  const guides = loadGuides();
+  const { publicUrl } = app.config;
+
+  // Only the script route of the plugin is used; the reference pages are ours (layout, CSP).
+  await app.register(scalarReference, {
+    routePrefix: SCALAR_PREFIX,
+    configuration: { url: documentUrl('account', '3.1') },
+    logLevel: 'warn',
+    hooks: {
+      onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+        if (request.url.split('?')[0] !== SCALAR_SCRIPT) return reply.callNotFound();
+        // The same 4 MB file until the package changes: let browsers keep it for a day.
+        reply.header('cache-control', 'public, max-age=86400');
+      },
+    },
+  });
+
+  app.get(FAVICON_URL, async (_request, reply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON));
+  app.get(CSS_URL, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(DOCS_CSS));
+
+  app.get(DOCS_PATH, async (_request, reply) =>
+    layout(reply, 200, {
+      title: 'API documentation',
+      body: html`<main class="wide">
+<h1>API documentation</h1>
+<p class="lead">Three APIs for your product, and the owner's API that manages them. Each is described by an OpenAPI document generated from one TypeSpec contract; the reference pages, mocks and clients all come from those documents.</p>
+<div class="grid">${APIS.map((api) => apiCard(api, guides.has(api.name)))}</div>
+<section class="card">
+<h2>Mock servers for frontend work</h2>
+<p><code>npm run mock</code> starts a Prism mock per API answering with the examples of the documents (add <code>-- --dynamic</code> for generated data): ${APIS.map((api, i) => html`${i ? ', ' : ''}${api.name} <code>:${api.mockPort}</code>`)}. <code>npm run mock:proxy</code> puts a validating proxy in front of the running server and reports every request or response that breaks the contract.</p>
+</section>
+<section class="card">
+<h2>Clients</h2>
+<ul>
+<li><strong>TypeScript</strong>: <code>clients/</code>, typed from the documents (openapi-fetch), with retries, problem errors, webhook verification, login stream and OAuth helpers.</li>
+<li><strong>Python</strong>: <code>npm run clients:python</code> generates <code>clients/python/</code> with openapi-python-client.</li>
+<li><strong>Go</strong>: <code>npm run clients:go</code> generates <code>clients/go/</code> with oapi-codegen.</li>
+</ul>
+</section>
+</main>`,
+    }),
+  );
+
+  app.get<{ Params: { api: string } }>(`${DOCS_PATH}/:api`, async (request, reply) => {
+    const name = request.params.api;
+    if (!isApiName(name)) return notFound(reply);
+    const api = APIS.find((entry) => entry.name === name)!;
+    return layout(reply, 200, {
+      title: `${api.title} reference`,
+      current: name,
+      csp: REFERENCE_CSP,
+      body: html`<div class="docs-bar"><span>${api.title}</span>
+${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
+<a href="${documentUrl(name, '3.1')}">OpenAPI 3.1</a> <a href="${documentUrl(name, '3.0')}">OpenAPI 3.0</a>  <a href="${dereferencedUrl(name)}">3.1 dereferenced</a>
+<span class="muted">Mock (npm run mock): port ${api.mockPort}</span></div>
+<script id="api-reference" type="application/json" data-configuration="${JSON.stringify(scalarConfiguration(name, publicUrl))}"></script>
+<script src="${SCALAR_SCRIPT}"></script>`,
+    });
+  });
+
+  app.get<{ Params: { api: string } }>(`${DOCS_PATH}/:api/getting-started`, async (request, reply) => {
+    const name = request.params.api;
+    const guide = isApiName(name) ? guides.get(name) : undefined;
+    if (!isApiName(name) || !guide) return notFound(reply);
+    return layout(reply, 200, {
+      title: guide.title,
+      current: name,
+      body: html`<main class="guide"><p class="crumbs"><a href="${DOCS_PATH}">Docs</a> › <a href="${referenceUrl(name)}">${APIS.find((a) => a.name === name)!.title}</a> › Getting started</p>
+<article>${trusted(guide.html)}</article></main>`,
+    });
+  });
+
+  // Any other /docs/… path: an HTML 404 inside the docs layout, as a browser user expects.
+  app.get(`${DOCS_PATH}/*`, async (_request, reply) => notFound(reply));
+
+  function notFound(reply: FastifyReply) {
+    return layout(reply, 404, {
+      title: 'Not found',
+      body: html`<main class="wide"><h1>Not found</h1><p>There is no documentation page here. <a href="${DOCS_PATH}">All APIs</a></p></main>`,
+    });
+  }
+}

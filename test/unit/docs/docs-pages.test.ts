@@ -1,0 +1,158 @@
+// The docs pages: /docs, /docs/<api> and /docs/<api>/getting-started answer HTML with their
+// links and CSP, reference nothing on another host, and unknown pages answer an HTML 404.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildShared } from '../../helper.js';
+import { APIS, loadGuides } from '../../../server/pages/docs-catalogue.js';
+import { SCALAR_SCRIPT } from '../../../server/pages/docs.js';
+
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await buildShared();
+});
+
+const get = (url: string) => app.inject({ method: 'GET', url });
+const hrefs = (html: string) => [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+
+/** Every absolute http(s) URL in a text: allowed only on this server's own origin. */
+function foreignUrls(text: string): string[] {
+  const own = new URL(app.config.publicUrl).origin;
+  return [...text.matchAll(/https?:\/\/[^\s"'<>)&]+/g)].map((m) => m[0]).filter((url) => new URL(url).origin !== own);
+}
+
+function cspOf(response: Awaited<ReturnType<typeof get>>): Record<string, string> {
+  return Object.fromEntries(
+    String(response.headers['content-security-policy'])
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name!, values.join(' ')]),
+  );
+}
+
+describe('/docs', () => {
+  it('answers HTML listing each API with its reference, guide, documents and mock port', async () => {
+    const response = await get('/docs');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    const links = hrefs(response.body);
+    for (const api of APIS) {
+      expect(response.body).toContain(api.title);
+      expect(links).toContain(`/docs/${api.name}`);
+      expect(links).toContain(`/openapi/${api.name}.3.0.yaml`);
+      expect(links).toContain(`/openapi/${api.name}.3.1.yaml`);
+      expect(response.body).toContain(`port <code>${api.mockPort}</code>`);
+    }
+    for (const api of loadGuides().keys()) expect(links).toContain(`/docs/${api}/getting-started`);
+    expect(response.body).toContain('npm run clients:python');
+    expect(response.body).toContain('npm run clients:go');
+  });
+
+  it('has a strict CSP: no script at all, styles and images from this origin, never framed', async () => {
+    const csp = cspOf(await get('/docs'));
+    expect(csp['default-src']).toBe("'none'");
+    expect(csp['script-src']).toBeUndefined();
+    expect(csp['style-src']).toBe("'self'");
+    expect(csp['frame-ancestors']).toBe("'none'");
+  });
+
+  it('links only to pages and documents of this server, each of which answers 200', async () => {
+    const response = await get('/docs');
+    expect(foreignUrls(response.body)).toEqual([]);
+    const links = [...new Set(hrefs(response.body))];
+    expect(links.length).toBeGreaterThan(12);
+    for (const link of links) {
+      expect(link.startsWith('/'), link).toBe(true);
+      expect((await get(link)).statusCode, link).toBe(200);
+    }
+  });
+
+  it('links each dereferenced 3.1 document, which the server serves as JSON without a $ref', async () => {
+    const body = (await get('/docs')).body;
+    for (const api of APIS) {
+      const url = `/openapi/${api.name}.3.1.dereferenced.json`;
+      expect(body.includes(url), api.name).toBe(true);
+      const served = await get(url);
+      expect(served.statusCode, url).toBe(200);
+      expect(served.headers['content-type']).toMatch(/^application\/json/);
+      expect(served.body.includes('"$ref"'), url).toBe(false);
+    }
+  });
+});
+
+describe('/docs/<api>', () => {
+  for (const api of APIS) {
+    it(`${api.name}: the reference page loads Scalar from this server with the 3.1 document`, async () => {
+      const response = await get(`/docs/${api.name}`);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+      const scripts = [...response.body.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)];
+      // One data element (not executable) and the script file: no inline code.
+      expect(scripts.map((s) => s[2]!.trim())).toEqual(['', '']);
+      expect(scripts[0]![1]).toContain('type="application/json"');
+      expect(scripts[1]![1]).toContain(`src="${SCALAR_SCRIPT}"`);
+      const configuration = JSON.parse(/data-configuration="([^"]*)"/.exec(response.body)![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, '&'));
+      expect(configuration).toMatchObject({ url: `/openapi/${api.name}.3.1.yaml`, withDefaultFonts: false, telemetry: false, agent: { disabled: true }, mcp: { disabled: true } });
+      expect(configuration.proxyUrl).toBeUndefined();
+      expect(configuration.servers).toEqual([{ url: app.config.publicUrl, description: 'This server' }]);
+      expect(foreignUrls(response.body)).toEqual([]);
+    });
+  }
+
+  it('the reference CSP allows scripts and connections to this origin only, no eval', async () => {
+    const csp = cspOf(await get('/docs/connect'));
+    expect(csp['default-src']).toBe("'none'");
+    expect(csp['script-src']).toBe("'self'");
+    expect(csp['connect-src']).toBe("'self'");
+    expect(csp['img-src']).toBe("'self' data:");
+    expect(csp['frame-ancestors']).toBe("'none'");
+    expect(Object.values(csp).join(' ')).not.toMatch(/unsafe-eval|https?:|\*/);
+  });
+
+  it("serves Scalar's script from this server, cacheable, and nothing else of the plugin", async () => {
+    const script = await get(SCALAR_SCRIPT);
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(script.headers['cache-control']).toBe('public, max-age=86400');
+    expect(script.body.length).toBeGreaterThan(1_000_000);
+    const prefix = SCALAR_SCRIPT.replace(/\/js\/scalar\.js$/, '');
+    for (const url of [prefix, `${prefix}/`, `${prefix}/openapi.json`]) expect((await get(url)).statusCode, url).toBe(404);
+  });
+});
+
+describe('/docs/<api>/getting-started', () => {
+  it('there is a guide for Connect, Login and Messaging', () => {
+    expect([...loadGuides().keys()].sort()).toEqual(['connect', 'login', 'messaging']);
+  });
+
+  for (const api of ['connect', 'login', 'messaging']) {
+    it(`${api}: renders the Markdown inside the docs layout, with curl and the TS client`, async () => {
+      const response = await get(`/docs/${api}/getting-started`);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(cspOf(response)['script-src']).toBeUndefined();
+      expect(response.body).toMatch(/<article><h1>Getting started with the \w+ API<\/h1>/);
+      expect(response.body).toContain('<pre><code class="language-sh">curl');
+      expect(response.body).toContain('<code class="language-ts">import {');
+      expect(response.body).toContain('<nav class="docs-nav"');
+      expect(response.body).not.toContain('<script');
+    });
+  }
+});
+
+describe('unknown docs pages', () => {
+  for (const url of ['/docs/nope', '/docs/nope/getting-started', '/docs/account/getting-started', '/docs/connect/extra/deep']) {
+    it(`${url} answers an HTML 404 in the docs layout`, async () => {
+      const response = await get(url);
+      expect(response.statusCode).toBe(404);
+      expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(response.body).toContain('<h1>Not found</h1>');
+      expect(response.body).toContain('href="/docs"');
+    });
+  }
+
+  it('an API name with markup is not reflected', async () => {
+    const response = await get('/docs/%3Cscript%3Ealert(1)%3C%2Fscript%3E');
+    expect(response.statusCode).toBe(404);
+    expect(response.body).not.toContain('<script');
+  });
+});
