@@ -4,9 +4,8 @@
 // (`html`); there is no script at all. The policy forbids framing (`frame-ancestors 'none'`,
 // X-Frame-Options) and allows forms to post here and to be redirected on to the client's
 // redirect URI only: browsers apply `form-action` to the redirect after a form post too.
-import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { html, pageHeaders } from './sign-in.js';
+import { html, pageHeaders, styleHash } from './sign-in.js';
 
 type Html = ReturnType<typeof html>;
 
@@ -15,7 +14,7 @@ export const AUTHORIZE_PATH = '/connect/authorize';
 // No character `html` escapes, so the stylesheet reaches the page byte-exact for its hash.
 const CSS =
   'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}label,input{display:block;width:100%;margin:.25rem 0 1rem}button{margin:.5rem .5rem 0 0}[role=alert]{color:#a00}';
-const STYLE_HASH = `'sha256-${createHash('sha256').update(CSS).digest('base64')}'`;
+const STYLE_HASH = styleHash(CSS);
 
 const SCOPE_TEXT: Record<string, string> = {
   'documents:write': 'Upload, list, read and delete documents',

@@ -1,10 +1,9 @@
 // The one layout of the owner's settings pages: a nav to every settings page, who is signed in
 // and a sign-out button, then the page. The stylesheet is allowed by its hash (no inline script,
 // no 'unsafe-inline'), and the headers are the sign-in page's (no framing, no-store, no referrer).
-import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { HttpProblem } from '../lib/problems.js';
-import { SIGN_OUT_PATH, html, pageHeaders, type SignedInOwner } from './sign-in.js';
+import { SIGN_OUT_PATH, formPageCsp, html, pageHeaders, type SignedInOwner } from './sign-in.js';
 
 export type Html = ReturnType<typeof html>;
 
@@ -35,13 +34,7 @@ const CSS = [
 /** The constant stylesheet as trusted markup: a template of one literal part, nothing interpolated. */
 const STYLE = html(Object.assign([CSS], { raw: [CSS] }));
 
-const CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'`,
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+const CSP = formPageCsp(CSS);
 
 export interface LayoutParts {
   title: string;

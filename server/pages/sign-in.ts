@@ -42,15 +42,16 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? part(values[i]) : ''), ''));
 }
 
-// No inline script at all; the one stylesheet is allowed by its hash, not 'unsafe-inline'.
+/** A CSP source allowing exactly this stylesheet (the page must carry it byte-exact). */
+export const styleHash = (css: string) => `'sha256-${createHash('sha256').update(css).digest('base64')}'`;
+
+/** The policy of our form pages: no script at all, one stylesheet by its hash (not 'unsafe-inline'), forms to this origin only. */
+export function formPageCsp(css: string): string {
+  return ["default-src 'none'", `style-src ${styleHash(css)}`, "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
+}
+
 const CSS = 'body{font:16px/1.5 system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem}label,input,button{display:block;width:100%;margin:.25rem 0 1rem}[role=alert]{color:#a00}';
-const CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'`,
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+const CSP = formPageCsp(CSS);
 
 /** Sends an HTML page with the headers every page needs: no framing, no caching, no referrer. */
 /** Headers of every HTML page: its CSP, never framed, never cached, no Referer leaves it. */
