@@ -5,10 +5,9 @@
 // `chatapp.local/clients` (go.mod written here, runtime pinned), then builds and vets it.
 // Any generator output (warnings) fails the run: fix the spec, never the generated code.
 // Skips the work when the documents, configs and pins are those of the last run (.stamp).
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inputsDigest, isStamped, runOrExit } from './lib/tools.mjs';
 
 const OAPI_CODEGEN = 'v2.8.2';
 const RUNTIME = 'v1.8.0';
@@ -23,26 +22,15 @@ const force = process.argv.includes('--force');
 // No toolchain download: the installed Go builds it (go.mod asks for 1.24).
 const env = { ...process.env, GOBIN: gobin, GOTOOLCHAIN: 'local', GOFLAGS: `${process.env.GOFLAGS ?? ''} -modcacherw`.trim() };
 
-const stamp = createHash('sha256').update(`${OAPI_CODEGEN} ${RUNTIME} ${MODULE}`);
-for (const api of APIS) stamp.update(readFileSync(join(root, 'generated', api, 'openapi.3.0.yaml'))).update(readFileSync(join(root, 'scripts', 'clients', `go-${api}.yaml`)));
-const digest = stamp.digest('hex');
+const inputs = APIS.flatMap((api) => [join(root, 'generated', api, 'openapi.3.0.yaml'), join(root, 'scripts', 'clients', `go-${api}.yaml`)]);
+const digest = inputsDigest(`${OAPI_CODEGEN} ${RUNTIME} ${MODULE}`, inputs);
 const stampFile = join(out, '.stamp');
-if (!force && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === digest) {
+if (!force && isStamped(stampFile, digest)) {
   console.log('clients/go is up to date.');
   process.exit(0);
 }
 
-/** Runs a command; answers its stdout and stderr together, exits on failure. */
-function run(cmd, args, cwd = root) {
-  const res = spawnSync(cmd, args, { cwd, env, encoding: 'utf8' });
-  const output = `${res.stdout ?? ''}${res.stderr ?? ''}`;
-  if (res.status !== 0) {
-    process.stderr.write(output);
-    console.error(`${cmd} ${args.join(' ')} failed (${res.error?.message ?? `exit ${res.status}`})`);
-    process.exit(1);
-  }
-  return output;
-}
+const run = (cmd, args, cwd = root) => runOrExit(cmd, args, { cwd, env });
 
 const installed = existsSync(codegen) ? run(codegen, ['-version']) : '';
 if (!installed.includes(OAPI_CODEGEN)) {

@@ -5,10 +5,10 @@
 // (config scripts/clients/python-<api>.yaml), each installed into the venv.
 // Any generator warning fails the run: fix the spec, never the generated code.
 // Skips the work when the documents, configs and pins are those of the last run (.stamp).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inputsDigest, isStamped, runOrExit } from './lib/tools.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const APIS = ['connect', 'login', 'messaging'];
@@ -19,26 +19,15 @@ const requirements = join(root, 'scripts', 'clients', 'python-requirements.txt')
 const force = process.argv.includes('--force');
 
 const inputs = [requirements, ...APIS.flatMap((api) => [join(root, 'generated', api, 'openapi.3.1.yaml'), join(root, 'scripts', 'clients', `python-${api}.yaml`)])];
-const stamp = createHash('sha256');
-for (const file of inputs) stamp.update(readFileSync(file));
-const digest = stamp.digest('hex');
+const digest = inputsDigest('', inputs);
 const stampFile = join(out, '.stamp');
-if (!force && existsSync(bin('python')) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === digest) {
+if (!force && existsSync(bin('python')) && isStamped(stampFile, digest)) {
   console.log('clients/python is up to date.');
   process.exit(0);
 }
 
-/** Runs a tool of the venv; answers its stdout and stderr together, exits on failure. */
-function run(cmd, args) {
-  const res = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', env: { ...process.env, PATH: `${join(venv, 'bin')}:${process.env.PATH}` } });
-  const output = `${res.stdout ?? ''}${res.stderr ?? ''}`;
-  if (res.status !== 0) {
-    process.stderr.write(output);
-    console.error(`${cmd} ${args.join(' ')} failed (${res.error?.message ?? `exit ${res.status}`})`);
-    process.exit(1);
-  }
-  return output;
-}
+/** Runs a tool of the venv (ruff, the generator's formatter, must be on PATH: the venv comes first). */
+const run = (cmd, args) => runOrExit(cmd, args, { cwd: root, env: { ...process.env, PATH: `${join(venv, 'bin')}:${process.env.PATH}` } });
 
 if (!existsSync(bin('python'))) {
   console.log('creating the venv .tools/python');
