@@ -205,7 +205,7 @@ export interface components {
              * @description The API the key opens; `messaging` if omitted.
              * @default messaging
              */
-            kind: components["schemas"]["ApiKeyKind"];
+            kind?: components["schemas"]["ApiKeyKind"];
             /** @description What the key may do; both scopes if omitted. */
             scopes?: components["schemas"]["ApiKeyScope"][];
             /**

@@ -738,7 +738,7 @@ export interface components {
              * @description `confidential` (with a secret) if omitted.
              * @default confidential
              */
-            client_type: components["schemas"]["ClientType"];
+            client_type?: components["schemas"]["ClientType"];
             /** @description The redirect URIs (1–10, distinct). */
             redirect_uris: components["schemas"]["RedirectUri"][];
         };
@@ -1158,7 +1158,7 @@ export interface components {
              * @description Whether the viewer offers a download of the original file; `false` if omitted.
              * @default false
              */
-            allow_download: boolean;
+            allow_download?: boolean;
         };
         /** @description `data` of `link.opened`. */
         LinkOpenedData: {
@@ -1768,7 +1768,7 @@ export interface components {
              *     overlap from an earlier rotation is retired at once.
              * @default 86400
              */
-            overlap_seconds: number;
+            overlap_seconds?: number;
         };
         /**
          * Format: uri

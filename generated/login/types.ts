@@ -626,7 +626,7 @@ export interface components {
              * @description The default phone source: `true` the shared service number, `false` the own number.
              * @default true
              */
-            use_service_phone: boolean;
+            use_service_phone?: boolean;
             /**
              * @description An own connected number (`pn_…`) of the workspace; omit or `null` for the primary
              *     active cloud-API number. Unknown or another workspace's: 404; inactive: 422.
@@ -636,7 +636,7 @@ export interface components {
              * @description Where server webhooks go.
              * @default none
              */
-            webhook_destination: components["schemas"]["LoginWebhookDestination"];
+            webhook_destination?: components["schemas"]["LoginWebhookDestination"];
             /** @description The client's production receiver (HTTPS). */
             production_webhook_url?: string | null;
             /** @description The client's staging receiver (HTTPS). */
@@ -914,7 +914,7 @@ export interface components {
              *     switch secrets without missing events. `0` retires the previous secret at once.
              * @default 0
              */
-            previous_secret_valid_for: number;
+            previous_secret_valid_for?: number;
         };
         /**
          * @description An error, as RFC 9457 problem details (`application/problem+json`). Bodies never carry

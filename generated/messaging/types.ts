@@ -1722,13 +1722,13 @@ export interface components {
              * @description Save without starting; start it with `POST /api/campaigns/{campaignId}/start`.
              * @default false
              */
-            draft: boolean;
+            draft?: boolean;
             /**
              * Format: int32
              * @description The most messages per second; at most the number's own rate.
              * @default 80
              */
-            rate_per_second: number;
+            rate_per_second?: number;
         };
         /** @description The object of `campaign.failed`. */
         CampaignFailedData: {
@@ -1983,13 +1983,13 @@ export interface components {
              * @description Whether it answers from the start.
              * @default active
              */
-            status: components["schemas"]["BotStatus"];
+            status?: components["schemas"]["BotStatus"];
             /**
              * Format: double
              * @description The similarity (0–1) a trained question needs to answer.
              * @default 0.6
              */
-            match_threshold: number;
+            match_threshold?: number;
             /** @description What happens below the threshold; default: stay silent. */
             fallback?: components["schemas"]["ChatbotFallback"];
         };
@@ -2068,7 +2068,7 @@ export interface components {
              * @description Append to or replace what the chatbot knows.
              * @default append
              */
-            mode: components["schemas"]["ChatbotTrainMode"];
+            mode?: components["schemas"]["ChatbotTrainMode"];
             /** @description The pairs. A chatbot knows at most 1,000; more is a 422. */
             pairs: components["schemas"]["ChatbotQaPair"][];
         };
@@ -2638,7 +2638,7 @@ export interface components {
              * @description What counts as an answer.
              * @default any
              */
-            expect: components["schemas"]["FlowAskExpect"];
+            expect?: components["schemas"]["FlowAskExpect"];
             /** @description Store the answer in this variable. */
             save_as?: components["schemas"]["FlowVariableName"];
             /** @description Also store the answer in this contact attribute or custom field. */
@@ -2648,7 +2648,7 @@ export interface components {
              * @description How long to wait.
              * @default 1440
              */
-            timeout_minutes: number;
+            timeout_minutes?: number;
             /** @description Sent when the answer does not fit `expect`. */
             retry_text?: string;
             /**
@@ -2656,7 +2656,7 @@ export interface components {
              * @description How many wrong answers before leaving through `invalid`.
              * @default 1
              */
-            max_retries: number;
+            max_retries?: number;
         };
         /** @description `assign_agent` (action): hands the chat to an agent; the flow may go on. Ports: `out`. */
         FlowAssignAgentParameters: {
@@ -2664,7 +2664,7 @@ export interface components {
              * @description How to pick the agent.
              * @default round_robin
              */
-            strategy: components["schemas"]["FlowAssignStrategy"];
+            strategy?: components["schemas"]["FlowAssignStrategy"];
             /** @description The agent (`agt_…`), with `specific`. */
             agent_id?: components["schemas"]["ResourceId"];
             /** @description An internal note shown to the agent. */
@@ -2704,7 +2704,7 @@ export interface components {
              * @default all
              * @enum {string}
              */
-            match: "all" | "any";
+            match?: "all" | "any";
             /** @description The rules. */
             rules: components["schemas"]["FlowConditionRule"][];
         };
@@ -2739,7 +2739,7 @@ export interface components {
              * @description One of the output ports the node type declares.
              * @default out
              */
-            from_port: components["schemas"]["FlowPortName"];
+            from_port?: components["schemas"]["FlowPortName"];
             /** @description The node the edge enters (never a trigger). */
             to_node: components["schemas"]["FlowNodeId"];
         };
@@ -2757,7 +2757,7 @@ export interface components {
              * @description `active` starts listening at once; the default keeps the flow off until toggled.
              * @default inactive
              */
-            status: components["schemas"]["FlowStatus"];
+            status?: components["schemas"]["FlowStatus"];
             /** @description What starts the flow: at least one. */
             triggers: components["schemas"]["FlowTrigger"][];
             /** @description The steps. */
@@ -2790,7 +2790,7 @@ export interface components {
              *     naming the parameter, rather than accepted and ignored.
              * @default false
              */
-            close_chat: boolean;
+            close_chat?: boolean;
         };
         /** @description A contact attribute (`name`, `email`, `language`) or the key of a custom field. */
         FlowFieldKey: string;
@@ -2821,7 +2821,7 @@ export interface components {
              * @description Give up after this long.
              * @default 5000
              */
-            timeout_ms: number;
+            timeout_ms?: number;
             /** @description Store the parsed JSON response in this variable. */
             save_as?: components["schemas"]["FlowVariableName"];
         };
@@ -2845,12 +2845,12 @@ export interface components {
              * @description How to compare.
              * @default exact
              */
-            match: components["schemas"]["FlowKeywordMatch"];
+            match?: components["schemas"]["FlowKeywordMatch"];
             /**
              * @description Compare case-sensitively (accents are always significant).
              * @default false
              */
-            case_sensitive: boolean;
+            case_sensitive?: boolean;
         };
         /** @description A row of a list message. */
         FlowListRow: {
@@ -2881,7 +2881,7 @@ export interface components {
              * @description Only a contact's first message ever.
              * @default false
              */
-            new_contacts_only: boolean;
+            new_contacts_only?: boolean;
         };
         /** @description One step of a flow: a node of kind `action` or `logic` in the catalogue. */
         FlowNode: {
@@ -2999,7 +2999,7 @@ export interface components {
              * @description Let the provider render a preview of the first URL.
              * @default false
              */
-            preview_url: boolean;
+            preview_url?: boolean;
         };
         /** @description `set_field` (action): sets a contact attribute or custom field. Ports: `out`. */
         FlowSetFieldParameters: {
@@ -3030,7 +3030,7 @@ export interface components {
              * @description How long to wait for the submission.
              * @default 1440
              */
-            timeout_minutes: number;
+            timeout_minutes?: number;
             /** @description Store the answers in this variable. */
             save_as?: components["schemas"]["FlowVariableName"];
         };
@@ -3297,14 +3297,14 @@ export interface components {
              * @description The form's purpose.
              * @default OTHER
              */
-            category: components["schemas"]["FormCategory"];
+            category?: components["schemas"]["FormCategory"];
             /** @description The title of the form screen; defaults to `name`. */
             title?: string;
             /**
              * @description The label of the submit button.
              * @default Submit
              */
-            submit_label: string;
+            submit_label?: string;
             /** @description The fields, in order (`name` unique). */
             fields: components["schemas"]["FormField"][];
         };
@@ -3320,7 +3320,7 @@ export interface components {
              * @description Whether an answer is needed to submit.
              * @default false
              */
-            required: boolean;
+            required?: boolean;
             /** @description The choices (`dropdown`, `radio`, `checkbox`: required; other types: not allowed). */
             options?: components["schemas"]["FormFieldOption"][];
             /** @description A hint under the field. */
@@ -3769,17 +3769,17 @@ export interface components {
              * @description Whether marketing-category templates use the marketing messages route.
              * @default true
              */
-            enabled: boolean;
+            enabled?: boolean;
             /**
              * @description What happens when the account is not onboarded.
              * @default CLOUD_API_FALLBACK
              */
-            product_policy: components["schemas"]["ProductPolicy"];
+            product_policy?: components["schemas"]["ProductPolicy"];
             /**
              * @description Whether message activity is shared with the provider; `null` leaves the provider's default.
              * @default null
              */
-            activity_sharing: boolean | null;
+            activity_sharing?: boolean | null;
         };
         /** @description One medium of a media group. */
         MediaGroupItem: {
@@ -3983,14 +3983,14 @@ export interface components {
              * @description Whether it answers from the start.
              * @default active
              */
-            status: components["schemas"]["BotStatus"];
+            status?: components["schemas"]["BotStatus"];
             /** @description The keywords (`keyword`). */
             keywords?: components["schemas"]["FlowKeyword"][];
             /**
              * @description How keywords compare.
              * @default exact
              */
-            match: components["schemas"]["MessageBotMatch"];
+            match?: components["schemas"]["MessageBotMatch"];
             /** @description When it answers (`schedule`). */
             schedule?: components["schemas"]["MessageBotSchedule"];
             /** @description What it sends. */
@@ -4000,7 +4000,7 @@ export interface components {
              * @description Answer one contact at most once in this many minutes (0: every time).
              * @default 0
              */
-            cooldown_minutes: number;
+            cooldown_minutes?: number;
         };
         /**
          * @description What starts a message bot.
@@ -4469,7 +4469,7 @@ export interface components {
              * @description Whether the event sends.
              * @default true
              */
-            enabled: boolean;
+            enabled?: boolean;
         };
         /**
          * @description The storefront platform that calls an order webhook.
@@ -5375,7 +5375,7 @@ export interface components {
              * @description Whether a link in the text gets a preview.
              * @default false
              */
-            preview_url: boolean;
+            preview_url?: boolean;
         };
         /** @description A video by URL (MP4 or 3GPP, up to 16 MB; inside the 24-hour window only). */
         SendVideoMessage: {
@@ -5470,12 +5470,12 @@ export interface components {
              * @description Whether an inbound message from the contact ends their enrolment.
              * @default true
              */
-            stop_on_reply: boolean;
+            stop_on_reply?: boolean;
             /**
              * @description `active` enrols at once (contacts tagged or created from now on); `inactive` enrols nobody yet.
              * @default active
              */
-            status: components["schemas"]["SequenceStatus"];
+            status?: components["schemas"]["SequenceStatus"];
         };
         /**
          * @description Units of a sequence step's delay.
@@ -5615,7 +5615,7 @@ export interface components {
              * @description How the tags combine.
              * @default any
              */
-            match: components["schemas"]["TagMatch"];
+            match?: components["schemas"]["TagMatch"];
             /** @description Only contacts that are also in this segment (`seg_…`). */
             segment_id?: components["schemas"]["ResourceId"];
         };
@@ -5797,7 +5797,7 @@ export interface components {
              * @description Let the provider assign another category instead of rejecting the template.
              * @default false
              */
-            allow_category_change: boolean;
+            allow_category_change?: boolean;
             /** @description The components. */
             components: components["schemas"]["TemplateComponent"][];
         };
