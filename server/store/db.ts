@@ -63,11 +63,25 @@ async function openPGlite({ dataDir, pglite }: StoreOptions): Promise<Store> {
   };
 }
 
+/**
+ * A connection that PostgreSQL ends (a restart, a failover, `pg_terminate_backend`) emits
+ * `error`; without a listener that is an uncaught exception that takes the process down. The
+ * pool drops such an idle client and opens a new one on the next query, so it is only reported.
+ */
+function reportConnectionError(where: 'pool' | 'listener') {
+  return (error: Error & { code?: string }) =>
+    process.stderr.write(`${JSON.stringify({ level: 'warn', msg: `PostgreSQL ${where} connection ended`, code: error.code, error: error.message })}\n`);
+}
+
 async function openPostgres(connectionString: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString, max: 10 });
+  pool.on('error', reportConnectionError('pool'));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  // One dedicated connection carries every LISTEN of this instance.
+  // One dedicated connection carries every LISTEN of this instance. If PostgreSQL ends it, the
+  // LISTENs are gone until a restart: events then reach this instance only through the durable
+  // paths (outbox, leases, timers), which never depend on NOTIFY.
   const listener = new pg.Client({ connectionString });
+  listener.on('error', reportConnectionError('listener'));
   await listener.connect();
   const listeners = new Map<string, Set<Listener>>();
   listener.on('notification', (msg) => {
