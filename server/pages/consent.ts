@@ -5,7 +5,7 @@
 // X-Frame-Options) and allows forms to post here and to be redirected on to the client's
 // redirect URI only: browsers apply `form-action` to the redirect after a form post too.
 import type { FastifyReply } from 'fastify';
-import { html, pageHeaders, styleHash } from './sign-in.js';
+import { html, htmlDocument, pageHeaders, styleHash } from './sign-in.js';
 
 type Html = ReturnType<typeof html>;
 
@@ -47,13 +47,7 @@ export function sendConsentPage(reply: FastifyReply, status: number, title: stri
   return reply
     .code(status)
     .headers(pageHeaders(consentCsp(redirectUri)))
-    .send(
-      html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title><style>${CSS}</style></head>
-<body><main>${body}</main></body></html>
-`.value,
-    );
+    .send(htmlDocument(title, html`<style>${CSS}</style>`, html`<main>${body}</main>`));
 }
 
 /** Hidden inputs that carry the authorization request through a form post. */

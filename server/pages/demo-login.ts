@@ -16,7 +16,7 @@ import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { demoLoginApp, type DemoLoginApp } from '../demo.js';
 import { HttpProblem } from '../lib/problems.js';
-import { html, pageHeaders, sameOriginPost } from './sign-in.js';
+import { html, htmlDocument, pageHeaders, sameOriginPost } from './sign-in.js';
 
 export const DEMO_LOGIN_PATH = '/demo/login';
 export const DEMO_ASSETS_PATH = '/demo/assets';
@@ -45,15 +45,15 @@ export function sendDemoPage(reply: FastifyReply, status: number, page: { title:
     .code(status)
     .headers(pageHeaders(demoCsp({ script: Boolean(page.script) })))
     .send(
-      html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${page.title}</title>
+      htmlDocument(
+        page.title,
+        html`
 <link rel="icon" href="${DEMO_ASSETS_PATH}/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${DEMO_ASSETS_PATH}/demo.css">
 ${page.head ?? ''}${page.script ? html`<script src="${DEMO_ASSETS_PATH}/${page.script}" defer></script>` : ''}
-</head>
-<body>${page.body}</body></html>
-`.value,
+`,
+        page.body,
+      ),
     );
 }
 

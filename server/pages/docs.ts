@@ -8,7 +8,7 @@
 // from the data attributes of a non-executable <script id="api-reference"> element.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import scalarReference from '@scalar/fastify-api-reference';
-import { html, pageHeaders } from './sign-in.js';
+import { html, htmlDocument, pageHeaders } from './sign-in.js';
 import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
 import { DOCS_CSS } from './docs-style.js';
 import type { ApiName } from '../apis/registry.js';
@@ -76,15 +76,15 @@ ${APIS.map((api) => html`<a href="${referenceUrl(api.name)}"${api.name === page.
     .code(status)
     .headers({ ...pageHeaders(page.csp ?? PAGE_CSP), 'cache-control': 'no-cache' })
     .send(
-      html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${page.title}</title>
+      htmlDocument(
+        page.title,
+        html`
 <link rel="icon" href="${FAVICON_URL}" type="image/svg+xml">
 <link rel="stylesheet" href="${CSS_URL}">
-</head>
-<body>${nav}
-${page.body}</body></html>
-`.value,
+`,
+        html`${nav}
+${page.body}`,
+      ),
     );
 }
 

@@ -3,7 +3,7 @@
 // no 'unsafe-inline'), and the headers are the sign-in page's (no framing, no-store, no referrer).
 import type { FastifyReply } from 'fastify';
 import type { HttpProblem } from '../lib/problems.js';
-import { SIGN_OUT_PATH, formPageCsp, html, pageHeaders, type SignedInOwner } from './sign-in.js';
+import { SIGN_OUT_PATH, formPageCsp, html, htmlDocument, pageHeaders, type SignedInOwner } from './sign-in.js';
 
 export type Html = ReturnType<typeof html>;
 
@@ -52,14 +52,14 @@ export function sendSettingsPage(reply: FastifyReply, status: number, parts: Lay
     .code(status)
     .headers(pageHeaders(CSP))
     .send(
-      html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Settings</title><style>${STYLE}</style></head>
-<body><header><nav aria-label="Settings">${nav}</nav>
+      htmlDocument(
+        `${title} · Settings`,
+        html`<style>${STYLE}</style>`,
+        html`<header><nav aria-label="Settings">${nav}</nav>
 <div class="who">${owner.name} (${owner.email}) <form method="post" action="${SIGN_OUT_PATH}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sign out</button></form></div></header>
 <main><h1>${title}</h1>
-${body}</main></body></html>
-`.value,
+${body}</main>`,
+      ),
     );
 }
 

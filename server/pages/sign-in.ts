@@ -65,17 +65,20 @@ export function pageHeaders(csp: string): Record<string, string> {
   };
 }
 
+/** The document shell every server-rendered page shares: charset, viewport, title, then the page's own head and body. */
+export function htmlDocument(title: string, head: Html | string, body: Html): string {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>${head}</head>
+<body>${body}</body></html>
+`.value;
+}
+
 export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
   return reply
     .code(status)
     .headers(pageHeaders(CSP))
-    .send(
-      html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title><style>${new Html(CSS)}</style></head>
-<body><main>${body}</main></body></html>
-`.value,
-    );
+    .send(htmlDocument(title, html`<style>${new Html(CSS)}</style>`, html`<main>${body}</main>`));
 }
 
 // ---- Redirects and origins ------------------------------------------------------------------

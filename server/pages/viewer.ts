@@ -3,7 +3,7 @@
 // from data- attributes (escaped like every value here) and renders PDFs with pdf.js.
 // The page may be framed by this origin only; no Referer leaves it (the URL is the secret).
 import type { FastifyReply } from 'fastify';
-import { html, pageHeaders } from './sign-in.js';
+import { html, htmlDocument, pageHeaders } from './sign-in.js';
 
 export const VIEWER_ASSETS = '/l/assets';
 
@@ -37,16 +37,16 @@ export interface ViewerPage {
 }
 
 function layout(title: string, body: ReturnType<typeof html>, script: boolean) {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+  return htmlDocument(
+    title,
+    html`
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
-<title>${title}</title>
 <link rel="stylesheet" href="${VIEWER_ASSETS}/viewer.css">
 ${script ? html`<script type="module" src="${VIEWER_ASSETS}/viewer.js"></script>` : ''}
-</head>
-<body>${body}</body></html>
-`.value;
+`,
+    body,
+  );
 }
 
 export function sendViewer(reply: FastifyReply, page: ViewerPage): FastifyReply {
