@@ -106,8 +106,12 @@ export async function cloudCustomerWrote(app: FastifyInstance, t: Tenant, phone:
     .execute();
 }
 
+// Strictly increasing creation times, so "newest first" does not depend on two inserts landing in different milliseconds.
+let lastTemplateAt = 0;
+
 export async function storeTemplate(app: FastifyInstance, t: Tenant, values: { name: string; language?: string; category?: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION'; status?: 'APPROVED' | 'PENDING' | 'REJECTED'; components: unknown[] }) {
-  const now = new Date();
+  lastTemplateAt = Math.max(Date.now(), lastTemplateAt + 1);
+  const now = new Date(lastTemplateAt);
   return app.platform.store.db
     .insertInto('message_templates')
     .values({
