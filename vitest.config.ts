@@ -9,6 +9,8 @@ export default defineConfig({
     maxWorkers: Number(process.env.TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 60_000 } },
+      // The bad-input catalogue (../shared/reliability/bad-inputs.md), one file per group.
+      { test: { name: 'security', include: ['test/security/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 } },
       {
         test: {
           name: 'contract',

@@ -1,0 +1,83 @@
+// Fixtures of the bad-input catalogue (../shared/reliability/bad-inputs.md): workspaces A and B,
+// each with every kind of credential, and `expectNoChange`, the check implied by every refusal.
+// Credentials are written straight to the store (signing up hashes a password with scrypt at
+// 128 MiB, seconds per workspace on a busy machine, and is not what these tests check).
+import { expect } from 'vitest';
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
+import { loginTenant, type LoginTenant } from '../unit/messaging/operations/support.js';
+import { connectBearer } from '../support/connect.js';
+
+export const PROBLEMS = 'https://chatapp.example/problems/';
+
+export interface Workspace extends LoginTenant {
+  /** `Authorization` value of an owner session (Account API). */
+  owner: string;
+  /** `Authorization` value of a Connect access token with all four scopes. */
+  connect: string;
+}
+
+/** One workspace: owner session, Messaging key, Login app on a sandbox number, Connect bearer. */
+export async function workspace(app: FastifyInstance): Promise<Workspace> {
+  const t = await loginTenant(app);
+  const { token } = await issueOwnerToken(app.platform, { workspaceId: t.workspaceId, ownerId: t.ownerId });
+  return { ...t, owner: `Bearer ${token}`, connect: `Bearer ${await connectBearer(app, t.workspaceId)}` };
+}
+
+export async function workspaces(app: FastifyInstance): Promise<{ a: Workspace; b: Workspace }> {
+  return { a: await workspace(app), b: await workspace(app) };
+}
+
+/** Row counts of every table of the store (both workspaces, the outbox and the audit rows included). */
+export async function rowCounts(app: FastifyInstance): Promise<Record<string, number>> {
+  const db = app.platform.store.db;
+  const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`.execute(db);
+  const out: Record<string, number> = {};
+  for (const { name } of tables.rows) {
+    if (name.startsWith('kysely_')) continue;
+    const r = await sql<{ n: string }>`select count(*) as n from ${sql.table(name)}`.execute(db);
+    out[name] = Number(r.rows[0]!.n);
+  }
+  return out;
+}
+
+/** A counter outside the store that must not move either (fake provider calls, receiver hits, stream events). */
+export type Probe = () => number | Promise<number>;
+
+/**
+ * Runs `act` and asserts that no table changed size and no probe moved: the no-change check
+ * of every refusal. Tables that change on reads by design (rate-limit buckets, sign-in
+ * throttles) are named in `ignore`, with the reason at the call site.
+ */
+export async function expectNoChange<T>(app: FastifyInstance, act: () => Promise<T>, { probes = {}, ignore = [] }: { probes?: Record<string, Probe>; ignore?: string[] } = {}): Promise<T> {
+  const snapshot = async () => {
+    const rows = await rowCounts(app);
+    for (const t of ignore) delete rows[t];
+    const probed: Record<string, number> = {};
+    for (const [name, probe] of Object.entries(probes)) probed[name] = await probe();
+    return { rows, probed };
+  };
+  const before = await snapshot();
+  const result = await act();
+  // Work the request may have scheduled (outbox, events) runs on the next turns of the loop.
+  await new Promise((r) => setTimeout(r, 20));
+  expect(await snapshot()).toEqual(before);
+  return result;
+}
+
+/** Asserts an RFC 9457 problem of `type` (short name) and `status`, with no internals in it. */
+export function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, type: string) {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(res.body);
+  expect(body.type).toBe(`${PROBLEMS}${type}`);
+  expect(body.status).toBe(status);
+  expectNoLeak(res.body);
+  return body;
+}
+
+/** No stack, SQL, file path or module name in a body. */
+export function expectNoLeak(text: string) {
+  expect(text).not.toMatch(/\n\s+at |node_modules|\.ts:\d|\/work\/|SELECT |INSERT |syntax error|duplicate key|violates/i);
+}
