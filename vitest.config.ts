@@ -32,6 +32,13 @@ export default defineConfig({
         },
       },
       {
+        // Fault injection and two instances on one PostgreSQL (docs/reliability.md): real server
+        // processes killed and cut off from the database. Needs DATABASE_URL; not part of
+        // `npm test`, run with `npm run test:faults` (CI runs it on PostgreSQL). One file at a
+        // time: each starts its own servers.
+        test: { name: 'faults', include: ['test/faults/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false },
+      },
+      {
         // The generated Python and Go clients' smoke programs against the real server; not part
         // of `npm test`, run with `npm run test:smoke` (generates the clients first if missing).
         test: { name: 'smoke', include: ['test/smoke/**/*.smoke.test.ts'], testTimeout: 120_000, hookTimeout: 600_000 },

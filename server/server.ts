@@ -3,6 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
 import { describeDemo, seedDemoWorkspace } from './demo.js';
+import { exitOnSignals } from './shutdown.js';
+import { isUnavailable } from './store/unavailable.js';
 
 async function main() {
   let config;
@@ -17,12 +19,7 @@ async function main() {
   }
   mkdirSync(config.dataDir, { recursive: true });
   const app = await buildApp(config);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down');
-      app.close().then(() => process.exit(0), () => process.exit(1));
-    });
-  }
+  exitOnSignals(app);
   const address = await app.listen({ port: config.port, host: config.host });
   const demo = config.demo ? await seedDemoWorkspace(app.platform) : null;
   console.log(`Listening on ${address}
@@ -32,6 +29,9 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(error);
+  // An unreachable database at start (catalogue F-5) is an operations problem, not a crash:
+  // one clear line, no stack, and a non-zero exit so that the orchestrator retries.
+  if (isUnavailable(error)) console.error(`Cannot start: the database is not reachable (${(error as Error).message}). Check DATABASE_URL and that PostgreSQL accepts connections.`);
+  else console.error(error);
   process.exit(1);
 });

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { UnavailableAwareDialect } from './unavailable.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
 
@@ -74,48 +75,107 @@ function reportConnectionError(where: 'pool' | 'listener') {
 }
 
 async function openPostgres(connectionString: string): Promise<Store> {
-  const pool = new pg.Pool({ connectionString, max: 10 });
+  // A connection attempt to an unreachable database fails after 5 s instead of waiting forever,
+  // so a request answers 503 rather than hanging (catalogue F-4, F-5).
+  const pool = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 5_000, keepAlive: true });
   pool.on('error', reportConnectionError('pool'));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  // One dedicated connection carries every LISTEN of this instance. If PostgreSQL ends it, the
-  // LISTENs are gone until a restart: events then reach this instance only through the durable
-  // paths (outbox, leases, timers), which never depend on NOTIFY.
-  const listener = new pg.Client({ connectionString });
-  listener.on('error', reportConnectionError('listener'));
-  await listener.connect();
-  const listeners = new Map<string, Set<Listener>>();
-  listener.on('notification', (msg) => {
-    for (const fn of listeners.get(msg.channel) ?? []) fn(msg.payload ?? '');
-  });
+  // The pool listens for errors on idle clients only: a client checked out for a query when its
+  // socket is reset would emit `error` to no one, an uncaught exception that kills the process.
+  // The query itself fails (503 above it) and the pool drops the client at release.
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = new Kysely<Database>({ dialect: new UnavailableAwareDialect({ pool }) });
+  const listener = new ListenConnection(connectionString);
+  await listener.open();
   return {
     db,
     kind: 'postgres',
-    async listen(channel, fn) {
+    listen: (channel, fn) => {
       assertChannel(channel);
-      let set = listeners.get(channel);
-      if (!set) {
-        set = new Set();
-        listeners.set(channel, set);
-        await listener.query(`listen ${channel}`);
-      }
-      set.add(fn);
-      return async () => {
-        set!.delete(fn);
-        if (!set!.size) {
-          listeners.delete(channel);
-          await listener.query(`unlisten ${channel}`);
-        }
-      };
+      return listener.listen(channel, fn);
     },
     async notify(channel, payload) {
       assertChannel(channel);
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
-      await listener.end();
+      await listener.close();
       await db.destroy();
     },
   };
+}
+
+/**
+ * The one dedicated connection that carries every LISTEN of this instance. When PostgreSQL ends
+ * it (a restart, a failover, pg_terminate_backend, a network cut) it reconnects with capped
+ * backoff and LISTENs again on every channel. Notifications sent while it was away are lost:
+ * NOTIFY only wakes and fans out; the durable paths (outbox, leases, timers, the session rows a
+ * stream re-reads) never depend on it.
+ */
+class ListenConnection {
+  private client?: pg.Client;
+  private readonly channels = new Map<string, Set<Listener>>();
+  private closed = false;
+  private retry?: NodeJS.Timeout;
+  private failures = 0;
+
+  constructor(private readonly connectionString: string) {}
+
+  async open(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: 5_000, keepAlive: true });
+    client.on('error', reportConnectionError('listener'));
+    client.on('notification', (msg) => {
+      for (const fn of this.channels.get(msg.channel) ?? []) fn(msg.payload ?? '');
+    });
+    client.on('end', () => {
+      // Only the live connection reconnects (a failed attempt is retried by reconnectLater).
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.reconnectLater();
+    });
+    await client.connect();
+    for (const channel of this.channels.keys()) await client.query(`listen ${channel}`);
+    this.client = client;
+    this.failures = 0;
+  }
+
+  private reconnectLater() {
+    if (this.closed || this.retry) return;
+    const delay = Math.min(200 * 2 ** this.failures, 5_000);
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      if (this.closed) return;
+      this.open().catch((error: Error & { code?: string }) => {
+        this.failures++;
+        reportConnectionError('listener')(error);
+        this.reconnectLater();
+      });
+    }, delay);
+    this.retry.unref();
+  }
+
+  async listen(channel: string, fn: Listener): Promise<() => Promise<void>> {
+    let set = this.channels.get(channel);
+    if (!set) {
+      set = new Set();
+      this.channels.set(channel, set);
+      // Without a connection now, the reconnect LISTENs on every channel in the map.
+      await this.client?.query(`listen ${channel}`).catch(() => this.client?.end());
+    }
+    set.add(fn);
+    return async () => {
+      set!.delete(fn);
+      if (!set!.size && this.channels.get(channel) === set) {
+        this.channels.delete(channel);
+        await this.client?.query(`unlisten ${channel}`).catch(() => {});
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    await this.client?.end().catch(() => {});
+  }
 }
 
 function assertChannel(channel: string) {
