@@ -5,7 +5,10 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
-import { registerApis } from './apis/registry.js';
+import { API_NAMES, documentPath, registerApis } from './apis/registry.js';
+import { guardRequestBodies, requiredBodies } from './lib/request-body.js';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { setupAreas } from './apis/areas.js';
 import { createInboundSink } from './apis/messaging/inbound-sink.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
@@ -25,17 +28,9 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp(config: Config, overrides: PlatformOverrides = {}): Promise<FastifyInstance> {
+export async function buildApp(config: Config, overrides: PlatformOverrides = {}, logging: { stream?: { write(line: string): void } } = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger:
-      config.logLevel === 'silent'
-        ? false
-        : {
-            level: config.logLevel,
-            // Query strings can carry credentials (the login stream's `token`): never log them.
-            serializers: { req: (req: { method: string; url: string; id: string }) => ({ id: req.id, method: req.method, url: req.url.split('?')[0] }) },
-            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
-          },
+    logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(logging.stream ? { stream: logging.stream } : {}) },
     bodyLimit: LIMITS.bodyBytes, // JSON; forms and uploads have their own caps (body-parsers.ts)
     // Slow clients (catalogue K7): Fastify's requestTimeout defaults to 0 (none). The whole
     // request must arrive in 30 s, its headers in 10 s; idle sockets close after 60 s.
@@ -86,6 +81,8 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
     }
   });
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
+  // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
+  guardRequestBodies(app, requiredBodies(API_NAMES.map((api) => parseYaml(readFileSync(documentPath(api, '3.1'), 'utf8')))));
   await registerApis(app);
   (await import('./apis/login/verification.js')).startLogin(app); // LOGIN messages, expiry, streams
   await setupAreas(app); // Connect and Messaging: schemes, pages outside the contract, workers
@@ -93,6 +90,71 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   methodNotAllowed(app, methods);
   platform.setInboundSink(createInboundSink(app)); // the sandbox posts through the provider's signed route
   return app;
+}
+
+/**
+ * Pino options (catalogue L3, J8): one JSON line per entry, request lines carry `reqId` (the
+ * `x-request-id` answered). Nothing secret reaches a line: query values (`?token=`, `?code=`)
+ * and `/l/<slug>` are censored in URLs, credential headers and fields are redacted by path,
+ * error serialization drops driver fields that echo values (PostgreSQL's `detail`), and every
+ * logged string is scrubbed of bearer values, query values and phone numbers.
+ */
+export function loggerOptions(level: string) {
+  const field = (name: string) => [name, `*.${name}`];
+  return {
+    level,
+    serializers: {
+      req: (req: { method: string; url: string; id: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+      err: (error: Error) => {
+        // Name, message, stack and code only: drivers attach the values they saw (`detail`, `parameters`).
+        const { code } = error as Error & { code?: unknown };
+        return { type: error.constructor?.name ?? 'Error', message: scrubLogText(String(error.message)), stack: scrubLogText(String(error.stack)), ...(typeof code === 'string' ? { code } : {}) };
+      },
+    },
+    redact: {
+      paths: [
+        'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]',
+        'headers.authorization', 'headers["x-api-key"]', 'headers.cookie',
+        ...['token', 'password', 'secret', 'client_secret', 'access_token', 'refresh_token', 'api_key', 'apiKey', 'subscribeToken', 'loginCode', 'verificationToken', 'webhook_secret', 'contact_no', 'phone', 'from', 'to'].flatMap(field),
+      ],
+      censor: '[REDACTED]',
+    },
+    hooks: {
+      // Message strings and top-level string fields are scrubbed too: `log.warn({ error: String(e) })`.
+      logMethod(this: unknown, args: unknown[], method: (...a: unknown[]) => void) {
+        method.apply(this, args.map((arg) => (typeof arg === 'string' ? scrubLogText(arg) : arg && typeof arg === 'object' && !(arg instanceof Error) ? scrubFields(arg as Record<string, unknown>) : arg)));
+      },
+    },
+  };
+}
+
+/** Query parameters whose values say nothing secret and help reading a log. */
+const PLAIN_QUERY = new Set(['limit', 'sort', 'order', 'status', 'type', 'direction', 'page', 'format', 'include']);
+
+/** The path and query of a request URL, with secret-bearing parts censored. */
+export function redactUrl(url: string): string {
+  const [path = '', query] = url.split('?', 2) as [string, string | undefined];
+  const safePath = path.replace(/^\/l\/(?!assets(?:\/|$))[^/]+/, '/l/[REDACTED]');
+  if (query === undefined) return safePath;
+  const params = query.split('&').map((pair) => {
+    const [name = '', value] = pair.split('=', 2);
+    return value === undefined || PLAIN_QUERY.has(name) ? pair : `${name}=[REDACTED]`;
+  });
+  return `${safePath}?${params.join('&')}`;
+}
+
+/** Credentials, query values and phone numbers out of free text (error messages, URLs in them). */
+export function scrubLogText(text: string): string {
+  return text
+    .replace(/\b(Bearer|Basic|ApiKey)\s+[^\s,"']+/gi, '$1 [REDACTED]')
+    .replace(/([?&][^=&\s#"']+=)[^&\s#"']+/g, '$1[REDACTED]')
+    .replace(/\b(?:mk|lk_live|lk_test|whsec|cs|sk|rt|at)_[0-9A-Za-z_]{16,}/g, '[REDACTED]')
+    .replace(/(?<![\w.:-])\+?\d[\d ()-]{8,18}\d(?![\w.:-])/g, '[PHONE]');
+}
+
+function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
+  if (Object.getPrototypeOf(fields) !== Object.prototype) return fields; // req, res and other objects have serializers
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? scrubLogText(v) : v]));
 }
 
 /** Sizes and timeouts (README, "Limits"). */
@@ -155,13 +217,16 @@ function collectMethods(app: FastifyInstance): RouteMethods {
  */
 function methodNotAllowed(app: FastifyInstance, paths: RouteMethods): void {
   for (const { url, methods } of [...paths.values()]) {
-    const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => !methods.has(method));
+    const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'QUERY'].filter((method) => !methods.has(method));
     if (!missing.length) continue;
     const allow = [...methods].join(', ');
+    const refuse = (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, problem(405, 'method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), { allow });
     app.route({
       method: missing,
       url,
-      handler: (request, reply) => sendProblem(reply, problem(405, 'method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), { allow }),
+      // Answered in onRequest: before body handling, which refuses a QUERY without Content-Type (RFC 10008) with 400.
+      onRequest: async (request, reply) => refuse(request, reply),
+      handler: refuse,
     });
   }
 }

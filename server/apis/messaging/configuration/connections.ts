@@ -52,7 +52,9 @@ export const listConnections: Handler<operations['listConnections']> = async (re
 
 /** The provider's refusal of a connect attempt, pointing at the field at fault. */
 function connectProblem(error: unknown): unknown {
-  if (!(error instanceof ProviderError)) return error;
+  if (error instanceof HttpProblem) return error;
+  // Not an answer of the provider (DNS, connection refused, reset): a 502, never a 500 (schemathesis finding).
+  if (!(error instanceof ProviderError)) return new HttpProblem(502, 'provider-error', 'The chat provider could not be reached; try again later.');
   const code = error.code ?? undefined;
   const refused = (pointer: string, detail: string, text: string) =>
     new HttpProblem(422, 'unprocessable', text, { ...(code !== undefined ? { provider_code: code } : {}), errors: [{ pointer, detail }] });

@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// `npm run fuzz` / `npm run fuzz:ci`: schemathesis (pinned, scripts/fuzz/requirements.txt, in the
+// venv .tools/schemathesis) over every operation of generated/<api>/openapi.3.1.yaml against the
+// real server (scripts/fuzz/server.ts) on a fresh embedded store in a temporary DATA_DIR, or on
+// DATABASE_URL when set, with a seeded workspace: valid credentials for every security scheme
+// and real ids for the path parameters. All checks on. Exits 1 on any failure.
+//   --ci            bounded for CI (a few minutes on 2 cores); the default runs longer
+//   --api=<name>    only one API (account, connect, login, messaging); repeatable
+//   --examples=<n>  max examples per operation and phase (overrides the mode's default)
+// docs/fuzzing.md lists the excluded operations and why.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { runOrExit } from './lib/tools.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+const venv = join(root, '.tools', 'schemathesis');
+const st = join(venv, 'bin', 'st');
+const requirements = join(root, 'scripts', 'fuzz', 'requirements.txt');
+const args = process.argv.slice(2);
+const ci = args.includes('--ci');
+const only = args.filter((a) => a.startsWith('--api=')).map((a) => a.slice(6));
+const examplesArg = args.find((a) => a.startsWith('--examples='));
+const maxExamples = examplesArg ? Number(examplesArg.slice(11)) : ci ? 10 : 100;
+const APIS = (only.length ? only : ['account', 'connect', 'login', 'messaging']);
+
+/** Operations that cannot be fuzzed meaningfully, with the reason (docs/fuzzing.md repeats them). */
+const EXCLUDED = {
+  streamLoginSessionEvents: 'a server-sent event stream that stays open until the session ends (minutes): every case would hit the request timeout; its refusals are tested in test/security/d-login.test.ts (D1)',
+};
+
+// ---- the pinned tool -------------------------------------------------------------------------
+if (!existsSync(join(venv, 'bin', 'python'))) {
+  console.log('creating the venv .tools/schemathesis');
+  execFileSync(process.env.PYTHON ?? 'python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+}
+const pins = readFileSync(requirements, 'utf8');
+const stamp = join(venv, '.requirements');
+if (!existsSync(st) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== pins) {
+  runOrExit(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', requirements], { cwd: root });
+  writeFileSync(stamp, pins);
+}
+
+// ---- the server ------------------------------------------------------------------------------
+const work = mkdtempSync(join(tmpdir(), 'fuzz-'));
+const serverLog = join(work, 'server.log');
+const server = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'fuzz', 'server.ts')], {
+  cwd: root,
+  env: {
+    ...process.env,
+    DATA_DIR: join(work, 'data'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
+    // Rate limits are tested in test/security/k-rate-limits.test.ts; here they would turn most cases into 429.
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_IP_PER_MINUTE: '1000000',
+  },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+let logText = '';
+server.stderr.on('data', (chunk) => {
+  logText += chunk;
+});
+const stop = () => {
+  if (server.exitCode === null) server.kill('SIGTERM');
+};
+process.on('exit', () => {
+  stop();
+  writeFileSync(serverLog, logText);
+});
+const seeded = await new Promise((resolve, reject) => {
+  let out = '';
+  server.stdout.on('data', (chunk) => {
+    out += chunk;
+    const line = out.split('\n').find((l) => l.startsWith('FUZZ_READY '));
+    if (line) resolve(JSON.parse(line.slice('FUZZ_READY '.length)));
+  });
+  server.once('exit', (code) => reject(new Error(`the fuzz server exited (${code}) before it was ready:\n${logText}`)));
+}).catch((error) => {
+  console.error(error.message);
+  process.exit(1);
+});
+for (const line of logText.split('\n').filter((l) => l.startsWith('seed:'))) console.warn(line);
+
+// ---- one schemathesis run per API ------------------------------------------------------------
+/** The seeded id for a path parameter of an operation; undefined leaves it to schemathesis. */
+function pathValue(api, path, method, name) {
+  const { ids } = seeded.workspaces[api];
+  // Deletes are not pinned: deleting the seeded resource would turn every later case on it into
+  // a 404 (and schemathesis's "created resource not found" check on ids its links carry).
+  if (method === 'delete') return undefined;
+  if (name === 'id') {
+    const byPrefix = { '/api/chatbots/': ids.chatbotId, '/api/contacts/': ids.contactId, '/api/ecommerce-webhook/': ids.orderWebhookId, '/api/forms/': ids.formId };
+    return Object.entries(byPrefix).find(([prefix]) => path.startsWith(prefix))?.[1];
+  }
+  if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
+  const byName = { waba_id: ids.wabaId, catalog_id: ids.catalogId };
+  return byName[name] ?? ids[name];
+}
+
+const authFor = (api, cred = seeded.workspaces[api].credentials) => ({
+  account: { OwnerBearer: { bearer: cred.owner.slice(7) } },
+  connect: { OwnerBearer: { bearer: cred.owner.slice(7) }, ConnectOAuth: { bearer: cred.connect.slice(7) }, OAuthClientBasic: { username: cred.clientId, password: cred.clientSecret } },
+  login: { OwnerBearer: { bearer: cred.owner.slice(7) }, ApiKeyHeader: { api_key: cred.loginKey }, ApiKeyAuthorization: { api_key: `ApiKey ${cred.loginKey}` }, SubscribeToken: { api_key: cred.subscribeToken } },
+  messaging: { OwnerBearer: { bearer: cred.owner.slice(7) }, ApiKeyHeader: { api_key: cred.messagingKey }, ApiKeyAuthorization: { api_key: `ApiKey ${cred.messagingKey}` } },
+})[api];
+
+/**
+ * Operations that can revoke or delete the very credential of their run when the stateful phase
+ * links them to a listing (the bearer's grant from GET /api/connect/grants, the Login app of the
+ * key, the Basic client): no stateful phase for them. They still run in the other phases, on the
+ * spares the seed made.
+ */
+const NOT_STATEFUL = ['revokeGrant', 'deleteConnectClient', 'rotateConnectClientSecret', 'deleteLoginApp', 'rotateLoginAppApiKey', 'deleteConnection'];
+
+const toml = (value) => JSON.stringify(String(value));
+
+function configFor(api, doc) {
+  const lines = [
+    `base-url = ${toml(seeded.url)}`,
+    'request-timeout = 20',
+    '',
+  ];
+  for (const [scheme, values] of Object.entries(authFor(api))) {
+    if (!doc.components?.securitySchemes?.[scheme]) continue;
+    const set = Object.entries(values).filter(([, v]) => v !== undefined);
+    if (!set.length) continue;
+    lines.push(`[auth.openapi.${scheme}]`, ...set.map(([k, v]) => `${k} = ${toml(v)}`), '');
+  }
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const shared = item.parameters ?? [];
+    for (const [method, op] of Object.entries(item)) {
+      if (!op?.operationId) continue;
+      const params = [...shared, ...(op.parameters ?? [])].filter((p) => p.in === 'path');
+      const set = params.map((p) => [p.name, pathValue(api, path, method, p.name)]).filter(([, v]) => v);
+      const stateless = NOT_STATEFUL.includes(op.operationId);
+      if (!set.length && !stateless) continue;
+      lines.push('[[operations]]', `include-operation-id = ${toml(op.operationId)}`);
+      if (set.length) lines.push(`parameters = { ${set.map(([k, v]) => `${toml(`path.${k}`)} = ${toml(v)}`).join(', ')} }`);
+      if (stateless) lines.push('phases = { stateful = { enabled = false } }');
+      lines.push('');
+    }
+  }
+  return lines.join('\n');
+}
+
+const results = [];
+for (const api of APIS) {
+  const document = join(root, 'generated', api, 'openapi.3.1.yaml');
+  const doc = parse(readFileSync(document, 'utf8'));
+  const config = join(work, `${api}.toml`);
+  writeFileSync(config, configFor(api, doc));
+  const report = join(work, `${api}.ndjson`);
+  const excluded = Object.keys(EXCLUDED).filter((id) => Object.values(doc.paths).some((item) => Object.values(item).some((op) => op?.operationId === id)));
+  const stArgs = [
+    '--config-file', config, 'run', document,
+    '--checks', 'all',
+    // Replaced by positive_data_refused_for_a_reason (scripts/fuzz/hooks.py; docs/fuzzing.md says why).
+    '--exclude-checks', 'positive_data_acceptance',
+    '--max-examples', String(maxExamples),
+    '--seed', process.env.FUZZ_SEED ?? '20261123',
+    '--workers', '1', // more workers trip a thread-safety bug of CPython 3.11's ast in hypothesis ("AST constructor recursion depth mismatch")
+    '--continue-on-failure',
+    '--report-ndjson-path', report,
+    '--no-color',
+    ...excluded.flatMap((id) => ['--exclude-operation-id', id]),
+  ];
+  console.log(`\n== ${api}: st ${stArgs.join(' ')}`);
+  const started = Date.now();
+  let output = '';
+  const code = await new Promise((resolve) => {
+    // cwd: the temporary directory, where schemathesis keeps its example database (.schemathesis/).
+    const child = spawn(st, stArgs, { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py') } });
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      process.stdout.write(chunk);
+    });
+    child.on('exit', (c) => resolve(c ?? 1));
+  });
+  results.push({ api, code, seconds: Math.round((Date.now() - started) / 1000), ...summarise(output), excluded: excluded.length });
+}
+
+/** Operations tested, cases generated and failures, from schemathesis's summary. */
+function summarise(text) {
+  const number = (re) => Number(re.exec(text)?.[1] ?? 0);
+  return { operations: number(/^\s*Tested: (\d+)/m), cases: number(/^\s*(\d+) generated/m), failures: number(/(\d+) unique failures/m) + number(/(\d+) errors?[, ]/m) };
+}
+
+stop();
+console.log('\nschemathesis summary (per API: operations tested, cases generated, failures and errors, exit code):');
+for (const r of results) console.log(`  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`);
+const failed = results.filter((r) => r.code !== 0);
+console.log(`server log: ${serverLog}`);
+if (failed.length) {
+  console.error(`schemathesis failed on: ${failed.map((r) => r.api).join(', ')}`);
+  process.exit(1);
+}
+rmSync(join(work, 'data'), { recursive: true, force: true });

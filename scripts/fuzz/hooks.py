@@ -1,0 +1,83 @@
+"""Schemathesis hooks of `npm run fuzz` (loaded through SCHEMATHESIS_HOOKS by scripts/fuzz.mjs).
+
+`cursor` is an opaque, signed value that only a previous page of the same list can give
+(server/lib/cursor.ts): a string the generator makes up is never valid data, whatever the
+schema says, and the server rightly refuses it with 400 (catalogue H10). Positive cases
+therefore go without a cursor; negative cases keep their made-up ones, so the refusal is
+still checked (negative_data_rejection).
+"""
+
+import schemathesis
+from schemathesis import GenerationMode
+
+
+@schemathesis.hook
+def map_case(context, case):
+    meta = case.meta
+    if meta is not None and meta.generation.mode == GenerationMode.POSITIVE and isinstance(case.query, dict):
+        case.query.pop("cursor", None)
+    return case
+
+
+# ---- positive_data_acceptance, as this contract states it ------------------------------------
+# Schemathesis's positive_data_acceptance expects every schema-valid request to be accepted
+# (2xx, or 401/403/404/409/429). Our contract documents refusals that JSON Schema cannot
+# express: a date that must be in the future, mutually exclusive fields, a phone number that
+# libphonenumber rejects, a custom field that must exist in the workspace, an unsafe URL
+# (catalogue G, H5, H14). The documents pair such requests with their 400/422 answers
+# (@opExample), which the examples phase sends as positive data.
+# This check (run instead of positive_data_acceptance, see scripts/fuzz.mjs) keeps what that
+# check is for, finding a server stricter than its document, and asks more of every refusal:
+# - the refusal is a problem+json (OAuth endpoints: an RFC 6749 error) with a type;
+# - a 400 `validation` names each field in `errors[]` with a JSON pointer;
+# - no error is the schema validator's own message: a schema-valid request the validator refuses
+#   means the server's schema differs from the document, which is exactly the drift to catch.
+import re
+
+PROBLEMS = "https://chatapp.example/problems/"
+ACCEPTED = {401, 403, 404, 409, 429}
+# Messages of Ajv (server/lib/validation.ts's describe()), never of a handler's own rule.
+VALIDATOR_MESSAGE = re.compile(
+    r"^(is required$|is not a known field$|must (be (object|string|integer|number|boolean|array|null|equal to|[<>]=?)\b"
+    r"|match (pattern|format|exactly|a schema)|NOT |have required|pass )|must be one of )"
+)
+
+
+@schemathesis.check
+def positive_data_refused_for_a_reason(ctx, response, case):
+    meta = case.meta
+    status = response.status_code
+    if meta is None or meta.generation.mode != GenerationMode.POSITIVE or status < 400 or status >= 500 or status in ACCEPTED:
+        return None
+    content_type = (response.headers.get("content-type") or [""])[0].split(";")[0].strip()
+    if content_type == "text/html" and content_type in _documented_types(case, status):
+        return None  # the consent and authorize error pages (catalogue C1, M5)
+    try:
+        body = response.json()
+    except Exception:
+        raise AssertionError(f"Schema-valid request refused with {status} and a body that is not JSON")
+    if not isinstance(body, dict):
+        raise AssertionError(f"Schema-valid request refused with {status} and no problem object")
+    if "error" in body and case.operation.path.startswith("/api/oauth/"):
+        return None  # RFC 6749 §5.2 errors (catalogue C14)
+    kind = str(body.get("type", ""))
+    if not kind.startswith(PROBLEMS):
+        raise AssertionError(f"Schema-valid request refused with {status} without a problem type: {body!r:.300}")
+    errors = body.get("errors") or []
+    if status == 400 and kind == PROBLEMS + "validation" and not errors:
+        raise AssertionError(f"Schema-valid request refused as invalid without naming a field: {body.get('detail')!r}")
+    for error in errors:
+        detail = str(error.get("detail", "")) if isinstance(error, dict) else ""
+        if VALIDATOR_MESSAGE.match(detail):
+            raise AssertionError(
+                f"Schema-valid request refused by the schema validator at {error.get('pointer')}: {detail!r} "
+                "(the server's schema is stricter than the document)"
+            )
+    return None
+
+
+def _documented_types(case, status):
+    """Media types the operation documents for `status` (or its `4XX`/`default` entry)."""
+    responses = case.operation.definition.raw.get("responses", {})
+    entry = responses.get(str(status)) or responses.get(f"{str(status)[0]}XX") or responses.get("default") or {}
+    return set((entry.get("content") or {}).keys())

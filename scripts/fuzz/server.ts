@@ -1,0 +1,129 @@
+// The server schemathesis fuzzes (scripts/fuzz.mjs starts it): the real app on 127.0.0.1 with an
+// ephemeral port, its store from the environment (embedded PGlite in DATA_DIR, or DATABASE_URL),
+// and one seeded workspace: credentials for every API and one real resource per path id, so
+// generated requests reach the handlers instead of stopping at 401 or 404.
+// Prints one JSON line (`FUZZ_READY {...}`) with the base URL and, per API, a workspace's
+// credentials and ids, then serves
+// until SIGTERM/SIGINT.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../server/app.js';
+import { loadConfig } from '../../server/config.js';
+import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
+import { loginTenant } from '../../test/unit/messaging/operations/support.js';
+import { connectBearer } from '../../test/support/connect.js';
+
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
+
+type Headers = Record<string, string>;
+
+/** Calls the app in process; answers the parsed body, or logs the refusal and answers {} (the id stays unseeded). */
+async function call(app: FastifyInstance, method: 'GET' | 'POST', url: string, headers: Headers, payload?: unknown): Promise<any> {
+  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  if (res.statusCode >= 300) {
+    console.error(`seed: ${method} ${url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+    return {};
+  }
+  return res.body ? JSON.parse(res.body) : {};
+}
+
+const idOf = (body: any): string | undefined => body?.id ?? body?.client_id ?? body?.data?.id;
+const firstId = (list: any): string | undefined => idOf((list?.data ?? list?.items ?? [])[0]);
+
+async function seed(app: FastifyInstance) {
+  const t = await loginTenant(app);
+  const { token } = await issueOwnerToken(app.platform, { workspaceId: t.workspaceId, ownerId: t.ownerId });
+  const owner = { authorization: `Bearer ${token}` };
+  const connect = `Bearer ${await connectBearer(app, t.workspaceId)}`;
+  const bearer = { authorization: connect };
+  const key = t.headers;
+  const db = app.platform.store.db;
+  // The store-level fixture names the workspace after its id (`ws_…`), which WorkspaceSlug's pattern refuses.
+  await db.updateTable('workspaces').set({ slug: `fuzz-${t.workspaceId.slice(3).toLowerCase().replace(/[^a-z0-9]/g, '')}` }).where('id', '=', t.workspaceId).execute();
+  // The fixture's row also takes the column default 'not_needed' (migration 003), which is not a
+  // ProviderWebhookSetupStatus; apps made through the API always get one ('not_required').
+  await db.updateTable('login_apps').set({ provider_webhook_status: 'not_required' }).where('workspace_id', '=', t.workspaceId).where('provider_webhook_status', '=', 'not_needed').execute();
+  // Path ids of operations that revoke, rotate or delete point at spares, never at the resources
+  // behind the credentials (the bearer's grant, the Login app of the key, the Basic client).
+  const bearerGrant = await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow();
+  await connectBearer(app, t.workspaceId);
+  const spareGrant = await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', t.workspaceId).where('id', '!=', bearerGrant.id).executeTakeFirst();
+
+  const apiKey = await call(app, 'POST', '/api/account/api-keys', owner, { name: 'fuzz' });
+  const client = await call(app, 'POST', '/api/connect/clients', owner, { name: 'Fuzz CRM', redirect_uris: ['https://crm.test/cb'] });
+  const spareClient = await call(app, 'POST', '/api/connect/clients', owner, { name: 'Spare CRM', redirect_uris: ['https://crm.test/cb'] });
+  const spareLoginApp = await call(app, 'POST', '/api/login/apps', owner, { name: 'Spare shop' });
+  const boundary = 'fuzzboundary';
+  const multipart = Buffer.concat([
+    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="fuzz.pdf"\r\ncontent-type: application/pdf\r\n\r\n`),
+    PDF,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const docRes = await app.inject({ method: 'POST', url: '/api/connect/documents', headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: multipart });
+  if (docRes.statusCode >= 300) console.error(`seed: upload answered ${docRes.statusCode}: ${docRes.body.slice(0, 300)}`);
+  const document = docRes.statusCode < 300 ? JSON.parse(docRes.body) : {};
+  const link = await call(app, 'POST', '/api/connect/links', bearer, { document_id: idOf(document), external_id: 'fuzz-1', recipient: { phone: '+4915112345678' } });
+  const endpoint = await call(app, 'POST', '/api/connect/webhook-endpoints', bearer, { url: 'https://receiver.example/hook', enabled_events: ['*'] });
+  await call(app, 'POST', `/api/connect/webhook-endpoints/${idOf(endpoint)}/test`, bearer, {});
+  const deliveries = await call(app, 'GET', `/api/connect/webhook-endpoints/${idOf(endpoint)}/deliveries`, bearer);
+  const session = await call(app, 'POST', '/v1/auth/chatapp/start', { 'x-api-key': t.loginKey }, {});
+
+  const contact = await call(app, 'POST', '/api/contacts', key, { contact_no: '+4915112345679', name: 'Fuzz Contact' });
+  const flow = await call(app, 'POST', '/api/automation', key, {
+    name: 'Fuzz flow',
+    waba_id: t.wabaId,
+    triggers: [{ id: 'hello', type: 'message_received', parameters: {} }],
+    nodes: [{ id: 'greet', type: 'send_text', parameters: { text: 'Hi!' } }],
+    connections: [{ from_node: 'hello', to_node: 'greet' }],
+  });
+  const chatbot = await call(app, 'POST', '/api/chatbots', key, { name: 'Fuzz bot', waba_id: t.wabaId, fallback: { action: 'reply', text: 'Sorry?' } });
+  const form = await call(app, 'POST', '/api/forms', key, { name: 'Feedback', waba_id: t.wabaId, fields: [{ name: 'rating', label: 'Rating', type: 'radio', options: [{ id: 'good', title: 'Good' }, { id: 'bad', title: 'Bad' }] }] });
+  const sequence = await call(app, 'POST', '/api/sequences', key, { name: 'Follow-up', waba_id: t.wabaId, trigger: { type: 'keyword', keyword: 'offer' }, steps: [{ delay: 5, delay_unit: 'minutes', message_type: 'text', text: 'Hello' }] });
+  const orderHook = await call(app, 'POST', '/api/ecommerce-webhook/create', key, { platform: 'woocommerce', name: 'Fuzz shop', waba_id: t.wabaId });
+  const msgEndpoint = await call(app, 'POST', '/api/webhook-endpoints', key, { url: 'https://receiver.example/messaging', enabled_events: ['message.received'] });
+  // No chat and no campaign: a chat needs an inbound message and a campaign an approved template,
+  // neither of which a fresh sandbox has; their operations run on generated ids (documented 404).
+  const packs = await call(app, 'GET', '/api/industry-packs/public', key);
+  const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
+
+  return {
+    credentials: { owner: owner.authorization, connect, messagingKey: t.key, loginKey: t.loginKey, clientId: idOf(client), clientSecret: client.client_secret, subscribeToken: session.subscribeToken ?? session.subscribe_token },
+    ids: {
+      keyId: idOf(apiKey),
+      clientId: idOf(spareClient),
+      documentId: idOf(document),
+      grantId: spareGrant?.id,
+      linkId: idOf(link),
+      endpointId: idOf(endpoint),
+      deliveryId: firstId(deliveries),
+      appId: idOf(spareLoginApp) ?? spareLoginApp?.app_id,
+      sessionId: session.sessionId ?? session.session_id ?? idOf(session),
+      contactId: idOf(contact),
+      flowId: idOf(flow),
+      chatbotId: idOf(chatbot),
+      formId: idOf(form),
+      sequenceId: idOf(sequence),
+      orderWebhookId: idOf(orderHook),
+      messagingEndpointId: idOf(msgEndpoint),
+      wabaId: t.wabaId,
+      slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
+      catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
+    },
+  };
+}
+
+async function main() {
+  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO: 'false' });
+  const app = await buildApp(config);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => app.close().then(() => process.exit(0), () => process.exit(1)));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  // One workspace per API: a run that revokes or deletes what it may (keys, grants, apps) cannot
+  // take the credentials of the next API's run with it.
+  const workspaces: Record<string, Awaited<ReturnType<typeof seed>>> = {};
+  for (const api of ['account', 'connect', 'login', 'messaging']) workspaces[api] = await seed(app);
+  console.log(`FUZZ_READY ${JSON.stringify({ url, workspaces })}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,65 @@
+// The request body against the contract, before any parser or handler sees it. Fastify validates
+// a body only when its Content-Type has a schema (glue keys body schemas by media type), so a
+// body sent as text/plain, or none at all, used to reach handlers unvalidated (500s that
+// schemathesis found, catalogue H12). Added to every contract route (onRoute):
+// - a declared body with another media type, or a malformed multipart type: 415;
+// - a required body missing: 400 `validation` pointing at /body;
+// - an operation without a body given a non-JSON one, or announcing multipart: 415 (a JSON
+//   body, which many clients send on bare POSTs, is still accepted and ignored).
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { problem, sendProblem } from './problems.js';
+
+type Body = { content: Record<string, unknown> } | undefined;
+
+const mediaType = (request: FastifyRequest) => String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+const hasBody = (request: FastifyRequest) => Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+
+function unsupported(reply: FastifyReply, type: string, accepted: string[]) {
+  const detail = accepted.length ? `This operation accepts ${accepted.join(' or ')}, not ${type || 'a body without Content-Type'}.` : `This operation takes no body (got ${type}).`;
+  return sendProblem(reply, problem(415, 'unsupported-media-type', detail));
+}
+
+/** The guard for one route: `required` from the operation's `requestBody.required`. */
+function guard(body: Body, required: boolean) {
+  const accepted = Object.keys(body?.content ?? {}).map((t) => t.toLowerCase());
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const type = mediaType(request);
+    const sent = hasBody(request);
+    if (!accepted.length) {
+      // multipart is parsed whenever its type is announced, body or not: refuse it before that.
+      if (type && type !== 'application/json' && (sent || type.startsWith('multipart/'))) return unsupported(reply, type, []);
+      return;
+    }
+    if (sent || type) {
+      if (!accepted.includes(type)) return unsupported(reply, type, accepted);
+      if (type.startsWith('multipart/') && !/;\s*boundary=/i.test(String(request.headers['content-type']))) {
+        return sendProblem(reply, problem(400, 'malformed-body', 'multipart/form-data needs a boundary parameter.'));
+      }
+    }
+    if (!sent && required) {
+      return sendProblem(reply, problem(400, 'validation', 'The request body is required.', { errors: [{ pointer: '/body', detail: 'is required' }] } as never));
+    }
+  };
+}
+
+/** Adds the guard to every route glue builds from a document (those carry `schema.operationId`). */
+export function guardRequestBodies(app: FastifyInstance, requiredBodies: Map<string, boolean>): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const schema = route.schema as { operationId?: string; body?: Body } | undefined;
+    if (!schema?.operationId || !requiredBodies.has(schema.operationId)) return;
+    const hook = guard(schema.body, requiredBodies.get(schema.operationId)!);
+    // onRequest: before the parsers (multipart's runs as a preValidation hook of the instance).
+    route.onRequest = [hook as never, ...[route.onRequest ?? []].flat()];
+  });
+}
+
+/** operationId → whether its request body is required, from parsed OpenAPI documents. */
+export function requiredBodies(documents: unknown[]): Map<string, boolean> {
+  const map = new Map<string, boolean>();
+  for (const doc of documents as { paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean } }>> }[]) {
+    for (const item of Object.values(doc.paths ?? {})) {
+      for (const op of Object.values(item)) if (op?.operationId) map.set(op.operationId, op.requestBody?.required === true);
+    }
+  }
+  return map;
+}
