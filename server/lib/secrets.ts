@@ -5,13 +5,36 @@
 // - Webhook signing secrets must be retrievable to sign: AES-256-GCM at rest.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { HttpProblem } from './problems.js';
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 };
 
+// Each scrypt call takes 128 MiB and tens of milliseconds of a libuv thread: unbounded, 100
+// concurrent sign-ins would queue behind each other and hold gigabytes (catalogue K9). A few run
+// at once, a short queue waits, and beyond it the caller gets 429 with Retry-After.
+const HASHING_SLOTS = 2;
+const HASHING_QUEUE = 16;
+let hashing = 0;
+const waiting: (() => void)[] = [];
+
+async function bounded<T>(work: () => Promise<T>): Promise<T> {
+  if (hashing >= HASHING_SLOTS) {
+    if (waiting.length >= HASHING_QUEUE) throw new HttpProblem(429, 'rate-limited', 'Too many sign-ins at once; retry in a second.', {}, { 'retry-after': '1' });
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else hashing++;
+  try {
+    return await work();
+  } finally {
+    const next = waiting.shift();
+    if (next) next(); // the slot passes straight to the next caller
+    else hashing--;
+  }
+}
+
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scrypt(password.normalize('NFKC'), salt, 32, SCRYPT);
+  const hash = await bounded(() => scrypt(password.normalize('NFKC'), salt, 32, SCRYPT));
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
@@ -19,12 +42,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(password.normalize('NFKC'), Buffer.from(salt, 'base64'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT.maxmem,
-  });
+  const actual = await bounded(() =>
+    scrypt(password.normalize('NFKC'), Buffer.from(salt, 'base64'), expected.length, {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: SCRYPT.maxmem,
+    }),
+  );
   return timingSafeEqual(actual, expected);
 }
 

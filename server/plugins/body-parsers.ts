@@ -18,16 +18,19 @@ declare module 'fastify' {
 
 export default fp(
   async function bodyParsers(app: FastifyInstance) {
+    // Fastify's own parser (secure-json-parse), refusing `__proto__` and `constructor.prototype`
+    // keys instead of passing them on (catalogue J6). Duplicate keys stay last-wins, as JSON.parse:
+    // the validator and the handler see the same parsed object (H11).
+    const secureParse = app.getDefaultJsonParser('error', 'error');
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser(/^application\/([a-z0-9.+-]+\+)?json$/, { parseAs: 'buffer' }, (request, body, done) => {
       const raw = body as Buffer;
       request.rawBody = raw;
       if (raw.length === 0) return done(Object.assign(new Error('empty JSON body'), { code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400 }), undefined);
-      try {
-        done(null, JSON.parse(raw.toString('utf8')));
-      } catch {
-        done(Object.assign(new Error('invalid JSON body'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
-      }
+      secureParse(request, raw.toString('utf8'), (error, value) => {
+        if (error) done(Object.assign(new Error('invalid JSON body'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
+        else done(null, value);
+      });
     });
     await app.register(formbody, { bodyLimit: 64 * 1024 });
     await app.register(multipart, {

@@ -42,6 +42,17 @@ export default fp(
       if (body.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(reply, body, headers);
     });
+    // Every API answer is JSON: a client that accepts only XML gets a 406 problem (catalogue M4)
+    // rather than a body it said it cannot read. Anything naming JSON, a wildcard or another
+    // type (event streams, files) goes through.
+    app.addHook('onRequest', async (request, reply) => {
+      const accept = request.headers.accept;
+      if (!accept || !/^\/(api|v1)\//.test(request.url)) return;
+      const ranges = accept.split(',').map((range) => range.split(';')[0]!.trim().toLowerCase()).filter(Boolean);
+      if (ranges.length && ranges.every((range) => range === 'application/xml' || range === 'text/xml' || range.endsWith('+xml'))) {
+        return sendProblem(reply, problem(406, 'not-acceptable', 'This API answers application/json (errors application/problem+json), not XML.'));
+      }
+    });
     app.setNotFoundHandler((request, reply) =>
       sendProblem(reply, problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
     );

@@ -57,6 +57,16 @@ export function rateLimitKey(request: FastifyRequest): string {
   return value ? `key:${createHmac('sha256', hmacKey).update(value).digest('base64url')}` : `ip:${normalizeIP(request.ip)}`;
 }
 
+/** The client a token request names, in its body or its HTTP Basic credentials (RFC 6749 §2.3.1). */
+function clientIdOf(request: FastifyRequest): string | undefined {
+  const body = request.body as { client_id?: unknown } | undefined;
+  if (body && typeof body.client_id === 'string' && body.client_id) return body.client_id.slice(0, 200);
+  const basic = /^basic\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (!basic) return undefined;
+  const user = Buffer.from(basic, 'base64').toString('utf8').split(':')[0];
+  return user ? decodeURIComponent(user.replace(/\+/g, ' ')).slice(0, 200) : undefined;
+}
+
 export default fp(
   async function rateLimits(app: FastifyInstance) {
     const { rateLimitPerMinute, rateLimitIpPerMinute } = app.config;
@@ -73,6 +83,26 @@ export default fp(
         return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
       },
       onExceeded: (request, key) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded'),
+    });
+    // Second buckets where one alone leaves a gap (catalogue K2): starting a Login session is
+    // also limited per IP (one IP cycling through keys), and the token endpoint also per
+    // client_id (one client from many IPs). Separate key prefixes keep them apart from the
+    // buckets above in the shared store.
+    const startPerIp = app.createRateLimit({ max: rateLimitIpPerMinute, keyGenerator: (r) => `start-ip:${normalizeIP(r.ip)}` });
+    const tokenPerClient = app.createRateLimit({ max: rateLimitPerMinute, keyGenerator: (r) => `client:${clientIdOf(r)}` });
+    const refuse = (ttlMs: number) => {
+      const seconds = String(Math.max(1, Math.ceil(ttlMs / 1000)));
+      return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
+    };
+    app.addHook('onRequest', async (request) => {
+      if (request.method !== 'POST' || request.routeOptions.url !== '/v1/auth/chatapp/start') return;
+      const limit = await startPerIp(request);
+      if (!limit.isAllowed && limit.isExceeded) throw refuse(limit.ttl);
+    });
+    app.addHook('preValidation', async (request) => {
+      if (request.method !== 'POST' || request.routeOptions.url !== '/api/oauth/token' || !clientIdOf(request)) return;
+      const limit = await tokenPerClient(request);
+      if (!limit.isAllowed && limit.isExceeded) throw refuse(limit.ttl);
     });
   },
   { name: 'rate-limits', dependencies: ['problems'] },

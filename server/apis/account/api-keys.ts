@@ -73,7 +73,8 @@ export const createApiKey: Handler<operations['createApiKey']> = async (request,
     revoked_at: null,
   };
   await platform.store.db.insertInto('api_keys').values({ ...row, digest }).execute();
-  reply.code(201);
+  // The answer carries the secret (shown once): no cache may keep it (catalogue L8).
+  reply.code(201).header('cache-control', 'no-store');
   return { ...keyView(row, now), secret };
 };
 
@@ -99,7 +100,7 @@ export const getApiKey: Handler<operations['getApiKey']> = async (request) => {
   return keyView(await findKey(request.server.platform, workspaceId, request.params.keyId), request.server.platform.now());
 };
 
-export const rotateApiKey: Handler<operations['rotateApiKey']> = async (request) => {
+export const rotateApiKey: Handler<operations['rotateApiKey']> = async (request, reply) => {
   const { workspaceId } = authOf(request);
   const platform = request.server.platform;
   const now = platform.now();
@@ -116,6 +117,7 @@ export const rotateApiKey: Handler<operations['rotateApiKey']> = async (request)
     .executeTakeFirst();
   if (!row) throw new HttpProblem(409, 'conflict', 'This API key is revoked and cannot be rotated.');
   await apiKeyVerifier(platform).invalidate(row.id, workspaceId);
+  reply.header('cache-control', 'no-store');
   return { ...keyView(row, now), secret };
 };
 

@@ -69,9 +69,22 @@ export function authorizePageErrorHandler(error: FastifyError, request: FastifyR
   return sendConsentPage(reply, body.status, 'Authorization request refused', errorView('The authorization request is malformed: each parameter must appear once.'));
 }
 
+/**
+ * Guards that answer before the route's error handler can (onRequest hooks that send a problem
+ * themselves, e.g. the request-body guard's 415) still answer RFC 6749 §5.2's format here (C14).
+ */
+async function oauthFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const status = reply.statusCode;
+  if (status < 400 || status === 429 || status >= 500 || typeof payload !== 'string') return payload;
+  if (!String(reply.getHeader('content-type') ?? '').startsWith('application/problem+json')) return payload;
+  const problem = JSON.parse(payload) as { detail?: string; title?: string };
+  reply.headers(NO_STORE).type('application/json');
+  return JSON.stringify({ error: 'invalid_request', error_description: problem.detail ?? problem.title });
+}
+
 /** Route options the registry adds to these operations' routes. */
 export const oauthRouteOptions = {
   authorize: { errorHandler: authorizePageErrorHandler },
-  createToken: { errorHandler: oauthErrorHandler },
-  revokeToken: { errorHandler: oauthErrorHandler },
+  createToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
+  revokeToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
 };

@@ -27,6 +27,8 @@ export interface Finding {
   pointer: string;
   detail: string;
   unsafeUrl?: boolean;
+  /** Malformed input rather than a broken rule (a URL's scheme, port, characters or length; nesting too deep): 400. */
+  badInput?: boolean;
 }
 
 /** Headers an http_request node may not set (RFC 9110 hop-by-hop and framing). */
@@ -51,6 +53,9 @@ export function checkGraph(graph: FlowGraph): Finding[] {
     if (!def) return add(`${pointer}/type`, `${label}: unknown node type '${item.type}'`);
     if (trigger && def.kind !== 'trigger') return add(`${pointer}/type`, `${label}: '${item.type}' is not a trigger type`);
     if (!trigger && def.kind === 'trigger') return add(`${pointer}/type`, `${label}: '${item.type}' is a trigger type; list it in triggers`);
+    if (depthOver(item.parameters, MAX_PARAMETER_DEPTH)) {
+      return findings.push({ pointer: `${pointer}/parameters`, detail: `${label}: parameters nest deeper than ${MAX_PARAMETER_DEPTH} levels`, badInput: true });
+    }
     if (!def.validate(item.parameters)) {
       for (const e of def.validate.errors ?? []) {
         const missing = e.keyword === 'required' ? String((e.params as { missingProperty: string }).missingProperty) : undefined;
@@ -61,7 +66,8 @@ export function checkGraph(graph: FlowGraph): Finding[] {
           : extra
             ? `unknown parameter '${extra}'`
             : `parameter ${e.instancePath.slice(1) || '(parameters)'} ${e.message ?? 'is invalid'}`;
-        add(path, `${label}: ${detail}`);
+        // A URL parameter that breaks its schema (length, format) is a malformed URL: 400, as everywhere.
+        findings.push({ pointer: path, detail: `${label}: ${detail}`, ...(/\/(url|media_url)$/.test(e.instancePath) ? { badInput: true } : {}) });
       }
       return;
     }
@@ -247,14 +253,18 @@ export async function checkReferences(platform: Platform, db: Db, workspaceId: s
     // A URL with placeholders is only known when the node runs; it is checked then.
     if (PLACEHOLDER.test(u.url)) continue;
     try {
-      const parsed = new URL(u.url);
-      // https only in production, as the platform's clients (development receivers are http).
-      if (platform.config.production && parsed.protocol !== 'https:') throw new UnsafeUrlError(422, 'only https URLs are allowed');
+      // Syntax first (400), then the target (422): https only in production, as the platform's
+      // clients (development receivers are http).
       await platform.mediaFetch.check(u.url);
+      if (platform.config.production && new URL(u.url).protocol !== 'https:') throw new UnsafeUrlError(422, 'only https URLs are allowed');
     } catch (error) {
       if (error instanceof FetchFailedError) continue; // a name we cannot resolve now may resolve later
-      const reason = error instanceof UnsafeUrlError ? error.reason : 'not a valid URL';
-      out.push({ pointer: u.pointer, detail: `${u.label}: the URL is not a public https target (${reason})`, unsafeUrl: true });
+      if (error instanceof UnsafeUrlError && error.status === 422) {
+        out.push({ pointer: u.pointer, detail: `${u.label}: the URL is not a public https target (${error.reason})`, unsafeUrl: true });
+      } else {
+        const reason = error instanceof UnsafeUrlError ? error.reason : 'not a valid URL';
+        out.push({ pointer: u.pointer, detail: `${u.label}: ${reason}`, badInput: true });
+      }
     }
   }
   return out;
@@ -270,8 +280,25 @@ export function formIdHints(graph: FlowGraph): Finding[] {
   });
 }
 
+/** Node parameters are small objects; anything deeper is refused before it is walked further. */
+const MAX_PARAMETER_DEPTH = 32;
+
+function depthOver(value: unknown, max: number): boolean {
+  // Iterative, so that 10,000 levels cannot overflow the stack (catalogue H7).
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length; depth++) {
+    if (depth > max) return true;
+    level = level.flatMap((v) => (v !== null && typeof v === 'object' ? Object.values(v) : []));
+  }
+  return false;
+}
+
 export function invalidFlow(findings: Finding[], title = 'Invalid flow'): HttpProblem {
   const errors = findings.map(({ pointer, detail }) => ({ pointer, detail }));
+  const badInputs = findings.filter((f) => f.badInput);
+  if (badInputs.length) {
+    return new HttpProblem(400, 'validation', badInputs.length === 1 ? badInputs[0]!.detail : 'Inputs of the flow are malformed.', { errors: badInputs.map(({ pointer, detail }) => ({ pointer, detail })) });
+  }
   if (findings.every((f) => f.unsafeUrl)) {
     return new HttpProblem(422, 'unsafe-url', findings.length === 1 ? findings[0]!.detail : 'URLs of the flow are not public https targets.', { errors });
   }

@@ -3,13 +3,13 @@
 // policy (SSRF guard, group G) and uploaded media ids must be the workspace's.
 import type { Kysely } from 'kysely';
 import { HttpProblem } from '../../../lib/problems.js';
-import { allowCidrs, checkUrlSyntax, type UrlPolicy } from '../../../lib/url-policy.js';
 import type { Platform } from '../../../platform.js';
 import type { Database } from '../../../store/schema.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { TemplateValues } from './message.js';
 import { mediaIdsOf } from './send-context.js';
 import { checkProductCards } from '../commerce/carousel.js';
+import { checkMediaUrl } from '../inbox/send.js';
 
 const unprocessable = (pointer: string, detail: string, message: string) =>
   new HttpProblem(422, 'unprocessable', message, { errors: [{ pointer, detail }] });
@@ -46,15 +46,6 @@ export function checkTemplateValues(template: TemplateRow, values: TemplateValue
   }
 }
 
-function urlPolicy(platform: Platform): UrlPolicy {
-  const config = platform.config;
-  return {
-    httpsOnly: config.production,
-    allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
-    allowedPorts: config.allowPrivateUrls ? 'any' : undefined,
-  };
-}
-
 /**
  * Every media URL through the policy (400 syntax, 422 `unsafe-url`); every media id the
  * workspace's (404 otherwise, as for an unknown id). Given the sender number, uploads must be
@@ -75,15 +66,8 @@ export async function checkMedia(platform: Platform, db: Kysely<Database>, works
       throw new HttpProblem(400, 'validation', 'A media header needs exactly one of media_url and media_id.', { errors: [{ pointer, detail: 'give exactly one of media_url and media_id' }] });
     }
   }
-  const policy = urlPolicy(platform);
-  for (const [pointer, url] of urls) {
-    const check = checkUrlSyntax(url, policy);
-    if (!check.ok) {
-      throw check.status === 400
-        ? new HttpProblem(400, 'validation', 'A media URL is invalid.', { errors: [{ pointer, detail: check.reason }] })
-        : new HttpProblem(422, 'unsafe-url', 'A media URL is not allowed.', { errors: [{ pointer, detail: check.reason }] });
-    }
-  }
+  // Syntax, policy and what the name resolves to, as for a direct send (catalogue G3, G8).
+  for (const [pointer, url] of urls) await checkMediaUrl(platform, url, pointer);
   const ids = [...new Set(mediaIdsOf(values))];
   if (ids.length) {
     const rows = await db.selectFrom('uploaded_media').select(['id', 'phone_number_id', 'expires_at']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();

@@ -59,7 +59,7 @@ export async function senderOf(platform: Platform, workspaceId: string, given: s
 }
 
 /** A media URL as the provider will fetch it: syntax and policy now (400/422 naming the field); the target is the provider's to reach. */
-async function checkMediaUrl(platform: Platform, url: string, pointer: string): Promise<void> {
+export async function checkMediaUrl(platform: Platform, url: string, pointer: string): Promise<void> {
   try {
     await platform.mediaFetch.check(url);
   } catch (error) {

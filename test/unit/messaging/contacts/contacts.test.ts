@@ -118,7 +118,7 @@ describe('create, get, update', () => {
 
   it('J6 __proto__ and constructor keys: refused, Object.prototype untouched', async () => {
     await refused(a, 'POST', '/api/contacts', `{"contact_no":"${phone()}","__proto__":{"polluted":true}}`, 400);
-    await refused(a, 'POST', '/api/contacts', `{"contact_no":"${phone()}","custom_fields":{"__proto__":"x"}}`, 422, '/body/custom_fields/__proto__');
+    await refused(a, 'POST', '/api/contacts', `{"contact_no":"${phone()}","custom_fields":{"__proto__":"x"}}`, 400);
     await refused(a, 'POST', '/api/contacts', `{"contact_no":"${phone()}","custom_fields":{"constructor":{"prototype":{"polluted":true}}}}`, 400);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -1,0 +1,263 @@
+// Catalogue group D (Login sessions and verification tokens) against the shared fixture: each
+// workspace's Login app (`loginKey`) on its sandbox number. LOGIN messages arrive as signed
+// provider webhooks (test/security/inbound.ts). The clock is injected and only moves forward.
+// D8 is a race: PGlite has one connection, so it runs on PostgreSQL only (DATABASE_URL).
+// D9–D12: the contract gives a `reason` per failure (invalid_signature, invalid_claims, expired,
+// malformed); "one answer" here means valid:false without user data, and the token not consumed.
+import { createHmac } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import { buildShared } from '../helper.js';
+import { onPostgres } from '../support/store.js';
+import { startReceiver } from '../support/receiver.js';
+import { insertLoginApp } from '../support/login-app.js';
+import { keyRing } from '../../server/apis/login/tokens.js';
+import { hubOf } from '../../server/apis/login/events-stream.js';
+import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
+import { inbound, postInbound, settle, textMessage, until, type Inbox } from './inbound.js';
+
+let clock = Date.parse('2026-11-23T09:30:00Z');
+const app = await buildShared({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000' }, overrides: { now: () => new Date(clock) } });
+const jwksHost = await startReceiver();
+afterAll(() => jwksHost.close());
+
+// Tables an inbound message writes whatever its text says (the message itself, its chat).
+const INBOUND_ROWS = ['messages', 'chats', 'contacts', 'automation_inbound_claims'];
+
+const start = (w: { loginKey: string }, body?: object) =>
+  app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': w.loginKey, ...(body ? { 'content-type': 'application/json' } : {}) }, payload: body ? JSON.stringify(body) : undefined });
+const status = (w: { loginKey: string }, id: string) => app.inject({ url: `/v1/auth/chatapp/status/${id}`, headers: { 'x-api-key': w.loginKey } });
+const verify = (w: { loginKey: string }, token: string) =>
+  app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': w.loginKey, 'content-type': 'application/json' }, payload: JSON.stringify({ token }) });
+const sessionRow = (id: string) => app.platform.store.db.selectFrom('login_sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+async function started(w: { loginKey: string }) {
+  const res = await start(w);
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json() as { sessionId: string; loginCode: string; subscribeToken: string };
+}
+
+let wamid = 0;
+/** A LOGIN-style text from `from` to `to`, through the signed provider webhook. */
+async function say(to: Inbox, text: string, from?: string, id = `wamid.D${++wamid}`) {
+  const res = await postInbound(app, inbound(to, [textMessage(id, text, from, clock)], from));
+  expect(res.statusCode).toBe(200);
+  await settle();
+  return id;
+}
+
+/** A verified session of `w` and its verification token. */
+async function verifiedToken(w: Workspace) {
+  const s = await started(w);
+  await say(w, `LOGIN ${s.loginCode}`);
+  const body = await until(async () => (await status(w, s.sessionId)).json(), (b) => Boolean(b.verificationToken));
+  expect(body.verificationToken, JSON.stringify(body)).toBeTruthy();
+  return { sessionId: s.sessionId, token: body.verificationToken as string };
+}
+
+/** A token signed with our real key, with claims the server would never issue. */
+async function forged(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
+  const ring = await keyRing(app.platform);
+  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: ring.kid, ...header }).sign(ring.privateKey);
+}
+
+/** Each token refused without user data; then the real one still verifies once (none consumed it). */
+async function expectAllInvalid(w: Workspace, real: string, tokens: string[]) {
+  await expectNoChange(app, async () => {
+    for (const t of tokens) {
+      const res = await verify(w, t);
+      expect(res.statusCode, t.slice(0, 40)).toBe(200);
+      expect(res.json()).toEqual({ valid: false, reason: expect.any(String) });
+    }
+  });
+  expect((await verify(w, real)).json().valid).toBe(true);
+}
+
+describe('D. Login sessions and verification tokens', () => {
+  it("D1 event stream with another session's subscribeToken, a random one, or none: 401 unauthorized, no stream", async () => {
+    const a = await workspace(app);
+    const [s, other] = [await started(a), await started(a)];
+    const url = (token?: string) => `/v1/auth/chatapp/events/${s.sessionId}${token === undefined ? '' : `?token=${encodeURIComponent(token)}`}`;
+    await expectNoChange(app, async () => {
+      for (const u of [url(other.subscribeToken), url(`st_${'x'.repeat(40)}`), url(), url(s.subscribeToken.slice(0, -1))]) {
+        const res = await app.inject({ url: u });
+        expectProblem(res, 401, 'unauthorized');
+        expect(res.body).not.toContain(other.subscribeToken);
+      }
+    });
+    expect(hubOf(app.platform).count(s.sessionId)).toBe(0);
+  });
+
+  it('D2 signed LOGIN message with a wrong code: no session change, no event, no token', async () => {
+    const a = await workspace(app);
+    const s = await started(a);
+    await say(a, 'hello'); // the contact and chat exist first
+    const before = await sessionRow(s.sessionId);
+    const wrong = s.loginCode === 'ABCDEFGH' ? 'ABCDEFGJ' : 'ABCDEFGH';
+    await expectNoChange(app, () => say(a, `LOGIN ${wrong}`), { ignore: INBOUND_ROWS });
+    expect(await sessionRow(s.sessionId)).toEqual(before);
+    expect((await status(a, s.sessionId)).json()).not.toHaveProperty('verificationToken');
+  });
+
+  it('D3 right code from "15550100202", contact stored as "+1 555-010-0202": verified, user.phone +15550100202, one contact', async () => {
+    const a = await workspace(app);
+    const created = await app.inject({ method: 'POST', url: '/api/contacts', headers: a.headers, payload: { name: 'Ana', contact_no: '+1 555-010-0202' } });
+    expect(created.statusCode, created.body).toBe(201);
+    const s = await started(a);
+    await say(a, `LOGIN ${s.loginCode}`, '15550100202');
+    const body = await until(async () => (await status(a, s.sessionId)).json(), (b) => Boolean(b.verificationToken));
+    expect((await verify(a, body.verificationToken)).json().user.phone).toBe('+15550100202');
+    const contacts = await app.platform.store.db.selectFrom('contacts').select('id').where('workspace_id', '=', a.workspaceId).execute();
+    expect(contacts).toHaveLength(1);
+  });
+
+  it('D4 the same LOGIN message id again after success: 200 to the provider, no second event, token or webhook', async () => {
+    const a = await workspace(app);
+    const s = await started(a);
+    const id = await say(a, `LOGIN ${s.loginCode}`);
+    const verified = await until(() => sessionRow(s.sessionId), (r) => r.status === 'success');
+    expect(verified.status).toBe('success');
+    const second = await started(a);
+    await expectNoChange(app, async () => {
+      await say(a, `LOGIN ${s.loginCode}`, undefined, id);
+      await say(a, `LOGIN ${second.loginCode}`, undefined, id);
+    });
+    expect(await sessionRow(s.sessionId)).toEqual(verified);
+    expect((await sessionRow(second.sessionId)).status).toBe('pending');
+  });
+
+  it('D5 right code after expiry (clock +11 min): stays expired; status 410 expired, no token', async () => {
+    const a = await workspace(app);
+    const s = await started(a);
+    clock += 11 * 60_000;
+    await say(a, `LOGIN ${s.loginCode}`);
+    expect((await sessionRow(s.sessionId)).token_jti).toBeNull();
+    const res = await status(a, s.sessionId);
+    expectProblem(res, 410, 'expired');
+    expect(res.body).not.toContain('verificationToken');
+    // The status call expires it lazily; on PostgreSQL a sweep holding the row (SKIP LOCKED) may commit it a moment later.
+    const row = await until(() => sessionRow(s.sessionId), (r) => r.status === 'expired');
+    expect(row).toMatchObject({ status: 'expired', token_jti: null, phone: null });
+  });
+
+  it("D6 right code sent to a number other than the session's (A's other one, or B's): not verified", async () => {
+    const a = await workspace(app);
+    const b = await workspace(app);
+    const two = await insertLoginApp(app, { numbers: 2 });
+    const aOther = { providerPnId: two.numbers[1]!.provider_phone_number_id, number: two.numbers[1]!.display_phone_number };
+    const s = await started(a);
+    const t = await started({ loginKey: two.apiKey });
+    await say(b, `LOGIN ${s.loginCode}`);
+    await say(aOther, `LOGIN ${t.loginCode}`);
+    expect((await sessionRow(s.sessionId)).status).toBe('pending');
+    expect((await sessionRow(t.sessionId)).status).toBe('pending');
+    expect(await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', 'in', [s.sessionId, t.sessionId]).execute()).toEqual([]);
+  });
+
+  it('D7 verify-token twice with one token: valid with the user, then invalid without user data', async () => {
+    const a = await workspace(app);
+    const { token } = await verifiedToken(a);
+    const first = await verify(a, token);
+    expect(first.json()).toMatchObject({ valid: true, user: { phone: '+15550100202' } });
+    expect(first.headers['cache-control']).toBe('no-store');
+    expect((await verify(a, token)).json()).toEqual({ valid: false, reason: 'already_used' });
+  });
+
+  it.runIf(onPostgres)('D8 50 concurrent verify-token calls with one token (PostgreSQL): exactly one valid', async () => {
+    const a = await workspace(app);
+    const { token } = await verifiedToken(a);
+    const verdicts = (await Promise.all(Array.from({ length: 50 }, () => verify(a, token)))).map((r) => r.json());
+    expect(verdicts.filter((v) => v.valid === true)).toHaveLength(1);
+    expect(verdicts.filter((v) => v.valid === false && v.reason === 'already_used')).toHaveLength(49);
+  });
+
+  it('D9 alg none; HS256 signed with the published public key: invalid', async () => {
+    const a = await workspace(app);
+    const { token } = await verifiedToken(a);
+    const [, payload] = token.split('.');
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const jwk = JSON.stringify((await app.inject({ url: '/v1/auth/.well-known/jwks.json' })).json().keys[0]);
+    const input = `${b64({ alg: 'HS256', typ: 'JWT', kid: decodeProtectedHeader(token).kid })}.${payload}`;
+    await expectAllInvalid(a, token, [`${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`, `${input}.${createHmac('sha256', jwk).update(input).digest('base64url')}`]);
+  });
+
+  it('D10 expired; future nbf; wrong iss; unknown kid; jwk/jku/x5u header: invalid, no key fetched', async () => {
+    const a = await workspace(app);
+    const { token } = await verifiedToken(a);
+    const claims = decodeJwt(token);
+    const now = Math.floor(clock / 1000);
+    const ring = await keyRing(app.platform);
+    const tokens = [
+      await forged({ ...claims, exp: now - 1 }),
+      await forged({ ...claims, nbf: now + 3600 }),
+      await forged({ ...claims, iss: 'https://evil.example' }),
+      await forged(claims, { kid: 'login-unknown' }),
+      await forged(claims, { jku: jwksHost.url, kid: 'elsewhere' }),
+      await forged(claims, { x5u: jwksHost.url, kid: 'elsewhere' }),
+      await forged(claims, { jwk: ring.jwks[0], kid: undefined }),
+    ];
+    await expectAllInvalid(a, token, tokens);
+    expect(jwksHost.received).toHaveLength(0);
+  });
+
+  it("D11 app A's token checked with app B's key (wrong aud): invalid, not consumed: A still verifies it once", async () => {
+    const a = await workspace(app);
+    const b = await workspace(app);
+    const { token } = await verifiedToken(a);
+    await expectNoChange(app, async () => expect((await verify(b, token)).json()).toEqual({ valid: false, reason: expect.any(String) }));
+    expect((await verify(a, token)).json().valid).toBe(true);
+  });
+
+  it('D12 a payload byte changed, signature kept; a random string: invalid; "": 400', async () => {
+    const a = await workspace(app);
+    const { token } = await verifiedToken(a);
+    const [h, p, s] = token.split('.');
+    const edited = Buffer.from(p!, 'base64url').toString().replace('+15550100202', '+15550100203');
+    await expectAllInvalid(a, token, [`${h}.${Buffer.from(edited).toString('base64url')}.${s}`, 'not-a-jwt', 'a.b.c']);
+    await expectNoChange(app, async () => expectProblem(await verify(a, ''), 400, 'validation'));
+  });
+
+  it('D13 start with phone_number_id and use_service_phone: true: 400 validation naming both; no session', async () => {
+    const a = await workspace(app);
+    const res = await expectNoChange(app, () => start(a, { phone_number_id: a.pnId, use_service_phone: true }));
+    const body = expectProblem(res, 400, 'validation');
+    expect(body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/body/phone_number_id', '/body/use_service_phone']);
+  });
+
+  it("D14 start with B's phone_number_id, or an inactive one: 404 (inactive: 422 unprocessable); no session", async () => {
+    const a = await workspace(app);
+    const b = await workspace(app);
+    const two = await insertLoginApp(app, { numbers: 2 });
+    const inactive = two.numbers[1]!.id;
+    await app.platform.store.db.updateTable('phone_numbers').set({ status: 'DISCONNECTED' }).where('id', '=', inactive).execute();
+    await expectNoChange(app, async () => {
+      const foreign = expectProblem(await start(a, { phone_number_id: b.pnId }), 404, 'not-found');
+      const unknown = expectProblem(await start(a, { phone_number_id: 'pn_000000000000000000' }), 404, 'not-found');
+      expect(foreign.title).toBe(unknown.title);
+      const body = expectProblem(await start({ loginKey: two.apiKey }, { phone_number_id: inactive }), 422, 'unprocessable');
+      expect(body.errors).toEqual([{ pointer: '/body/phone_number_id', detail: expect.any(String) }]);
+    });
+  });
+
+  it('D15 start with the plan session cap reached: 402 plan-limit naming the cap and the upgrade path; no session', async () => {
+    const capped = await insertLoginApp(app, { cap: 1 });
+    const w = { loginKey: capped.apiKey };
+    await started(w);
+    const res = await expectNoChange(app, () => start(w));
+    const body = expectProblem(res, 402, 'plan-limit');
+    expect(body.detail).toMatch(/1 login session/);
+    expect(body.upgrade_url).toMatch(/upgrade=login-sessions$/);
+  });
+
+  it("D16 status of an unknown session or another app's: 404", async () => {
+    const a = await workspace(app);
+    const b = await workspace(app);
+    const s = await started(a);
+    await expectNoChange(app, async () => {
+      const foreign = expectProblem(await status(b, s.sessionId), 404, 'not-found');
+      const unknown = expectProblem(await status(a, 'ls_0000000000000000'), 404, 'not-found');
+      // Same body as an unknown id, but for the id it names.
+      expect(foreign.detail.replace(s.sessionId, '<id>')).toBe(unknown.detail.replace('ls_0000000000000000', '<id>'));
+    });
+  });
+});
