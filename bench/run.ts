@@ -1,14 +1,19 @@
 // `npm run bench` / `npm run bench:quick`: prints `ratio <name> <value>` per figure (higher is
 // better, 1.0 = parity with the baseline or the goal) and writes raw figures to
 // bench/results/latest.json. Servers run as child processes; load comes from this process.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startMocks } from '../mocks/mocks.mjs';
 import { startChild } from './lib/child.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';
 import { measureLoginPush, type LoginTarget } from './lib/login-push.js';
 import { measureStreamMemory } from './lib/sse-memory.js';
 import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
+import { measureWebhookDeliveries } from './lib/webhook-deliveries.js';
 
 const quick = process.argv.includes('--quick');
 const rounds = quick ? 3 : 5;
@@ -16,9 +21,13 @@ const durationSec = quick ? 4 : 10;
 const warmupSec = quick ? 2 : 5;
 const connections = 10;
 
-type Info = { url: string; token: string };
+type Info = { url: string; token: string; apiKey: string };
 const figures: Record<string, unknown> = {};
 const ratios: Record<string, number> = {};
+
+// A new valid mobile number per request (E.164, Germany), so every POST creates a contact.
+let serial = 10_000_000;
+const newContact = () => ({ contact_no: `+49151${serial++}`, name: 'Bench Contact' });
 
 const full = await startChild<Info>('full.ts');
 const bare = await startChild<Info>('bare.ts');
@@ -31,6 +40,31 @@ try {
   );
   ratios.get_vs_bare_fastify = get.subject.rps / get.baseline.rps;
   figures.get_vs_bare_fastify = get;
+  const json = { 'content-type': 'application/json' };
+  const post = await compare(
+    { url: `${full.info.url}/api/contacts`, method: 'POST', headers: { ...json, 'x-api-key': full.info.apiKey }, body: newContact, connections, durationSec },
+    { url: `${bare.info.url}/api/contacts`, method: 'POST', headers: json, body: newContact, connections, durationSec },
+    rounds,
+    warmupSec,
+  );
+  ratios.post_vs_bare_fastify = post.subject.rps / post.baseline.rps;
+  figures.post_vs_bare_fastify = post;
+
+  // The same operation (list contacts, the first page) on our server and on the Prism mock.
+  const port = await freePort();
+  const mock = await startMocks({ ports: { messaging: port } });
+  try {
+    const prism = await compare(
+      { url: `${full.info.url}/api/contacts?limit=20`, headers: { 'x-api-key': full.info.apiKey }, connections, durationSec },
+      { url: `http://127.0.0.1:${port}/api/contacts?limit=20`, headers: { 'x-api-key': 'mk_bench' }, connections, durationSec },
+      rounds,
+      warmupSec,
+    );
+    ratios.server_vs_prism = prism.subject.rps / prism.baseline.rps;
+    figures.server_vs_prism = prism;
+  } finally {
+    await mock.stop();
+  }
 } finally {
   await full.stop();
   await bare.stop();
@@ -101,8 +135,36 @@ if (adminUrl) {
   }
 }
 
+// Signed deliveries per second from the outbox to a local receiver, against 2,000/s.
+{
+  const deliveries = await measureWebhookDeliveries(quick ? 2000 : 10_000, quick ? 3 : 5);
+  ratios.webhook_deliveries_budget = deliveries.perSecond / 2000;
+  figures.webhook_deliveries = deliveries;
+}
+
+// `npm run generate` (TypeSpec, both OpenAPI versions, webhooks, types, dereferenced documents) against 15 s.
+{
+  const t0 = performance.now();
+  const res = spawnSync(process.execPath, ['scripts/generate.mjs'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'ignore', 'inherit'] });
+  if (res.status !== 0) throw new Error('npm run generate failed');
+  const seconds = (performance.now() - t0) / 1000;
+  ratios.generate_budget = 15 / seconds;
+  figures.generate = { seconds };
+}
+
 for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 writeFileSync(
   new URL('./results/latest.json', import.meta.url),
   JSON.stringify(

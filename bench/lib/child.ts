@@ -13,9 +13,9 @@ export interface Child<T> {
 }
 
 export async function startChild<T>(script: string, env: Record<string, string> = {}): Promise<Child<T>> {
-  const child = spawn(process.execPath, ['--import', tsxLoader, fileURLToPath(new URL(`../servers/${script}`, import.meta.url))], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', tsxLoader, fileURLToPath(new URL(`../servers/${script}`, import.meta.url))], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   // Seeding 100,000 contacts on PGlite takes over a minute on a loaded machine.
   const startSeconds = Number(env.START_TIMEOUT_SECONDS ?? 300);

@@ -7,7 +7,8 @@ export interface LoadOptions {
   url: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  /** A fixed body, or a function giving each request's JSON body (e.g. a new contact each time). */
+  body?: string | (() => unknown);
   connections: number;
   durationSec: number;
 }
@@ -22,11 +23,12 @@ export interface LoadResult {
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
   if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(options.url)) throw new Error('benchmarks only target 127.0.0.1');
+  const { body } = options;
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
     headers: options.headers,
-    body: options.body,
+    ...(typeof body === 'function' ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: JSON.stringify(body()) }) }] } : { body }),
     connections: options.connections,
     duration: options.durationSec,
     pipelining: 1,

@@ -1,11 +1,14 @@
-// The baseline: bare Fastify serving the same handler work (the same two queries on the same
-// kind of store, the same JSON) with no contract validation, no auth and default serialisation.
+// The baseline: bare Fastify serving the same handler work (the same queries on the same kind of
+// store, the same JSON) with no contract validation, no auth and default serialisation:
+// GET /api/account/me (owner and workspace) and POST /api/contacts (duplicate check, insert).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { openStore } from '../../server/store/db.js';
 import { ownerView, workspaceView } from '../../server/apis/account/workspaces.js';
+import { CONTACT_COLUMNS, contactViews } from '../../server/apis/messaging/contacts/views.js';
+import { newId } from '../../server/lib/ids.js';
 
 const store = await openStore({ dataDir: mkdtempSync(join(tmpdir(), 'bench-bare-')) });
 await store.db.insertInto('workspaces').values({ id: 'ws_bench00000001', name: 'Bench', slug: 'bench' }).execute();
@@ -19,6 +22,19 @@ app.get('/api/account/me', async () => {
   const owner = await store.db.selectFrom('owners').selectAll().where('id', '=', 'usr_bench0000001').where('workspace_id', '=', 'ws_bench00000001').executeTakeFirstOrThrow();
   const workspace = await store.db.selectFrom('workspaces').selectAll().where('id', '=', 'ws_bench00000001').executeTakeFirstOrThrow();
   return { owner: ownerView(owner), workspace: workspaceView(workspace) };
+});
+app.post('/api/contacts', async (request, reply) => {
+  const body = request.body as { contact_no: string; name?: string };
+  const taken = await store.db.selectFrom('contacts').select('id').where('workspace_id', '=', 'ws_bench00000001').where('phone', '=', body.contact_no).executeTakeFirst();
+  if (taken) return reply.code(409).send({ title: 'taken' });
+  const at = new Date();
+  const row = await store.db
+    .insertInto('contacts')
+    .values({ id: newId('ct'), workspace_id: 'ws_bench00000001', phone: body.contact_no, name: body.name ?? null, email: null, custom_fields: '{}', created_at: at, updated_at: at })
+    .returning(CONTACT_COLUMNS)
+    .executeTakeFirstOrThrow();
+  reply.code(201);
+  return (await contactViews(store.db, [row], at, { tagless: true }))[0];
 });
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(JSON.stringify({ url, token: '' }));

@@ -16,5 +16,8 @@ const res = await app.inject({
   payload: { email: 'bench@bench.example', password: 'bench-password-123', name: 'Bench', workspace_name: 'Bench', workspace_slug: 'bench' },
 });
 if (res.statusCode !== 201) throw new Error(`seeding failed: ${res.statusCode} ${res.body}`);
-console.log(JSON.stringify({ url, token: res.json().session.access_token }));
+const token = res.json().session.access_token;
+const key = await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench' } });
+if (key.statusCode !== 201) throw new Error(`key failed: ${key.statusCode} ${key.body}`);
+console.log(JSON.stringify({ url, token, apiKey: key.json().secret }));
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));

@@ -156,19 +156,39 @@ registerScheme('ApiKeyAuthorization', {
   challenge: apiKeyChallenge,
 });
 
+// Owners found recently, per server instance: owners are never deleted today, and a removal
+// would take effect on every instance within OWNER_CACHE_MS.
+const OWNER_CACHE_MS = 5_000;
+const OWNER_CACHE_MAX = 10_000;
+const ownerCaches = new WeakMap<object, Map<string, number>>();
+function ownerCache(platform: object): Map<string, number> {
+  let cache = ownerCaches.get(platform);
+  if (!cache) ownerCaches.set(platform, (cache = new Map()));
+  return cache;
+}
+
 registerScheme('OwnerBearer', {
   async verify(request, { app }) {
     const token = authorizationCredential(request, 'Bearer');
     const claims = token ? await verifyOwnerToken(app.platform, token, 'owner-api') : null;
     if (!claims) return null;
-    // A token outlives nothing: the owner must still exist in the workspace it names.
-    const owner = await app.platform.store.db
-      .selectFrom('owners')
-      .select('id')
-      .where('id', '=', claims.ownerId)
-      .where('workspace_id', '=', claims.workspaceId)
-      .executeTakeFirst();
-    return owner ? { workspaceId: claims.workspaceId, kind: 'owner', ownerId: owner.id, scopes: [] } : null;
+    // A token outlives nothing: the owner must still exist in the workspace it names (checked
+    // at most every OWNER_CACHE_MS per owner, as API keys are: a query per request otherwise).
+    const cache = ownerCache(app.platform);
+    const cacheKey = `${claims.workspaceId}:${claims.ownerId}`;
+    const now = Date.now();
+    if ((cache.get(cacheKey) ?? 0) <= now) {
+      const owner = await app.platform.store.db
+        .selectFrom('owners')
+        .select('id')
+        .where('id', '=', claims.ownerId)
+        .where('workspace_id', '=', claims.workspaceId)
+        .executeTakeFirst();
+      if (!owner) return null;
+      if (cache.size >= OWNER_CACHE_MAX) cache.delete(cache.keys().next().value!);
+      cache.set(cacheKey, now + OWNER_CACHE_MS);
+    }
+    return { workspaceId: claims.workspaceId, kind: 'owner', ownerId: claims.ownerId, scopes: [] };
   },
   challenge: (api) => `Bearer realm="${api}"`,
 });

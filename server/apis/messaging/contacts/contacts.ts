@@ -62,19 +62,25 @@ export const createContact: Handler<operations['createContact']> = async (reques
   const custom = body.custom_fields ? mergeCustomValues({}, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : {};
   await refuseTakenNumber(db, workspaceId, phone);
   const at = now();
+  const insert = (q: Kysely<Database>) =>
+    q
+      .insertInto('contacts')
+      .values({ id: newId('ct'), workspace_id: workspaceId, phone, name: body.name ?? null, email: body.email ?? null, custom_fields: JSON.stringify(custom), created_at: at, updated_at: at })
+      .returning(CONTACT_COLUMNS)
+      .executeTakeFirstOrThrow();
+  const tags = body.tags ?? [];
+  // One statement needs no transaction, and a contact created without tags has none to load.
   const row = await guardNumber(phone, () =>
-    db.transaction().execute(async (trx) => {
-      const created = await trx
-        .insertInto('contacts')
-        .values({ id: newId('ct'), workspace_id: workspaceId, phone, name: body.name ?? null, email: body.email ?? null, custom_fields: JSON.stringify(custom), created_at: at, updated_at: at })
-        .returning(CONTACT_COLUMNS)
-        .executeTakeFirstOrThrow();
-      if (body.tags?.length) await setTags(trx, workspaceId, created.id, body.tags, at);
-      return created;
-    }),
+    tags.length
+      ? db.transaction().execute(async (trx) => {
+          const created = await insert(trx);
+          await setTags(trx, workspaceId, created.id, tags, at);
+          return created;
+        })
+      : insert(db),
   );
   reply.code(201);
-  return (await contactViews(db, [row], at))[0]!;
+  return (await contactViews(db, [row], at, { tagless: !tags.length }))[0]!;
 };
 
 export const getContact: Handler<operations['getContact']> = async (request, reply) => {

@@ -11,9 +11,10 @@ export const CONTACT_COLUMNS = ['id', 'phone', 'name', 'email', 'custom_fields',
 
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export async function contactViews(db: Kysely<Database>, rows: ContactRow[], now: Date): Promise<Contact[]> {
+/** `tagless`: the rows are known to have no tags (just created without any), so none are loaded. */
+export async function contactViews(db: Kysely<Database>, rows: ContactRow[], now: Date, { tagless = false } = {}): Promise<Contact[]> {
   const tags = new Map<string, string[]>(rows.map((r) => [r.id, []]));
-  if (rows.length) {
+  if (rows.length && !tagless) {
     const links = await db
       .selectFrom('contact_tags')
       .innerJoin('tags', 'tags.id', 'contact_tags.tag_id')
