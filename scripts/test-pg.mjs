@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 
 const url = process.env.DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 const args = process.argv.slice(2);
-const result = spawnSync('npx', ['vitest', 'run', ...(args.length ? args : ['--project', 'unit', '--project', 'contract'])], {
+const result = spawnSync('npx', ['vitest', 'run', ...(args.length ? args : ['--project', 'unit', '--project', 'security', '--project', 'contract'])], {
   stdio: 'inherit',
   env: { ...process.env, DATABASE_URL: url },
 });
