@@ -30,10 +30,13 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 /** Turns Ajv errors into `errors[]` entries with a JSON pointer rooted at the request part. */
+/** At most this many errors are listed: a body with thousands of bad fields gets a bounded answer (catalogue M6). */
+export const MAX_LISTED_ERRORS = 50;
+
 export function toInvalidParams(error: { validation?: unknown; validationContext?: string }): InvalidParam[] {
   const part = PART[error.validationContext ?? 'body'] ?? 'body';
   const list = (error.validation ?? []) as ErrorObject[];
-  return list.map((e) => {
+  return list.slice(0, MAX_LISTED_ERRORS).map((e) => {
     let pointer = `/${part}${e.instancePath}`;
     if (e.keyword === 'required') pointer += `/${escape(String(e.params.missingProperty))}`;
     if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') pointer += `/${escape(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;

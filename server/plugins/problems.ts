@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { HttpProblem, problem, sendProblem, type ProblemDetails } from '../lib/problems.js';
-import { toInvalidParams } from '../lib/validation.js';
+import { MAX_LISTED_ERRORS, toInvalidParams } from '../lib/validation.js';
 
 const BY_CODE: Record<string, () => ProblemDetails> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => problem(400, 'malformed-body', 'The body is not valid JSON.'),
@@ -23,7 +23,9 @@ const BY_CODE: Record<string, () => ProblemDetails> = {
 export function toProblem(error: FastifyError & { validation?: unknown }): { body: ProblemDetails; headers: Record<string, string> } {
   if (error instanceof HttpProblem) return { body: error.problem, headers: error.headers };
   if (error.validation) {
-    return { body: problem(400, 'validation', 'One or more inputs are invalid; see errors.', { errors: toInvalidParams(error) }), headers: {} };
+    const count = Array.isArray(error.validation) ? error.validation.length : 0;
+    const detail = count > MAX_LISTED_ERRORS ? `${count} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.` : 'One or more inputs are invalid; see errors.';
+    return { body: problem(400, 'validation', detail, { errors: toInvalidParams(error) }), headers: {} };
   }
   const known = error.code ? BY_CODE[error.code] : undefined;
   if (known) return { body: known(), headers: {} };
