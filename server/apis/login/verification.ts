@@ -53,9 +53,35 @@ interface InboundLogin {
 }
 
 /** Verifies the session the message names; false when nothing changed (D2, D4, D5, D6). */
+// Guessing codes (catalogue K5): codes are 8 characters of 31 symbols (~39.6 bits), and a phone
+// that sent MAX_MISSES wrong codes to a number within MISS_WINDOW_MS is not heard on that number
+// until the window passes, right code or not. Counted in memory, per instance, like the rate
+// limits (docs/reliability.md): with N instances a phone gets up to N times the misses.
+export const MAX_MISSES = 10;
+const MISS_WINDOW_MS = 10 * 60 * 1000;
+const MAX_TRACKED = 100_000;
+const misses = new WeakMap<Platform, Map<string, number[]>>();
+
+function recentMisses(platform: Platform, key: string, now: number): number[] {
+  let byPhone = misses.get(platform);
+  if (!byPhone) misses.set(platform, (byPhone = new Map()));
+  const recent = (byPhone.get(key) ?? []).filter((at) => at > now - MISS_WINDOW_MS);
+  if (recent.length) byPhone.set(key, recent);
+  else byPhone.delete(key);
+  return recent;
+}
+
+function recordMiss(platform: Platform, key: string, now: number): void {
+  const byPhone = misses.get(platform)!;
+  if (byPhone.size >= MAX_TRACKED && !byPhone.has(key)) byPhone.delete(byPhone.keys().next().value!);
+  byPhone.set(key, [...recentMisses(platform, key, now), now]);
+}
+
 export async function verifySession(platform: Platform, message: InboundLogin): Promise<boolean> {
   const db = platform.store.db;
   const now = platform.now();
+  const guesser = `${message.phoneNumberId}:${message.from}`;
+  if (recentMisses(platform, guesser, now.getTime()).length >= MAX_MISSES) return false;
   const session = await db
     .selectFrom('login_sessions')
     .select(['id', 'app_id', 'workspace_id'])
@@ -65,6 +91,7 @@ export async function verifySession(platform: Platform, message: InboundLogin): 
     .where('expires_at', '>', now)
     .executeTakeFirst();
   const digits = E164.exec(message.from)?.[1];
+  if (!session) recordMiss(platform, guesser, now.getTime());
   if (!session || !digits) return false;
   const phone = `+${digits}`;
   const [app, contact] = await Promise.all([
