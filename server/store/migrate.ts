@@ -16,6 +16,7 @@ import * as m013 from './migrations/013_automation.js';
 import * as m014 from './migrations/014_bots_forms.js';
 import * as m015 from './migrations/015_packs_operations.js';
 import * as m016 from './migrations/016_media.js';
+import * as m017 from './migrations/017_contact_times.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '014_bots_forms': m014,
   '015_packs_operations': m015,
   '016_media': m016,
+  '017_contact_times': m017,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -16,6 +16,11 @@ export interface SortKey {
   dir: 'asc' | 'desc';
   /** The id column that breaks ties. */
   id: string;
+  /**
+   * A time column that is never null and stored at millisecond precision (contacts.created_at):
+   * ordered and compared as it is, so an index on (workspace, column, id) serves the page.
+   */
+  exact?: boolean;
 }
 
 interface Position {
@@ -24,7 +29,7 @@ interface Position {
 }
 
 function keyExpr(key: SortKey): RawBuilder<unknown> {
-  return key.type === 'time' ? sql`date_trunc('milliseconds', ${sql.ref(key.column)})` : sql.ref(key.column);
+  return key.type === 'time' && !key.exact ? sql`date_trunc('milliseconds', ${sql.ref(key.column)})` : sql.ref(key.column);
 }
 
 /** The key's value for each row, selected under this alias (`select(sortKeySelection(key))`). */
@@ -35,6 +40,7 @@ export function sortKeySelection(key: SortKey) {
 /** ORDER BY the key (nulls last in both directions), then the id the same way. */
 export function orderBy(key: SortKey): RawBuilder<unknown> {
   const dir = sql.raw(key.dir);
+  if (key.exact) return sql`${keyExpr(key)} ${dir}, ${sql.ref(key.id)} ${dir}`;
   return sql`${keyExpr(key)} ${dir} nulls last, ${sql.ref(key.id)} ${dir}`;
 }
 
@@ -51,6 +57,10 @@ export function afterCursor(secrets: SecretBox, scope: CursorScope, key: SortKey
   const expr = keyExpr(key);
   const op = sql.raw(key.dir === 'asc' ? '>' : '<');
   const id = sql.ref(key.id);
+  if (key.exact) {
+    if (value === null) throw invalidCursor();
+    return sql<SqlBool>`((${expr}, ${id}) ${op} (${value}, ${raw.id}))`;
+  }
   if (value === null) return sql<SqlBool>`(${expr} is null and ${id} ${op} ${raw.id})`;
   return sql<SqlBool>`(${expr} ${op} ${value} or (${expr} = ${value} and ${id} ${op} ${raw.id}) or ${expr} is null)`;
 }

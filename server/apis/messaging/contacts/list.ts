@@ -17,8 +17,8 @@ type Query = NonNullable<operations['listContacts']['parameters']['query']>;
 type Sort = NonNullable<Query['sort']>;
 
 const SORTS: Record<Sort, SortKey> = {
-  '-created_at': { name: '-created_at', column: 'contacts.created_at', type: 'time', dir: 'desc', id: 'contacts.id' },
-  created_at: { name: 'created_at', column: 'contacts.created_at', type: 'time', dir: 'asc', id: 'contacts.id' },
+  '-created_at': { name: '-created_at', column: 'contacts.created_at', type: 'time', dir: 'desc', id: 'contacts.id', exact: true },
+  created_at: { name: 'created_at', column: 'contacts.created_at', type: 'time', dir: 'asc', id: 'contacts.id', exact: true },
   name: { name: 'name', column: 'contacts.name', type: 'text', dir: 'asc', id: 'contacts.id' },
   '-name': { name: '-name', column: 'contacts.name', type: 'text', dir: 'desc', id: 'contacts.id' },
   '-last_inbound_at': { name: '-last_inbound_at', column: 'contacts.last_inbound_at', type: 'time', dir: 'desc', id: 'contacts.id' },
