@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { EventBus } from './events/bus.js';
 import { createSafeFetch, type Resolver, type SafeFetch } from './lib/safe-fetch.js';
 import { allowCidrs } from './lib/url-policy.js';
@@ -57,11 +57,27 @@ function masterKey(config: Config): string {
   return key;
 }
 
+/** Refuses a key other than the one this database's secrets were sealed with (catalogue L7). */
+async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
+  const check = secrets.digest('key-check');
+  await store.db.insertInto('platform_settings').values({ name: 'key_check', value: check }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  const stored = await store.db.selectFrom('platform_settings').select('value').where('name', '=', 'key_check').executeTakeFirstOrThrow();
+  if (stored.value !== check) {
+    throw new ConfigError('SECRET_KEY is not the key this database was sealed with: start with the original SECRET_KEY (or DATA_DIR/secret.key); nothing was changed');
+  }
+}
+
 export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
   const store = overrides.store ?? (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const now = overrides.now ?? (() => new Date());
   const key = masterKey(config);
   const secrets = new SecretBox(key);
+  try {
+    await checkKey(store, secrets);
+  } catch (error) {
+    if (!overrides.store) await store.close();
+    throw error;
+  }
   const policy = {
     httpsOnly: config.production,
     allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,

@@ -18,7 +18,11 @@ async function main() {
     throw error;
   }
   mkdirSync(config.dataDir, { recursive: true });
-  const app = await buildApp(config);
+  const app = await buildApp(config).catch((error) => {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message); // a wrong SECRET_KEY for this database (catalogue L7)
+    process.exit(2);
+  });
   exitOnSignals(app);
   const address = await app.listen({ port: config.port, host: config.host });
   const demo = config.demo ? await seedDemoWorkspace(app.platform) : null;

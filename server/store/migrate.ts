@@ -17,6 +17,7 @@ import * as m014 from './migrations/014_bots_forms.js';
 import * as m015 from './migrations/015_packs_operations.js';
 import * as m016 from './migrations/016_media.js';
 import * as m017 from './migrations/017_contact_times.js';
+import * as m018 from './migrations/018_platform_settings.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015_packs_operations': m015,
   '016_media': m016,
   '017_contact_times': m017,
+  '018_platform_settings': m018,
 };
 
 class StaticProvider implements MigrationProvider {

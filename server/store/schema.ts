@@ -69,6 +69,11 @@ export interface OutboxTable {
   finished_at: NullableTimestamp;
 }
 
+export interface PlatformSettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface DeliveryAttemptsTable {
   id: string;
   outbox_id: string;
@@ -224,6 +229,7 @@ export interface Database
   api_keys: ApiKeysTable;
   outbox: OutboxTable;
   delivery_attempts: DeliveryAttemptsTable;
+  platform_settings: PlatformSettingsTable;
   business_accounts: BusinessAccountsTable;
   phone_numbers: PhoneNumbersTable;
   contacts: ContactsTable;

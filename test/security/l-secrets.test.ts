@@ -176,11 +176,8 @@ describe('L secrets', async () => {
     expect(() => loadConfig({ SECRET_KEY: 'short' })).toThrow(/SECRET_KEY must be at least 32 characters/);
   });
 
-  // server bug: nothing checks the at-rest key against the data sealed with it, so an instance
-  // started with another SECRET_KEY starts and fails later (decrypt errors, 500s). Fix: store a
-  // key check value (secrets.digest('key-check')) on first start and refuse to start on a
-  // mismatch, in server/platform.ts createPlatform (no owner) with a helper in server/lib/secrets.ts.
-  it.fails('L7 a wrong SECRET_KEY on a database sealed with another: refuses to start', { timeout: 60_000 }, async () => {
+  // The key check value in platform_settings (server/platform.ts, migration 018).
+  it('L7 a wrong SECRET_KEY on a database sealed with another: refuses to start', { timeout: 60_000 }, async () => {
     const store = await openTestStore();
     const dataDir = mkdtempSync(join(tmpdir(), 'l7-'));
     const open = (key: string) => createPlatform(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', SECRET_KEY: key }), { store });
