@@ -3,7 +3,7 @@
 // body sent as text/plain, or none at all, used to reach handlers unvalidated (500s that
 // schemathesis found, catalogue H12). Added to every contract route (onRoute):
 // - a declared body with another media type, or a malformed multipart type: 415;
-// - a required body missing: 400 `validation` pointing at /body;
+// - a required body missing (after parsing): 400 `validation` pointing at /body;
 // - an operation without a body given a non-JSON one, or announcing multipart: 415 (a JSON
 //   body, which many clients send on bare POSTs, is still accepted and ignored).
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
@@ -19,27 +19,33 @@ function unsupported(reply: FastifyReply, type: string, accepted: string[]) {
   return sendProblem(reply, problem(415, 'unsupported-media-type', detail));
 }
 
-/** The guard for one route: `required` from the operation's `requestBody.required`. */
-function guard(body: Body, required: boolean) {
+/** The media-type guard for one route. */
+function guard(body: Body) {
   const accepted = Object.keys(body?.content ?? {}).map((t) => t.toLowerCase());
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const type = mediaType(request);
-    const sent = hasBody(request);
     if (!accepted.length) {
+      const sent = hasBody(request);
       // multipart is parsed whenever its type is announced, body or not: refuse it before that.
       if (type && type !== 'application/json' && (sent || type.startsWith('multipart/'))) return unsupported(reply, type, []);
       return;
     }
-    if (sent || type) {
+    if (type || hasBody(request)) {
       if (!accepted.includes(type)) return unsupported(reply, type, accepted);
       if (type.startsWith('multipart/') && !/;\s*boundary=/i.test(String(request.headers['content-type']))) {
         return sendProblem(reply, problem(400, 'malformed-body', 'multipart/form-data needs a boundary parameter.'));
       }
     }
-    if (!sent && required) {
-      return sendProblem(reply, problem(400, 'validation', 'The request body is required.', { errors: [{ pointer: '/body', detail: 'is required' }] } as never));
-    }
   };
+}
+
+// A missing required body is only known once the parsers ran: a streamed body announces no
+// length, and an empty JSON body is the JSON parser's to refuse (400 malformed-body).
+function requireBody(request: FastifyRequest, reply: FastifyReply, done: () => void) {
+  if (request.body === undefined && !mediaType(request).startsWith('multipart/')) {
+    return sendProblem(reply, problem(400, 'validation', 'The request body is required.', { errors: [{ pointer: '/body', detail: 'is required' }] } as never));
+  }
+  done();
 }
 
 /** Adds the guard to every route glue builds from a document (those carry `schema.operationId`). */
@@ -47,9 +53,10 @@ export function guardRequestBodies(app: FastifyInstance, requiredBodies: Map<str
   app.addHook('onRoute', (route: RouteOptions) => {
     const schema = route.schema as { operationId?: string; body?: Body } | undefined;
     if (!schema?.operationId || !requiredBodies.has(schema.operationId)) return;
-    const hook = guard(schema.body, requiredBodies.get(schema.operationId)!);
+    const hook = guard(schema.body);
     // onRequest: before the parsers (multipart's runs as a preValidation hook of the instance).
     route.onRequest = [hook as never, ...[route.onRequest ?? []].flat()];
+    if (requiredBodies.get(schema.operationId)) route.preValidation = [requireBody as never, ...[route.preValidation ?? []].flat()];
   });
 }
 

@@ -213,9 +213,11 @@ describe('B tenant isolation', async () => {
   it('B7 a revoked link\'s page: 410 HTML; a download without permission: 403; no reader session, no event', async () => {
     const link = await app.inject({ method: 'POST', url: '/api/connect/links', headers: { authorization: a.connect }, payload: { document_id: await make('connect:documentId', a), external_id: 'b7', recipient: { phone: '+4915112345678' } } });
     const slug = new URL(link.json().url).pathname.split('/').pop()!;
+    await quiesce(app, a.workspaceId); // events of A's own changes (link created, revoked) are not the reader's doing
     const download = await expectNoChange(app, () => get(`/l/${slug}/file?download=1`, {}));
     expectProblem(download, 403, 'forbidden');
     await app.inject({ method: 'POST', url: `/api/connect/links/${link.json().id}/revoke`, headers: { authorization: a.connect } });
+    await quiesce(app, a.workspaceId);
     const page = await expectNoChange(app, () => get(`/l/${slug}`, {}));
     expect(page.statusCode).toBe(410);
     expect(String(page.headers['content-type'])).toMatch(/^text\/html/);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../../helper.js';
-import { DOCS, LINKS, newDocument, newLink, office, PNG, PROBLEM, pdf, storedFiles, tenant, upload, type Tenant } from './support.js';
+import { DOCS, LINKS, multipart, newDocument, newLink, office, PNG, PROBLEM, pdf, storedFiles, tenant, upload, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -58,7 +58,7 @@ describe('Connect documents', () => {
   });
 
   it('upload without a bearer: 401 problem with WWW-Authenticate', async () => {
-    const res = await app.inject({ method: 'POST', url: DOCS, payload: { x: 1 } });
+    const res = await app.inject({ method: 'POST', url: DOCS, ...multipart({ bytes: pdf() }) });
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBeTruthy();
   });
