@@ -3,10 +3,10 @@
 // bench/results/latest.json. Servers run as child processes; load comes from this process.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startMocks } from '../mocks/mocks.mjs';
+import { freePort } from '../test/support/free-port.js';
 import { startChild } from './lib/child.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';
@@ -154,17 +154,6 @@ if (adminUrl) {
 
 for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 writeFileSync(
   new URL('./results/latest.json', import.meta.url),
   JSON.stringify(

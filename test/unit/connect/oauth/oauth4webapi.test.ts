@@ -1,24 +1,13 @@
 // A real OAuth client against the server: oauth4webapi discovers the metadata (RFC 8414), runs
 // the authorization-code flow with PKCE S256 and `iss` checking (RFC 9207), refreshes and
 // revokes. The consent page in between is driven over HTTP with cookies and the scraped token.
-import { createServer } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildShared } from '../../../helper.js';
+import { freePort } from '../../../support/free-port.js';
 import { signUp } from '../../account/support.js';
 import { ALL_SCOPES, Browser, REDIRECT, createClient, hiddenInputs } from './support.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let app: FastifyInstance;
 let issuerUrl: string;
