@@ -57,6 +57,12 @@ export function rateLimitKey(request: FastifyRequest): string {
   return value ? `key:${createHmac('sha256', hmacKey).update(value).digest('base64url')}` : `ip:${normalizeIP(request.ip)}`;
 }
 
+/** The 429 of every bucket: `rate-limited` with Retry-After in whole seconds. */
+function limited(ttlMs: number): HttpProblem {
+  const seconds = String(Math.max(1, Math.ceil(ttlMs / 1000)));
+  return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
+}
+
 /** The client a token request names, in its body or its HTTP Basic credentials (RFC 6749 §2.3.1). */
 function clientIdOf(request: FastifyRequest): string | undefined {
   const body = request.body as { client_id?: unknown } | undefined;
@@ -78,10 +84,7 @@ export default fp(
       keyGenerator: rateLimitKey,
       cache: 50_000, // LRU entries; enough that a flood of new keys does not evict live buckets quickly
       enableDraftSpec: true,
-      errorResponseBuilder: (_request, context) => {
-        const seconds = String(Math.max(1, Math.ceil(context.ttl / 1000)));
-        return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
-      },
+      errorResponseBuilder: (_request, context) => limited(context.ttl),
       onExceeded: (request, key) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded'),
     });
     // Second buckets where one alone leaves a gap (catalogue K2): starting a Login session is
@@ -90,19 +93,15 @@ export default fp(
     // buckets above in the shared store.
     const startPerIp = app.createRateLimit({ max: rateLimitIpPerMinute, keyGenerator: (r) => `start-ip:${normalizeIP(r.ip)}` });
     const tokenPerClient = app.createRateLimit({ max: rateLimitPerMinute, keyGenerator: (r) => `client:${clientIdOf(r)}` });
-    const refuse = (ttlMs: number) => {
-      const seconds = String(Math.max(1, Math.ceil(ttlMs / 1000)));
-      return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
-    };
     app.addHook('onRequest', async (request) => {
       if (request.method !== 'POST' || request.routeOptions.url !== '/v1/auth/chatapp/start') return;
       const limit = await startPerIp(request);
-      if (!limit.isAllowed && limit.isExceeded) throw refuse(limit.ttl);
+      if (!limit.isAllowed && limit.isExceeded) throw limited(limit.ttl);
     });
     app.addHook('preValidation', async (request) => {
       if (request.method !== 'POST' || request.routeOptions.url !== '/api/oauth/token' || !clientIdOf(request)) return;
       const limit = await tokenPerClient(request);
-      if (!limit.isAllowed && limit.isExceeded) throw refuse(limit.ttl);
+      if (!limit.isAllowed && limit.isExceeded) throw limited(limit.ttl);
     });
   },
   { name: 'rate-limits', dependencies: ['problems'] },
