@@ -40,7 +40,8 @@ async function openStream(url: string) {
   };
 }
 
-function inboundPayload(target: LoginTarget, from: string, text: string) {
+/** A text message from `from` to a number, as the provider's inbound webhook carries it (unsigned). */
+export function inboundPayload(to: { displayPhoneNumber: string; providerPhoneNumberId: string }, from: string, text: string) {
   return JSON.stringify({
     object: 'whatsapp_business_account',
     entry: [
@@ -51,7 +52,7 @@ function inboundPayload(target: LoginTarget, from: string, text: string) {
             field: 'messages',
             value: {
               messaging_product: 'whatsapp',
-              metadata: { display_phone_number: target.displayPhoneNumber.replace('+', ''), phone_number_id: target.providerPhoneNumberId },
+              metadata: { display_phone_number: to.displayPhoneNumber.replace('+', ''), phone_number_id: to.providerPhoneNumberId },
               contacts: [{ profile: { name: 'Bench User' }, wa_id: from }],
               messages: [{ from, id: `wamid.bench${randomInt(1e12)}${Date.now()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } }],
             },

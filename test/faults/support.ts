@@ -2,6 +2,7 @@
 // (bench/lib/child.ts), the Login flow driven over HTTP, and the lost/duplicated report line.
 import { createHmac, randomInt } from 'node:crypto';
 import { startChild, type Child } from '../../bench/lib/child.js';
+import { inboundPayload } from '../../bench/lib/login-push.js';
 import { openTestStore } from '../support/store.js';
 
 export const APP_SECRET = 'faults-provider-app-secret';
@@ -110,25 +111,7 @@ export async function openStream(url: string, session: { sessionId: string; subs
 
 /** The user's LOGIN message, as the provider's signed inbound webhook, posted to `url`. */
 export async function sendLogin(url: string, seed: ServerInfo, loginCode: string, from = `4915${randomInt(100_000_000, 999_999_999)}`) {
-  const body = JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: '100000000000001',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: seed.displayPhoneNumber!.replace('+', ''), phone_number_id: seed.providerPhoneNumberId },
-              contacts: [{ profile: { name: 'Fault User' }, wa_id: from }],
-              messages: [{ from, id: `wamid.fault${randomInt(1e12)}${Date.now()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `LOGIN ${loginCode}` } }],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const body = inboundPayload({ displayPhoneNumber: seed.displayPhoneNumber!, providerPhoneNumberId: seed.providerPhoneNumberId! }, from, `LOGIN ${loginCode}`);
   const res = await fetch(`${url}/api/webhook/chatapp`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}` },
