@@ -92,7 +92,7 @@ describe('B tenant isolation', async () => {
     (KNOWN_BUGS[op.operationId] ? it.fails : it)(`B1 ${op.method} ${op.path} (${op.operationId}) with B's credential on A's id: 404 as for an unknown id, nothing changed`, async () => {
       const ids: Record<string, string> = {};
       for (const [i, name] of op.params.entries()) ids[name] = await CREATORS[op.keys[i]!]!({ app, w: a, ids });
-      await quiesce(app, a.workspaceId);
+      await quiesce(app);
       const unknown = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, lookalike(v)]));
       for (const cred of credentials(op, b, bSubscribeToken)) {
         const before = await contentDigest(app);
@@ -213,11 +213,11 @@ describe('B tenant isolation', async () => {
   it('B7 a revoked link\'s page: 410 HTML; a download without permission: 403; no reader session, no event', async () => {
     const link = await app.inject({ method: 'POST', url: '/api/connect/links', headers: { authorization: a.connect }, payload: { document_id: await make('connect:documentId', a), external_id: 'b7', recipient: { phone: '+4915112345678' } } });
     const slug = new URL(link.json().url).pathname.split('/').pop()!;
-    await quiesce(app, a.workspaceId); // events of A's own changes (link created, revoked) are not the reader's doing
+    await quiesce(app); // events of A's own changes (link created, revoked) are not the reader's doing
     const download = await expectNoChange(app, () => get(`/l/${slug}/file?download=1`, {}));
     expectProblem(download, 403, 'forbidden');
     await app.inject({ method: 'POST', url: `/api/connect/links/${link.json().id}/revoke`, headers: { authorization: a.connect } });
-    await quiesce(app, a.workspaceId);
+    await quiesce(app);
     const page = await expectNoChange(app, () => get(`/l/${slug}`, {}));
     expect(page.statusCode).toBe(410);
     expect(String(page.headers['content-type'])).toMatch(/^text\/html/);

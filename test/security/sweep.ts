@@ -99,15 +99,20 @@ export function changedTables(before: Record<string, string>, after: Record<stri
 }
 
 /**
- * Lets A's background work settle before B's call is measured: waits for leased outbox rows to
- * finish, then defers A's pending deliveries (to unreachable test URLs) by a day.
+ * Lets A's background work settle before B's call is measured: defers every pending delivery not
+ * leased right now (to unreachable test URLs) by a day, and repeats until no row is leased. Deferring
+ * first means the worker cannot claim a row between the check and the deferral; deferring once more
+ * after the last check catches a row whose attempt ended with a retry in between.
  */
-export async function quiesce(app: FastifyInstance, workspaceId: string): Promise<void> {
+export async function quiesce(app: FastifyInstance): Promise<void> {
   const db = app.platform.store.db;
-  for (let i = 0; i < 100; i++) {
+  const defer = () =>
+    db.updateTable('outbox').set({ next_attempt_at: new Date(Date.now() + 86_400_000) }).where('status', '=', 'pending').where('lease_until', 'is', null).execute();
+  for (let i = 0; i < 200; i++) {
+    await defer();
     const leased = await db.selectFrom('outbox').select('id').where('lease_until', 'is not', null).where('status', '=', 'pending').executeTakeFirst();
     if (!leased) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  await db.updateTable('outbox').set({ next_attempt_at: new Date(Date.now() + 86_400_000) }).where('workspace_id', '=', workspaceId).where('status', '=', 'pending').where('lease_until', 'is', null).execute();
+  await defer();
 }
