@@ -11,6 +11,7 @@ import { loadConfig } from '../../server/config.js';
 import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
 import { loginTenant } from '../../test/unit/messaging/operations/support.js';
 import { connectBearer } from '../../test/support/connect.js';
+import { FakeProvider } from '../../test/fakes/fake-provider.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
 
@@ -39,9 +40,6 @@ async function seed(app: FastifyInstance) {
   const db = app.platform.store.db;
   // The store-level fixture names the workspace after its id (`ws_…`), which WorkspaceSlug's pattern refuses.
   await db.updateTable('workspaces').set({ slug: `fuzz-${t.workspaceId.slice(3).toLowerCase().replace(/[^a-z0-9]/g, '')}` }).where('id', '=', t.workspaceId).execute();
-  // The fixture's row also takes the column default 'not_needed' (migration 003), which is not a
-  // ProviderWebhookSetupStatus; apps made through the API always get one ('not_required').
-  await db.updateTable('login_apps').set({ provider_webhook_status: 'not_required' }).where('workspace_id', '=', t.workspaceId).where('provider_webhook_status', '=', 'not_needed').execute();
   // Path ids of operations that revoke, rotate or delete point at spares, never at the resources
   // behind the credentials (the bearer's grant, the Login app of the key, the Basic client).
   const bearerGrant = await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow();
@@ -112,9 +110,14 @@ async function seed(app: FastifyInstance) {
 }
 
 async function main() {
-  const config = loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO: 'false' });
+  // Cloud API connections go to the fake provider on 127.0.0.1 (no real Graph API here): a
+  // generated access token is then refused as Meta refuses it, instead of the provider being
+  // unreachable (502, which the fuzz rightly counts as a server error).
+  const fake = await new FakeProvider().start();
+  const config = loadConfig({ AUTH_FAILURES_PER_IP: '1000000', ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO: 'false', GRAPH_API_URL: fake.baseUrl });
   const app = await buildApp(config);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => app.close().then(() => process.exit(0), () => process.exit(1)));
+  const stop = () => app.close().then(() => fake.stop());
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop().then(() => process.exit(0), () => process.exit(1)));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   // One workspace per API: a run that revokes or deletes what it may (keys, grants, apps) cannot
   // take the credentials of the next API's run with it.

@@ -18,6 +18,8 @@ import * as m015 from './migrations/015_packs_operations.js';
 import * as m016 from './migrations/016_media.js';
 import * as m017 from './migrations/017_contact_times.js';
 import * as m018 from './migrations/018_platform_settings.js';
+import * as m019 from './migrations/019_login_setup_status.js';
+import * as m020 from './migrations/020_subscribe_token_index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -38,6 +40,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_media': m016,
   '017_contact_times': m017,
   '018_platform_settings': m018,
+  '019_login_setup_status': m019,
+  '020_subscribe_token_index': m020,
 };
 
 class StaticProvider implements MigrationProvider {
