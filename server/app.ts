@@ -6,6 +6,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import { sql } from 'kysely';
 import type { Config } from './config.js';
 import { API_NAMES, documentPath, registerApis } from './apis/registry.js';
+import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies, requiredBodies } from './lib/request-body.js';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
@@ -83,6 +84,7 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
   guardRequestBodies(app, requiredBodies(API_NAMES.map((api) => parseYaml(readFileSync(documentPath(api, '3.1'), 'utf8')))));
+  guardStorableText(app); // NUL and lone surrogates: 400 before any handler (H8)
   await registerApis(app);
   (await import('./apis/login/verification.js')).startLogin(app); // LOGIN messages, expiry, streams
   await setupAreas(app); // Connect and Messaging: schemes, pages outside the contract, workers

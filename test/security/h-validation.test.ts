@@ -4,6 +4,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { buildShared } from '../helper.js';
 import { customerWrites, sandbox, storeTemplate } from '../unit/messaging/inbox/support.js';
+import { inbound, postInbound, textMessage } from './inbound.js';
 import { expectNoChange, expectProblem, workspace } from './support.js';
 
 const pointers = (body: { errors?: { pointer: string }[] }) => (body.errors ?? []).map((e) => e.pointer);
@@ -86,6 +87,25 @@ describe('H validation', async () => {
     expect(res.statusCode, res.body).toBe(201);
     const got = await app.inject({ url: `/api/contacts/${res.json().id}`, headers: w.headers });
     expect(Buffer.from(got.json().name)).toEqual(Buffer.from(name));
+  });
+
+  it('H8 NUL in any API: body and query answer 400 naming the place (schemathesis found 500s on key and client names)', async () => {
+    const send = (method: 'POST' | 'GET', url: string, auth: string | Record<string, string>, payload?: unknown) =>
+      expectNoChange(app, () => app.inject({ method, url, headers: { ...(typeof auth === 'string' ? { authorization: auth } : auth), ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload: JSON.stringify(payload) } : {}) }));
+    const cases = [
+      [await send('POST', '/api/account/api-keys', w.owner, { name: 'a\u0000b', kind: 'messaging', scopes: ['messaging:read'] }), '/body/name'],
+      [await send('POST', '/api/connect/clients', w.owner, { name: 'a\u0000b', client_type: 'confidential', redirect_uris: ['https://crm.example/cb'] }), '/body/name'],
+      [await send('POST', '/api/connect/clients', w.owner, { name: 'ok', client_type: 'confidential', redirect_uris: ['https://crm.example/cb\ud800'] }), '/body/redirect_uris/0'],
+      [await send('GET', '/api/contacts?q=a%00b', w.headers), '/query/q'],
+    ] as const;
+    for (const [res, pointer] of cases) expect(pointers(expectProblem(res, 400, 'validation')), res.body).toContain(pointer);
+  });
+
+  it('H8 the provider\'s signed webhook is not refused for NUL or a lone surrogate: the text is stored with U+FFFD', async () => {
+    const res = await postInbound(app, inbound(w, [textMessage('wamid.H8nul', 'a\u0000b\ud800c')]));
+    expect(res.statusCode, res.body).toBe(200);
+    const row = await app.platform.store.db.selectFrom('messages').select('content').where('provider_message_id', '=', 'wamid.H8nul').executeTakeFirstOrThrow();
+    expect(JSON.stringify(row.content)).toContain('a\ufffdb\ufffdc');
   });
 
   it('H9 limit -1, 0, 1.5, abc, 10^9: 400; without limit the default page', async () => {

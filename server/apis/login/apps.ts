@@ -15,7 +15,6 @@ import type { Platform } from '../../platform.js';
 import { ProviderError } from '../../providers/types.js';
 import type { LoginAppsTable } from '../../store/schema.js';
 import { LOGIN_KEY_PREFIX_LENGTH, loginKeyVerifier } from './auth.js';
-import { hasUnstorableText } from './hosted-webhook.js';
 import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, servicePhoneNumber, unknownNumber, type LoginNumber } from './service-phone.js';
 
 type S = components['schemas'];
@@ -100,7 +99,6 @@ async function checkWebhookUrl(platform: Platform, field: string, url: string): 
 
 /** The contract's rules for the resulting settings; only what was sent is checked again. */
 async function checkSettings(platform: Platform, workspaceId: string, next: Settings, sent: Partial<Settings>): Promise<void> {
-  if (sent.name !== undefined && hasUnstorableText(sent.name)) throw invalid('name', 'name holds NUL characters or lone surrogates.', 'contains text that cannot be stored');
   if (next.webhook_destination === 'production' && !next.production_webhook_url) {
     throw invalid('production_webhook_url', 'webhook_destination production needs production_webhook_url.', 'Required when webhook_destination is production.');
   }

@@ -10,6 +10,7 @@ import { HttpProblem } from '../../lib/problems.js';
 import { sha256Header, verifySha256Header } from '../../lib/signatures.js';
 import type { Platform } from '../../platform.js';
 import type { Database, LoginAppsTable } from '../../store/schema.js';
+import { hasUnstorableText } from '../../lib/storable.js';
 
 type SecretColumns = Pick<Selectable<LoginAppsTable>, 'webhook_secret_enc' | 'previous_webhook_secret_enc' | 'previous_webhook_secret_until'>;
 
@@ -59,14 +60,6 @@ export async function storeHostedReceipt(
   if (inserted) return { receiptId: inserted.id, duplicate: false };
   const existing = await db.selectFrom('hosted_webhook_receipts').select('id').where('app_id', '=', app.id).where('event_id', '=', event.id).executeTakeFirstOrThrow();
   return { receiptId: existing.id, duplicate: true };
-}
-
-/** NUL and lone surrogates anywhere in the value: PostgreSQL cannot store the one, UTF-8 not the other (H8). */
-export function hasUnstorableText(value: unknown): boolean {
-  if (typeof value === 'string') return /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
-  if (Array.isArray(value)) return value.some(hasUnstorableText);
-  if (value && typeof value === 'object') return Object.entries(value).some(([k, v]) => hasUnstorableText(k) || hasUnstorableText(v));
-  return false;
 }
 
 export const receiveHostedLoginWebhook: Handler<operations['receiveHostedLoginWebhook']> = async (request, reply) => {

@@ -11,7 +11,6 @@ import {
   cancelPending,
   checkEndpointUrl,
   checkEventTypes,
-  checkText,
   createCheckedEndpoint,
   listEndpoints,
   DEFAULT_OVERLAP_SECONDS,
@@ -74,7 +73,6 @@ export const connectWebhookHandlers: Handlers<operations> = {
     const platform = request.server.platform;
     const body = request.body;
     const current = await find(platform, workspaceId, request.params.endpointId);
-    checkText(body.description, 'description');
     const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes('connect', body.enabled_events);
     if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
     const now = platform.now();

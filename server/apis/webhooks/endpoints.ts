@@ -54,13 +54,6 @@ export function checkEventTypes(api: WebhookApi, types: string[]): string[] {
   return types;
 }
 
-/** NUL and lone surrogates cannot be stored (PostgreSQL, UTF-8): refused as bad input. */
-export function checkText(value: string | null | undefined, field: string): void {
-  if (value && /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value)) {
-    throw invalid(`/body/${field}`, `${field} holds NUL characters or lone surrogates.`, 'contains text that cannot be stored');
-  }
-}
-
 export async function findEndpoint(db: Db, workspaceId: string, api: WebhookApi, endpointId: string): Promise<EndpointRow> {
   const row = await db
     .selectFrom('webhook_endpoints')
@@ -193,7 +186,6 @@ export interface EndpointCreateBody {
 
 /** Checks a create request (description, event types, URL) before creating the endpoint. */
 export async function createCheckedEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, body: EndpointCreateBody): Promise<{ row: EndpointRow; secret: string }> {
-  checkText(body.description, 'description');
   const eventTypes = checkEventTypes(api, body.enabled_events);
   await checkEndpointUrl(platform, body.url);
   return createEndpoint(platform, workspaceId, api, { url: body.url, eventTypes, description: body.description ?? null });

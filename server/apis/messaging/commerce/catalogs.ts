@@ -91,9 +91,6 @@ const listCatalogProducts: Handler<operations['listCatalogProducts']> = async (r
   const platform = request.server.platform;
   const db = platform.store.db;
   const { search, availability, limit = 20, cursor } = (request.query ?? {}) as ListQuery;
-  if (search && /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(search)) {
-    throw new HttpProblem(400, 'validation', 'One parameter is invalid.', { errors: [{ pointer: '/query/search', detail: 'contains characters that cannot be searched' }] });
-  }
   const catalog = await findCatalog(db, workspaceId, request.params.catalog_id);
   if (!catalog) throw catalogNotFound(request.params.catalog_id);
   // The cursor is bound to the catalog and filters too: a page of one listing never continues another.

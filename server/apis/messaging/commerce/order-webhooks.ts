@@ -28,13 +28,6 @@ export const SIGNATURE_HEADERS: Record<OrderPlatform, S['OrderWebhook']['signatu
 const field = (status: 400 | 404 | 422, pointer: string, detail: string, why: string) =>
   new HttpProblem(status, status === 400 ? 'validation' : status === 404 ? 'not-found' : 'unprocessable', detail, { errors: [{ pointer, detail: why }] });
 
-/** NUL and lone surrogates cannot be stored (PostgreSQL, UTF-8). */
-function checkText(value: string | undefined, pointer: string): void {
-  if (value && /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value)) {
-    throw field(400, pointer, 'A field holds NUL characters or lone surrogates.', 'contains text that cannot be stored');
-  }
-}
-
 export const webhookNotFound = (id: string) => new HttpProblem(404, 'not-found', `No order webhook ${id} in this workspace.`);
 
 export async function findOrderWebhook(db: Kysely<Database>, workspaceId: string, id: string): Promise<OrderWebhookRow> {
@@ -74,8 +67,6 @@ const createOrderWebhook: Handler<operations['createOrderWebhook']> = async (req
   const platform = request.server.platform;
   const db = platform.store.db;
   const body = request.body;
-  checkText(body.name, '/body/name');
-  checkText(body.secret, '/body/secret');
   if (body.default_country && !isSupportedCountry(body.default_country)) {
     throw field(400, '/body/default_country', `${body.default_country} is not a country code we know.`, 'not an ISO 3166-1 alpha-2 country with phone numbers');
   }
@@ -120,7 +111,6 @@ const mapOrderWebhookTemplate: Handler<operations['mapOrderWebhookTemplate']> = 
   const body = request.body;
   const hook = await findOrderWebhook(db, workspaceId, request.params.id);
   const variables = body.variables ?? [];
-  variables.forEach((v, i) => checkText(v.fallback, `/body/variables/${i}/fallback`));
   const template = await findTemplate(db, workspaceId, { id: body.template_id });
   if (!template) throw field(404, '/body/template_id', `No template ${body.template_id} in this workspace.`, 'not found');
   if (template.business_account_id !== hook.business_account_id) {

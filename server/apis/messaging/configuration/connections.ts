@@ -14,7 +14,6 @@ import type { Database } from '../../../store/schema.js';
 import { createSandboxAccount } from '../../../providers/sandbox.js';
 import { ProviderError, type ProviderPhoneNumber } from '../../../providers/types.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from '../contacts/keyset.js';
-import { assertStorable } from '../contacts/storable.js';
 import { connectionView, findAccount, type AccountRow } from './accounts.js';
 import { refreshOnboarding } from './marketing-sync.js';
 import { applyNumbers } from './numbers-sync.js';
@@ -147,7 +146,6 @@ export const createConnection: Handler<operations['createConnection']> = async (
   const { workspaceId } = authOf(request);
   const platform = request.server.platform;
   const body = request.body;
-  assertStorable(body);
   await refuseOverCap(platform, workspaceId);
   const id = body.kind === 'sandbox' ? await connectSandbox(platform, workspaceId, body) : await connectCloud(platform, workspaceId, body, request.log);
   reply.code(201);

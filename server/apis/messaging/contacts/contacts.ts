@@ -10,7 +10,7 @@ import { requireE164 } from '../../../lib/phone.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import type { Database } from '../../../store/schema.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
-import { assertStorable, isUniqueViolation } from './storable.js';
+import { isUniqueViolation } from './storable.js';
 import { ensureTags } from './tags.js';
 import { CONTACT_COLUMNS, contactViews, type ContactRow } from './views.js';
 
@@ -56,7 +56,6 @@ export const createContact: Handler<operations['createContact']> = async (reques
   const { workspaceId } = authOf(request);
   const { store, now } = request.server.platform;
   const body = request.body;
-  assertStorable(body);
   const phone = requireE164(body.contact_no, '/body/contact_no');
   const db = store.db;
   const custom = body.custom_fields ? mergeCustomValues({}, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : {};
@@ -97,7 +96,6 @@ export const updateContact: Handler<operations['updateContact']> = async (reques
   const db = store.db;
   const { id } = request.params;
   const body: S['ContactUpdate'] = request.body;
-  assertStorable(body);
   const current = await findContact(db, workspaceId, id);
   if (!current) throw notFound(id);
   const phone = body.contact_no === undefined ? undefined : requireE164(body.contact_no, '/body/contact_no');

@@ -7,7 +7,7 @@ import type { Handler } from '../../../lib/handler-types.js';
 import { newId } from '../../../lib/ids.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
-import { assertStorable, isUniqueViolation } from './storable.js';
+import { isUniqueViolation } from './storable.js';
 
 type CustomField = components['schemas']['CustomField'];
 
@@ -52,7 +52,6 @@ export const createCustomField: Handler<operations['createCustomField']> = async
   const { workspaceId } = authOf(request);
   const { store, now } = request.server.platform;
   const body = request.body;
-  assertStorable(body);
   checkChoices(body.type, body.choices);
   const duplicate = () => new HttpProblem(409, 'conflict', `Custom field ${body.key} already exists.`, { errors: [{ pointer: '/body/key', detail: 'is the key of another custom field' }] });
   const existing = await store.db.selectFrom('custom_fields').select('id').where('workspace_id', '=', workspaceId).where('key', '=', body.key).executeTakeFirst();

@@ -11,7 +11,7 @@ import type { Database } from '../../../store/schema.js';
 import type { SegmentFilterRow, SegmentsTable } from '../../../store/schema/messaging-crm.js';
 import { loadFieldDefinitions } from './custom-values.js';
 import { checkSegmentFilter, segmentCondition, type FieldDefinitions } from './segment-filter.js';
-import { assertStorable, isUniqueViolation } from './storable.js';
+import { isUniqueViolation } from './storable.js';
 
 type Segment = components['schemas']['Segment'];
 
@@ -56,7 +56,6 @@ export const createSegment: Handler<operations['createSegment']> = async (reques
   const { store, now } = request.server.platform;
   const db = store.db;
   const body = request.body;
-  assertStorable(body);
   const filter = body.filter as SegmentFilterRow;
   checkSegmentFilter(filter, await loadFieldDefinitions(db, workspaceId));
   const duplicate = () => new HttpProblem(409, 'conflict', `Segment ${body.name} already exists.`, { errors: [{ pointer: '/body/name', detail: 'is the name of another segment' }] });

@@ -7,7 +7,7 @@ import { newId } from '../../../lib/ids.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import type { Database } from '../../../store/schema.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
-import { assertStorable, isUniqueViolation } from './storable.js';
+import { isUniqueViolation } from './storable.js';
 
 type Tag = components['schemas']['Tag'];
 
@@ -67,7 +67,6 @@ export const createTag: Handler<operations['createTag']> = async (request, reply
   const { workspaceId } = authOf(request);
   const { store, now } = request.server.platform;
   const body = request.body;
-  assertStorable(body);
   const duplicate = () => new HttpProblem(409, 'conflict', `Tag ${body.name} already exists.`);
   const existing = await store.db.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where(sql<SqlBool>`lower(name) = lower(${body.name})`).executeTakeFirst();
   if (existing) throw duplicate();

@@ -11,7 +11,6 @@ import { HttpProblem } from '../../../lib/problems.js';
 import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
 import type { Platform } from '../../../platform.js';
 import type { SendOptions } from '../../../providers/types.js';
-import { hasUnstorableText } from '../../login/hosted-webhook.js';
 import { marketingSettings } from '../configuration/marketing.js';
 import { resolveSender, type Sender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
@@ -104,7 +103,6 @@ export const sendMessage: Handler<operations['sendMessage']> = async (request, r
   if (request.isMultipart()) {
     // The form and the file's bytes are checked here; the upload waits for the 24-hour rule.
     const fields = formFields(request, ['contact_no', 'chatapp_phone_number', 'messageType', 'message', 'filename', 'reply_to']);
-    if (hasUnstorableText(fields)) throw new HttpProblem(400, 'validation', 'The form holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
     const kind = fields.messageType as MediaKind;
     if (kind === 'audio' && fields.message !== undefined) throw field('/body/message', 'Audio has no caption.');
     if (kind !== 'document' && fields.filename !== undefined) throw field('/body/filename', 'Only documents have a file name.');
@@ -114,7 +112,6 @@ export const sendMessage: Handler<operations['sendMessage']> = async (request, r
     digestOf = Buffer.from(JSON.stringify({ ...fields, file_sha256: file.sha256 }));
   } else {
     body = request.body as Body;
-    if (hasUnstorableText(body)) throw new HttpProblem(400, 'validation', 'The body holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
     digestOf = request.rawBody ?? Buffer.from(JSON.stringify(body));
   }
   const key = request.headers['idempotency-key'];

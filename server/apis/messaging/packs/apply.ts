@@ -16,7 +16,6 @@ import type { Platform } from '../../../platform.js';
 import { ProviderError, type ProviderKind, type TemplateCreated, type TemplateDefinitionComponent } from '../../../providers/types.js';
 import type { BusinessAccountsTable, Database } from '../../../store/schema.js';
 import type { PackItemKind } from '../../../store/schema/packs.js';
-import { assertStorable } from '../contacts/storable.js';
 import { componentTexts, fill, fillDeep, industryPacks, templateCreate, templateProblem, variablesIn, type PackData, type PackFlow } from './catalog.js';
 import { holdsPlaceholder, packValues, placeholderProblem, unknownPack } from './values.js';
 
@@ -165,7 +164,6 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
   const platform = request.server.platform;
   const db = platform.store.db;
   const body = request.body;
-  assertStorable(body);
   const pack = industryPacks().get(body.slug);
   if (!pack) throw unknownPack(body.slug, '/body/slug');
   const values = checkVariables(pack, body.variables ?? {});

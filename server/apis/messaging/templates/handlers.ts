@@ -13,7 +13,6 @@ import type { Platform } from '../../../platform.js';
 import { ProviderError, type ProviderKind, type TemplateDefinitionComponent } from '../../../providers/types.js';
 import type { Database } from '../../../store/schema.js';
 import { emitEvent } from '../../webhooks/emit.js';
-import { hasUnstorableText } from '../../login/hosted-webhook.js';
 import type { TemplateRow } from './lookup.js';
 import { probeMedia, unsafeProblem } from './media.js';
 import { fetchSample, withHeaderHandles } from './samples.js';
@@ -62,7 +61,6 @@ const createTemplate: Handler<operations['createTemplate']> = async (request, re
   const platform = request.server.platform;
   const db = platform.store.db;
   const body = request.body;
-  if (hasUnstorableText(body)) throw new HttpProblem(400, 'validation', 'The body holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
   const account = await accountOf(db, workspaceId, body.waba_id, '/body/waba_id');
   checkTemplate(body);
   const exists = await db

@@ -1,0 +1,106 @@
+// Text PostgreSQL cannot store as sent: NUL (text columns refuse it) and lone UTF-16 surrogates
+// (they would be written as U+FFFD, silently changing the value). Requests carrying either are
+// refused with 400 naming each field (catalogue H8); everything else (RTL marks, zero-width,
+// combining marks, emoji) is stored as is. The provider's signed webhook is the exception: its
+// payload is not ours to refuse, so it is cleaned instead (`cleanUnstorable`).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpProblem } from './problems.js';
+
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNSTORABLE_ALL = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * JSON objects and the parsers' bare objects (the query parser's inherit from a null-prototype
+ * object); not Buffers (uploaded files) or streams.
+ */
+function isPlain(value: unknown): value is Record<string, unknown> {
+  if (!value || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/** A path kept as links to its parent, so that deep bodies cost memory linear in their size. */
+interface Path {
+  up: Path | null;
+  key: string;
+}
+
+function pointerOf(path: Path): string {
+  const keys: string[] = [];
+  for (let p: Path | null = path; p; p = p.up) keys.push(p.key);
+  return keys.reverse().join('/');
+}
+
+const escapeKey = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function collect(root: unknown, rootPointer: string, out: string[]): void {
+  // Iterative: a body may nest thousands deep (H7), which recursion would turn into a stack overflow.
+  const stack: [unknown, Path][] = [[root, { up: null, key: rootPointer }]];
+  while (stack.length && out.length < 50) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) out.push(pointerOf(path));
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], { up: path, key: String(i) }]);
+    } else if (isPlain(value)) {
+      for (const [k, v] of Object.entries(value).reverse()) {
+        const at = { up: path, key: escapeKey(k) };
+        if (UNSTORABLE.test(k)) out.push(pointerOf(at));
+        else stack.push([v, at]);
+      }
+    }
+  }
+}
+
+/** Whether any string in `value` (keys included) holds NUL or a lone surrogate. */
+export function hasUnstorableText(value: unknown): boolean {
+  const bad: string[] = [];
+  collect(value, '', bad);
+  return bad.length > 0;
+}
+
+/** 400 `validation` when any string in `value` (keys included) holds NUL or a lone surrogate. */
+export function assertStorable(value: unknown, pointer = '/body'): void {
+  const bad: string[] = [];
+  collect(value, pointer, bad);
+  if (bad.length) {
+    throw new HttpProblem(400, 'validation', 'Text with NUL characters or lone surrogates cannot be stored.', {
+      errors: bad.slice(0, 20).map((p) => ({ pointer: p.replace(UNSTORABLE_ALL, '\ufffd'), detail: 'contains a NUL character or a lone surrogate' })),
+    });
+  }
+}
+
+/** A copy of `value` with every NUL and lone surrogate replaced by U+FFFD (keys included). */
+export function cleanUnstorable<T>(value: T): T {
+  if (typeof value === 'string') return value.replace(UNSTORABLE_ALL, '\ufffd') as T;
+  if (Array.isArray(value)) return value.map(cleanUnstorable) as T;
+  if (isPlain(value)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleanUnstorable(k), cleanUnstorable(v)])) as T;
+  }
+  return value;
+}
+
+/** Routes whose body is a signed payload from outside: cleaned (provider) or checked after the signature. */
+const CLEANED = new Set(['/api/webhook/chatapp']);
+const SIGNED = new Set(['/api/chatapp-auth/webhook/:appId']);
+
+/**
+ * Refuses NUL and lone surrogates in every route's parsed body, query and path parameters, after
+ * the schema validation and the route's authentication (whose answers come first) and before the
+ * handler can hand them to the database (H8; schemathesis found 500s where a handler had no check).
+ * Call it before the routes are added.
+ */
+export function guardStorableText(app: FastifyInstance): void {
+  const check = async (request: FastifyRequest): Promise<void> => {
+    assertStorable(request.params, '/path');
+    assertStorable(request.query, '/query');
+    assertStorable(request.body, '/body');
+  };
+  const clean = async (request: FastifyRequest): Promise<void> => {
+    if (hasUnstorableText(request.body)) request.body = cleanUnstorable(request.body);
+  };
+  app.addHook('onRoute', (route) => {
+    if (SIGNED.has(route.url)) return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), (CLEANED.has(route.url) ? clean : check) as never];
+  });
+}
