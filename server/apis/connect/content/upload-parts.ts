@@ -21,6 +21,11 @@ export function uploadedParts(request: FastifyRequest): UploadedPart[] {
 
 /** busboy's own errors (no boundary, body cut short) carry no status: they are the client's. */
 function clientError(error: unknown): never {
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    // Too many parts is a form the schema does not allow (unknown or repeated fields), not a size: 400.
+    throw new HttpProblem(400, 'validation', 'The form has too many parts.', { errors: [{ pointer: '/body', detail: 'has too many parts' }] });
+  }
   const status = (error as { statusCode?: number }).statusCode;
   if (status && status < 500) throw error;
   throw new HttpProblem(400, 'malformed-body', 'The multipart body is malformed.');

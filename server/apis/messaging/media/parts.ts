@@ -37,7 +37,10 @@ export function parserProblem(error: unknown): HttpProblem {
       return new HttpProblem(413, 'payload-too-large', `The file is larger than ${MAX_MEDIA_BYTES / 1024 / 1024} MB, the provider's largest limit (documents).`, field('too large'));
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
-      return new HttpProblem(413, 'payload-too-large', `The form has too many parts; at most ${LIMITS.parts} (one file, ${LIMITS.fields} fields) are accepted.`);
+      // Too many parts is a form the schema does not allow (unknown or repeated fields), not a size: 400.
+      return new HttpProblem(400, 'validation', `The form has too many parts; at most ${LIMITS.parts} (one file, ${LIMITS.fields} fields) are accepted.`, {
+        errors: [{ pointer: '/body', detail: `has more than ${LIMITS.parts} parts` }],
+      });
     case 'FST_PROTO_VIOLATION':
       return new HttpProblem(400, 'validation', 'A part is named __proto__ or constructor.');
   }

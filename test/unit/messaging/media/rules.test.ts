@@ -78,8 +78,8 @@ describe('parserProblem (multipart parser failures on the media routes)', () => 
     expect(of(Object.assign(new Error('x'), { code: 'FST_FILES_LIMIT', statusCode: 413 })).status).toBe(400);
     const big = of(Object.assign(new Error('x'), { code: 'FST_REQ_FILE_TOO_LARGE', statusCode: 413 }));
     expect([big.status, big.problem.detail]).toEqual([413, "The file is larger than 100 MB, the provider's largest limit (documents)."]);
-    expect(of(Object.assign(new Error('x'), { code: 'FST_PARTS_LIMIT', statusCode: 413 })).status).toBe(413);
-    expect(of(Object.assign(new Error('x'), { code: 'FST_FIELDS_LIMIT', statusCode: 413 })).status).toBe(413);
+    expect(of(Object.assign(new Error('x'), { code: 'FST_PARTS_LIMIT', statusCode: 413 })).status).toBe(400);
+    expect(of(Object.assign(new Error('x'), { code: 'FST_FIELDS_LIMIT', statusCode: 413 })).status).toBe(400);
     expect(of(new Error('Unexpected end of form')).problem.type).toMatch(/malformed-body$/);
     expect(of(new Error('Multipart: Boundary not found')).status).toBe(400);
   });
