@@ -2116,7 +2116,8 @@ export interface components {
             /**
              * @description A system-user access token with `whatsapp_business_management` and
              *     `whatsapp_business_messaging` permissions. Checked with the provider, stored encrypted,
-             *     never returned.
+             *     never returned. Printable ASCII without spaces, as Meta issues them (it travels in an
+             *     `Authorization` header, which cannot carry anything else).
              */
             access_token: string;
             /** @description A name for the account; defaults to the provider's account name. */
