@@ -549,9 +549,9 @@ export interface paths {
          *     exactly, answers the 400 HTML error page and never redirects. Other errors redirect
          *     with an `error` code, `state` and `iss`: `response_type`
          *     other than `code`, empty or unknown scopes, `code_challenge_method` other than `S256`,
-         *     or a public client without `code_challenge`. The page's approve/deny form posts back
-         *     to the page itself (same origin, CSRF token bound to the browser session); it is part
-         *     of the page, not of this contract.
+         *     or a public client without `code_challenge`. The page's approve/deny form posts to
+         *     `/connect/authorize/decision` (same origin, CSRF token bound to the browser session); that
+         *     form target is part of the page, not of this contract.
          */
         get: operations["authorize"];
         put?: never;

@@ -10,6 +10,11 @@ import { html, htmlDocument, pageHeaders, styleHash } from './sign-in.js';
 type Html = ReturnType<typeof html>;
 
 export const AUTHORIZE_PATH = '/connect/authorize';
+/**
+ * Where the consent and sign-up forms post: a page route beside the contract's GET authorize, so
+ * that `/connect/authorize` serves exactly the methods its document declares (GET, HEAD).
+ */
+export const DECISION_PATH = '/connect/authorize/decision';
 
 // No character `html` escapes, so the stylesheet reaches the page byte-exact for its hash.
 const CSS =
@@ -60,7 +65,7 @@ export function consentView(input: { clientName: string; workspaceName: string; 
 <p>Signed in as ${input.ownerEmail}.</p>
 <p>If you approve, ${input.clientName} will be able to:</p>
 <ul>${input.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <code>${s}</code></li>`)}</ul>
-<form method="post" action="${AUTHORIZE_PATH}">
+<form method="post" action="${DECISION_PATH}">
 ${input.hidden}
 <input type="hidden" name="csrf_token" value="${input.csrfToken}">
 <button type="submit" name="decision" value="approve">Approve</button>
@@ -79,7 +84,7 @@ export function signUpView(input: {
   const p = input.prefill;
   return html`<h1>Create a workspace to connect ${input.clientName}</h1>
 ${input.error ? html`<p role="alert">${input.error}</p>` : ''}
-<form method="post" action="${AUTHORIZE_PATH}">
+<form method="post" action="${DECISION_PATH}">
 ${input.hidden}
 <input type="hidden" name="signup_token" value="${input.signupToken}">
 <input type="hidden" name="action" value="signup">

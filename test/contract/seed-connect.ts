@@ -69,7 +69,7 @@ export async function seedConnect(base: string, owner: string): Promise<Record<s
   });
   const consentPage = await browser(`/connect/authorize?${query}`);
   if (consentPage.status !== 200) await fail('consent page', consentPage);
-  const approved = await browser('/connect/authorize', { ...hiddenInputs(await consentPage.text()), decision: 'approve' });
+  const approved = await browser('/connect/authorize/decision', { ...hiddenInputs(await consentPage.text()), decision: 'approve' });
   if (approved.status !== 303) await fail('consent', approved);
   const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
 

@@ -162,7 +162,7 @@ describe('C. OAuth consent and token', () => {
         expectErrorRedirect(await browser.get(authorizeUrl(params(client.client_id, { scope }))), 'invalid_scope');
       }
       const page = await browser.get(authorizeUrl(params(client.client_id)));
-      expectErrorRedirect(await browser.postForm('/connect/authorize', { ...hiddenInputs(page.body), decision: 'deny' }), 'access_denied');
+      expectErrorRedirect(await browser.postForm('/connect/authorize/decision', { ...hiddenInputs(page.body), decision: 'deny' }), 'access_denied');
     });
   });
 
@@ -296,14 +296,14 @@ describe('C. OAuth consent and token', () => {
     const csrfField = Object.keys(form).find((k) => /csrf/i.test(k))!;
     await expectNoChange(app, async () => {
       const attempts = [
-        await browser.postForm('/connect/authorize', { ...form, [csrfField]: '' }),
-        await browser.postForm('/connect/authorize', { ...form, [csrfField]: foreign[csrfField]! }),
-        await browser.request({ method: 'POST', url: '/connect/authorize', payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' } }),
-        await browser.postForm('/connect/authorize', form, { 'sec-fetch-site': 'cross-site' }),
+        await browser.postForm('/connect/authorize/decision', { ...form, [csrfField]: '' }),
+        await browser.postForm('/connect/authorize/decision', { ...form, [csrfField]: foreign[csrfField]! }),
+        await browser.request({ method: 'POST', url: '/connect/authorize/decision', payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' } }),
+        await browser.postForm('/connect/authorize/decision', form, { 'sec-fetch-site': 'cross-site' }),
       ];
       for (const res of attempts) expectErrorPage(res, 403);
     });
-    expect((await browser.postForm('/connect/authorize', form)).statusCode).toBe(303);
+    expect((await browser.postForm('/connect/authorize/decision', form)).statusCode).toBe(303);
   });
 
   it('C16 consent and authorize error pages: frame-ancestors none and X-Frame-Options: DENY', async () => {
@@ -311,7 +311,7 @@ describe('C. OAuth consent and token', () => {
     const pages = [
       await browser.get(authorizeUrl(params(client.client_id))),
       await browser.get(authorizeUrl(params(UNKNOWN_CLIENT))),
-      await browser.postForm('/connect/authorize', { decision: 'approve' }),
+      await browser.postForm('/connect/authorize/decision', { decision: 'approve' }),
     ];
     expect(pages.map((p) => p.statusCode)).toEqual([200, 400, 400]);
     for (const res of pages) {

@@ -36,7 +36,7 @@ async function ownerDecides(url: string, decision: 'approve' | 'deny' = 'approve
   const { pathname, search } = new URL(url);
   const page = await who.get(`${pathname}${search}`);
   expect(page.statusCode, page.body.slice(0, 300)).toBe(200);
-  const res = await who.postForm('/connect/authorize', { ...hiddenInputs(page.body), decision });
+  const res = await who.postForm('/connect/authorize/decision', { ...hiddenInputs(page.body), decision });
   expect(res.statusCode).toBe(303);
   return new URL(String(res.headers.location));
 }

@@ -1,5 +1,6 @@
 // The browser side of authorize: GET /connect/authorize (the contract's `authorize`) and the
-// consent form's POST back to the same path (outside the contract, registered by setup.ts).
+// consent form's POST to /connect/authorize/decision (a page route outside the contract, registered
+// by setup.ts).
 //
 // The GET route is mounted from the contract before the cookie plugin exists, so it parses the
 // Cookie header itself and sets no cookie through the plugin's onSend hook (it writes the one
@@ -11,7 +12,7 @@ import type { operations } from '../../../../generated/connect/types.js';
 import { issueOwnerToken } from '../../../auth/owner-jwt.js';
 import type { Handler } from '../../../lib/handler-types.js';
 import { HttpProblem } from '../../../lib/problems.js';
-import { AUTHORIZE_PATH, consentView, errorView, hiddenFields, sendConsentPage, signUpView } from '../../../pages/consent.js';
+import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, hiddenFields, sendConsentPage, signUpView } from '../../../pages/consent.js';
 import { SIGN_IN_PATH, currentOwner, sameOriginPost, sessionCookieName } from '../../../pages/sign-in.js';
 import {
   approve,
@@ -76,7 +77,7 @@ export const authorize: Handler<operations['authorize']> = async (request, reply
   return showConsent(request as FastifyRequest, reply, outcome.request);
 };
 
-/** POST /connect/authorize: the owner's decision, or the sign-up form of the same step. */
+/** POST /connect/authorize/decision: the owner's decision, or the sign-up form of the same step. */
 async function decide(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const platform = request.server.platform;
   const outcome = await checkAuthorizeRequest(platform, (request.body ?? {}) as Record<string, unknown>);
@@ -145,7 +146,7 @@ function pageError(error: FastifyError, request: FastifyRequest, reply: FastifyR
 }
 
 export function registerConsentPost(app: FastifyInstance): void {
-  app.post(AUTHORIZE_PATH, {
+  app.post(DECISION_PATH, {
     errorHandler: pageError,
     preHandler: async (request) => {
       if (!sameOriginPost(request)) throw forbidden();

@@ -286,12 +286,12 @@ describe('C. OAuth consent and token', () => {
     const otherPage = await other.browser.get(authorizeUrl(params));
     const codes = await count('connect_codes');
     const attempts = [
-      await browser.postForm('/connect/authorize', { ...form, csrf_token: '' }),
-      await browser.postForm('/connect/authorize', { ...form, csrf_token: hiddenInputs(otherPage.body).csrf_token! }),
-      await browser.postForm('/connect/authorize', form, { 'sec-fetch-site': 'cross-site' }),
-      await browser.request({ method: 'POST', url: '/connect/authorize', payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' } }),
+      await browser.postForm('/connect/authorize/decision', { ...form, csrf_token: '' }),
+      await browser.postForm('/connect/authorize/decision', { ...form, csrf_token: hiddenInputs(otherPage.body).csrf_token! }),
+      await browser.postForm('/connect/authorize/decision', form, { 'sec-fetch-site': 'cross-site' }),
+      await browser.request({ method: 'POST', url: '/connect/authorize/decision', payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' } }),
       // The token of another authorization request (scope changed on the form) does not verify either.
-      await browser.postForm('/connect/authorize', { ...form, scope: ALL_SCOPES }),
+      await browser.postForm('/connect/authorize/decision', { ...form, scope: ALL_SCOPES }),
     ];
     for (const res of attempts) {
       expect(res.statusCode).toBe(403);
@@ -299,7 +299,7 @@ describe('C. OAuth consent and token', () => {
       expect(res.headers.location).toBeUndefined();
     }
     expect(await count('connect_codes')).toBe(codes);
-    expect((await browser.postForm('/connect/authorize', form)).statusCode).toBe(303);
+    expect((await browser.postForm('/connect/authorize/decision', form)).statusCode).toBe(303);
   });
 
   it('C16 consent and authorize error pages: frame-ancestors none and X-Frame-Options DENY', async () => {
@@ -307,8 +307,8 @@ describe('C. OAuth consent and token', () => {
     const pages = [
       await browser.get(authorizeUrl(base(client.client_id))),
       await browser.get(authorizeUrl(base('cli_00000000000000000000'))),
-      await browser.postForm('/connect/authorize', { decision: 'approve' }),
-      await browser.postForm('/connect/authorize', { ...base(client.client_id), decision: 'approve' }),
+      await browser.postForm('/connect/authorize/decision', { decision: 'approve' }),
+      await browser.postForm('/connect/authorize/decision', { ...base(client.client_id), decision: 'approve' }),
     ];
     expect(pages.map((p) => p.statusCode)).toEqual([200, 400, 400, 403]);
     for (const res of pages) {
@@ -378,6 +378,6 @@ describe('browser session', () => {
     const page = await browser.get(authorizeUrl(base(client.client_id)));
     const form = { ...hiddenInputs(page.body), decision: 'approve' };
     const fresh = new Browser(app);
-    expect((await fresh.postForm('/connect/authorize', form)).statusCode).toBe(403);
+    expect((await fresh.postForm('/connect/authorize/decision', form)).statusCode).toBe(403);
   });
 });

@@ -71,12 +71,12 @@ describe('authorization code flow', () => {
     expect(page.body).toContain(`value="${slug}"`);
     expect(page.body).toContain('value="New Travel"');
     const form = hiddenInputs(page.body);
-    const created = await browser.postForm('/connect/authorize', { ...form, org_name: 'New Travel', slug, email: `${slug}@example.test`, name: 'Nia New', password: 'correct horse battery staple' });
+    const created = await browser.postForm('/connect/authorize/decision', { ...form, org_name: 'New Travel', slug, email: `${slug}@example.test`, name: 'Nia New', password: 'correct horse battery staple' });
     expect(created.statusCode, created.body.slice(0, 500)).toBe(303);
     const consentPage = await browser.get(String(created.headers.location));
     expect(consentPage.statusCode).toBe(200);
     expect(consentPage.body).toContain('wants to access New Travel');
-    const approved = await browser.postForm('/connect/authorize', { ...hiddenInputs(consentPage.body), decision: 'approve' });
+    const approved = await browser.postForm('/connect/authorize/decision', { ...hiddenInputs(consentPage.body), decision: 'approve' });
     const code = new URL(String(approved.headers.location)).searchParams.get('code')!;
     const res = await exchange(app, client, code, verifier);
     expect(res.statusCode, res.body).toBe(200);
@@ -91,7 +91,7 @@ describe('authorization code flow', () => {
     const params = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'documents:write', code_challenge: pkce().challenge, code_challenge_method: 'S256', org_name: 'Taken', slug: owner.workspace.slug };
     const page = await browser.get(authorizeUrl(params));
     const before = await app.platform.store.db.selectFrom('workspaces').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    const res = await browser.postForm('/connect/authorize', { ...hiddenInputs(page.body), org_name: 'Taken', slug: owner.workspace.slug, email: 'other@example.test', name: 'X', password: 'correct horse battery staple' });
+    const res = await browser.postForm('/connect/authorize/decision', { ...hiddenInputs(page.body), org_name: 'Taken', slug: owner.workspace.slug, email: 'other@example.test', name: 'X', password: 'correct horse battery staple' });
     expect(res.statusCode).toBe(409);
     expect(res.body).toContain('already in use');
     const after = await app.platform.store.db.selectFrom('workspaces').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();

@@ -52,7 +52,7 @@ describe('oauth4webapi', () => {
     await browser.signIn(owner.email);
     const page = await browser.get(`${authorizationUrl.pathname}${authorizationUrl.search}`);
     expect(page.statusCode).toBe(200);
-    const approved = await browser.postForm('/connect/authorize', { ...hiddenInputs(page.body), decision: 'approve' });
+    const approved = await browser.postForm('/connect/authorize/decision', { ...hiddenInputs(page.body), decision: 'approve' });
     expect(approved.statusCode).toBe(303);
 
     const callback = new URL(String(approved.headers.location));

@@ -89,7 +89,7 @@ export async function consentSetup(app: FastifyInstance, clientBody: Record<stri
 export async function consent(browser: Browser, params: Record<string, string | undefined>, decision: 'approve' | 'deny' = 'approve'): Promise<URL> {
   const page = await browser.get(authorizeUrl(params));
   if (page.statusCode !== 200) throw new Error(`consent page: ${page.statusCode} ${page.headers.location ?? page.body.slice(0, 200)}`);
-  const res = await browser.postForm('/connect/authorize', { ...hiddenInputs(page.body), decision });
+  const res = await browser.postForm('/connect/authorize/decision', { ...hiddenInputs(page.body), decision });
   if (res.statusCode !== 303) throw new Error(`consent post: ${res.statusCode} ${res.body.slice(0, 300)}`);
   return new URL(String(res.headers.location));
 }
