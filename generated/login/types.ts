@@ -214,8 +214,10 @@ export interface paths {
          * Stream a login session's events
          * @description Opens the Server-Sent Events stream of one session. Authorized by the session's
          *     `subscribeToken` as the `token` query parameter (no API key: browsers connect directly
-         *     with `new EventSource(url)`). A missing token, a random one or another session's answers
-         *     401 and no stream is opened; an unknown session 404.
+         *     with `new EventSource(url)`). A missing token, a random one or another session's of the
+         *     same Login workspace answers 401 and no stream is opened; an unknown session 404, and so
+         *     does a session of another workspace when the token is a session's of this one (its holder
+         *     learns nothing more than from an unknown id).
          *
          *     Frames (UTF-8, `text/event-stream`): on open `retry: 2000`; then a comment line
          *     `: heartbeat` every 15 seconds, so that proxies keep the connection open; then at most one

@@ -12,13 +12,7 @@ import { changedTables, contentDigest, operationsWithPathIds, quiesce, urlOf, ty
 import { expectNoChange, expectProblem, workspaces, type Workspace } from './support.js';
 
 /** Operations the sweep finds wrong, until the server is fixed (each reported). */
-const KNOWN_BUGS: Record<string, string> = {
-  // server bug: B's subscribe token on A's session id answers 401 `unauthorized`, an unknown session
-  // id 404: the answers differ, so a token holder can tell that a session exists. Fix in
-  // server/apis/login/events-stream.ts (owner S3): a token not matching the session answers the
-  // same 404 as an unknown id.
-  streamLoginSessionEvents: '401 for another session id, 404 for an unknown one',
-};
+const KNOWN_BUGS: Record<string, string> = {};
 
 const ops = operationsWithPathIds();
 const swept = ops.filter((op) => !PUBLIC[op.operationId]);

@@ -132,8 +132,11 @@ export function startStreams(app: FastifyInstance): StreamHub {
 }
 
 // The subscribe token, checked against the session's digest in constant time. An unknown session
-// is 404 whatever the token (the id is the resource); a wrong, missing or another session's token
-// is 401. Both are answered here, before the handler opens anything.
+// is 404 whatever the token (the id is the resource), and so is a session of another workspace
+// when the token is a session's of the caller's; a wrong, missing or another session's token of
+// the same workspace is 401. All are answered here, before the handler opens anything.
+const notFound = (sessionId: string) => new HttpProblem(404, 'not-found', `No login session ${sessionId}.`);
+
 registerScheme(
   'SubscribeToken',
   {
@@ -146,8 +149,19 @@ registerScheme(
         .select(['id', 'workspace_id', 'subscribe_token_digest'])
         .where('id', '=', sessionId)
         .executeTakeFirst();
-      if (!session) throw new HttpProblem(404, 'not-found', `No login session ${sessionId}.`);
-      if (typeof token !== 'string' || !app.platform.secrets.matches(token, session.subscribe_token_digest)) return null;
+      if (!session) throw notFound(sessionId);
+      if (typeof token !== 'string') return null;
+      if (!app.platform.secrets.matches(token, session.subscribe_token_digest)) {
+        // Another workspace's session token on this id: the same 404 as an unknown id (catalogue
+        // B1), so a token holder cannot tell another workspace's sessions from unknown ones.
+        const holder = await app.platform.store.db
+          .selectFrom('login_sessions')
+          .select('workspace_id')
+          .where('subscribe_token_digest', '=', app.platform.secrets.digest(token))
+          .executeTakeFirst();
+        if (holder && holder.workspace_id !== session.workspace_id) throw notFound(sessionId);
+        return null;
+      }
       return { workspaceId: session.workspace_id, kind: 'subscribe_token', sessionId: session.id, scopes: [] };
     },
     challenge: (api) => `SubscribeToken realm="${api}"`,

@@ -145,9 +145,12 @@ describe('event stream', () => {
     expect(await same.done()).toBe('');
   });
 
-  it("D1 another session's token, a random one or none: 401 without a stream; an unknown session 404", async () => {
+  it("D1 a random token or none: 401 without a stream; an unknown session, or another workspace's token, 404 (B1)", async () => {
     const [f, g] = [await fixture(), await fixture()];
-    for (const url of [f.url(g.subscribeToken), f.url(`st_${'x'.repeat(40)}`), `${base}/v1/auth/chatapp/events/${f.sessionId}`, f.url(f.subscribeToken.slice(0, -1))]) {
+    const foreign = await fetch(f.url(g.subscribeToken)); // g is another workspace's session
+    expect(foreign.status).toBe(404);
+    expect(JSON.stringify(await foreign.json())).not.toContain(g.subscribeToken);
+    for (const url of [f.url(`st_${'x'.repeat(40)}`), `${base}/v1/auth/chatapp/events/${f.sessionId}`, f.url(f.subscribeToken.slice(0, -1))]) {
       const res = await fetch(url);
       expect(res.status, url).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
