@@ -15,6 +15,7 @@ const app = await buildApp(
     LOG_LEVEL: env.LOG_LEVEL ?? 'silent',
     DEMO: 'false',
     RATE_LIMIT_PER_MINUTE: '1000000',
+    AUTH_FAILURES_PER_IP: '1000000',
     RATE_LIMIT_IP_PER_MINUTE: '1000000',
   }),
 );

@@ -35,6 +35,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on unauthenticated routes (per instance). */
   rateLimitIpPerMinute: number;
+  /** Failed credential authentications per client IP in 10 minutes before its credentials get 429 (per instance). */
+  authFailuresPerIp: number;
   /** The shared service number of Login apps (LOGIN_SERVICE_PHONE_NUMBER_ID, a `pn_…` Cloud API number); a sandbox number when absent. */
   loginServicePhoneNumberId?: string;
   /** How long a login session waits for its LOGIN message, seconds (LOGIN_SESSION_TTL_SECONDS). */
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const rateLimitPerMinute = positiveInt(env.RATE_LIMIT_PER_MINUTE, 600, 'RATE_LIMIT_PER_MINUTE', problems);
   const rateLimitIpPerMinute = positiveInt(env.RATE_LIMIT_IP_PER_MINUTE, 120, 'RATE_LIMIT_IP_PER_MINUTE', problems);
+  const authFailuresPerIp = positiveInt(env.AUTH_FAILURES_PER_IP, 20, 'AUTH_FAILURES_PER_IP', problems);
   const loginSessionTtlSeconds = positiveInt(env.LOGIN_SESSION_TTL_SECONDS, 600, 'LOGIN_SESSION_TTL_SECONDS', problems, 86_400);
   const config: Config = {
     port,
@@ -122,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ownerSessionSeconds,
     rateLimitPerMinute,
     rateLimitIpPerMinute,
+    authFailuresPerIp,
     loginServicePhoneNumberId: env.LOGIN_SERVICE_PHONE_NUMBER_ID || undefined,
     loginSessionTtlSeconds,
     googleClientId: env.GOOGLE_CLIENT_ID || undefined,

@@ -17,6 +17,7 @@ const app = await buildApp(
     DEMO: 'false',
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_IP_PER_MINUTE: '1000000',
+    AUTH_FAILURES_PER_IP: '1000000',
   }),
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });

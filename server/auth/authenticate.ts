@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { HttpProblem } from '../lib/problems.js';
 import { apiKeyVerifier } from './api-keys.js';
+import { recordAuthFailure } from './auth-failures.js';
 import { verifyOwnerToken } from './owner-jwt.js';
 
 /** One entry of an operation's `security`: scheme name → required scopes. */
@@ -98,6 +99,7 @@ export function authenticator(app: FastifyInstance, api: string, operationId: st
       forbidden ??= outcome.forbidden;
     }
     if (forbidden) throw forbidden;
+    await recordAuthFailure(request); // per IP, catalogue K3 (./auth-failures.ts)
     throw unauthorized(challenges(api, requirements));
   };
 }

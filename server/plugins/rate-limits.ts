@@ -1,7 +1,8 @@
 // Rate limits (@fastify/rate-limit) for every route registered after this plugin: per
 // credential on operations whose contract `security` requires one, per client IP elsewhere.
 // Answers carry RateLimit-Limit/-Remaining/-Reset (the IETF draft's separate fields, the
-// plugin's `enableDraftSpec`); a 429 adds Retry-After and is our problem+json.
+// plugin's `enableDraftSpec`); a 429 adds Retry-After and is our problem+json. Besides, an IP
+// that failed authentication too often gets 429 for its credentials (catalogue K3, below).
 //
 // The store is in memory and PER INSTANCE: with N instances a client can get N times the limit.
 // A shared store (the plugin's Redis option, or one on our database) would be needed to make
@@ -9,10 +10,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fp from 'fastify-plugin';
-import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse } from 'yaml';
 import { API_NAMES, documentPath } from '../apis/registry.js';
+import { AUTH_FAILURE_IPS, AUTH_FAILURE_WINDOW_MS, onAuthFailure, presentsCredential } from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
 
 let secured: Set<string> | undefined;
@@ -51,8 +53,8 @@ function credential(request: FastifyRequest): string | undefined {
 export function rateLimitKey(request: FastifyRequest): string {
   const value = securedRoutes().has(`${request.method} ${request.routeOptions.url}`) ? credential(request) : undefined;
   // A credential is not verified here (that needs the database, and limits run first): invented
-  // values each get a bucket. Limiting failed authentications per IP (catalogue K3, for the
-  // auth module) is what closes that gap; this plugin does not.
+  // values each get a bucket. The per-IP count of failed authentications below (catalogue K3)
+  // is what bounds guessing.
   // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
   return value ? `key:${createHmac('sha256', hmacKey).update(value).digest('base64url')}` : `ip:${normalizeIP(request.ip)}`;
 }
@@ -75,7 +77,7 @@ function clientIdOf(request: FastifyRequest): string | undefined {
 
 export default fp(
   async function rateLimits(app: FastifyInstance) {
-    const { rateLimitPerMinute, rateLimitIpPerMinute } = app.config;
+    const { rateLimitPerMinute, rateLimitIpPerMinute, authFailuresPerIp } = app.config;
     await app.register(rateLimit, {
       global: true,
       hook: 'onRequest', // before body parsing, authentication and any database work
@@ -102,6 +104,25 @@ export default fp(
       if (request.method !== 'POST' || request.routeOptions.url !== '/api/oauth/token' || !clientIdOf(request)) return;
       const limit = await tokenPerClient(request);
       if (!limit.isAllowed && limit.isExceeded) throw limited(limit.ttl);
+    });
+    // Failed authentications per IP (catalogue K3, server/auth/auth-failures.ts): the
+    // authenticators count a 401 into this bucket; here, before any lookup or hashing, an IP
+    // with authFailuresPerIp of them in the window gets 429 for anything that carries a
+    // credential (a valid one included), while its requests without one keep their 401.
+    const failures: RateLimitOptions = {
+      max: authFailuresPerIp,
+      timeWindow: AUTH_FAILURE_WINDOW_MS,
+      cache: AUTH_FAILURE_IPS,
+      keyGenerator: (r) => `auth-failures:${normalizeIP(r.ip)}`,
+    };
+    const authFailures = app.createRateLimit(failures);
+    onAuthFailure(app.platform, (request) => authFailures(request));
+    app.addHook('onRequest', async (request) => {
+      if (!presentsCredential(request)) return;
+      const count = await authFailures(request, { increment: false });
+      if (count.isAllowed || count.remaining > 0) return;
+      request.log.warn({ limiter: 'auth-failures' }, 'credential refused: too many failed authentications from this IP');
+      throw limited(count.ttl);
     });
   },
   { name: 'rate-limits', dependencies: ['problems'] },

@@ -11,16 +11,19 @@ import { sendFromSandboxPhone } from '../../server/apis/messaging/sandbox-phone.
 import { STREAMS_PER_SESSION } from '../../server/apis/login/events-stream.js';
 import { MAX_FAILURES } from '../../server/apis/account/sign-in-throttle.js';
 import { MAX_MISSES } from '../../server/apis/login/verification.js';
+import { AUTH_FAILURE_WINDOW_MS } from '../../server/auth/auth-failures.js';
 import { expectNoChange, expectProblem, workspace, workspaces } from './support.js';
 
 // Two apps and a loaded machine: building them can take minutes.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 400_000 });
 
+const AUTH_FAILURES = 20; // catalogue K3; also the default of AUTH_FAILURES_PER_IP
 let app: FastifyInstance;
 let loose: FastifyInstance; // default limits: for what the tiny ones would hide
 beforeAll(async () => {
   app = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_IP_PER_MINUTE: '2' } });
-  loose = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000' } });
+  // The default AUTH_FAILURES_PER_IP (test/helper.ts raises it for other suites); K3 uses its own IPs.
+  loose = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', AUTH_FAILURES_PER_IP: String(AUTH_FAILURES) } });
 });
 
 let nextIp = 1;
@@ -94,16 +97,6 @@ describe('K1 K2 K3 K4 the limiter', () => {
     expectLimited(await expectNoChange(loose, () => signIn(99)));
   });
 
-  // server bug: failed API-key authentications are not counted per IP (server/plugins/rate-limits.ts
-  // says so: each invented key gets a fresh bucket); server/auth/authenticate.ts should count 401s
-  // per IP and the limiter refuse that IP once over 20.
-  it.fails('K3 20 failed API-key authentications from one IP: 429 for further attempts from it', async () => {
-    const w = await workspace(loose);
-    const from = ip();
-    for (let i = 0; i < 20; i++) expect((await loose.inject({ url: '/api/contacts', headers: { 'x-api-key': `sk_live_guess${i}` }, remoteAddress: from })).statusCode).toBe(401);
-    expectLimited(await loose.inject({ url: '/api/contacts', headers: w.headers, remoteAddress: from }));
-  });
-
   it('K4 status polled 100 times a second: 429 before any database work', async () => {
     const w = await workspace(app);
     const started = await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': w.loginKey }, payload: {} });
@@ -121,6 +114,116 @@ describe('K1 K2 K3 K4 the limiter', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     for (const res of answers) expectLimited(res);
     expect(after).toEqual([]);
+  });
+});
+
+// Failed credential authentications per IP (server/auth/auth-failures.ts): AUTH_FAILURES 401s for
+// presented credentials within AUTH_FAILURE_WINDOW_MS, then 429 for any credential from that IP.
+describe('K3 failed credential authentications per IP', () => {
+  const contacts = (from: string, headers: Record<string, string> = {}) => loose.inject({ url: '/api/contacts', headers, remoteAddress: from });
+  const guessKey = (i: number) => ({ 'x-api-key': `mk_${String(i).padStart(40, 'G')}` }); // well-formed: looked up if let through
+  async function exhaust(from: string, failures = AUTH_FAILURES) {
+    for (let i = 0; i < failures; i++) expect((await contacts(from, guessKey(i))).statusCode).toBe(401);
+  }
+
+  it(`K3 ${AUTH_FAILURES} failed API-key authentications from one IP: 429 for further attempts from it, a valid key included`, async () => {
+    const w = await workspace(loose);
+    const from = ip();
+    expect((await contacts(from, w.headers)).statusCode).toBe(200);
+    await exhaust(from);
+    const refused = await expectNoChange(loose, () => contacts(from, w.headers));
+    expectLimited(refused);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(AUTH_FAILURE_WINDOW_MS / 1000);
+    expectLimited(await contacts(from, guessKey(99)));
+  });
+
+  it('K3 every credential kind counts (Messaging key, Login key, owner JWT, Connect bearer) and each is then refused', async () => {
+    const w = await workspace(loose);
+    const from = ip();
+    const kinds: [string, (headers: Record<string, string>) => Promise<LightMyRequestResponse>, Record<string, string>, Record<string, string>][] = [
+      ['messaging key', (headers) => contacts(from, headers), { authorization: 'ApiKey mk_nope' }, w.headers],
+      ['login key', (headers) => loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers, payload: {}, remoteAddress: from }), { 'x-api-key': 'lk_live_nope' }, { 'x-api-key': w.loginKey }],
+      ['owner JWT', (headers) => loose.inject({ url: '/api/account/api-keys', headers, remoteAddress: from }), { authorization: 'Bearer not.a.jwt' }, { authorization: w.owner }],
+      ['connect bearer', (headers) => loose.inject({ url: '/api/connect/documents', headers, remoteAddress: from }), { authorization: 'Bearer ct_nope' }, { authorization: w.connect }],
+    ];
+    for (let i = 0; i < AUTH_FAILURES; i++) {
+      const [name, call, bad] = kinds[i % kinds.length]!;
+      expect((await call(bad)).statusCode, name).toBe(401);
+    }
+    for (const [name, call, , good] of kinds) {
+      const res = await call(good);
+      expect(res.statusCode, name).toBe(429);
+      expectLimited(res);
+    }
+  });
+
+  it('K3 after the threshold, a request without a credential still gets its 401 (and does not count)', async () => {
+    const from = ip();
+    for (let i = 0; i < AUTH_FAILURES + 5; i++) expectProblem(await contacts(from), 401, 'unauthorized');
+    expect((await contacts(from, guessKey(1))).statusCode).toBe(401); // no-credential 401s counted nothing
+    await exhaust(from, AUTH_FAILURES - 1);
+    expectLimited(await contacts(from, guessKey(2)));
+    const res = await contacts(from);
+    expectProblem(res, 401, 'unauthorized');
+    expect(res.headers['www-authenticate']).toMatch(/ApiKey/);
+  });
+
+  it('K3 another IP is unaffected', async () => {
+    const w = await workspace(loose);
+    const from = ip();
+    await exhaust(from);
+    expectLimited(await contacts(from, w.headers));
+    expect((await contacts(ip(), w.headers)).statusCode).toBe(200);
+    expect((await contacts(ip(), guessKey(3))).statusCode).toBe(401);
+  });
+
+  it('K3 a success does not reset the count: a valid key cannot launder guesses', async () => {
+    const w = await workspace(loose);
+    const from = ip();
+    await exhaust(from, AUTH_FAILURES - 1);
+    expect((await contacts(from, w.headers)).statusCode).toBe(200);
+    expect((await contacts(from, guessKey(4))).statusCode).toBe(401);
+    expectLimited(await contacts(from, w.headers));
+  });
+
+  it('K3 the 429 comes before any key lookup or hashing', async () => {
+    const from = ip();
+    await exhaust(from);
+    const reads = vi.spyOn(loose.platform.store.db, 'selectFrom');
+    const digests = vi.spyOn(loose.platform.secrets, 'digest');
+    try {
+      // The spies see what a guess from a fresh IP costs, so they can fail.
+      expect((await contacts(ip(), guessKey(5))).statusCode).toBe(401);
+      expect(reads.mock.calls.length).toBeGreaterThan(0);
+      expect(digests.mock.calls.length).toBeGreaterThan(0);
+      reads.mockClear();
+      digests.mockClear();
+      for (let i = 0; i < 10; i++) expectLimited(await contacts(from, guessKey(100 + i)));
+      expect(reads.mock.calls).toEqual([]);
+      expect(digests.mock.calls).toEqual([]);
+    } finally {
+      reads.mockRestore();
+      digests.mockRestore();
+    }
+  });
+
+  it(`K3 the window ends ${AUTH_FAILURE_WINDOW_MS / 60_000} minutes after the first failure`, async () => {
+    const w = await workspace(loose);
+    const from = ip();
+    const firstBefore = Date.now();
+    await exhaust(from);
+    const firstAfter = Date.now();
+    // The limiter's store reads Date.now(); only Date is faked, timers and I/O stay real.
+    vi.useFakeTimers({ toFake: ['Date'], now: firstBefore + AUTH_FAILURE_WINDOW_MS - 1_000 });
+    try {
+      expectLimited(await contacts(from, w.headers));
+      vi.setSystemTime(firstAfter + AUTH_FAILURE_WINDOW_MS);
+      expect((await contacts(from, w.headers)).statusCode).toBe(200);
+      await exhaust(from); // a fresh window counts from zero again
+      expectLimited(await contacts(from, w.headers));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

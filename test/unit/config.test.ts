@@ -10,4 +10,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud', PUBLIC_URL: 'ftp://x' })).toThrow(ConfigError);
     expect(() => loadConfig({ PORT: '70000', LOG_LEVEL: 'loud' })).toThrow(/PORT[\s\S]*LOG_LEVEL/);
   });
+
+  it('K3 AUTH_FAILURES_PER_IP: 20 by default, a positive integer, anything else refused', () => {
+    expect(loadConfig({}).authFailuresPerIp).toBe(20);
+    expect(loadConfig({ AUTH_FAILURES_PER_IP: '5' }).authFailuresPerIp).toBe(5);
+    for (const bad of ['0', '-1', '1.5', 'twenty', '1e3', ' 20', '1000001']) {
+      expect(() => loadConfig({ AUTH_FAILURES_PER_IP: bad }), bad).toThrow(/AUTH_FAILURES_PER_IP must be an integer 1-1000000, got/);
+    }
+  });
 });
