@@ -57,10 +57,13 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   app.decorate('platform', platform);
   app.addHook('onClose', async () => platform.close());
   app.setValidatorCompiler(validatorCompiler);
+  let closing = false;
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // An answer finished while shutting down ends its kept-alive connection (F-14): otherwise the
+    // client (a load balancer, fetch) holds it open and close() waits out the grace period.
+    if (closing) reply.header('connection', 'close');
   });
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });

@@ -1,7 +1,7 @@
 // A real server process for the fault tests: the app of server/server.ts with its signal
 // handling, on DATABASE_URL, printing one JSON line `{"url":…,"pid":…}` when it listens
 // (bench/lib/child.ts waits for it). With SEED=1 it also creates a workspace, a sandbox number and
-// a Login app (its webhook to WEBHOOK_URL when set) and prints their credentials.
+// a Login app (its webhook to WEBHOOK_URL when set) and a Connect bearer, and prints their credentials.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { exitOnSignals } from '../../server/shutdown.js';
 import { createSandboxAccount } from '../../server/providers/sandbox.js';
+import { connectBearer } from '../support/connect.js';
 
 const app = await buildApp(
   loadConfig({
@@ -17,6 +18,7 @@ const app = await buildApp(
     DEMO: 'false',
     RATE_LIMIT_PER_MINUTE: '100000',
     RATE_LIMIT_IP_PER_MINUTE: '100000',
+    AUTH_FAILURES_PER_IP: '100000',
     ...process.env,
     PORT: '0',
   }),
@@ -44,6 +46,7 @@ if (process.env.SEED === '1') {
   if (appRes.statusCode !== 201) throw new Error(`login app failed: ${appRes.statusCode} ${appRes.body}`);
   seed = {
     owner: `Bearer ${session.access_token}`,
+    connect: `Bearer ${await connectBearer(app, workspace.id)}`,
     appId: appRes.json().id,
     apiKey: appRes.json().api_key,
     providerPhoneNumberId: numbers[0].provider_phone_number_id,

@@ -12,6 +12,8 @@ export interface ServerInfo {
   url: string;
   pid: number;
   owner?: string;
+  /** Authorization value of a Connect bearer (all scopes). */
+  connect?: string;
   appId?: string;
   apiKey?: string;
   providerPhoneNumberId?: string;
