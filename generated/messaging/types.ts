@@ -2116,8 +2116,10 @@ export interface components {
             /**
              * @description A system-user access token with `whatsapp_business_management` and
              *     `whatsapp_business_messaging` permissions. Checked with the provider, stored encrypted,
-             *     never returned. Printable ASCII without spaces, as Meta issues them (it travels in an
-             *     `Authorization` header, which cannot carry anything else).
+             *     never returned. Printable ASCII without spaces, as Meta issues them: it travels in an
+             *     `Authorization` header, which cannot carry anything else, so any other character answers
+             *     400 naming `access_token` (checked by the server, not by a schema pattern, which would break
+             *     clients of the first published contract).
              */
             access_token: string;
             /** @description A name for the account; defaults to the provider's account name. */
@@ -4617,7 +4619,7 @@ export interface components {
          *     `/docs/problems` on a running server describes each one.
          * @enum {string}
          */
-        ProblemType: "https://chatapp.example/problems/validation" | "https://chatapp.example/problems/malformed-body" | "https://chatapp.example/problems/unauthorized" | "https://chatapp.example/problems/invalid-signature" | "https://chatapp.example/problems/plan-limit" | "https://chatapp.example/problems/forbidden" | "https://chatapp.example/problems/not-found" | "https://chatapp.example/problems/method-not-allowed" | "https://chatapp.example/problems/not-acceptable" | "https://chatapp.example/problems/conflict" | "https://chatapp.example/problems/expired" | "https://chatapp.example/problems/payload-too-large" | "https://chatapp.example/problems/unsupported-media-type" | "https://chatapp.example/problems/unsafe-url" | "https://chatapp.example/problems/outside-window" | "https://chatapp.example/problems/unprocessable" | "https://chatapp.example/problems/rate-limited" | "https://chatapp.example/problems/headers-too-large" | "https://chatapp.example/problems/internal" | "https://chatapp.example/problems/not-implemented" | "https://chatapp.example/problems/provider-error" | "https://chatapp.example/problems/unavailable";
+        ProblemType: "https://chatapp.example/problems/validation" | "https://chatapp.example/problems/malformed-body" | "https://chatapp.example/problems/unauthorized" | "https://chatapp.example/problems/invalid-signature" | "https://chatapp.example/problems/plan-limit" | "https://chatapp.example/problems/forbidden" | "https://chatapp.example/problems/not-found" | "https://chatapp.example/problems/method-not-allowed" | "https://chatapp.example/problems/not-acceptable" | "https://chatapp.example/problems/conflict" | "https://chatapp.example/problems/expired" | "https://chatapp.example/problems/payload-too-large" | "https://chatapp.example/problems/unsupported-media-type" | "https://chatapp.example/problems/unsafe-url" | "https://chatapp.example/problems/outside-window" | "https://chatapp.example/problems/unprocessable" | "https://chatapp.example/problems/rate-limited" | "https://chatapp.example/problems/headers-too-large" | "https://chatapp.example/problems/internal" | "https://chatapp.example/problems/not-implemented" | "https://chatapp.example/problems/provider-error" | "https://chatapp.example/problems/unavailable" | "https://chatapp.example/problems/insufficient-storage";
         /** @description A product of a catalog. */
         Product: {
             /** @description The product id (`prd_…`). */

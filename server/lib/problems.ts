@@ -32,6 +32,7 @@ const TITLES: Record<ProblemName, string> = {
   'not-implemented': 'Not implemented',
   'provider-error': 'Chat provider error',
   unavailable: 'Service unavailable',
+  'insufficient-storage': 'Insufficient storage',
 };
 
 /** An error that the error handler turns into a problem response. */

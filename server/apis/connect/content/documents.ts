@@ -74,7 +74,13 @@ export const uploadDocument: Handler<operations['uploadDocument']> = async (requ
     created_at: now, // from JS, millisecond precision, as list cursors expect
     deleted_at: null,
   };
-  row.storage_key = await storeFile(platform.config.dataDir, file);
+  row.storage_key = await storeFile(platform.config.dataDir, file).catch((error: NodeJS.ErrnoException) => {
+    // The disk (or the quota) of DATA_DIR is full: storeFile removed its partial file (F-6).
+    if (error.code === 'ENOSPC' || error.code === 'EDQUOT') {
+      throw new HttpProblem(507, 'insufficient-storage', 'There is no room left to store the file; nothing was stored. Try again later.');
+    }
+    throw error;
+  });
   try {
     await platform.store.db.insertInto('documents').values({ ...row, size_bytes: file.length }).execute();
   } catch (error) {

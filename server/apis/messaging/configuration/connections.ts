@@ -105,6 +105,10 @@ async function releaseNumbers(db: Kysely<Database>, accountId: string, numbers: 
 async function connectCloud(platform: Platform, workspaceId: string, body: S['CloudApiConnectionCreate'], log: { warn: (o: object, m: string) => void }): Promise<string> {
   const db = platform.store.db;
   const cloud = platform.provider('cloud_api');
+  // A token travels in an Authorization header, which carries printable ASCII only (Meta's tokens are).
+  if (!/^[!-~]+$/.test(body.access_token)) {
+    throw new HttpProblem(400, 'validation', 'The access token holds characters no token has.', { errors: [{ pointer: '/body/access_token', detail: 'must be printable ASCII without spaces' }] });
+  }
   const providerAccount = { wabaId: body.provider_waba_id, accessToken: body.access_token };
   let numbers: ProviderPhoneNumber[];
   try {

@@ -134,6 +134,19 @@ describe('cloud API connections', () => {
     expect((await accountsOf(a)).length).toBe(before);
   });
 
+  it('H1 a token no Authorization header can carry (space, control, non-ASCII): 400 naming access_token, the provider never called (schemathesis found 502)', async () => {
+    const before = (await accountsOf(a)).length;
+    fake.requests.length = 0;
+    for (const token of ['EAAG with spaces in it 0000', 'EAAG\u0007control-character-0000', 'EAAGnon-ascii-é-character-000']) {
+      const res = await connect(a, cloud({ access_token: token }));
+      expect(res.status, token).toBe(400);
+      expect(res.body).toMatchObject({ type: `${PROBLEM}validation`, errors: [{ pointer: '/body/access_token' }] });
+      expect(JSON.stringify(res.body)).not.toContain('EAAG');
+    }
+    expect(fake.requests).toEqual([]);
+    expect((await accountsOf(a)).length).toBe(before);
+  });
+
   it('a business account the token cannot read (100): 422 naming provider_waba_id', async () => {
     const res = await connect(a, cloud({ provider_waba_id: '123456789012345' }));
     expect(res.status).toBe(422);
