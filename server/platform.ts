@@ -14,6 +14,7 @@ import { SandboxProvider } from './providers/sandbox.js';
 import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store } from './store/db.js';
+import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 
 export interface Platform {
   config: Config;
@@ -69,15 +70,17 @@ async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
 
 export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
   const store = overrides.store ?? (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  const now = overrides.now ?? (() => new Date());
   const key = masterKey(config);
   const secrets = new SecretBox(key);
+  let clock: DatabaseClock | undefined;
   try {
     await checkKey(store, secrets);
+    if (!overrides.now) clock = await databaseClock(store.db); // F-12: instances agree on time
   } catch (error) {
     if (!overrides.store) await store.close();
     throw error;
   }
+  const now = overrides.now ?? clock!.now;
   const policy = {
     httpsOnly: config.production,
     allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
@@ -127,6 +130,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       inboundSink = sink;
     },
     async close() {
+      clock?.stop();
       await outbox.stop();
       await bus.stop();
       await sandbox.close();

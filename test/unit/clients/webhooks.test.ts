@@ -104,6 +104,12 @@ describe('Connect (X-Connect-Signature, t= and v1=)', () => {
     expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, 10, { nowSec: t + 11 }))).toBe('timestamp_out_of_tolerance');
   });
 
+  it('F-12 a sender 4 minutes off the receiver verifies, 6 minutes off is refused (default tolerance), either way', () => {
+    const t = tSec(header);
+    for (const off of [-240, 240]) expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, undefined, { nowSec: t + off }))).toBeUndefined();
+    for (const off of [-360, 360]) expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, undefined, { nowSec: t + off }))).toBe('timestamp_out_of_tolerance');
+  });
+
   it('a signed t cannot be moved: a fresh t with the old v1 does not match', () => {
     const moved = header.replace(/t=\d+/, `t=${tSec(header) + 1}`);
     expect(reason(() => verifyConnectWebhook(delivery.body, moved, endpoint.secret, 300, { nowSec: tSec(header) }))).toBe('no_matching_signature');
