@@ -10,7 +10,7 @@ import { loadFieldDefinitions } from './custom-values.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
 import { segmentCondition, type FieldDefinitions } from './segment-filter.js';
 import { likeContains } from './sql-text.js';
-import { CONTACT_COLUMNS, contactViews } from './views.js';
+import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from './views.js';
 
 type Query = NonNullable<operations['listContacts']['parameters']['query']>;
 type Sort = NonNullable<Query['sort']>;
@@ -67,7 +67,7 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
 
   let select = db
     .selectFrom('contacts')
-    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), sortKeySelection(key)])
+    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), sortKeySelection(key), TAG_NAMES.as('tags')])
     .where('contacts.workspace_id', '=', workspaceId);
   if (q !== undefined) select = select.where(searchCondition(q));
   for (const name of new Set(tag.map((t) => t.toLowerCase()))) {

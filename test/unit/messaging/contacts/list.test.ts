@@ -60,6 +60,9 @@ describe('search and filters', () => {
     expect(await names(a, 'tag=vip')).toEqual(['anna', 'cem']);
     expect(await names(a, 'tag=VIP&tag=news')).toEqual(['anna']);
     expect(await names(a, 'tag=nope')).toEqual([]);
+    // Each item carries its own tag names, sorted (read in the page's query).
+    const page = (await a.call('GET', '/api/contacts?sort=name')).body.data as { email: string | null; tags: string[] }[];
+    expect(Object.fromEntries(page.map((c) => [c.email, c.tags]))).toMatchObject({ 'anna@example.com': ['news', 'vip'], 'ben_s@example.com': ['news'], 'cem@example.org': ['vip'], 'dora@example.org': [] }); // VIP is the existing tag vip
   });
 
   it('custom_field: text case-insensitively, numbers numerically; an unknown key or a non-number is a 400', async () => {
