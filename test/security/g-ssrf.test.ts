@@ -19,7 +19,7 @@ import { createSafeFetch, UnsafeUrlError, type Resolver } from '../../server/lib
 import { allowCidrs } from '../../server/lib/url-policy.js';
 import { customerWrites } from '../unit/messaging/inbox/support.js';
 import { addContacts, addTemplates, TEMPLATES, until } from '../unit/messaging/campaigns/support.js';
-import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
+import { expectNoChange, expectProblem, inboundSettled, workspace, type Workspace } from './support.js';
 
 const PUBLIC = '93.184.215.14';
 const CUSTOMER = '+4915112345678';
@@ -71,6 +71,7 @@ beforeAll(async () => {
   await addTemplates(db, { workspaceId: w.workspaceId, accountId: w.wabaId }, TEMPLATES.filter((t) => t.name === 'invoice_ready'));
   await addContacts(db, w.workspaceId, 1);
   await customerWrites(app, w, CUSTOMER); // opens the 24 h window, so a send reaches its URL check
+  await inboundSettled(app);
   const made = async (res: Promise<{ statusCode: number; body: string; json: () => { id: string } }>) => {
     const r = await res;
     expect(r.statusCode, r.body).toBe(201);

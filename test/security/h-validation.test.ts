@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { buildShared } from '../helper.js';
 import { customerWrites, sandbox, storeTemplate } from '../unit/messaging/inbox/support.js';
 import { inbound, postInbound, textMessage } from './inbound.js';
-import { expectNoChange, expectProblem, workspace } from './support.js';
+import { expectNoChange, expectProblem, inboundSettled, workspace } from './support.js';
 
 const pointers = (body: { errors?: { pointer: string }[] }) => (body.errors ?? []).map((e) => e.pointer);
 
@@ -104,8 +104,9 @@ describe('H validation', async () => {
   it('H8 the provider\'s signed webhook is not refused for NUL or a lone surrogate: the text is stored with U+FFFD', async () => {
     const res = await postInbound(app, inbound(w, [textMessage('wamid.H8nul', 'a\u0000b\ud800c')]));
     expect(res.statusCode, res.body).toBe(200);
-    const row = await app.platform.store.db.selectFrom('messages').select('content').where('provider_message_id', '=', 'wamid.H8nul').executeTakeFirstOrThrow();
+    const row = await app.platform.store.db.selectFrom('messages').select(['id', 'content']).where('provider_message_id', '=', 'wamid.H8nul').executeTakeFirstOrThrow();
     expect(JSON.stringify(row.content)).toContain('a\ufffdb\ufffdc');
+    expect(await inboundSettled(app)).toBe(true);
   });
 
   it('H9 limit -1, 0, 1.5, abc, 10^9: 400; without limit the default page', async () => {
@@ -136,6 +137,7 @@ describe('H validation', async () => {
     const refusedAsLocation = await refused('/api/chatapp/send', `{${base},"messageType":"text","messageType":"location"}`);
     expect(JSON.stringify(refusedAsLocation.errors)).toMatch(/location/);
     await customerWrites(app, w, '+4915112345678');
+    expect(await inboundSettled(app)).toBe(true);
     const sent = await post('/api/chatapp/send', `{${base},"messageType":"location","messageType":"text"}`);
     expect(sent.statusCode, sent.body).toBeLessThan(300);
   });
@@ -184,6 +186,7 @@ describe('H validation', async () => {
     const spy = vi.spyOn(sandbox(app), 'sendMessage');
     const sends = () => spy.mock.calls.length;
     await customerWrites(app, w, '+4915112349001', 'Hello', 24 * 3_600_000 + 1_000);
+    expect(await inboundSettled(app)).toBe(true);
     const res = await expectNoChange(app, () => post('/api/chatapp/send', text({ contact_no: '+4915112349001' })), { probes: { sends } });
     const problem = expectProblem(res, 422, 'outside-window');
     expect(problem.detail).toMatch(/template/i);

@@ -11,7 +11,7 @@ import { buildShared } from '../helper.js';
 import { openTestStore } from '../support/store.js';
 import { multipart, pdf } from '../unit/connect/content/support.js';
 import { customerWrites, sandbox } from '../unit/messaging/inbox/support.js';
-import { expectNoChange, expectNoLeak, expectProblem, workspace } from './support.js';
+import { expectNoChange, expectNoLeak, expectProblem, inboundSettled, workspace } from './support.js';
 
 const XSS = '<img src=x onerror=alert(1)>';
 const SQL = ["' OR 1=1--", "'; DROP TABLE contacts;--", '\\', '%', '_'];
@@ -115,6 +115,7 @@ describe('J injection and output encoding', async () => {
   it('J7 template-like text ({{1}}, {{contact.phone}}, ${process.env.X}) is sent literally, never expanded', async () => {
     const spy = vi.spyOn(sandbox(app), 'sendMessage');
     await customerWrites(app, w, '+4915112340020');
+    await inboundSettled(app);
     const message = '{{1}} {{contact.phone}} ${process.env.HOME} #{1+1}';
     const res = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: w.headers, payload: { contact_no: '+4915112340020', chatapp_phone_number: w.number, messageType: 'text', message } });
     expect(res.statusCode, res.body).toBeLessThan(300);

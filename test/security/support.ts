@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
 import { loginTenant, type LoginTenant } from '../unit/messaging/operations/support.js';
 import { connectBearer } from '../support/connect.js';
+import { until } from './inbound.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';
 
@@ -80,4 +81,22 @@ export function expectProblem(res: { statusCode: number; headers: Record<string,
 /** No stack, SQL, file path or module name in a body. */
 export function expectNoLeak(text: string) {
   expect(text).not.toMatch(/\n\s+at |node_modules|\.ts:\d|\/work\/|SELECT |INSERT |syntax error|duplicate key|violates/i);
+}
+
+/**
+ * Waits until automation has claimed every inbound message: its dispatch runs after the message is
+ * stored (NOTIFY on PostgreSQL) and would otherwise land inside a later no-change window. Call it
+ * after making inbound messages through the pipeline (sandbox, signed webhook) in a file that then
+ * checks that nothing changed.
+ */
+export function inboundSettled(app: FastifyInstance): Promise<boolean> {
+  const db = app.platform.store.db;
+  const count = async (q: Promise<{ n: string | number | bigint }>) => Number((await q).n);
+  return until(
+    async () =>
+      (await count(db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('direction', '=', 'inbound').executeTakeFirstOrThrow())) ===
+      (await count(db.selectFrom('automation_inbound_claims').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow())),
+    Boolean,
+    5_000,
+  );
 }
