@@ -25,6 +25,12 @@ type Info = { url: string; token: string; apiKey: string };
 const figures: Record<string, unknown> = {};
 const ratios: Record<string, number> = {};
 
+// The embedded-store figures must run on PGlite: a DATABASE_URL in this process's environment (CI
+// exports one for its PostgreSQL steps) would be inherited by every server child, which would then
+// share one database, each sealing it with its own generated key (L7 refuses the next one).
+// PostgreSQL figures name their database explicitly, from BENCH_DATABASE_URL.
+delete process.env.DATABASE_URL;
+
 // A new valid mobile number per request (E.164, Germany), so every POST creates a contact.
 let serial = 10_000_000;
 const newContact = () => ({ contact_no: `+49151${serial++}`, name: 'Bench Contact' });
