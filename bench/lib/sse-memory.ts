@@ -4,6 +4,13 @@ import { readFileSync } from 'node:fs';
 import { Agent } from 'undici';
 import type { LoginTarget } from './login-push.js';
 
+/** The server's RSS after it collected garbage (bench/servers/login.ts answers SIGUSR2 so). */
+async function settledRss(pid: number): Promise<number> {
+  process.kill(pid, 'SIGUSR2');
+  await new Promise((r) => setTimeout(r, 1000));
+  return rssBytes(pid);
+}
+
 export function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) * 1024 : NaN;
@@ -16,9 +23,7 @@ export async function measureStreamMemory(target: LoginTarget, serverPid: number
     if (res.status !== 201) throw new Error(`start answered ${res.status}`);
     sessions.push(await res.json());
   }
-  global.gc?.();
-  await new Promise((r) => setTimeout(r, 1000));
-  const before = rssBytes(serverPid);
+  const before = await settledRss(serverPid);
   const dispatcher = new Agent({ connections: null, pipelining: 0 });
   const open = [];
   for (const s of sessions) {
@@ -26,10 +31,12 @@ export async function measureStreamMemory(target: LoginTarget, serverPid: number
     if (res.status !== 200) throw new Error(`stream answered ${res.status}`);
     open.push(res);
   }
-  await new Promise((r) => setTimeout(r, 2000));
-  const after = rssBytes(serverPid);
+  await new Promise((r) => setTimeout(r, 1000));
+  const after = await settledRss(serverPid);
   for (const res of open) await res.body?.cancel();
   await dispatcher.close();
-  const growth = Math.max(1, after - before);
+  // RSS that fell while the streams were open (the collector or PGlite's WebAssembly memory gave
+  // back more than the streams took) measures nothing: the figure is then NaN, not a huge ratio.
+  const growth = after > before ? after - before : Number.NaN;
   return { streams, rssBeforeBytes: before, rssAfterBytes: after, growthBytes: growth, bytesPerStream: growth / streams, scaledTo10kBytes: (growth / streams) * 10_000 };
 }

@@ -4,6 +4,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { createSandboxAccount } from '../../server/providers/sandbox.js';
@@ -21,6 +23,11 @@ const app = await buildApp(
   }),
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
+// SIGUSR2 collects garbage, so that the stream-memory figure compares live memory before and
+// after the streams open instead of whatever earlier work left for the collector.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+process.on('SIGUSR2', () => gc());
 let seed: Record<string, unknown> = {};
 if (process.env.SEED === '1') {
   const created = await app.inject({
