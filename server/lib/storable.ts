@@ -1,8 +1,9 @@
 // Text PostgreSQL cannot store as sent: NUL (text columns refuse it) and lone UTF-16 surrogates
 // (they would be written as U+FFFD, silently changing the value). Requests carrying either are
 // refused with 400 naming each field (catalogue H8); everything else (RTL marks, zero-width,
-// combining marks, emoji) is stored as is. The provider's signed webhook is the exception: its
-// payload is not ours to refuse, so it is cleaned instead (`cleanUnstorable`).
+// combining marks, emoji) is stored as is. Signed webhooks from outside are checked by their own
+// handlers once the signature holds: the provider's payload is not ours to refuse, so it is cleaned
+// instead (`cleanUnstorable`); the hosted Login receiver refuses.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpProblem } from './problems.js';
 
@@ -80,9 +81,8 @@ export function cleanUnstorable<T>(value: T): T {
   return value;
 }
 
-/** Routes whose body is a signed payload from outside: cleaned (provider) or checked after the signature. */
-const CLEANED = new Set(['/api/webhook/chatapp']);
-const SIGNED = new Set(['/api/chatapp-auth/webhook/:appId']);
+/** Routes whose body is a signed payload from outside: their handlers check it after the signature. */
+const SIGNED = new Set(['/api/webhook/chatapp', '/api/chatapp-auth/webhook/:appId']);
 
 /**
  * Refuses NUL and lone surrogates in every route's parsed body, query and path parameters, after
@@ -96,11 +96,8 @@ export function guardStorableText(app: FastifyInstance): void {
     assertStorable(request.query, '/query');
     assertStorable(request.body, '/body');
   };
-  const clean = async (request: FastifyRequest): Promise<void> => {
-    if (hasUnstorableText(request.body)) request.body = cleanUnstorable(request.body);
-  };
   app.addHook('onRoute', (route) => {
     if (SIGNED.has(route.url)) return;
-    route.preHandler = [...[route.preHandler ?? []].flat(), (CLEANED.has(route.url) ? clean : check) as never];
+    route.preHandler = [...[route.preHandler ?? []].flat(), check as never];
   });
 }

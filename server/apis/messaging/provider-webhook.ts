@@ -10,6 +10,7 @@ import type { Handler } from '../../lib/handler-types.js';
 import { newId } from '../../lib/ids.js';
 import { problem, sendProblem } from '../../lib/problems.js';
 import { verifySha256Header } from '../../lib/signatures.js';
+import { cleanUnstorable, hasUnstorableText } from '../../lib/storable.js';
 import type { Platform } from '../../platform.js';
 import type { Database } from '../../store/schema.js';
 import { emitEvent } from '../webhooks/emit.js';
@@ -49,7 +50,9 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
   if (!request.rawBody || !verifySha256Header(typeof header === 'string' ? header : undefined, platform.providerAppSecret, request.rawBody)) {
     return sendProblem(reply, problem(401, 'invalid-signature', 'X-Hub-Signature-256 is missing or does not match the raw body.'), SIGNATURE_CHALLENGE);
   }
-  await processProviderPayload(platform, request.body, request.log);
+  // NUL and lone surrogates cannot be stored; the provider's text is kept with U+FFFD in their place (H8).
+  const payload = hasUnstorableText(request.body) ? cleanUnstorable(request.body) : request.body;
+  await processProviderPayload(platform, payload, request.log);
   return { received: true as const };
 };
 
