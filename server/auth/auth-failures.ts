@@ -26,15 +26,19 @@ export function onAuthFailure(platform: object, record: Recorder): void {
   recorders.set(platform, record);
 }
 
-/** Whether the request presents a credential in a header (the ones the authenticators read). */
-export function presentsCredential(request: FastifyRequest): boolean {
-  const { authorization } = request.headers;
+/**
+ * The credential a request presents in a header (the ones the authenticators read), without its
+ * scheme: `ApiKey k` and `X-API-Key: k` are the same credential. Not verified here.
+ */
+export function presentedCredential(request: FastifyRequest): string | undefined {
   const apiKey = request.headers['x-api-key'];
-  return (typeof authorization === 'string' && authorization !== '') || (typeof apiKey === 'string' && apiKey !== '');
+  if (typeof apiKey === 'string' && apiKey) return apiKey;
+  const authorization = request.headers.authorization;
+  return authorization ? authorization.replace(/^\S+\s+/, '') : undefined;
 }
 
 /** Called on an authenticator's 401: counts it when a credential was presented (an absent one guesses nothing). */
 export async function recordAuthFailure(request: FastifyRequest): Promise<void> {
-  if (!presentsCredential(request)) return;
+  if (presentedCredential(request) === undefined) return;
   await recorders.get(request.server.platform)?.(request);
 }

@@ -14,7 +14,7 @@ import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-lim
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse } from 'yaml';
 import { API_NAMES, documentPath } from '../apis/registry.js';
-import { AUTH_FAILURE_IPS, AUTH_FAILURE_WINDOW_MS, onAuthFailure, presentsCredential } from '../auth/auth-failures.js';
+import { AUTH_FAILURE_IPS, AUTH_FAILURE_WINDOW_MS, onAuthFailure, presentedCredential } from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
 
 let secured: Set<string> | undefined;
@@ -42,16 +42,8 @@ function securedRoutes(): Set<string> {
 // (Limits are per instance, so the key need not survive a restart.)
 const hmacKey = randomBytes(32);
 
-function credential(request: FastifyRequest): string | undefined {
-  const apiKey = request.headers['x-api-key'];
-  if (typeof apiKey === 'string' && apiKey) return apiKey;
-  const authorization = request.headers.authorization;
-  // `ApiKey k` and `X-API-Key: k` share a bucket: the scheme is dropped.
-  return authorization ? authorization.replace(/^\S+\s+/, '') : undefined;
-}
-
 export function rateLimitKey(request: FastifyRequest): string {
-  const value = securedRoutes().has(`${request.method} ${request.routeOptions.url}`) ? credential(request) : undefined;
+  const value = securedRoutes().has(`${request.method} ${request.routeOptions.url}`) ? presentedCredential(request) : undefined;
   // A credential is not verified here (that needs the database, and limits run first): invented
   // values each get a bucket. The per-IP count of failed authentications below (catalogue K3)
   // is what bounds guessing.
@@ -118,7 +110,7 @@ export default fp(
     const authFailures = app.createRateLimit(failures);
     onAuthFailure(app.platform, (request) => authFailures(request));
     app.addHook('onRequest', async (request) => {
-      if (!presentsCredential(request)) return;
+      if (presentedCredential(request) === undefined) return;
       const count = await authFailures(request, { increment: false });
       if (count.isAllowed || count.remaining > 0) return;
       request.log.warn({ limiter: 'auth-failures' }, 'credential refused: too many failed authentications from this IP');

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PNG } from '../unit/connect/content/support.js';
+import { rowCounts } from '../security/support.js';
 import { freshDatabase, report, startServer, type Server } from './support.js';
 
 const UNAVAILABLE = 'https://chatapp.example/problems/unavailable';
@@ -43,11 +44,7 @@ async function tables(): Promise<string[]> {
   const rows = await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = 'public' order by 1`.execute(database.db);
   return rows.rows.map((r) => r.name);
 }
-async function counts(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const t of await tables()) out[t] = Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(t)}`.execute(database.db)).rows[0].n);
-  return out;
-}
+const counts = () => rowCounts(database.db);
 /** Disk full for `names`: every row written to them raises 53100. */
 async function fill(names: string[]) {
   for (const t of names) await sql`create trigger faults_disk_full before insert or update or delete on ${sql.table(t)} for each row execute function faults_disk_full()`.execute(database.db);

@@ -3,7 +3,7 @@
 // Credentials are written straight to the store (signing up hashes a password with scrypt at
 // 128 MiB, seconds per workspace on a busy machine, and is not what these tests check).
 import { expect } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
 import { loginTenant, type LoginTenant } from '../unit/messaging/operations/support.js';
@@ -31,8 +31,7 @@ export async function workspaces(app: FastifyInstance): Promise<{ a: Workspace; 
 }
 
 /** Row counts of every table of the store (both workspaces, the outbox and the audit rows included). */
-export async function rowCounts(app: FastifyInstance): Promise<Record<string, number>> {
-  const db = app.platform.store.db;
+export async function rowCounts(db: Kysely<any>): Promise<Record<string, number>> {
   const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`.execute(db);
   const out: Record<string, number> = {};
   for (const { name } of tables.rows) {
@@ -53,7 +52,7 @@ export type Probe = () => number | Promise<number>;
  */
 export async function expectNoChange<T>(app: FastifyInstance, act: () => Promise<T>, { probes = {}, ignore = [] }: { probes?: Record<string, Probe>; ignore?: string[] } = {}): Promise<T> {
   const snapshot = async () => {
-    const rows = await rowCounts(app);
+    const rows = await rowCounts(app.platform.store.db);
     for (const t of ignore) delete rows[t];
     const probed: Record<string, number> = {};
     for (const [name, probe] of Object.entries(probes)) probed[name] = await probe();
