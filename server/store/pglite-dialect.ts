@@ -1,6 +1,7 @@
 // A Kysely dialect for embedded PGlite. PGlite has a single connection, so the driver hands it
 // to one caller at a time (a whole transaction included) and reports affected-row counts, which
-// kysely-pglite does not do safely (see the toolchain notes).
+// kysely-pglite does not do safely (see the toolchain notes). Queries run as prepared statements
+// (./pglite-statements.ts).
 import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
@@ -15,12 +16,13 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { Mutex } from './mutex.js';
+import { PGliteStatements } from './pglite-statements.js';
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pg: PGlite) {}
+  constructor(private readonly statements: PGliteStatements) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.pg.query<R>(query.sql, query.parameters as unknown[]);
+    const result = await this.statements.query<R>(query.sql, query.parameters);
     const kind = query.query.kind;
     const mutates = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode';
     return {
@@ -41,7 +43,7 @@ class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
 
   constructor(private readonly pg: PGlite) {
-    this.connection = new PGliteConnection(pg);
+    this.connection = new PGliteConnection(new PGliteStatements(pg));
   }
 
   async init(): Promise<void> {

@@ -1,0 +1,89 @@
+// PGlite's prepared statements (server/store/pglite-statements.ts) answer exactly what
+// `pg.query` answers: the same rows and types, the same errors, and a statement whose table
+// changed under it is parsed again instead of failing.
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PGliteStatements } from '../../../server/store/pglite-statements.js';
+
+let pg: PGlite;
+beforeAll(async () => {
+  pg = await PGlite.create();
+  await pg.exec(`create table t (id text primary key, n int, data jsonb, tags text[], at timestamptz, big bigint, flag boolean, raw bytea)`);
+}, 60_000);
+afterAll(async () => pg?.close());
+
+describe('PGlite prepared statements', () => {
+  it('answers the same rows, types and counts as pg.query, the first time and when reused', async () => {
+    const statements = new PGliteStatements(pg);
+    const insert = 'insert into t (id, n, data, tags, at, big, flag, raw) values ($1, $2, $3, $4, $5, $6, $7, $8) returning *';
+    const at = new Date('2026-11-24T05:00:00.123Z');
+    for (const id of ['a', 'b']) {
+      const values = [id, 7, { k: [1, 'x'] }, ['p', 'q'], at, 9007199254740993n, true, new Uint8Array([1, 2])];
+      const ours = await statements.query(insert, values);
+      await pg.query('delete from t where id = $1', [id]);
+      const theirs = await pg.query(insert, values);
+      expect(ours.rows).toEqual(theirs.rows);
+      expect(ours.fields).toEqual(theirs.fields);
+      expect(ours.affectedRows).toBe(1);
+    }
+    const select = await statements.query<{ id: string; at: Date }>('select id, at from t where n = $1 order by id', [7]);
+    expect(select.rows).toEqual([{ id: 'a', at }, { id: 'b', at }]);
+    expect(statements.size).toBe(2);
+    const update = await statements.query('update t set n = n + 1 where n = $1', [7]);
+    expect(update.affectedRows).toBe(2);
+    expect(update.rows).toEqual([]);
+  });
+
+  it('passes nulls and raw statements without parameters', async () => {
+    const statements = new PGliteStatements(pg);
+    const { rows } = await statements.query<{ v: null; w: number }>('select $1::text as v, 1 as w', [null]);
+    expect(rows).toEqual([{ v: null, w: 1 }]);
+    await statements.query('begin', []);
+    expect(pg.isInTransaction()).toBe(true);
+    await statements.query('rollback', []);
+    expect(pg.isInTransaction()).toBe(false);
+  });
+
+  it('throws the same DatabaseError as pg.query, and the next query works', async () => {
+    const statements = new PGliteStatements(pg);
+    const duplicate = 'insert into t (id) values ($1)';
+    await statements.query(duplicate, ['dup']);
+    const ours = await statements.query(duplicate, ['dup']).catch((e: unknown) => e);
+    const theirs = await pg.query(duplicate, ['dup']).catch((e: unknown) => e);
+    expect(ours).toBeInstanceOf(Error);
+    expect((ours as { code: string }).code).toBe('23505');
+    expect((ours as Error).message).toBe((theirs as Error).message);
+    const syntax = await statements.query('selec 1', []).catch((e: unknown) => e);
+    expect((syntax as { code: string }).code).toBe('42601');
+    expect((await statements.query<{ n: number }>('select 2 as n', [])).rows).toEqual([{ n: 2 }]);
+  });
+
+  it('plans each run with its values: on conflict with a parameter matches a partial unique index every time', async () => {
+    const statements = new PGliteStatements(pg);
+    await pg.exec(`create table u (k text, status text); create unique index u_pending on u (k) where status = 'pending'`);
+    const insert = 'insert into u (k, status) values ($1, $2) on conflict (k) where status = $3 do nothing returning k';
+    for (let i = 0; i < 8; i++) {
+      const { rows } = await statements.query(insert, [`k${i % 4}`, 'pending', 'pending']);
+      expect(rows).toEqual(i < 4 ? [{ k: `k${i}` }] : []);
+    }
+  });
+
+  it('parses a statement again when its table changed under a select * (0A000), outside a transaction', async () => {
+    const statements = new PGliteStatements(pg);
+    await pg.exec('create table s (id int); insert into s values (1)');
+    expect((await statements.query('select * from s', [])).rows).toEqual([{ id: 1 }]);
+    await pg.exec('alter table s add column name text');
+    expect((await statements.query('select * from s', [])).rows).toEqual([{ id: 1, name: null }]);
+  });
+
+  it('keeps at most its limit of statements, closing the least recently used', async () => {
+    const statements = new PGliteStatements(pg, 3);
+    for (const n of [1, 2, 3]) await statements.query(`select ${n} as lru`, []);
+    await statements.query('select 1 as lru', []); // used again: now the most recent
+    await statements.query('select 4 as lru', []); // closes "select 2"
+    expect(statements.size).toBe(3);
+    const { rows } = await pg.query<{ statement: string }>(`select statement from pg_prepared_statements where statement like '% as lru' order by statement`);
+    expect(rows.map((r) => r.statement)).toEqual(['select 1 as lru', 'select 3 as lru', 'select 4 as lru']);
+    expect((await statements.query<{ lru: number }>('select 2 as lru', [])).rows).toEqual([{ lru: 2 }]);
+  });
+});
