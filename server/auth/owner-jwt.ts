@@ -2,7 +2,6 @@
 // issues and checks them, so a symmetric key is enough and nothing needs publishing or storing.
 // The audience keeps the two uses apart: an API bearer token cannot serve as the browser's
 // cookie session, nor the other way round.
-import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { newId } from '../lib/ids.js';
 import type { Platform } from '../platform.js';
@@ -23,13 +22,16 @@ export interface IssuedOwnerToken {
 /** Longer than any token we issue (a few hundred bytes); bigger ones are refused unparsed. */
 const MAX_TOKEN_LENGTH = 2048;
 
-// A KeyObject, not bytes: jose imports raw bytes as a WebCrypto key on every call, which was a
-// tenth of the CPU time of an owner request.
-const keys = new WeakMap<Platform, KeyObject>();
+// A WebCrypto key imported once: jose imports raw bytes or a KeyObject as a WebCrypto key on every
+// call, which was a tenth of the CPU time of an owner request.
+const keys = new WeakMap<Platform, Promise<CryptoKey>>();
 
-function signingKey(platform: Platform): KeyObject {
+function signingKey(platform: Platform): Promise<CryptoKey> {
   let key = keys.get(platform);
-  if (!key) keys.set(platform, (key = createSecretKey(Buffer.from(platform.secrets.digest('owner-jwt-key')))));
+  if (!key) {
+    const bytes = Buffer.from(platform.secrets.digest('owner-jwt-key'));
+    keys.set(platform, (key = crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])));
+  }
   return key;
 }
 
@@ -49,7 +51,7 @@ export async function issueOwnerToken(
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(newId('jti'))
-    .sign(signingKey(platform));
+    .sign(await signingKey(platform));
   return { token, expiresAt: new Date(exp * 1000), expiresIn: lifetimeSeconds };
 }
 
@@ -57,7 +59,7 @@ export async function issueOwnerToken(
 export async function verifyOwnerToken(platform: Platform, token: string, audience: OwnerAudience = 'owner-api'): Promise<OwnerClaims | null> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return null;
   try {
-    const { payload } = await jwtVerify(token, signingKey(platform), {
+    const { payload } = await jwtVerify(token, await signingKey(platform), {
       algorithms: ['HS256'],
       typ: 'JWT',
       issuer: platform.config.publicUrl,
