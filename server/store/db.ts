@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
+import { startPGliteMaintenance } from './pglite-maintenance.js';
 import { UnavailableAwareDialect } from './unavailable.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
@@ -20,6 +21,8 @@ export interface Store {
   /** Sends a NOTIFY to every listening instance (this one included). */
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+  /** PGlite only: one pass of its VACUUM and ANALYZE now (it has no autovacuum). */
+  maintain?(): Promise<void>;
 }
 
 export interface StoreOptions {
@@ -29,6 +32,8 @@ export interface StoreOptions {
   dataDir?: string;
   /** An already open PGlite (tests clone one per file). */
   pglite?: PGlite;
+  /** How often PGlite's tables are checked for VACUUM and ANALYZE (./pglite-maintenance.ts). */
+  maintenanceMs?: number;
 }
 
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -39,16 +44,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return store;
 }
 
-async function openPGlite({ dataDir, pglite }: StoreOptions): Promise<Store> {
+async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOptions): Promise<Store> {
   let pgl = pglite;
   if (!pgl) {
     if (dataDir) mkdirSync(dataDir, { recursive: true });
     pgl = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined);
   }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pgl) });
+  const maintenance = startPGliteMaintenance(db, maintenanceMs, (msg, extra) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...extra })}\n`));
   return {
     db,
     kind: 'pglite',
+    maintain: () => maintenance.run(),
     async listen(channel, listener) {
       assertChannel(channel);
       const unsubscribe = await pgl.listen(channel, listener);
@@ -59,6 +66,7 @@ async function openPGlite({ dataDir, pglite }: StoreOptions): Promise<Store> {
       await pgl.query('select pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
+      await maintenance.stop();
       await db.destroy();
     },
   };

@@ -20,6 +20,7 @@ import * as m017 from './migrations/017_contact_times.js';
 import * as m018 from './migrations/018_platform_settings.js';
 import * as m019 from './migrations/019_login_setup_status.js';
 import * as m020 from './migrations/020_subscribe_token_index.js';
+import * as m021 from './migrations/021_outbox_fillfactor.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '018_platform_settings': m018,
   '019_login_setup_status': m019,
   '020_subscribe_token_index': m020,
+  '021_outbox_fillfactor': m021,
 };
 
 class StaticProvider implements MigrationProvider {
