@@ -1,30 +1,27 @@
 // `npm run bench` / `npm run bench:quick`: prints `ratio <name> <value>` per figure (higher is
 // better, 1.0 = parity with the baseline or the goal) and writes raw figures to
 // bench/results/latest.json. Servers run as child processes; load comes from this process.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
-import { fileURLToPath } from "node:url";
-import { startMocks } from "../mocks/mocks.mjs";
-import { freePort } from "../test/support/free-port.js";
-import { startChild } from "./lib/child.js";
-import pg from "pg";
-import { compare } from "./lib/load.js";
-import { measureLoginPush, type LoginTarget } from "./lib/login-push.js";
-import { measureStreamMemory } from "./lib/sse-memory.js";
-import { measureCampaign, withBenchDatabase } from "./lib/campaign.js";
-import { measureWebhookDeliveries } from "./lib/webhook-deliveries.js";
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { startMocks } from '../mocks/mocks.mjs';
+import { freePort } from '../test/support/free-port.js';
+import { startChild } from './lib/child.js';
+import pg from 'pg';
+import { compare } from './lib/load.js';
+import { measureLoginPush, type LoginTarget } from './lib/login-push.js';
+import { measureStreamMemory } from './lib/sse-memory.js';
+import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
+import { measureWebhookDeliveries } from './lib/webhook-deliveries.js';
 
-const quick = process.argv.includes("--quick");
+const quick = process.argv.includes('--quick');
 const rounds = quick ? 3 : 5;
 const durationSec = quick ? 4 : 10;
 const warmupSec = quick ? 2 : 5;
 const connections = 10;
 // `--only=http,login,campaign,webhooks,generate` runs some groups of figures (for profiling work).
-const only = process.argv
-  .find((a) => a.startsWith("--only="))
-  ?.slice("--only=".length)
-  .split(",");
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (group: string) => !only || only.includes(group);
 
 type Info = { url: string; token: string; apiKey: string };
@@ -39,46 +36,24 @@ delete process.env.DATABASE_URL;
 
 // A new valid mobile number per request (E.164, Germany), so every POST creates a contact.
 let serial = 10_000_000;
-const newContact = () => ({
-  contact_no: `+49151${serial++}`,
-  name: "Bench Contact",
-});
+const newContact = () => ({ contact_no: `+49151${serial++}`, name: 'Bench Contact' });
 
-if (wanted("http")) {
-  const full = await startChild<Info>("full.ts");
-  const bare = await startChild<Info>("bare.ts");
+if (wanted('http')) {
+  const full = await startChild<Info>('full.ts');
+  const bare = await startChild<Info>('bare.ts');
   try {
     const get = await compare(
-      {
-        url: `${full.info.url}/api/account/me`,
-        headers: { authorization: `Bearer ${full.info.token}` },
-        connections,
-        durationSec,
-      },
+      { url: `${full.info.url}/api/account/me`, headers: { authorization: `Bearer ${full.info.token}` }, connections, durationSec },
       { url: `${bare.info.url}/api/account/me`, connections, durationSec },
       rounds,
       warmupSec,
     );
     ratios.get_vs_bare_fastify = get.subject.rps / get.baseline.rps;
     figures.get_vs_bare_fastify = get;
-    const json = { "content-type": "application/json" };
+    const json = { 'content-type': 'application/json' };
     const post = await compare(
-      {
-        url: `${full.info.url}/api/contacts`,
-        method: "POST",
-        headers: { ...json, "x-api-key": full.info.apiKey },
-        body: newContact,
-        connections,
-        durationSec,
-      },
-      {
-        url: `${bare.info.url}/api/contacts`,
-        method: "POST",
-        headers: json,
-        body: newContact,
-        connections,
-        durationSec,
-      },
+      { url: `${full.info.url}/api/contacts`, method: 'POST', headers: { ...json, 'x-api-key': full.info.apiKey }, body: newContact, connections, durationSec },
+      { url: `${bare.info.url}/api/contacts`, method: 'POST', headers: json, body: newContact, connections, durationSec },
       rounds,
       warmupSec,
     );
@@ -90,18 +65,8 @@ if (wanted("http")) {
     const mock = await startMocks({ ports: { messaging: port } });
     try {
       const prism = await compare(
-        {
-          url: `${full.info.url}/api/contacts?limit=20`,
-          headers: { "x-api-key": full.info.apiKey },
-          connections,
-          durationSec,
-        },
-        {
-          url: `http://127.0.0.1:${port}/api/contacts?limit=20`,
-          headers: { "x-api-key": "mk_bench" },
-          connections,
-          durationSec,
-        },
+        { url: `${full.info.url}/api/contacts?limit=20`, headers: { 'x-api-key': full.info.apiKey }, connections, durationSec },
+        { url: `http://127.0.0.1:${port}/api/contacts?limit=20`, headers: { 'x-api-key': 'mk_bench' }, connections, durationSec },
         rounds,
         warmupSec,
       );
@@ -117,13 +82,8 @@ if (wanted("http")) {
 }
 
 // Login push and stream memory on the embedded store (one instance).
-const APP_SECRET = "bench-provider-app-secret";
-type LoginInfo = Info & {
-  pid: number;
-  apiKey: string;
-  providerPhoneNumberId: string;
-  displayPhoneNumber: string;
-};
+const APP_SECRET = 'bench-provider-app-secret';
+type LoginInfo = Info & { pid: number; apiKey: string; providerPhoneNumberId: string; displayPhoneNumber: string };
 const target = (entry: LoginInfo, stream: LoginInfo = entry): LoginTarget => ({
   entryUrl: entry.url,
   streamUrl: stream.url,
@@ -132,20 +92,13 @@ const target = (entry: LoginInfo, stream: LoginInfo = entry): LoginTarget => ({
   displayPhoneNumber: entry.displayPhoneNumber,
   appSecret: APP_SECRET,
 });
-if (wanted("login")) {
-  const login = await startChild<LoginInfo>("login.ts", {
-    SEED: "1",
-    PROVIDER_APP_SECRET: APP_SECRET,
-  });
+if (wanted('login')) {
+  const login = await startChild<LoginInfo>('login.ts', { SEED: '1', PROVIDER_APP_SECRET: APP_SECRET });
   try {
     const push = await measureLoginPush(target(login.info), quick ? 200 : 1000);
     ratios.login_push_p99_budget = 10 / push.p99;
     figures.login_push = push;
-    const memory = await measureStreamMemory(
-      target(login.info),
-      login.info.pid,
-      quick ? 2000 : 10_000,
-    );
+    const memory = await measureStreamMemory(target(login.info), login.info.pid, quick ? 2000 : 10_000);
     ratios.sse_memory_budget = 2 ** 30 / memory.scaledTo10kBytes;
     figures.sse_memory = memory;
   } finally {
@@ -156,25 +109,18 @@ if (wanted("login")) {
 // The same push across two instances on one PostgreSQL: BENCH_DATABASE_URL names a server where
 // the run creates (and drops) a database of its own.
 const adminUrl = process.env.BENCH_DATABASE_URL;
-if (adminUrl && wanted("login")) {
+if (adminUrl && wanted('login')) {
   const name = `bench_${Date.now()}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
   const pgUrl = new URL(adminUrl);
   pgUrl.pathname = `/${name}`;
-  const env = {
-    DATABASE_URL: pgUrl.toString(),
-    PROVIDER_APP_SECRET: APP_SECRET,
-    SECRET_KEY: "bench-secret-key-shared-by-both-instances-0123",
-  };
-  const a = await startChild<LoginInfo>("login.ts", { ...env, SEED: "1" });
-  const b = await startChild<LoginInfo>("login.ts", env);
+  const env = { DATABASE_URL: pgUrl.toString(), PROVIDER_APP_SECRET: APP_SECRET, SECRET_KEY: 'bench-secret-key-shared-by-both-instances-0123' };
+  const a = await startChild<LoginInfo>('login.ts', { ...env, SEED: '1' });
+  const b = await startChild<LoginInfo>('login.ts', env);
   try {
-    const push = await measureLoginPush(
-      target(a.info, b.info),
-      quick ? 200 : 1000,
-    );
+    const push = await measureLoginPush(target(a.info, b.info), quick ? 200 : 1000);
     ratios.login_push_two_instances_p99_budget = 50 / push.p99;
     figures.login_push_two_instances = push;
     // Stream memory again on the stream instance, whose RSS holds no embedded database: PGlite's
@@ -189,69 +135,45 @@ if (adminUrl && wanted("login")) {
     await admin.end();
   }
 } else if (!adminUrl) {
-  console.log(
-    "note: set BENCH_DATABASE_URL to measure the push across two instances on PostgreSQL",
-  );
+  console.log('note: set BENCH_DATABASE_URL to measure the push across two instances on PostgreSQL');
 }
 
 // A campaign against the fake Cloud API: achieved send rate over the configured 1,000/s, and memory.
-if (wanted("campaign")) {
+if (wanted('campaign')) {
   const recipients = quick ? 10_000 : 100_000;
   const pglite = await measureCampaign(recipients, 1000);
-  ratios.campaign_rate_pglite =
-    pglite.achievedPerSecond / pglite.configuredPerSecond;
+  ratios.campaign_rate_pglite = pglite.achievedPerSecond / pglite.configuredPerSecond;
   figures.campaign_pglite = pglite;
   if (adminUrl) {
-    const postgres = await withBenchDatabase(adminUrl, (url) =>
-      measureCampaign(recipients, 1000, { DATABASE_URL: url }),
-    );
-    ratios.campaign_rate_postgres =
-      postgres.achievedPerSecond / postgres.configuredPerSecond;
+    const postgres = await withBenchDatabase(adminUrl, (url) => measureCampaign(recipients, 1000, { DATABASE_URL: url }));
+    ratios.campaign_rate_postgres = postgres.achievedPerSecond / postgres.configuredPerSecond;
     figures.campaign_postgres = postgres;
   }
 }
 
 // Signed deliveries per second from the outbox to a local receiver, against 2,000/s.
-if (wanted("webhooks")) {
-  const deliveries = await measureWebhookDeliveries(
-    quick ? 2000 : 10_000,
-    quick ? 3 : 5,
-  );
+if (wanted('webhooks')) {
+  const deliveries = await measureWebhookDeliveries(quick ? 2000 : 10_000, quick ? 3 : 5);
   ratios.webhook_deliveries_budget = deliveries.perSecond / 2000;
   figures.webhook_deliveries = deliveries;
 }
 
 // `npm run generate` (TypeSpec, both OpenAPI versions, webhooks, types, dereferenced documents) against 15 s.
-if (wanted("generate")) {
+if (wanted('generate')) {
   const t0 = performance.now();
-  const res = spawnSync(process.execPath, ["scripts/generate.mjs"], {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  if (res.status !== 0) throw new Error("npm run generate failed");
+  const res = spawnSync(process.execPath, ['scripts/generate.mjs'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'ignore', 'inherit'] });
+  if (res.status !== 0) throw new Error('npm run generate failed');
   const seconds = (performance.now() - t0) / 1000;
   ratios.generate_budget = 15 / seconds;
   figures.generate = { seconds };
 }
 
-for (const [name, value] of Object.entries(ratios))
-  console.log(`ratio ${name} ${value.toFixed(3)}`);
-mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(
-  new URL("./results/latest.json", import.meta.url),
+  new URL('./results/latest.json', import.meta.url),
   JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      quick,
-      machine: {
-        cpus: cpus().length,
-        cpu: cpus()[0]?.model,
-        memoryBytes: totalmem(),
-        node: process.version,
-      },
-      ratios,
-      figures,
-    },
+    { date: new Date().toISOString(), quick, machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version }, ratios, figures },
     null,
     2,
   ),
