@@ -134,7 +134,7 @@ if (adminUrl && wanted('login')) {
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
   }
-} else if (!adminUrl) {
+} else if (wanted('login')) {
   console.log('note: set BENCH_DATABASE_URL to measure the push across two instances on PostgreSQL');
 }
 
