@@ -51,7 +51,7 @@ async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOpti
     pgl = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined);
   }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pgl) });
-  const maintenance = startPGliteMaintenance(db, maintenanceMs, (msg, extra) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...extra })}\n`));
+  const maintenance = startPGliteMaintenance(db, maintenanceMs, warn);
   return {
     db,
     kind: 'pglite',
@@ -72,14 +72,18 @@ async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOpti
   };
 }
 
+/** The store has no logger of its own: its warnings are JSON lines on stderr, like the server's log. */
+function warn(msg: string, extra: object): void {
+  process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...extra })}\n`);
+}
+
 /**
  * A connection that PostgreSQL ends (a restart, a failover, `pg_terminate_backend`) emits
  * `error`; without a listener that is an uncaught exception that takes the process down. The
  * pool drops such an idle client and opens a new one on the next query, so it is only reported.
  */
 function reportConnectionError(where: 'pool' | 'listener') {
-  return (error: Error & { code?: string }) =>
-    process.stderr.write(`${JSON.stringify({ level: 'warn', msg: `PostgreSQL ${where} connection ended`, code: error.code, error: error.message })}\n`);
+  return (error: Error & { code?: string }) => warn(`PostgreSQL ${where} connection ended`, { code: error.code, error: error.message });
 }
 
 async function openPostgres(connectionString: string): Promise<Store> {
