@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,6 +8,11 @@ export default defineConfig({
     // while most of a test file's time is spent waiting (timers, provider timeouts, a store
     // starting). Two workers there keep both cores busy. TEST_WORKERS overrides it.
     maxWorkers: Number(process.env.TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
+    // With TEST_REPORT_DIR (set by .ci/run), each run also writes vitest's JSON report there;
+    // scripts/ci-tests-summary.mjs adds them up into CI's closing line.
+    ...(process.env.TEST_REPORT_DIR
+      ? { reporters: ['default', ['json', { outputFile: join(process.env.TEST_REPORT_DIR, `vitest-${Date.now()}-${process.pid}.json`) }]] }
+      : {}),
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 60_000 } },
       // The bad-input catalogue (../shared/reliability/bad-inputs.md), one file per group.
