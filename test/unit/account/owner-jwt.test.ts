@@ -62,6 +62,21 @@ describe('owner session JWTs', () => {
     expect(await verifyOwnerToken(app.platform, a.token, 'owner-browser')).toBeNull();
   });
 
+  it('a verified token is remembered for its audience only, and not past its exp', async () => {
+    const browser = await issueOwnerToken(app.platform, { ownerId: a.owner.id, workspaceId: a.workspace.id }, 'owner-browser');
+    const claims = { ownerId: a.owner.id, workspaceId: a.workspace.id };
+    expect(await verifyOwnerToken(app.platform, browser.token, 'owner-browser')).toEqual(claims);
+    expect(await verifyOwnerToken(app.platform, browser.token, 'owner-browser')).toEqual(claims);
+    expect(await verifyOwnerToken(app.platform, browser.token, 'owner-api')).toBeNull();
+    const lifetime = app.config.ownerSessionSeconds * 1000;
+    clock += lifetime;
+    try {
+      expect(await verifyOwnerToken(app.platform, browser.token, 'owner-browser')).toBeNull();
+    } finally {
+      clock -= lifetime;
+    }
+  });
+
   it('a token for an owner who no longer exists is 401; garbage never 500', async () => {
     const ghost = await issueOwnerToken(app.platform, { ownerId: 'usr_gone0000000000000', workspaceId: a.workspace.id });
     expect((await me(ghost.token)).statusCode).toBe(401);
