@@ -8,7 +8,7 @@
 // in sync (NTP), as a skew shifts expiry by that much.
 import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely';
 import type { operations } from '../../../generated/login/types.js';
 import type { Handler } from '../../lib/handler-types.js';
 import { base62, newId } from '../../lib/ids.js';
@@ -114,7 +114,7 @@ async function insertSession(trx: Kysely<Database>, values: NewSession): Promise
     const row = await trx
       .insertInto('login_sessions')
       .values({ ...values, login_code: code })
-      .onConflict((oc) => oc.columns(['phone_number_id', 'login_code']).where('status', '=', 'pending').doNothing())
+      .onConflict((oc) => oc.columns(['phone_number_id', 'login_code']).where(sql<SqlBool>`status = 'pending'`).doNothing())
       .returning('login_code')
       .executeTakeFirst();
     if (row) return row.login_code;

@@ -62,10 +62,25 @@ describe('PGlite prepared statements', () => {
     const statements = new PGliteStatements(pg);
     await pg.exec(`create table u (k text, status text); create unique index u_pending on u (k) where status = 'pending'`);
     const insert = 'insert into u (k, status) values ($1, $2) on conflict (k) where status = $3 do nothing returning k';
+    const literal = `insert into u (k, status) values ($1, $2) on conflict (k) where status = 'pending' do nothing returning k`;
     for (let i = 0; i < 8; i++) {
       const { rows } = await statements.query(insert, [`k${i % 4}`, 'pending', 'pending']);
       expect(rows).toEqual(i < 4 ? [{ k: `k${i}` }] : []);
+      expect((await statements.query(literal, [`k${i % 4}`, 'pending'])).rows).toEqual([]);
     }
+    // The parameterised one is never kept as a named statement; the literal one is, generic plan and all.
+    const { rows } = await pg.query<{ statement: string; generic_plans: number }>(`select statement, generic_plans from pg_prepared_statements where statement like 'insert into u %'`);
+    expect(rows).toEqual([{ statement: literal, generic_plans: expect.any(Number) }]);
+    expect(rows[0]!.generic_plans).toBeGreaterThan(0);
+  });
+
+  it('a statement run again and again gets a generic plan (PostgreSQL plans it once, not on every run)', async () => {
+    const statements = new PGliteStatements(pg);
+    await pg.exec('create table g (id int primary key, v text); insert into g select n, n::text from generate_series(1, 100) n');
+    for (let i = 1; i <= 8; i++) expect((await statements.query('select v from g where id = $1', [i])).rows).toEqual([{ v: String(i) }]);
+    const { rows } = await pg.query<{ generic_plans: number; custom_plans: number }>(`select generic_plans, custom_plans from pg_prepared_statements where statement = 'select v from g where id = $1'`);
+    expect(rows[0]!.custom_plans).toBe(5);
+    expect(rows[0]!.generic_plans).toBe(3);
   });
 
   it('parses a statement again when its table changed under a select * (0A000), outside a transaction', async () => {

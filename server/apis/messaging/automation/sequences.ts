@@ -4,7 +4,7 @@
 // `contact_created` are picked up by the timer worker (contacts tagged or created after the
 // sequence), `keyword` by an inbound responder (order 25). A reply ends the enrolment when the
 // sequence says `stop_on_reply`.
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
 import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
@@ -90,7 +90,7 @@ export async function enrol(platform: Platform, seq: SequenceRow, contactId: str
   const row = await platform.store.db
     .insertInto('automation_sequence_enrolments')
     .values({ id: newId('enr'), sequence_id: seq.id, workspace_id: seq.workspace_id, contact_id: contactId, phone_number_id: pn, status: 'active', next_step: 1, fire_at: new Date(now.getTime() + delayMs(steps[0]!)), created_at: now, updated_at: now })
-    .onConflict((oc) => oc.columns(['sequence_id', 'contact_id']).where('status', '=', 'active').doNothing())
+    .onConflict((oc) => oc.columns(['sequence_id', 'contact_id']).where(sql<SqlBool>`status = 'active'`).doNothing())
     .returning('id')
     .executeTakeFirst();
   return Boolean(row);
