@@ -1,7 +1,7 @@
 // A server for the login benchmarks. With SEED=1 it also creates a workspace, a sandbox number
 // and a Login app on it, and prints their credentials; a second instance (SEED unset) shares the
 // same PostgreSQL database and SECRET_KEY and only listens.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -24,10 +24,14 @@ const app = await buildApp(
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 // SIGUSR2 collects garbage, so that the stream-memory figure compares live memory before and
-// after the streams open instead of whatever earlier work left for the collector.
+// after the streams open instead of whatever earlier work left for the collector, and writes
+// process.memoryUsage() to bench-memory-<pid>.json in the temporary directory (bench/lib/sse-memory.ts).
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-process.on('SIGUSR2', () => gc());
+process.on('SIGUSR2', () => {
+  gc();
+  writeFileSync(join(tmpdir(), `bench-memory-${process.pid}.json`), JSON.stringify(process.memoryUsage()));
+});
 let seed: Record<string, unknown> = {};
 if (process.env.SEED === '1') {
   const created = await app.inject({
