@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { unframedLines } from './lib/ci-log.mjs';
 import { runOrExit } from './lib/tools.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -172,11 +173,15 @@ for (const api of APIS) {
   const code = await new Promise((resolve) => {
     // cwd: the temporary directory, where schemathesis keeps its example database (.schemathesis/).
     const child = spawn(st, stArgs, { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py') } });
+    const echo = unframedLines();
     child.stdout.on('data', (chunk) => {
       output += chunk;
-      process.stdout.write(chunk);
+      echo.write(chunk);
     });
-    child.on('exit', (c) => resolve(c ?? 1));
+    child.on('exit', (c) => {
+      echo.end();
+      resolve(c ?? 1);
+    });
   });
   results.push({ api, code, seconds: Math.round((Date.now() - started) / 1000), ...summarise(output), excluded: excluded.length });
 }
