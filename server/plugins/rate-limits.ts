@@ -7,7 +7,7 @@
 // The store is in memory and PER INSTANCE: with N instances a client can get N times the limit.
 // A shared store (the plugin's Redis option, or one on our database) would be needed to make
 // the limit global; the README's "Limits" section says so.
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
@@ -37,10 +37,12 @@ function securedRoutes(): Set<string> {
   return secured;
 }
 
-// The bucket key is an HMAC of the credential under a key that lives only in this process, so
-// neither the credential nor anything that could be checked against it is stored or logged.
-// (Limits are per instance, so the key need not survive a restart.)
-const hmacKey = randomBytes(32);
+// The bucket key is SHA-256 of a secret that lives only in this process followed by the
+// credential, so neither the credential nor anything that could be checked against a guess of it
+// is stored or logged. (Limits are per instance, so the secret need not survive a restart.) The
+// digest is never given to anyone to verify, so the prefix construction needs no HMAC; one-shot
+// hash() costs a quarter of createHmac(), which was 4% of an authenticated request's CPU.
+const keySecret = randomBytes(32).toString('base64url');
 
 export function rateLimitKey(request: FastifyRequest): string {
   const value = securedRoutes().has(`${request.method} ${request.routeOptions.url}`) ? presentedCredential(request) : undefined;
@@ -48,7 +50,7 @@ export function rateLimitKey(request: FastifyRequest): string {
   // values each get a bucket. The per-IP count of failed authentications below (catalogue K3)
   // is what bounds guessing.
   // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
-  return value ? `key:${createHmac('sha256', hmacKey).update(value).digest('base64url')}` : `ip:${normalizeIP(request.ip)}`;
+  return value ? `key:${hash('sha256', keySecret + value, 'base64url')}` : `ip:${normalizeIP(request.ip)}`;
 }
 
 /** The 429 of every bucket: `rate-limited` with Retry-After in whole seconds. */

@@ -1,5 +1,6 @@
 // HTTP hygiene from outside (catalogue groups K and M, A2's 431, L8): security headers, rate
 // limits, sizes, timeouts, and problem+json for every error Fastify or Node raise themselves.
+import { hash } from 'node:crypto';
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -76,6 +77,7 @@ describe('http hygiene', () => {
     const key = rateLimitKey(request({ 'x-api-key': 'sk_live_secret_value' }));
     expect(key).toMatch(/^key:[\w-]{43}$/);
     expect(key).not.toContain('secret');
+    expect(key).not.toBe(`key:${hash('sha256', 'sk_live_secret_value', 'base64url')}`); // keyed: a guess cannot be checked
     expect(rateLimitKey(request({ authorization: 'ApiKey sk_live_secret_value' }))).toBe(key);
     expect(rateLimitKey(request({}))).toBe('ip:10.0.0.1');
     const v6 = (ip: string) => rateLimitKey({ method: 'GET', ip, headers: {}, routeOptions: { url: PUBLIC } } as never);
