@@ -1,16 +1,14 @@
 // The baseline: bare Fastify serving the same handler work (the same queries on the same kind of
 // store, the same JSON) with no contract validation, no auth and default serialisation:
 // GET /api/account/me (owner and workspace) and POST /api/contacts (duplicate check, insert).
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Fastify from 'fastify';
 import { openStore } from '../../server/store/db.js';
 import { ownerView, workspaceView } from '../../server/apis/account/workspaces.js';
 import { CONTACT_COLUMNS, contactViews } from '../../server/apis/messaging/contacts/views.js';
 import { newId } from '../../server/lib/ids.js';
+import { benchDataDir } from '../lib/data-dir.js';
 
-const store = await openStore({ dataDir: mkdtempSync(join(tmpdir(), 'bench-bare-')) });
+const store = await openStore({ dataDir: benchDataDir('bench-bare-') });
 await store.db.insertInto('workspaces').values({ id: 'ws_bench00000001', name: 'Bench', slug: 'bench' }).execute();
 await store.db
   .insertInto('owners')

@@ -2,18 +2,16 @@
 // (printed with its signing secret). A line `emit <n>` on stdin enqueues n `link.opened` events
 // in one transaction, as a burst of real events would, and prints `{"emitted":n}` once committed;
 // the outbox workers then deliver them, signed, as in production.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { emitEvent } from '../../server/apis/webhooks/emit.js';
 import { newId } from '../../server/lib/ids.js';
 import { connectBearer } from '../../test/support/connect.js';
+import { benchDataDir } from '../lib/data-dir.js';
 
 const app = await buildApp(
-  loadConfig({ ...process.env, PORT: '0', DATA_DIR: mkdtempSync(join(tmpdir(), 'bench-webhooks-')), LOG_LEVEL: 'silent', DEMO: 'false', ALLOW_PRIVATE_URLS: 'true' }),
+  loadConfig({ ...process.env, PORT: '0', DATA_DIR: benchDataDir('bench-webhooks-'), LOG_LEVEL: 'silent', DEMO: 'false', ALLOW_PRIVATE_URLS: 'true' }),
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 const workspaceId = newId('ws');
