@@ -4,7 +4,7 @@
 // Every instance runs the handler for the same message; the conditional UPDATE lets one win.
 // Also here: the outbox endpoint kind of Login apps and the expiry sweep; `startLogin` starts all.
 import type { FastifyInstance } from 'fastify';
-import type { Selectable } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { PlatformEvent } from '../../events/bus.js';
 import { newId } from '../../lib/ids.js';
 import { enqueue } from '../../outbox/outbox.js';
@@ -87,7 +87,9 @@ export async function verifySession(platform: Platform, message: InboundLogin): 
     .select(['id', 'app_id', 'workspace_id'])
     .where('phone_number_id', '=', message.phoneNumberId) // the session's own number only (D6)
     .where('login_code', '=', message.code)
-    .where('status', '=', 'pending')
+    // A literal, so that a generic plan can use the partial index login_sessions_pending_code
+    // (`where status = 'pending'`); with a parameter PostgreSQL planned this on every message.
+    .where(sql<SqlBool>`status = 'pending'`)
     .where('expires_at', '>', now)
     .executeTakeFirst();
   const digits = E164.exec(message.from)?.[1];

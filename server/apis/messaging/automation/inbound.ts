@@ -1,5 +1,6 @@
 // The automation's inbound responders: order 10 resumes a run waiting for this contact's reply
 // (or form submission); order 20 starts the oldest active flow with a matching trigger.
+import { sql, type SqlBool } from 'kysely';
 import type { Platform } from '../../../platform.js';
 import type { Inbound } from './engine.js';
 import { registerInboundResponder, type InboundMessage } from './responders.js';
@@ -28,8 +29,9 @@ async function resumeWaiting(platform: Platform, message: InboundMessage): Promi
     .where('workspace_id', '=', message.workspaceId)
     .where('contact_id', '=', message.contactId)
     .where('phone_number_id', '=', message.phoneNumberId)
-    .where('status', '=', 'waiting')
-    .where('wait_kind', 'in', ['reply', 'form'])
+    // Literals: a generic plan can then use automation_executions_waiting (`where status =
+    // 'waiting'`); with parameters this query, run on every inbound message, was planned every time.
+    .where(sql<SqlBool>`status = 'waiting' and wait_kind in ('reply', 'form')`)
     .orderBy('started_at', 'desc')
     .execute();
   if (!waiting.length) return false;

@@ -130,7 +130,7 @@ export async function sendDueSteps(platform: Platform, running: () => boolean): 
       const rows = await trx
         .selectFrom('automation_sequence_enrolments')
         .select('id')
-        .where('status', '=', 'active')
+        .where(sql<SqlBool>`status = 'active'`) // a literal: a generic plan can use automation_enrolments_due
         .where('fire_at', '<=', now)
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
         .orderBy('fire_at')
