@@ -3,7 +3,7 @@
 // any number of instances lease due rows with FOR UPDATE SKIP LOCKED, deliver them, and record
 // every attempt. A worker that dies holding a lease loses it when `lease_until` passes, and the
 // row is delivered again with the same event id and body (at-least-once; receivers dedupe by id).
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, SqlBool, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../lib/ids.js';
 import type { Insertable } from 'kysely';
@@ -198,7 +198,7 @@ export class Outbox {
         eb
           .selectFrom('outbox')
           .select('id')
-          .where('status', '=', 'pending')
+          .where(sql<SqlBool>`status = 'pending'`) // a literal: a generic plan can use outbox_due
           .where('endpoint_kind', 'in', kinds)
           .where('next_attempt_at', '<=', now)
           .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', now)]))
