@@ -45,8 +45,10 @@ export function decodeCursor(secrets: SecretBox, scope: CursorScope, cursor: str
   if (cursor === undefined) return undefined;
   const [payload, signature, extra] = cursor.split('.');
   if (!payload || !signature || extra !== undefined) throw invalidCursor();
-  const given = Buffer.from(signature, 'base64url');
-  const expected = mac(secrets, scope, payload);
+  // Compared as text: base64url decoding ignores the spare low bits of the last character, so
+  // comparing decoded bytes would accept a cursor whose last character was edited (B6).
+  const given = Buffer.from(signature);
+  const expected = Buffer.from(mac(secrets, scope, payload).toString('base64url'));
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
   try {
     const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

@@ -34,6 +34,16 @@ describe('cursor', () => {
       expect(() => decodeCursor(secrets, scope, bad), bad).toThrow(expect.objectContaining({ status: 400 }));
     }
   });
+
+  it('H10 refuses every other last character of the signature, even one that decodes to the same bytes', () => {
+    // 128 bits in 22 base64url characters: the last one carries 2 bits and 4 spare ones, which
+    // decoding ignores; such an edit is still an edit.
+    const cursor = encodeCursor(secrets, scope, { id: 'x_1' });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const others = [...alphabet].filter((c) => c !== cursor.at(-1)).map((c) => `${cursor.slice(0, -1)}${c}`);
+    expect(others).toHaveLength(63);
+    for (const bad of others) expect(() => decodeCursor(secrets, scope, bad), bad).toThrow(expect.objectContaining({ status: 400 }));
+  });
 });
 
 describe('listApiKeys cursors over HTTP', () => {
