@@ -232,17 +232,22 @@ function advances(from: string, to: string): boolean {
 async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus']) {
   if (s.status !== 'failed' && !RANK.has(s.status)) return log.info({ status: s.status }, 'provider webhook: status value ignored');
   // Scoped to the number the change came for: another workspace's message is never touched (E8).
-  const columns = ['id', 'status', 'contact_id', 'chat_id', 'sent_at', 'delivered_at'] as const;
+  // Rows are read FOR UPDATE: on PostgreSQL another delivery's status, or the send path storing
+  // the provider's answer, can change the row between our read and our write; the lock makes us
+  // wait for it and read the row as it then is, so a status is never lost to a concurrent one.
+  const columns = ['id', 'status', 'contact_id', 'chat_id', 'sent_at', 'delivered_at', 'provider_message_id'] as const;
   let message = await trx
     .selectFrom('messages')
     .select(columns)
     .where('provider_message_id', '=', s.id)
     .where('phone_number_id', '=', pn.id)
     .where('direction', '=', 'outbound')
+    .forUpdate()
     .executeTakeFirst();
   // No row has this wamid yet when the call timed out (F-9, row `unknown`) or when the status
   // overtook our write of the provider's answer (row still `pending`): our id came back in the
-  // callback data. The send path settles `pending` rows only, so it never undoes this.
+  // callback data. The send path settles `pending` rows only, so it never undoes this. A row whose
+  // answer is being written as we look (locked, wamid not yet committed) is matched once it is.
   const opaque = s.biz_opaque_callback_data;
   if (!message && opaque && /^msg_[0-9A-Za-z]{20}$/.test(opaque)) {
     message = await trx
@@ -251,10 +256,13 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
       .where('id', '=', opaque)
       .where('phone_number_id', '=', pn.id)
       .where('direction', '=', 'outbound')
-      .where('status', 'in', ['unknown', 'pending'])
-      .where('provider_message_id', 'is', null)
+      .where((eb) => eb.or([eb('provider_message_id', 'is', null), eb('provider_message_id', '=', s.id)]))
+      .forUpdate()
       .executeTakeFirst();
-    if (message) await trx.updateTable('messages').set({ provider_message_id: s.id }).where('id', '=', message.id).execute();
+    if (message && message.provider_message_id === null) {
+      if (message.status !== 'unknown' && message.status !== 'pending') message = undefined; // failed before any answer: not this wamid's
+      else await trx.updateTable('messages').set({ provider_message_id: s.id }).where('id', '=', message.id).execute();
+    }
   }
   if (!message) {
     // The send path may not have stored its row yet, or the message was sent outside this server.

@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../helper.js';
 import { newId } from '../../../server/lib/ids.js';
@@ -13,6 +14,7 @@ import type { PlatformEvent } from '../../../server/events/bus.js';
 import { createSandboxAccount, SandboxProvider } from '../../../server/providers/sandbox.js';
 import { createInboundSink } from '../../../server/apis/messaging/inbound-sink.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
+import { onPostgres } from '../../support/store.js';
 
 const URL = '/api/webhook/chatapp';
 const PROBLEMS = 'https://chatapp.example/problems/';
@@ -282,5 +284,61 @@ describe('messages and statuses', () => {
       [id, 'read', 'delivered'],
     ]);
     expect((await messageRow(id)).status).toBe('read');
+  });
+});
+
+// On PostgreSQL a status can arrive while another transaction is changing its message: the send
+// path storing the provider's answer, or another delivery's status. Each test holds that change
+// open until the delivery waits on the row lock, then commits it; the status must still apply.
+describe.runIf(onPostgres)('statuses racing another write of their message (PostgreSQL)', () => {
+  /** Runs `change` in a transaction and keeps it open until `commit()` is called. */
+  async function held(change: (db: typeof app.platform.store.db) => Promise<unknown>) {
+    let commit!: () => void;
+    const released = new Promise<void>((resolve) => (commit = resolve));
+    let applied!: () => void;
+    const ready = new Promise<void>((resolve) => (applied = resolve));
+    const done = app.platform.store.db.transaction().execute(async (trx) => {
+      await change(trx as unknown as typeof app.platform.store.db);
+      applied();
+      await released;
+    });
+    await ready;
+    return { commit: async () => (commit(), done) };
+  }
+  /** Resolves once some backend waits for a row lock (the delivery, blocked by the held change). */
+  async function someoneWaitsForALock() {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(app.platform.store.db);
+      if (rows[0].n > 0) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error('no delivery waited on the held row');
+  }
+
+  it("'sent' arriving while the send path writes the provider's answer: applied after it, accepted -> sent", async () => {
+    const f = await fixture();
+    const id = await outbound(f, 'wamid.tmp', 'pending');
+    await app.platform.store.db.updateTable('messages').set({ provider_message_id: null }).where('id', '=', id).execute();
+    const answer = await held((db) => db.updateTable('messages').set({ provider_message_id: 'wamid.RACE1', status: 'accepted' }).where('id', '=', id).where('status', '=', 'pending').execute());
+    const delivery = post(payload(f, { statuses: [status('wamid.RACE1', 'sent', Math.floor(Date.now() / 1000), { biz_opaque_callback_data: id })] }));
+    await someoneWaitsForALock();
+    await answer.commit();
+    expect((await delivery).statusCode).toBe(200);
+    expect(await messageRow(id)).toMatchObject({ status: 'sent', provider_message_id: 'wamid.RACE1' });
+    const updates = await eventsOf('message.status', 1);
+    expect(updates.map((e) => [e.data.status, e.data.previousStatus])).toEqual([['sent', 'accepted']]);
+  });
+
+  it("'delivered' arriving while another delivery's 'sent' is being written: applied after it, sent -> delivered", async () => {
+    const f = await fixture();
+    const id = await outbound(f, 'wamid.RACE2');
+    const other = await held((db) => db.updateTable('messages').set({ status: 'sent' }).where('id', '=', id).execute());
+    const delivery = post(payload(f, { statuses: [status('wamid.RACE2', 'delivered', Math.floor(Date.now() / 1000))] }));
+    await someoneWaitsForALock();
+    await other.commit();
+    expect((await delivery).statusCode).toBe(200);
+    expect((await messageRow(id)).status).toBe('delivered');
+    const updates = await eventsOf('message.status', 1);
+    expect(updates.map((e) => [e.data.status, e.data.previousStatus])).toEqual([['delivered', 'sent']]);
   });
 });
