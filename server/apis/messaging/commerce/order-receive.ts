@@ -26,11 +26,14 @@ function header(request: { headers: Record<string, unknown> }, name: string): st
   return typeof v === 'string' && v !== '' ? v.slice(0, 200) : undefined;
 }
 
-/** Constant-time check of a base64 HMAC-SHA256 of the raw body. */
+/**
+ * Constant-time check of a base64 HMAC-SHA256 of the raw body. Compared as text: decoding
+ * ignores the two spare bits of the 43rd character, so an edited signature could decode equal.
+ */
 export function verifyBase64Hmac(given: string | undefined, secret: string, rawBody: Buffer): boolean {
   if (!given || !/^[A-Za-z0-9+/]{43}=$/.test(given.trim())) return false;
-  const expected = createHmac('sha256', secret).update(rawBody).digest();
-  return timingSafeEqual(Buffer.from(given.trim(), 'base64'), expected);
+  const expected = Buffer.from(createHmac('sha256', secret).update(rawBody).digest('base64'));
+  return timingSafeEqual(Buffer.from(given.trim()), expected);
 }
 
 export const receiveOrderWebhook: Handler<operations['receiveOrderWebhook']> = async (request) => {

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../../helper.js';
 import { FakeProvider } from '../../../fakes/fake-provider.js';
 import { cloudTenant, PROBLEMS, sandbox, storeTemplate, tenant, type Tenant } from '../inbox/support.js';
+import { verifyBase64Hmac } from '../../../../server/apis/messaging/commerce/order-receive.js';
 import { deliver, orderTemplate, orderWebhook, PAID_VARIABLES, shopifyHeaders, shopifyOrder, sign, wooHeaders, wooOrder } from './support.js';
 
 let fake: FakeProvider;
@@ -240,6 +241,16 @@ describe('receiveOrderWebhook from Shopify', () => {
     expect(res.json()).toMatchObject({ type: `${PROBLEMS}invalid-signature`, detail: 'X-Shopify-Hmac-Sha256 does not match the request body.' });
     expect(sent).toHaveLength(0);
     expect(await receipts(hook.id)).toHaveLength(0);
+  });
+
+  it('E1 every other 43rd character of the signature, even one that decodes to the same bytes: refused', () => {
+    const raw = JSON.stringify(shopifyOrder());
+    const good = sign('s'.repeat(32), raw);
+    expect(verifyBase64Hmac(good, 's'.repeat(32), Buffer.from(raw))).toBe(true);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const edits = [...alphabet].filter((c) => c !== good[42]).map((c) => `${good.slice(0, 42)}${c}=`);
+    expect(edits).toHaveLength(63);
+    for (const bad of edits) expect(verifyBase64Hmac(bad, 's'.repeat(32), Buffer.from(raw)), bad).toBe(false);
   });
 
   it('E1 a missing signature: 401 naming the header', async () => {
