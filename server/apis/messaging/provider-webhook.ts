@@ -256,13 +256,10 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
       .where('id', '=', opaque)
       .where('phone_number_id', '=', pn.id)
       .where('direction', '=', 'outbound')
-      .where((eb) => eb.or([eb('provider_message_id', 'is', null), eb('provider_message_id', '=', s.id)]))
+      .where((eb) => eb.or([eb.and([eb('status', 'in', ['unknown', 'pending']), eb('provider_message_id', 'is', null)]), eb('provider_message_id', '=', s.id)]))
       .forUpdate()
       .executeTakeFirst();
-    if (message && message.provider_message_id === null) {
-      if (message.status !== 'unknown' && message.status !== 'pending') message = undefined; // failed before any answer: not this wamid's
-      else await trx.updateTable('messages').set({ provider_message_id: s.id }).where('id', '=', message.id).execute();
-    }
+    if (message?.provider_message_id === null) await trx.updateTable('messages').set({ provider_message_id: s.id }).where('id', '=', message.id).execute();
   }
   if (!message) {
     // The send path may not have stored its row yet, or the message was sent outside this server.
