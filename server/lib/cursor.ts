@@ -6,9 +6,9 @@
 // Lists go newest first by (created_at, id): the keyset helpers cover that common order. The
 // cursor holds created_at in milliseconds, so such tables must be written with created_at from
 // JS (a Date), not the database's microsecond now(), or rows within one millisecond are skipped.
-import { timingSafeEqual } from 'node:crypto';
 import { HttpProblem } from './problems.js';
 import type { SecretBox } from './secrets.js';
+import { sameText } from './signatures.js';
 
 export interface CursorScope {
   workspaceId: string;
@@ -45,11 +45,8 @@ export function decodeCursor(secrets: SecretBox, scope: CursorScope, cursor: str
   if (cursor === undefined) return undefined;
   const [payload, signature, extra] = cursor.split('.');
   if (!payload || !signature || extra !== undefined) throw invalidCursor();
-  // Compared as text: base64url decoding ignores the spare low bits of the last character, so
-  // comparing decoded bytes would accept a cursor whose last character was edited (B6).
-  const given = Buffer.from(signature);
-  const expected = Buffer.from(mac(secrets, scope, payload).toString('base64url'));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
+  // As text: decoded bytes would accept an edit of the spare low bits of the last character (B6).
+  if (!sameText(signature, mac(secrets, scope, payload).toString('base64url'))) throw invalidCursor();
   try {
     const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (position && typeof position === 'object' && !Array.isArray(position)) return position as Position;

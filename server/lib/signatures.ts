@@ -18,6 +18,17 @@ export function sha256Header(secret: string, rawBody: string | Buffer): string {
   return `sha256=${hmacHex(secret, rawBody)}`;
 }
 
+/**
+ * Constant-time equality of a presented signature or token with the one we computed, compared as
+ * text (never decoded first: base64 decoding ignores spare bits, so an edit could decode equal).
+ * Different lengths are unequal at once; a length gives nothing away.
+ */
+export function sameText(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 /** Constant-time check of a `sha256=<hex>` header over the raw body. */
 export function verifySha256Header(header: string | undefined, secret: string, rawBody: Buffer | string): boolean {
   if (!header || !header.startsWith('sha256=')) return false;

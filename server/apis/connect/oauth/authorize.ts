@@ -5,8 +5,8 @@
 // character for character, nothing is redirected (C1, C2): the browser gets an error page.
 // Every other problem goes back to the client's redirect URI with `error`, `state` and `iss`.
 // `state` is returned byte for byte (URL-encoded once by URLSearchParams).
-import { timingSafeEqual } from 'node:crypto';
 import { base62, newId } from '../../../lib/ids.js';
+import { sameText } from '../../../lib/signatures.js';
 import type { Platform } from '../../../platform.js';
 import { clientById, type ClientRow } from './clients.js';
 import { upsertGrant } from './grants.js';
@@ -121,9 +121,7 @@ export function checkFormToken(platform: Platform, purpose: string, binding: str
   const [expText, given, extra] = token.split('.');
   const exp = Number(expText);
   if (!given || extra !== undefined || !Number.isInteger(exp) || exp * 1000 < platform.now().getTime()) return false;
-  const expected = Buffer.from(mac(platform, purpose, binding, request, exp));
-  const presented = Buffer.from(given);
-  return expected.length === presented.length && timingSafeEqual(expected, presented);
+  return sameText(given, mac(platform, purpose, binding, request, exp));
 }
 
 function mac(platform: Platform, purpose: string, binding: string, request: AuthRequest, exp: number): string {

@@ -6,10 +6,11 @@
 // from them, C8). Refresh tokens rotate the same way: a retired one presented again revokes the
 // family (RFC 9700 §4.14). PKCE S256 is checked when the code was issued with a challenge; a
 // verifier sent for a code without one is refused too (PKCE downgrade, RFC 9700 §4.8.2).
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../../../../generated/connect/types.js';
 import type { Handler } from '../../../lib/handler-types.js';
+import { sameText } from '../../../lib/signatures.js';
 import type { Platform } from '../../../platform.js';
 import { authenticateClient, param } from './client-auth.js';
 import type { ClientRow } from './clients.js';
@@ -20,9 +21,7 @@ const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /** base64url(SHA-256(verifier)) compared in constant time with the stored challenge. */
 export function pkceMatches(verifier: string, challenge: string): boolean {
-  const computed = Buffer.from(createHash('sha256').update(verifier, 'ascii').digest('base64url'));
-  const expected = Buffer.from(challenge);
-  return computed.length === expected.length && timingSafeEqual(computed, expected);
+  return sameText(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
 }
 
 async function exchangeCode(platform: Platform, client: ClientRow, body: unknown): Promise<{ tokens: IssuedTokens; workspaceId: string }> {

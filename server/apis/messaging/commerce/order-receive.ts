@@ -3,10 +3,11 @@
 // log's unique keys (the platform's delivery id; the order id with the event) make a retry or a
 // repeated status change a `duplicate` that sends nothing. The mapped template goes out through
 // `deliver`, the same path as POST /api/chatapp/send (templates are allowed outside the window).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import type { Handler } from '../../../lib/handler-types.js';
 import { HttpProblem } from '../../../lib/problems.js';
+import { sameText } from '../../../lib/signatures.js';
 import type { Platform } from '../../../platform.js';
 import type { OrderPlatform, VariableMapping } from '../../../store/schema/commerce.js';
 import { deliver } from '../inbox/send.js';
@@ -26,14 +27,10 @@ function header(request: { headers: Record<string, unknown> }, name: string): st
   return typeof v === 'string' && v !== '' ? v.slice(0, 200) : undefined;
 }
 
-/**
- * Constant-time check of a base64 HMAC-SHA256 of the raw body. Compared as text: decoding
- * ignores the two spare bits of the 43rd character, so an edited signature could decode equal.
- */
+/** Constant-time check of a base64 HMAC-SHA256 of the raw body, compared as text. */
 export function verifyBase64Hmac(given: string | undefined, secret: string, rawBody: Buffer): boolean {
   if (!given || !/^[A-Za-z0-9+/]{43}=$/.test(given.trim())) return false;
-  const expected = Buffer.from(createHmac('sha256', secret).update(rawBody).digest('base64'));
-  return timingSafeEqual(Buffer.from(given.trim()), expected);
+  return sameText(given.trim(), createHmac('sha256', secret).update(rawBody).digest('base64'));
 }
 
 export const receiveOrderWebhook: Handler<operations['receiveOrderWebhook']> = async (request) => {
