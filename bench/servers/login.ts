@@ -1,7 +1,7 @@
 // A server for the login benchmarks. With SEED=1 it also creates a workspace, a sandbox number
 // and a Login app on it, and prints their credentials; a second instance (SEED unset) shares the
 // same PostgreSQL database and SECRET_KEY and only listens.
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { createSandboxAccount } from '../../server/providers/sandbox.js';
-import { benchDataDir } from '../lib/data-dir.js';
+import { benchDataDir, removedOnExit } from '../lib/data-dir.js';
 
 const app = await buildApp(
   loadConfig({
@@ -29,12 +29,11 @@ const url = await app.listen({ port: 0, host: '127.0.0.1' });
 // process.memoryUsage() to bench-memory-<pid>.json in the temporary directory (bench/lib/sse-memory.ts).
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-const memoryFile = join(tmpdir(), `bench-memory-${process.pid}.json`);
+const memoryFile = removedOnExit(join(tmpdir(), `bench-memory-${process.pid}.json`));
 process.on('SIGUSR2', () => {
   gc();
   writeFileSync(memoryFile, JSON.stringify(process.memoryUsage()));
 });
-process.once('exit', () => rmSync(memoryFile, { force: true }));
 let seed: Record<string, unknown> = {};
 if (process.env.SEED === '1') {
   const created = await app.inject({

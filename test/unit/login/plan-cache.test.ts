@@ -1,7 +1,6 @@
 // The statements of a sign-in (start, the LOGIN message, verification, status, the signed server
-// webhook through the outbox) get PostgreSQL's
-// generic plans on PGlite once they have run five times (server/store/pglite-statements.ts), so
-// none is planned again on every message. A statement that compares a column to a parameter where
+// webhook through the outbox) get PostgreSQL's generic plans on PGlite once they have run five
+// times (server/store/pglite-statements.ts), so none is planned again on every message. A statement that compares a column to a parameter where
 // a partial index wants a constant (`status = $3` against `where status = 'pending'`) never does:
 // its generic plan cannot use the index. That was the code lookup of every LOGIN message and the
 // automation's look for a run waiting on the sender's reply, which this test catches, and the
