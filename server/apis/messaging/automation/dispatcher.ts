@@ -25,7 +25,13 @@ async function claim(platform: Platform, messageId: string): Promise<boolean> {
 async function messageOf(platform: Platform, event: PlatformEvent): Promise<InboundMessage | null> {
   const d = event.data as Record<string, unknown>;
   if (typeof d.messageId !== 'string' || typeof d.contactId !== 'string' || typeof d.phoneNumberId !== 'string') return null;
-  const row = await platform.store.db.selectFrom('messages').select(['type', 'content', 'workspace_id']).where('id', '=', d.messageId).executeTakeFirst();
+  // The number's business account comes with the message, once, for every responder.
+  const row = await platform.store.db
+    .selectFrom('messages as m')
+    .leftJoin('phone_numbers as pn', (join) => join.on('pn.id', '=', d.phoneNumberId as string).onRef('pn.workspace_id', '=', 'm.workspace_id'))
+    .select(['m.type', 'm.content', 'm.workspace_id', 'pn.business_account_id'])
+    .where('m.id', '=', d.messageId)
+    .executeTakeFirst();
   if (!row || row.workspace_id !== event.workspaceId) return null;
   const content = (row.content ?? {}) as { text?: unknown; reply?: { id?: unknown; title?: unknown } };
   const text = typeof content.text === 'string' ? content.text : typeof content.reply?.title === 'string' ? content.reply.title : undefined;
@@ -35,6 +41,7 @@ async function messageOf(platform: Platform, event: PlatformEvent): Promise<Inbo
     messageId: d.messageId,
     contactId: d.contactId,
     phoneNumberId: d.phoneNumberId,
+    businessAccountId: row.business_account_id,
     from: typeof d.from === 'string' ? d.from : '',
     type: row.type,
     ...(text !== undefined ? { text } : {}),

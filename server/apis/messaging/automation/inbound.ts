@@ -49,15 +49,14 @@ async function resumeWaiting(platform: Platform, message: InboundMessage): Promi
 
 async function startMatchingFlow(platform: Platform, message: InboundMessage): Promise<boolean> {
   const db = platform.store.db;
-  const number = await db.selectFrom('phone_numbers').select(['id', 'business_account_id']).where('id', '=', message.phoneNumberId).where('workspace_id', '=', message.workspaceId).executeTakeFirst();
-  if (!number) return false;
+  if (!message.businessAccountId) return false;
   const flows = await db
     .selectFrom('automation_flows')
     .select(['id', 'version'])
     .where('workspace_id', '=', message.workspaceId)
-    .where('business_account_id', '=', number.business_account_id)
+    .where('business_account_id', '=', message.businessAccountId)
     .where('status', '=', 'active')
-    .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', number.id)]))
+    .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', message.phoneNumberId)]))
     .orderBy('created_at')
     .orderBy('id')
     .execute();

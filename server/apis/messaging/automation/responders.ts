@@ -10,6 +10,8 @@ export interface InboundMessage {
   messageId: string;
   contactId: string;
   phoneNumberId: string;
+  /** The business account of that number, read once by the dispatcher (null: the number is gone). */
+  businessAccountId: string | null;
   /** E.164 with a leading `+`. */
   from: string;
   /** The contract's MessageKind (text, interactive, button, image, ...). */

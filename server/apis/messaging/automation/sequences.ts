@@ -198,13 +198,12 @@ export function registerSequenceResponder(platform: Platform): () => void {
     async respond(p, message) {
       if (message.type !== 'text' || !message.text) return false;
       const text = message.text.trim().toLocaleLowerCase();
-      const number = await p.store.db.selectFrom('phone_numbers').select('business_account_id').where('id', '=', message.phoneNumberId).executeTakeFirst();
-      if (!number) return false;
+      if (!message.businessAccountId) return false;
       const sequences = await p.store.db
         .selectFrom('automation_sequences')
         .selectAll()
         .where('workspace_id', '=', message.workspaceId)
-        .where('business_account_id', '=', number.business_account_id)
+        .where('business_account_id', '=', message.businessAccountId)
         .where('status', '=', 'active')
         .where(sql<boolean>`trigger->>'type' = 'keyword'`)
         .orderBy('created_at')

@@ -31,18 +31,16 @@ async function indexOf(platform: Platform, chatbotId: string, trainedAt: Date): 
 }
 
 /** The chatbot answering on a number: one bound to the number wins over an account-wide one, then the newest. */
-export async function chatbotFor(platform: Platform, workspaceId: string, phoneNumberId: string) {
-  const db = platform.store.db;
-  const pn = await db.selectFrom('phone_numbers').select('business_account_id').where('id', '=', phoneNumberId).where('workspace_id', '=', workspaceId).executeTakeFirst();
-  if (!pn) return undefined;
-  return db
+async function chatbotFor(platform: Platform, message: InboundMessage) {
+  if (!message.businessAccountId) return undefined;
+  return platform.store.db
     .selectFrom('chatbots')
     .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('business_account_id', '=', pn.business_account_id)
+    .where('workspace_id', '=', message.workspaceId)
+    .where('business_account_id', '=', message.businessAccountId)
     .where('status', '=', 'active')
     .where('trained_at', 'is not', null)
-    .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', phoneNumberId)]))
+    .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', message.phoneNumberId)]))
     .orderBy((eb) => eb.case().when('phone_number_id', 'is', null).then(1).else(0).end())
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -55,7 +53,7 @@ export function chatbotResponder(log: FastifyBaseLogger): InboundResponder {
     order: 40,
     async respond(platform: Platform, message: InboundMessage): Promise<boolean> {
       if (message.type !== 'text' || !message.text?.trim()) return false;
-      const bot = await chatbotFor(platform, message.workspaceId, message.phoneNumberId);
+      const bot = await chatbotFor(platform, message);
       if (!bot?.trained_at) return false;
       const contact = await contactFacts(platform, message.workspaceId, message.contactId);
       if (!contact) return false;

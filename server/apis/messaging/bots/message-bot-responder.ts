@@ -17,14 +17,12 @@ type Bot = Selectable<MessageBotsTable>;
 
 /** The active bots of a kind that answer on a number: number-bound ones first, then the newest. */
 async function botsFor(platform: Platform, message: InboundMessage, kind: Bot['kind']): Promise<Bot[]> {
-  const db = platform.store.db;
-  const pn = await db.selectFrom('phone_numbers').select('business_account_id').where('id', '=', message.phoneNumberId).where('workspace_id', '=', message.workspaceId).executeTakeFirst();
-  if (!pn) return [];
-  return db
+  if (!message.businessAccountId) return [];
+  return platform.store.db
     .selectFrom('message_bots')
     .selectAll()
     .where('workspace_id', '=', message.workspaceId)
-    .where('business_account_id', '=', pn.business_account_id)
+    .where('business_account_id', '=', message.businessAccountId)
     .where('kind', '=', kind)
     .where('status', '=', 'active')
     .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', message.phoneNumberId)]))
