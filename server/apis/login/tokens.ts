@@ -3,8 +3,9 @@
 // JWKS route publishes it). Single use is the database's job, not the JWT's: verify-token
 // consumes a token with one conditional UPDATE, so of any number of concurrent calls exactly
 // one sees an affected row.
-import { randomUUID } from 'node:crypto';
-import { compactVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { createPrivateKey, randomUUID } from 'node:crypto';
+import { createSigner } from 'fast-jwt';
+import { compactVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { sql } from 'kysely';
 import { base62 } from '../../lib/ids.js';
 import type { Platform } from '../../platform.js';
@@ -26,6 +27,13 @@ const E164 = /^\+[1-9]\d{7,14}$/;
 
 interface KeyRing {
   kid: string;
+  /**
+   * Signs with the active key, synchronously (fast-jwt over node:crypto). jose signs through
+   * WebCrypto, whose answer comes back as an event-loop callback: behind the other subscribers'
+   * queries of the same message, that one hop held a sign-in's `verified` event by ~3 ms.
+   */
+  sign: (claims: Record<string, unknown>) => string;
+  /** The same active key for WebCrypto (the tests forge tokens with it). */
   privateKey: CryptoKey;
   /** Every published key by kid (the active one and any retired one still listed). */
   publicKeys: Map<string, CryptoKey>;
@@ -68,7 +76,9 @@ async function loadRing(platform: Platform): Promise<KeyRing> {
     publicKeys.set(kid, (await importJWK(jwk, 'ES256')) as CryptoKey);
   }
   const privateJwk = JSON.parse(platform.secrets.decrypt(active.private_jwk_enc)) as JWK;
-  return { kid: active.kid, privateKey: (await importJWK(privateJwk, 'ES256')) as CryptoKey, publicKeys, jwks };
+  const pem = createPrivateKey({ key: privateJwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' });
+  const sign = createSigner({ key: pem as string, algorithm: 'ES256', kid: active.kid });
+  return { kid: active.kid, sign, privateKey: (await importJWK(privateJwk, 'ES256')) as CryptoKey, publicKeys, jwks };
 }
 
 export interface IssuedToken {
@@ -81,16 +91,17 @@ export async function issueToken(platform: Platform, claims: { appId: string; se
   const ring = await keyRing(platform);
   const iat = Math.floor(claims.at.getTime() / 1000);
   const jti = randomUUID();
-  const token = await new SignJWT({ sid: claims.sessionId })
-    .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: ring.kid })
-    .setIssuer(platform.config.publicUrl)
-    .setAudience(claims.appId)
-    .setSubject(claims.phone)
-    .setJti(jti)
-    .setIssuedAt(iat)
-    .setNotBefore(iat)
-    .setExpirationTime(iat + TOKEN_LIFETIME_SECONDS)
-    .sign(ring.privateKey);
+  // Header { alg: ES256, typ: JWT, kid }; every time claim is given, so the signer adds none.
+  const token = ring.sign({
+    sid: claims.sessionId,
+    iss: platform.config.publicUrl,
+    aud: claims.appId,
+    sub: claims.phone,
+    jti,
+    iat,
+    nbf: iat,
+    exp: iat + TOKEN_LIFETIME_SECONDS,
+  });
   return { token, jti, expiresAt: new Date((iat + TOKEN_LIFETIME_SECONDS) * 1000) };
 }
 

@@ -82,26 +82,27 @@ export async function verifySession(platform: Platform, message: InboundLogin): 
   const now = platform.now();
   const guesser = `${message.phoneNumberId}:${message.from}`;
   if (recentMisses(platform, guesser, now.getTime()).length >= MAX_MISSES) return false;
-  const session = await db
-    .selectFrom('login_sessions')
-    .select(['id', 'app_id', 'workspace_id'])
-    .where('phone_number_id', '=', message.phoneNumberId) // the session's own number only (D6)
-    .where('login_code', '=', message.code)
+  // The session, its app's destination and the sender's profile name in one statement: on the
+  // embedded store each statement waits its turn behind the other subscribers of the message.
+  const found = await db
+    .selectFrom('login_sessions as s')
+    .leftJoin('login_apps as a', 'a.id', 's.app_id')
+    .leftJoin('contacts as c', (join) => join.on('c.id', '=', message.contactId))
+    .select(['s.id', 's.app_id', 's.workspace_id', 'a.webhook_destination', 'a.production_webhook_url', 'a.staging_webhook_url', 'c.name as contact_name'])
+    .where('s.phone_number_id', '=', message.phoneNumberId) // the session's own number only (D6)
+    .where('s.login_code', '=', message.code)
     // A literal, so that a generic plan can use the partial index login_sessions_pending_code
     // (`where status = 'pending'`); with a parameter PostgreSQL planned this on every message.
-    .where(sql<SqlBool>`status = 'pending'`)
-    .where('expires_at', '>', now)
+    .where(sql<SqlBool>`s.status = 'pending'`)
+    .where('s.expires_at', '>', now)
     .executeTakeFirst();
   const digits = E164.exec(message.from)?.[1];
-  if (!session) recordMiss(platform, guesser, now.getTime());
-  if (!session || !digits) return false;
+  if (!found) recordMiss(platform, guesser, now.getTime());
+  if (!found || !digits || !found.webhook_destination) return false; // no destination: the app is gone
+  const session = { id: found.id, app_id: found.app_id, workspace_id: found.workspace_id };
+  const app = { id: found.app_id, webhook_destination: found.webhook_destination, production_webhook_url: found.production_webhook_url, staging_webhook_url: found.staging_webhook_url };
   const phone = `+${digits}`;
-  const [app, contact] = await Promise.all([
-    db.selectFrom('login_apps').select(['id', 'webhook_destination', 'production_webhook_url', 'staging_webhook_url']).where('id', '=', session.app_id).executeTakeFirst(),
-    db.selectFrom('contacts').select('name').where('id', '=', message.contactId).executeTakeFirst(),
-  ]);
-  if (!app) return false;
-  const profileName = contact?.name?.slice(0, 256) ?? null; // the contract's maxLength
+  const profileName = found.contact_name?.slice(0, 256) ?? null; // the contract's maxLength
   // Signed before the transaction (it is CPU work); wasted only if this instance loses the race.
   const token = await issueToken(platform, { appId: app.id, sessionId: session.id, phone, at: now });
   return db.transaction().execute(async (trx) => {

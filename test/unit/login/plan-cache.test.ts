@@ -45,7 +45,7 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('plan cache on the sign-in pa
     expect(rows.map((r) => `${r.custom_plans}× ${r.statement}`)).toEqual([]);
     // The lookup the message runs is among the statements that did get a generic plan.
     const lookup = await sql<{ generic_plans: string }>`
-      select generic_plans from pg_prepared_statements where statement like 'select "id", "app_id", "workspace_id" from "login_sessions" where%'`.execute(app.platform.store.db);
+      select generic_plans from pg_prepared_statements where statement like 'select "s"."id", "s"."app_id", "s"."workspace_id"%from "login_sessions" as "s"%'`.execute(app.platform.store.db);
     expect(lookup.rows).toHaveLength(1);
     expect(Number(lookup.rows[0]!.generic_plans)).toBeGreaterThan(0);
   }, 60_000);
