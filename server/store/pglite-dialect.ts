@@ -22,6 +22,12 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly statements: PGliteStatements) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    // PGlite runs a query synchronously and answers in a promise, so a caller's chain of queries
+    // runs as one stretch of promise callbacks, and Node's nextTick queue waits until every such
+    // chain in flight has finished. Streams move their data on that queue: a login stream's
+    // `verified` frame waited for the automation's dozen queries on the same message (~2 ms).
+    // Waiting one tick before each query lets what is queued there go first.
+    await new Promise((resolve) => process.nextTick(resolve));
     const result = await this.statements.query<R>(query.sql, query.parameters);
     const kind = query.query.kind;
     const mutates = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode';
