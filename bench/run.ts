@@ -97,7 +97,7 @@ const target = (entry: LoginInfo, stream: LoginInfo = entry): LoginTarget => ({
 if (wanted('login')) {
   const login = await startChild<LoginInfo>('login.ts', { SEED: '1', PROVIDER_APP_SECRET: APP_SECRET });
   try {
-    const push = await measureLoginPush(target(login.info), quick ? 200 : 1000, loginWarmup);
+    const push = await measureLoginPush(target(login.info), quick ? 200 : 1000, loginWarmup, rounds);
     ratios.login_push_p99_budget = 10 / push.p99;
     figures.login_push = push;
     const memory = await measureStreamMemory(target(login.info), login.info.pid, quick ? 2000 : 10_000);
@@ -122,7 +122,7 @@ if (adminUrl && wanted('login')) {
   const a = await startChild<LoginInfo>('login.ts', { ...env, SEED: '1' });
   const b = await startChild<LoginInfo>('login.ts', env);
   try {
-    const push = await measureLoginPush(target(a.info, b.info), quick ? 200 : 1000, loginWarmup);
+    const push = await measureLoginPush(target(a.info, b.info), quick ? 200 : 1000, loginWarmup, rounds);
     ratios.login_push_two_instances_p99_budget = 50 / push.p99;
     figures.login_push_two_instances = push;
     // Stream memory again on the stream instance, whose RSS holds no embedded database: PGlite's
