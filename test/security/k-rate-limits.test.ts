@@ -270,29 +270,31 @@ describe('K6 event streams', () => {
     const w = await workspace(loose);
     const s = (await loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': w.loginKey }, payload: {} })).json();
     const url = `${base}/v1/auth/chatapp/events/${s.sessionId}?token=${s.subscribeToken}`;
-    const open: AbortController[] = [];
+    // The responses are held as well: undici cancels the body of a Response that is garbage
+    // collected, which closed open streams mid-loop and let five more in (seen once on CI).
+    const open: { ctl: AbortController; res: Response }[] = [];
     const statuses: number[] = [];
     for (let i = 0; i < 1000; i++) {
       const ctl = new AbortController();
       const res = await fetch(url, { signal: ctl.signal });
       statuses.push(res.status);
-      if (res.status === 200) open.push(ctl);
+      if (res.status === 200) open.push({ ctl, res });
       else await res.body?.cancel();
     }
     expect(statuses.filter((c) => c === 200)).toHaveLength(STREAMS_PER_SESSION);
     expect(statuses.filter((c) => c === 429)).toHaveLength(1000 - STREAMS_PER_SESSION);
-    open.pop()!.abort();
+    open.pop()!.ctl.abort();
     let again = 429;
     for (let i = 0; i < 50 && again === 429; i++) {
       await new Promise((r) => setTimeout(r, 50));
       const ctl = new AbortController();
       const res = await fetch(url, { signal: ctl.signal });
       again = res.status;
-      if (again === 200) open.push(ctl);
+      if (again === 200) open.push({ ctl, res });
       else await res.body?.cancel();
     }
     expect(again).toBe(200);
-    for (const c of open) c.abort();
+    for (const s of open) s.ctl.abort();
   });
 });
 
