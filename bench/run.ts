@@ -146,10 +146,12 @@ if (wanted('campaign')) {
   const pglite = await measureCampaign(recipients, 1000);
   ratios.campaign_rate_pglite = pglite.achievedPerSecond / pglite.configuredPerSecond;
   figures.campaign_pglite = pglite;
+  console.log(`note: campaign_pglite busiest second ${pglite.maxSendsInAnySecond} sends (configured ${pglite.configuredPerSecond})`);
   if (adminUrl) {
     const postgres = await withBenchDatabase(adminUrl, (url) => measureCampaign(recipients, 1000, { DATABASE_URL: url }));
     ratios.campaign_rate_postgres = postgres.achievedPerSecond / postgres.configuredPerSecond;
     figures.campaign_postgres = postgres;
+    console.log(`note: campaign_postgres busiest second ${postgres.maxSendsInAnySecond} sends (configured ${postgres.configuredPerSecond})`);
   }
 }
 

@@ -1,13 +1,14 @@
 // The issue's campaign benchmark: one campaign to `recipients` contacts from a server child process
 // whose Cloud API adapter talks to the fake provider in this process. Reports the achieved send
 // rate (steady state, from the first to the last send the fake received) against the number's
-// configured rate, the time to materialise the audience, and the child's memory (RSS) before and
+// configured rate, the most sends in any second, the time to materialise the audience, and the child's memory (RSS) before and
 // at its peak while sending.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { FakeProvider, FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID } from '../../test/fakes/fake-provider.js';
+import { maxInWindow } from '../../test/support/max-in-window.js';
 import { startChild } from './child.js';
 import { rssBytes } from './sse-memory.js';
 
@@ -17,6 +18,8 @@ export interface CampaignFigures {
   achievedPerSecond: number;
   createMs: number;
   sendSeconds: number;
+  /** The most sends the fake received in any sliding second (at most the configured rate, plus the HTTP hop's jitter). */
+  maxSendsInAnySecond: number;
   rssBeforeBytes: number;
   rssPeakBytes: number;
 }
@@ -98,7 +101,7 @@ export async function measureCampaign(recipients: number, ratePerSecond: number,
     if (fake.sent !== recipients) throw new Error(`the fake received ${fake.sent} sends for ${recipients} recipients`);
     const sendSeconds = (last - first) / 1000;
     // n sends span n - 1 intervals.
-    return { recipients, configuredPerSecond: ratePerSecond, achievedPerSecond: (recipients - 1) / sendSeconds, createMs, sendSeconds, rssBeforeBytes, rssPeakBytes };
+    return { recipients, configuredPerSecond: ratePerSecond, achievedPerSecond: (recipients - 1) / sendSeconds, createMs, sendSeconds, maxSendsInAnySecond: maxInWindow(fake.sendTimes), rssBeforeBytes, rssPeakBytes };
   } finally {
     await child.stop();
     await fake.stop();

@@ -61,6 +61,8 @@ export class FakeProvider {
   readonly requests: RecordedRequest[] = [];
   /** How many send calls were accepted (counted even when `record` is off). */
   sent = 0;
+  /** When each accepted send arrived (performance.now(), ms), in order. */
+  readonly sendTimes: number[] = [];
   baseUrl = '';
   marketingStatus = 'ONBOARDED';
   readonly templates: FakeTemplate[] = [];
@@ -113,6 +115,7 @@ export class FakeProvider {
     this.requests.length = 0;
     this.rules.length = 0;
     this.sent = 0;
+    this.sendTimes.length = 0;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
@@ -201,6 +204,7 @@ export class FakeProvider {
     const to = String(body.to ?? '');
     if (!/^\+?[1-9]\d{7,14}$/.test(to)) return graphError(res, 400, 131009, '(#131009) Parameter value is not valid', 'OAuthException', 'Invalid recipient');
     this.sent++;
+    this.sendTimes.push(performance.now());
     const waId = to.replace(/^\+/, '');
     return json(res, 200, {
       messaging_product: 'whatsapp',

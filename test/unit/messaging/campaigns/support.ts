@@ -141,13 +141,4 @@ export function recordSends(provider: { sendMessage: (...args: any[]) => Promise
  */
 export const STAMP_JITTER_MS = 25;
 
-/** The most sends in any window of `windowMs` (sliding, starting at each send). */
-export function maxInWindow(times: number[], windowMs = 1000): number {
-  const t = [...times].sort((x, y) => x - y);
-  let most = 0;
-  for (let i = 0, j = 0; i < t.length; i++) {
-    while (t[j]! < t[i]! - windowMs + 1) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
+export { maxInWindow } from '../../../support/max-in-window.js';
