@@ -1,8 +1,8 @@
 // The issue's campaign benchmark: one campaign to `recipients` contacts from a server child process
 // whose Cloud API adapter talks to the fake provider in this process. Reports the achieved send
 // rate (steady state, from the first to the last send the fake received) against the number's
-// configured rate, the most sends in any second, the time to materialise the audience, and the child's memory (RSS) before and
-// at its peak while sending.
+// configured rate, the most sends the fake received in any second, the time to materialise the
+// audience, and the child's memory (RSS) before and at its peak while sending.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ export interface CampaignFigures {
   achievedPerSecond: number;
   createMs: number;
   sendSeconds: number;
-  /** The most sends the fake received in any sliding second (at most the configured rate, plus the HTTP hop's jitter). */
+  /** The most sends the fake received in any sliding second; above the configured rate when calls paced in time arrive bunched. */
   maxSendsInAnySecond: number;
   rssBeforeBytes: number;
   rssPeakBytes: number;

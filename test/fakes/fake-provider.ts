@@ -61,7 +61,7 @@ export class FakeProvider {
   readonly requests: RecordedRequest[] = [];
   /** How many send calls were accepted (counted even when `record` is off). */
   sent = 0;
-  /** When each accepted send arrived (performance.now(), ms), in order. */
+  /** When each accepted send arrived (Date.now(), whole ms as maxInWindow counts them), in order. */
   readonly sendTimes: number[] = [];
   baseUrl = '';
   marketingStatus = 'ONBOARDED';
@@ -204,7 +204,7 @@ export class FakeProvider {
     const to = String(body.to ?? '');
     if (!/^\+?[1-9]\d{7,14}$/.test(to)) return graphError(res, 400, 131009, '(#131009) Parameter value is not valid', 'OAuthException', 'Invalid recipient');
     this.sent++;
-    this.sendTimes.push(performance.now());
+    this.sendTimes.push(Date.now());
     const waId = to.replace(/^\+/, '');
     return json(res, 200, {
       messaging_product: 'whatsapp',
