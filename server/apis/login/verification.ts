@@ -99,12 +99,11 @@ export async function verifySession(platform: Platform, message: InboundLogin): 
   const digits = E164.exec(message.from)?.[1];
   if (!found) recordMiss(platform, guesser, now.getTime());
   if (!found || !digits || !found.webhook_destination) return false; // no destination: the app is gone
-  const session = { id: found.id, app_id: found.app_id, workspace_id: found.workspace_id };
   const app = { id: found.app_id, webhook_destination: found.webhook_destination, production_webhook_url: found.production_webhook_url, staging_webhook_url: found.staging_webhook_url };
   const phone = `+${digits}`;
   const profileName = found.contact_name?.slice(0, 256) ?? null; // the contract's maxLength
   // Signed before the transaction (it is CPU work); wasted only if this instance loses the race.
-  const token = await issueToken(platform, { appId: app.id, sessionId: session.id, phone, at: now });
+  const token = await issueToken(platform, { appId: app.id, sessionId: found.id, phone, at: now });
   return db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('login_sessions')
@@ -118,24 +117,24 @@ export async function verifySession(platform: Platform, message: InboundLogin): 
         token_expires_at: token.expiresAt,
         verification_token_enc: platform.secrets.encrypt(token.token),
       })
-      .where('id', '=', session.id)
+      .where('id', '=', found.id)
       .where('status', '=', 'pending')
       .where('expires_at', '>', now)
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) !== 1) return false; // another instance, or the sweep, got there first
-    await recordSessionEvent(platform, trx, session, 'verified');
+    await recordSessionEvent(platform, trx, found, 'verified');
     if (webhookUrl(platform, app)) {
       const eventId = newId('evt');
       const verifiedAt = now.toISOString();
-      const facts = { session_id: session.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
+      const facts = { session_id: found.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
       // The envelope, then the seed's top-level fields (contract: ChatappAuthVerifiedEvent).
       const body = { id: eventId, type: EVENT_TYPE, created: Math.floor(now.getTime() / 1000), data: { app_id: app.id, ...facts }, event: EVENT_TYPE, ...facts };
       if (app.webhook_destination === 'hosted') {
         // Our own hosted receiver: stored in this transaction rather than posted to our own
         // public URL (which a private deployment may not reach, and which would count as traffic).
-        await storeHostedReceipt(trx, { id: app.id, workspace_id: session.workspace_id }, body, now);
+        await storeHostedReceipt(trx, { id: app.id, workspace_id: found.workspace_id }, body, now);
       } else {
-        await enqueue(trx, { workspaceId: session.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) }, now);
+        await enqueue(trx, { workspaceId: found.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) }, now);
       }
     }
     return true;
