@@ -1,7 +1,7 @@
 // The send rate of a sender number, shared by every server instance: a row per number holds the
 // next free send slot. A worker reserves k slots in the transaction that leases k recipients:
-// the slots start at max(now, next free slot, end of a provider-imposed pause) and are spaced
-// 1/rate apart, and the row moves past them. Each send waits for its slot, so sends of one number
+// the slots start at max(now, next free slot, end of a provider-imposed pause) and are spaced at
+// least 1/rate apart (a little more: send-window.ts), and the row moves past them. Each send waits for its slot, so sends of one number
 // never come closer than 1/rate, whichever instance makes them (a virtual-scheduling limiter,
 // GCRA with a burst of one: idle time is never banked).
 import { sql, type Transaction } from 'kysely';
@@ -14,8 +14,8 @@ export interface Slots {
   nextFree: Date;
 }
 
-/** Reserves `count` slots of `phoneNumberId` at `ratePerSecond`; the caller holds the transaction. */
-export async function reserveSlots(trx: Transaction<Database>, phoneNumberId: string, ratePerSecond: number, count: number, now: Date): Promise<Slots> {
+/** Reserves `count` slots of `phoneNumberId`, `spacingMs` apart; the caller holds the transaction. */
+export async function reserveSlots(trx: Transaction<Database>, phoneNumberId: string, spacingMs: number, count: number, now: Date): Promise<Slots> {
   await trx
     .insertInto('campaign_send_slots')
     .values({ phone_number_id: phoneNumberId, next_slot_at: now })
@@ -27,10 +27,9 @@ export async function reserveSlots(trx: Transaction<Database>, phoneNumberId: st
     .where('phone_number_id', '=', phoneNumberId)
     .forUpdate()
     .executeTakeFirstOrThrow();
-  const spacing = 1000 / ratePerSecond;
   const start = Math.max(now.getTime(), new Date(row.next_slot_at).getTime(), row.paused_until ? new Date(row.paused_until).getTime() : 0);
-  const at = Array.from({ length: count }, (_, i) => new Date(start + i * spacing));
-  const nextFree = new Date(start + count * spacing);
+  const at = Array.from({ length: count }, (_, i) => new Date(start + i * spacingMs));
+  const nextFree = new Date(start + count * spacingMs);
   if (count > 0) await trx.updateTable('campaign_send_slots').set({ next_slot_at: nextFree }).where('phone_number_id', '=', phoneNumberId).execute();
   return { at, nextFree };
 }

@@ -16,6 +16,7 @@ import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, To
 import { templateMessage, type RecipientFields } from './message.js';
 import { pauseNumber, reserveSlots } from './rate.js';
 import { loadSendContext, type SendContext } from './send-context.js';
+import { SendWindow } from './send-window.js';
 
 export interface CampaignWorkerOptions {
   platform: Platform;
@@ -42,11 +43,9 @@ type Outcome =
 /** Provider codes that stop the whole campaign rather than one recipient. */
 const CAMPAIGN_STOPPERS = new Set([190, 131031, 132001, 132015, 132016]);
 const MAX_ATTEMPTS = 3;
-/** A little over a second, so that clock reads a millisecond apart cannot squeeze one more send in. */
-const WINDOW_MS = 1002;
 /**
- * A send later than this after its slot takes a new slot instead. Within one instance the window
- * log holds the rate exactly; across instances a second can also hold another instance's late
+ * A send later than this after its slot takes a new slot instead. Within one instance the send
+ * windows hold the rate exactly; across instances a second can also hold another instance's late
  * sends, so this bounds the excess to MAX_DRIFT_MS worth of slots (1.25 × the rate) under lag.
  */
 export const MAX_DRIFT_MS = 250;
@@ -75,8 +74,8 @@ export class CampaignWorker {
   /** Per number: no lease before this time (its slots are reserved until then). */
   private readonly numberBusyUntil = new Map<string, number>();
   private readonly cleanups: (() => unknown)[] = [];
-  /** This instance's latest send times, per number and per campaign (see pace()). */
-  private readonly sendLog = new Map<string, number[]>();
+  /** This instance's recent sends, per number and per campaign (see pace()). */
+  private readonly windows = new Map<string, SendWindow>();
   private readonly maxDriftMs: number;
 
   constructor(private readonly options: CampaignWorkerOptions) {
@@ -87,7 +86,7 @@ export class CampaignWorker {
     this.flushMs = options.flushMs ?? 25;
     this.maxBatch = options.maxBatch ?? 100;
     // Embedded PGlite is one process by construction: no other instance shares the number's
-    // slots, so the window log alone holds the rate and a late send need not give up its slot
+    // slots, so the send windows alone hold the rate and a late send need not give up its slot
     // (requeueing it costs store writes that make the next sends later still).
     this.maxDriftMs = options.maxDriftMs ?? (options.platform.store.kind === 'pglite' ? Infinity : MAX_DRIFT_MS);
   }
@@ -151,6 +150,7 @@ export class CampaignWorker {
     await this.startScheduled();
     const campaigns = await this.platform.store.db.selectFrom('campaigns').selectAll().where('status', '=', 'sending').orderBy('started_at').limit(100).execute();
     let next = Date.now() + this.pollMs;
+    for (const [key, w] of this.windows) if (w.idle()) this.windows.delete(key);
     for (const c of campaigns) {
       if (!this.running) break;
       const busy = Math.max(this.numberBusyUntil.get(c.phone_number_id) ?? 0, (this.numberPausedUntil.get(c.phone_number_id) ?? 0) - this.lookaheadMs);
@@ -230,7 +230,7 @@ export class CampaignWorker {
         await completeIfDone(trx, c.id, now);
         return null;
       }
-      const slots = await reserveSlots(trx, c.phone_number_id, ctx.rate, rows.length, now);
+      const slots = await reserveSlots(trx, c.phone_number_id, this.window(c.phone_number_id).spacingMs(ctx.rate), rows.length, now);
       const leaseUntil = new Date(slots.nextFree.getTime() + this.leaseMs);
       const ids = rows.map((r) => r.id);
       await trx
@@ -267,30 +267,27 @@ export class CampaignWorker {
     });
   }
 
+  private window(key: string): SendWindow {
+    return this.windows.get(key) ?? this.windows.set(key, new SendWindow()).get(key)!;
+  }
+
   /**
-   * Holds a send while `perSecond` sends under `key` were already made in the last second (a
-   * sliding-window log). Slots are never early, but a busy event loop fires late ones together:
-   * this lets the worker catch up without ever putting more than the rate into one second.
+   * Holds a send while `perSecond` sends under `key` may have reached the provider within the last
+   * second (send-window.ts). Slots are never early, but a busy event loop fires late ones together
+   * and holds written requests back: this lets the worker catch up without ever putting more than
+   * the rate into one second at the provider.
    */
   private async pace(key: string, perSecond: number) {
-    const log = this.sendLog.get(key) ?? this.sendLog.set(key, []).get(key)!;
+    const w = this.window(key);
     for (;;) {
-      const oldest = log.length >= perSecond ? log[log.length - perSecond]! : -Infinity;
-      const wait = oldest + WINDOW_MS - Date.now();
+      const wait = w.waitMs(perSecond);
       if (wait <= 0) break;
-      await this.sleepUntil(new Date(Date.now() + wait));
+      await (wait === Infinity ? w.nextAnswer() : this.sleepUntil(new Date(Date.now() + wait)));
     }
   }
 
   private mayPass(key: string, perSecond: number): boolean {
-    const log = this.sendLog.get(key)!;
-    return log.length < perSecond || log[log.length - perSecond]! + WINDOW_MS <= Date.now();
-  }
-
-  private logSend(key: string, perSecond: number) {
-    const log = this.sendLog.get(key)!;
-    log.push(Date.now());
-    if (log.length > perSecond) log.splice(0, log.length - perSecond);
+    return this.window(key).waitMs(perSecond) <= 0;
   }
 
   private async dispatch(ctx: SendContext, r: Leased, at: Date, contact: RecipientFields) {
@@ -308,13 +305,16 @@ export class CampaignWorker {
     if (!this.running || late || this.halted.has(r.campaign_id) || pausedUntil > Date.now()) {
       return this.record({ kind: 'requeue', r, at: pausedUntil > Date.now() ? new Date(pausedUntil) : null, undo: true });
     }
-    this.logSend(pn, numberRate);
-    this.logSend(r.campaign_id, ctx.rate);
+    const answeredNumber = this.window(pn).start(numberRate);
+    const answeredCampaign = this.window(r.campaign_id).start(ctx.rate);
+    const answered = () => (answeredNumber(), answeredCampaign());
     try {
       const message = templateMessage(ctx.template, contact, ctx.mediaIds);
       const res = await ctx.sender.provider.sendMessage(ctx.sender.providerNumber, r.phone, message, { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` });
+      answered();
       this.record({ kind: 'sent', r, ctx, messageId: newId('msg'), providerMessageId: res.providerMessageId, at: this.platform.now() });
     } catch (error) {
+      answered();
       await this.onSendError(ctx, r, error);
     }
   }
