@@ -12,6 +12,7 @@ import { problem, sendProblem } from '../../lib/problems.js';
 import { verifySha256Header } from '../../lib/signatures.js';
 import { cleanUnstorable, hasUnstorableText } from '../../lib/storable.js';
 import type { Platform } from '../../platform.js';
+import { retryConflicts } from '../../store/retry-conflicts.js';
 import type { Database } from '../../store/schema.js';
 import { emitEvent } from '../webhooks/emit.js';
 import { ensureChat, touchChat } from './inbox/chats.js';
@@ -57,36 +58,46 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
 };
 
 /**
- * Applies one delivery in one transaction, events included (published at commit). A database
- * failure propagates and the provider retries; dedupe and forward-only statuses make that safe.
+ * Applies one delivery in one transaction, events included (published at commit). On PostgreSQL
+ * two deliveries at once can lock the same rows: statuses take their messages' locks in one order
+ * (by wamid), and a deadlock among other rows (two customers' contacts in opposite order) runs the
+ * transaction again. Any other database failure propagates and the provider retries; dedupe and
+ * forward-only statuses make that safe.
  */
 export async function processProviderPayload(platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger): Promise<void> {
   if (payload.object !== 'whatsapp_business_account') {
     log.info({ object: payload.object }, 'provider webhook: object ignored');
     return;
   }
-  await platform.store.db.transaction().execute(async (trx) => {
-    for (const change of payload.entry.flatMap((e) => e.changes)) {
-      if (change.field !== 'messages') {
-        log.info({ field: change.field }, 'provider webhook: change field ignored');
-        continue;
-      }
-      const value = change.value;
-      const providerId = value.metadata?.phone_number_id;
-      const pn = providerId
-        ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id', 'display_phone_number']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
-        : undefined;
-      if (!pn) {
-        log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
-        continue;
-      }
-      if (value.errors?.length) log.warn({ phoneNumberId: pn.id, codes: value.errors.map((e) => e.code) }, 'provider webhook: number-level errors');
-      const ctx: Ctx = { trx, platform, log, pn };
-      const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile.name]));
-      for (const message of value.messages ?? []) await receiveMessage(ctx, message, names.get(message.from));
-      for (const status of value.statuses ?? []) await applyStatus(ctx, status);
+  await retryConflicts(() => platform.store.db.transaction().execute((trx) => applyChanges(trx, platform, payload, log)));
+}
+
+async function applyChanges(trx: Transaction<Database>, platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger) {
+  for (const change of payload.entry.flatMap((e) => e.changes)) {
+    if (change.field !== 'messages') {
+      log.info({ field: change.field }, 'provider webhook: change field ignored');
+      continue;
     }
-  });
+    const value = change.value;
+    const providerId = value.metadata?.phone_number_id;
+    const pn = providerId
+      ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id', 'display_phone_number']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
+      : undefined;
+    if (!pn) {
+      log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
+      continue;
+    }
+    if (value.errors?.length) log.warn({ phoneNumberId: pn.id, codes: value.errors.map((e) => e.code) }, 'provider webhook: number-level errors');
+    const ctx: Ctx = { trx, platform, log, pn };
+    const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile.name]));
+    for (const message of value.messages ?? []) await receiveMessage(ctx, message, names.get(message.from));
+    for (const status of byWamid(value.statuses ?? [])) await applyStatus(ctx, status);
+  }
+}
+
+/** Statuses in one lock order; the sort is stable, and forward-only statuses make their order moot. */
+function byWamid(statuses: S['ProviderStatus'][]): S['ProviderStatus'][] {
+  return statuses.length < 2 ? statuses : [...statuses].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Unix seconds as the provider sends them; never in the future (that would stretch the 24-hour window). */

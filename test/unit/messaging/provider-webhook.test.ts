@@ -305,14 +305,14 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
     await ready;
     return { commit: async () => (commit(), done) };
   }
-  /** Resolves once some backend waits for a row lock (the delivery, blocked by the held change). */
-  async function someoneWaitsForALock() {
+  /** Resolves once `n` backends wait for a row lock (deliveries, blocked by the held change or each other). */
+  async function someoneWaitsForALock(n = 1) {
     for (let i = 0; i < 200; i++) {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(app.platform.store.db);
-      if (rows[0].n > 0) return;
+      if (rows[0].n >= n) return;
       await new Promise((r) => setTimeout(r, 10));
     }
-    throw new Error('no delivery waited on the held row');
+    throw new Error(`fewer than ${n} deliveries waited on a lock`);
   }
 
   it("'sent' arriving while the send path writes the provider's answer: applied after it, accepted -> sent", async () => {
@@ -340,5 +340,42 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
     expect((await messageRow(id)).status).toBe('delivered');
     const updates = await eventsOf('message.status', 1);
     expect(updates.map((e) => [e.data.status, e.data.previousStatus])).toEqual([['delivered', 'sent']]);
+  });
+  // Two deliveries at once touching the same rows in opposite order. The held lock lines them up
+  // so that, unprevented, each ends up waiting for a row the other holds (a deadlock, which
+  // PostgreSQL breaks by failing one of them: a 500 and a provider retry much later).
+  it('two deliveries with the same two statuses in opposite order: no deadlock, both answered 200', async () => {
+    const f = await fixture();
+    const first = await outbound(f, 'wamid.ORDER1');
+    const second = await outbound(f, 'wamid.ORDER2');
+    const now = Math.floor(Date.now() / 1000);
+    const lock = await held((db) => db.selectFrom('messages').select('id').where('id', '=', first).forUpdate().execute());
+    const a = post(payload(f, { statuses: [status('wamid.ORDER1', 'sent', now), status('wamid.ORDER2', 'sent', now)] }));
+    await someoneWaitsForALock(1);
+    const b = post(payload(f, { statuses: [status('wamid.ORDER2', 'delivered', now), status('wamid.ORDER1', 'delivered', now)] }));
+    await someoneWaitsForALock(2);
+    await lock.commit();
+    expect([(await a).statusCode, (await b).statusCode]).toEqual([200, 200]);
+    expect((await messageRow(first)).status).toBe('delivered');
+    expect((await messageRow(second)).status).toBe('delivered');
+  });
+
+  it('two deliveries with messages of the same two customers in opposite order: the deadlock is retried, both answered 200, each message stored once', async () => {
+    const f = await fixture();
+    const [x, y] = ['4915100000001', '4915100000002'];
+    const contacts = await app.platform.store.db
+      .insertInto('contacts')
+      .values([x, y].map((n) => ({ id: newId('ct'), workspace_id: f.workspaceId, phone: `+${n}` })))
+      .returning('id')
+      .execute();
+    const lock = await held((db) => db.selectFrom('contacts').select('id').where('id', '=', contacts[0]!.id).forUpdate().execute());
+    const a = post(payload(f, { messages: [text('wamid.DLa1', 'one', x), text('wamid.DLa2', 'two', y)] }));
+    await someoneWaitsForALock(1);
+    const b = post(payload(f, { messages: [text('wamid.DLb1', 'three', y), text('wamid.DLb2', 'four', x)] }));
+    await someoneWaitsForALock(2);
+    await lock.commit();
+    expect([(await a).statusCode, (await b).statusCode]).toEqual([200, 200]);
+    const stored = await app.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', f.workspaceId).execute();
+    expect(stored.map((m) => m.provider_message_id).sort()).toEqual(['wamid.DLa1', 'wamid.DLa2', 'wamid.DLb1', 'wamid.DLb2']);
   });
 });
