@@ -6,10 +6,11 @@
 // malformed); "one answer" here means valid:false without user data, and the token not consumed.
 import { createHmac } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { buildShared } from '../helper.js';
 import { onPostgres } from '../support/store.js';
 import { startReceiver } from '../support/receiver.js';
+import { forgeLoginToken } from '../support/login-keys.js';
 import { insertLoginApp } from '../support/login-app.js';
 import { keyRing } from '../../server/apis/login/tokens.js';
 import { hubOf } from '../../server/apis/login/events-stream.js';
@@ -55,11 +56,7 @@ async function verifiedToken(w: Workspace) {
   return { sessionId: s.sessionId, token: body.verificationToken as string };
 }
 
-/** A token signed with our real key, with claims the server would never issue. */
-async function forged(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-  const ring = await keyRing(app.platform);
-  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: ring.kid, ...header }).sign(ring.privateKey);
-}
+const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app.platform, claims, header);
 
 /** Each token refused without user data; then the real one still verifies once (none consumed it). */
 async function expectAllInvalid(w: Workspace, real: string, tokens: string[]) {

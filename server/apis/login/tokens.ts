@@ -33,8 +33,6 @@ interface KeyRing {
    * queries of the same message, that one hop held a sign-in's `verified` event by ~3 ms.
    */
   sign: (claims: Record<string, unknown>) => string;
-  /** The same active key for WebCrypto (the tests forge tokens with it). */
-  privateKey: CryptoKey;
   /** Every published key by kid (the active one and any retired one still listed). */
   publicKeys: Map<string, CryptoKey>;
   jwks: PublicKey[];
@@ -78,7 +76,7 @@ async function loadRing(platform: Platform): Promise<KeyRing> {
   const privateJwk = JSON.parse(platform.secrets.decrypt(active.private_jwk_enc)) as JWK;
   const pem = createPrivateKey({ key: privateJwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' });
   const sign = createSigner({ key: pem as string, algorithm: 'ES256', kid: active.kid });
-  return { kid: active.kid, sign, privateKey: (await importJWK(privateJwk, 'ES256')) as CryptoKey, publicKeys, jwks };
+  return { kid: active.kid, sign, publicKeys, jwks };
 }
 
 export interface IssuedToken {

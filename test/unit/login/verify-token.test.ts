@@ -4,9 +4,10 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { buildShared } from '../../helper.js';
 import { onPostgres } from '../../support/store.js';
+import { forgeLoginToken } from '../../support/login-keys.js';
 import { insertLoginApp } from '../../support/login-app.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { keyRing } from '../../../server/apis/login/tokens.js';
@@ -42,11 +43,7 @@ async function verifiedToken(a: LoginApp) {
 const verify = (a: LoginApp, token: string) =>
   app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' }, payload: JSON.stringify({ token }) });
 
-/** A token with our real key, for claims the server would never issue. */
-async function forged(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-  const ring = await keyRing(app.platform);
-  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: ring.kid, ...header }).sign(ring.privateKey);
-}
+const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app.platform, claims, header);
 
 describe('verify-token', () => {
   it('D7 once valid with the user, then already_used without user data; never cached', async () => {
