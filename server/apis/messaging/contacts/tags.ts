@@ -29,7 +29,12 @@ export async function ensureTags(db: Kysely<Database>, workspaceId: string, name
       .execute();
   let rows = await find();
   const have = new Set(rows.map((r) => r.name.toLowerCase()));
-  const missing = [...wanted].filter(([lower]) => !have.has(lower)).map(([, name]) => name);
+  // In one order (by lower-case name): two writes inserting the same new names in opposite order
+  // would each wait for the other's uncommitted name, a deadlock on PostgreSQL.
+  const missing = [...wanted]
+    .filter(([lower]) => !have.has(lower))
+    .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+    .map(([, name]) => name);
   if (missing.length) {
     await db
       .insertInto('tags')
