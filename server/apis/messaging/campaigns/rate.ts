@@ -1,9 +1,9 @@
 // The send rate of a sender number, shared by every server instance: a row per number holds the
 // next free send slot. A worker reserves k slots in the transaction that leases k recipients:
 // the slots start at max(now, next free slot, end of a provider-imposed pause) and are spaced at
-// least 1/rate apart (a little more: send-window.ts), and the row moves past them. Each send waits for its slot, so sends of one number
-// never come closer than 1/rate, whichever instance makes them (a virtual-scheduling limiter,
-// GCRA with a burst of one: idle time is never banked).
+// least 1/rate apart (a little more: send-window.ts), and the row moves past them. Each send
+// waits for its slot, so sends of one number never come closer than 1/rate, whichever instance
+// makes them (a virtual-scheduling limiter, GCRA with a burst of one: idle time is never banked).
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../../store/schema.js';
 
