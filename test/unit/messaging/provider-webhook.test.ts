@@ -5,7 +5,6 @@
 import { createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../helper.js';
 import { newId } from '../../../server/lib/ids.js';
@@ -15,6 +14,7 @@ import { createSandboxAccount, SandboxProvider } from '../../../server/providers
 import { createInboundSink } from '../../../server/apis/messaging/inbound-sink.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { onPostgres } from '../../support/store.js';
+import { holdTransaction, untilLockWaiters } from '../../support/locks.js';
 
 const URL = '/api/webhook/chatapp';
 const PROBLEMS = 'https://chatapp.example/problems/';
@@ -291,35 +291,25 @@ describe('messages and statuses', () => {
 // path storing the provider's answer, or another delivery's status. Each test holds that change
 // open until the delivery waits on the row lock, then commits it; the status must still apply.
 describe.runIf(onPostgres)('statuses racing another write of their message (PostgreSQL)', () => {
-  /** Runs `change` in a transaction and keeps it open until `commit()` is called. */
-  async function held(change: (db: typeof app.platform.store.db) => Promise<unknown>) {
-    let commit!: () => void;
-    const released = new Promise<void>((resolve) => (commit = resolve));
-    let applied!: () => void;
-    const ready = new Promise<void>((resolve) => (applied = resolve));
-    const done = app.platform.store.db.transaction().execute(async (trx) => {
-      await change(trx as unknown as typeof app.platform.store.db);
-      applied();
-      await released;
-    });
-    await ready;
-    return { commit: async () => (commit(), done) };
-  }
-  /** Resolves once `n` backends wait for a row lock (deliveries, blocked by the held change or each other). */
-  async function someoneWaitsForALock(n = 1) {
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(app.platform.store.db);
-      if (rows[0].n >= n) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`fewer than ${n} deliveries waited on a lock`);
+  const db = () => app.platform.store.db;
+  const held = (change: Parameters<typeof holdTransaction>[1]) => holdTransaction(db(), change);
+  const someoneWaitsForALock = (n = 1) => untilLockWaiters(db(), n);
+  /** Posts `a` while `lock` holds a row, `b` once `a` waits, and releases the row once both wait; answers both status codes. */
+  async function linedUp(lock: Parameters<typeof holdTransaction>[1], a: object, b: object) {
+    const holding = await held(lock);
+    const first = post(a);
+    await someoneWaitsForALock(1);
+    const second = post(b);
+    await someoneWaitsForALock(2);
+    await holding.commit();
+    return [(await first).statusCode, (await second).statusCode];
   }
 
   it("'sent' arriving while the send path writes the provider's answer: applied after it, accepted -> sent", async () => {
     const f = await fixture();
     const id = await outbound(f, 'wamid.tmp', 'pending');
     await app.platform.store.db.updateTable('messages').set({ provider_message_id: null }).where('id', '=', id).execute();
-    const answer = await held((db) => db.updateTable('messages').set({ provider_message_id: 'wamid.RACE1', status: 'accepted' }).where('id', '=', id).where('status', '=', 'pending').execute());
+    const answer = await held((trx) => trx.updateTable('messages').set({ provider_message_id: 'wamid.RACE1', status: 'accepted' }).where('id', '=', id).where('status', '=', 'pending').execute());
     const delivery = post(payload(f, { statuses: [status('wamid.RACE1', 'sent', Math.floor(Date.now() / 1000), { biz_opaque_callback_data: id })] }));
     await someoneWaitsForALock();
     await answer.commit();
@@ -332,7 +322,7 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
   it("'delivered' arriving while another delivery's 'sent' is being written: applied after it, sent -> delivered", async () => {
     const f = await fixture();
     const id = await outbound(f, 'wamid.RACE2');
-    const other = await held((db) => db.updateTable('messages').set({ status: 'sent' }).where('id', '=', id).execute());
+    const other = await held((trx) => trx.updateTable('messages').set({ status: 'sent' }).where('id', '=', id).execute());
     const delivery = post(payload(f, { statuses: [status('wamid.RACE2', 'delivered', Math.floor(Date.now() / 1000))] }));
     await someoneWaitsForALock();
     await other.commit();
@@ -341,6 +331,7 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
     const updates = await eventsOf('message.status', 1);
     expect(updates.map((e) => [e.data.status, e.data.previousStatus])).toEqual([['delivered', 'sent']]);
   });
+
   // Two deliveries at once touching the same rows in opposite order. The held lock lines them up
   // so that, unprevented, each ends up waiting for a row the other holds (a deadlock, which
   // PostgreSQL breaks by failing one of them: a 500 and a provider retry much later).
@@ -349,13 +340,12 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
     const first = await outbound(f, 'wamid.ORDER1');
     const second = await outbound(f, 'wamid.ORDER2');
     const now = Math.floor(Date.now() / 1000);
-    const lock = await held((db) => db.selectFrom('messages').select('id').where('id', '=', first).forUpdate().execute());
-    const a = post(payload(f, { statuses: [status('wamid.ORDER1', 'sent', now), status('wamid.ORDER2', 'sent', now)] }));
-    await someoneWaitsForALock(1);
-    const b = post(payload(f, { statuses: [status('wamid.ORDER2', 'delivered', now), status('wamid.ORDER1', 'delivered', now)] }));
-    await someoneWaitsForALock(2);
-    await lock.commit();
-    expect([(await a).statusCode, (await b).statusCode]).toEqual([200, 200]);
+    const codes = await linedUp(
+      (trx) => trx.selectFrom('messages').select('id').where('id', '=', first).forUpdate().execute(),
+      payload(f, { statuses: [status('wamid.ORDER1', 'sent', now), status('wamid.ORDER2', 'sent', now)] }),
+      payload(f, { statuses: [status('wamid.ORDER2', 'delivered', now), status('wamid.ORDER1', 'delivered', now)] }),
+    );
+    expect(codes).toEqual([200, 200]);
     expect((await messageRow(first)).status).toBe('delivered');
     expect((await messageRow(second)).status).toBe('delivered');
   });
@@ -368,13 +358,12 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
       .values([x, y].map((n) => ({ id: newId('ct'), workspace_id: f.workspaceId, phone: `+${n}` })))
       .returning('id')
       .execute();
-    const lock = await held((db) => db.selectFrom('contacts').select('id').where('id', '=', contacts[0]!.id).forUpdate().execute());
-    const a = post(payload(f, { messages: [text('wamid.DLa1', 'one', x), text('wamid.DLa2', 'two', y)] }));
-    await someoneWaitsForALock(1);
-    const b = post(payload(f, { messages: [text('wamid.DLb1', 'three', y), text('wamid.DLb2', 'four', x)] }));
-    await someoneWaitsForALock(2);
-    await lock.commit();
-    expect([(await a).statusCode, (await b).statusCode]).toEqual([200, 200]);
+    const codes = await linedUp(
+      (trx) => trx.selectFrom('contacts').select('id').where('id', '=', contacts[0]!.id).forUpdate().execute(),
+      payload(f, { messages: [text('wamid.DLa1', 'one', x), text('wamid.DLa2', 'two', y)] }),
+      payload(f, { messages: [text('wamid.DLb1', 'three', y), text('wamid.DLb2', 'four', x)] }),
+    );
+    expect(codes).toEqual([200, 200]);
     const stored = await app.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', f.workspaceId).execute();
     expect(stored.map((m) => m.provider_message_id).sort()).toEqual(['wamid.DLa1', 'wamid.DLa2', 'wamid.DLb1', 'wamid.DLb2']);
   });
