@@ -96,25 +96,17 @@ describe('rate held', () => {
 
   it('held where the provider counts: requests that leave late never bunch above the rate', async () => {
     await fresh(60, 20, '+49173');
-    const provider = app.platform.provider('cloud_api') as unknown as { sendMessage: (...args: unknown[]) => Promise<unknown> };
-    const original = provider.sendMessage.bind(provider);
-    const arrivals: number[] = [];
-    let calls = 0;
     // The first second's requests reach the provider half a second after the worker made them, as
     // when a stalled event loop holds written requests back; the rest arrive at once.
-    provider.sendMessage = async (...args: unknown[]) => {
-      if (calls++ < 20) await new Promise((resolve) => setTimeout(resolve, 500));
-      arrivals.push(Date.now());
-      return original(...args);
-    };
+    const rec = recordSends(app.platform.provider('cloud_api'), (call) => (call < 20 ? new Promise((resolve) => setTimeout(resolve, 500)) : undefined));
     try {
       const c = (await call(app, cloud.key)('POST', '/api/campaigns', body(cloud.phone))).json();
       await finished(cloud.key, c.id);
-      expect(arrivals).toHaveLength(60);
+      expect(rec.sends).toHaveLength(60);
       // Exact: each arrival is stamped after its call started and before it was answered.
-      expect(maxInWindow(arrivals, 1000)).toBeLessThanOrEqual(20);
+      expect(maxInWindow(rec.sends.map((s) => s.at), 1000)).toBeLessThanOrEqual(20);
     } finally {
-      provider.sendMessage = original;
+      rec.restore();
     }
   });
 });

@@ -123,10 +123,16 @@ export async function connectFakeCloud(app: FastifyInstance, w: Workspace, fake:
 }
 
 /** Records when each send of `provider` started, then sends. */
-export function recordSends(provider: { sendMessage: (...args: any[]) => Promise<unknown> }) {
+/**
+ * Records each send as the provider is called; with `arrival`, the call first waits for it (the
+ * nth call gets n), as a request the event loop holds back, and is recorded as it arrives.
+ */
+export function recordSends(provider: { sendMessage: (...args: any[]) => Promise<unknown> }, arrival?: (call: number) => Promise<void> | void) {
   const sends: { at: number; to: string }[] = [];
   const original = provider.sendMessage.bind(provider);
+  let calls = 0;
   provider.sendMessage = async (...args: any[]) => {
+    await arrival?.(calls++);
     sends.push({ at: Date.now(), to: String(args[1]) });
     return original(...args);
   };
