@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { InlineLimitsPlugin } from './inline-limits.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { startPGliteMaintenance } from './pglite-maintenance.js';
 import { UnavailableAwareDialect } from './unavailable.js';
@@ -51,7 +50,7 @@ async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOpti
     if (dataDir) mkdirSync(dataDir, { recursive: true });
     pgl = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined);
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pgl), plugins: [new InlineLimitsPlugin()] });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pgl) });
   const maintenance = startPGliteMaintenance(db, maintenanceMs, warn);
   return {
     db,
@@ -96,7 +95,7 @@ async function openPostgres(connectionString: string): Promise<Store> {
   // socket is reset would emit `error` to no one, an uncaught exception that kills the process.
   // The query itself fails (503 above it) and the pool drops the client at release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new UnavailableAwareDialect({ pool }), plugins: [new InlineLimitsPlugin()] });
+  const db = new Kysely<Database>({ dialect: new UnavailableAwareDialect({ pool }) });
   const listener = new ListenConnection(connectionString);
   await listener.open();
   return {

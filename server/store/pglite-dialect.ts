@@ -7,14 +7,15 @@ import {
   CompiledQuery,
   PostgresAdapter,
   PostgresIntrospector,
-  PostgresQueryCompiler,
   type DatabaseConnection,
   type Dialect,
   type Driver,
   type Kysely,
+  type QueryCompiler,
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { InlineLimitsCompiler } from './inline-limits.js';
 import { Mutex } from './mutex.js';
 import { PGliteStatements } from './pglite-statements.js';
 
@@ -117,7 +118,7 @@ export class PGliteDialect implements Dialect {
     return new PostgresIntrospector(db);
   }
 
-  createQueryCompiler() {
-    return new PostgresQueryCompiler();
+  createQueryCompiler(): QueryCompiler {
+    return new InlineLimitsCompiler();
   }
 }

@@ -1,7 +1,8 @@
 // PostgreSQL out of reach (restarting, refusing connections, the network cut, the disk full)
 // is not a bug in a request: it answers 503 `unavailable` with Retry-After, never 500, and the
 // next request after recovery works (the pool opens new connections by itself).
-import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult } from 'kysely';
+import { InlineLimitsCompiler } from './inline-limits.js';
 import { HttpProblem } from '../lib/problems.js';
 
 export const RETRY_AFTER_SECONDS = 5;
@@ -41,6 +42,10 @@ function wrapConnection(connection: DatabaseConnection): DatabaseConnection {
 }
 
 export class UnavailableAwareDialect extends PostgresDialect {
+  override createQueryCompiler(): QueryCompiler {
+    return new InlineLimitsCompiler();
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
     const acquire = driver.acquireConnection.bind(driver);
