@@ -58,17 +58,20 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   app.addHook('onClose', async () => platform.close());
   app.setValidatorCompiler(validatorCompiler);
   let closing = false;
-  app.addHook('onSend', async (request, reply) => {
+  // Callback hooks, as on every request they mostly do nothing that needs a promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     // An answer finished while shutting down ends its kept-alive connection (F-14): otherwise the
     // client (a load balancer, fetch) holds it open and close() waits out the grace period.
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (closing) return sendProblem(reply, problem(503, 'unavailable', 'The server is shutting down.'), { ...BASELINE_HEADERS, 'retry-after': '5', connection: 'close' });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    sendProblem(reply, problem(503, 'unavailable', 'The server is shutting down.'), { ...BASELINE_HEADERS, 'retry-after': '5', connection: 'close' });
   });
   const methods = collectMethods(app);
 

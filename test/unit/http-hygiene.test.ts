@@ -79,6 +79,11 @@ describe('http hygiene', () => {
     expect(key).not.toContain('secret');
     expect(key).not.toBe(`key:${hash('sha256', 'sk_live_secret_value', 'base64url')}`); // keyed: a guess cannot be checked
     expect(rateLimitKey(request({ authorization: 'ApiKey sk_live_secret_value' }))).toBe(key);
+    // Recent keys are remembered only up to a length; a longer credential is still hashed the same way.
+    const long = `sk_${'x'.repeat(5_000)}`;
+    expect(rateLimitKey(request({ 'x-api-key': long }))).toMatch(/^key:[\w-]{43}$/);
+    expect(rateLimitKey(request({ 'x-api-key': long }))).toBe(rateLimitKey(request({ authorization: `ApiKey ${long}` })));
+    expect(rateLimitKey(request({ 'x-api-key': long }))).not.toBe(key);
     expect(rateLimitKey(request({}))).toBe('ip:10.0.0.1');
     const v6 = (ip: string) => rateLimitKey({ method: 'GET', ip, headers: {}, routeOptions: { url: PUBLIC } } as never);
     expect(v6('2001:db8:1:2::1')).toBe(v6('2001:db8:1:2:ffff::9')); // one /64, one bucket
