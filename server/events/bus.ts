@@ -16,12 +16,27 @@ export interface PlatformEvent {
 
 type Subscriber = (event: PlatformEvent) => void | Promise<void>;
 
+export interface SubscribeOptions {
+  /**
+   * Started on the next turn of the event loop rather than at once, so that the subscribers a
+   * client is waiting on go first. On the embedded store queries take turns on one connection,
+   * and a sign-in's `verified` push (the Login API's stream) otherwise waited behind the
+   * automation's queries on the same message.
+   */
+  background?: boolean;
+}
+
+interface Subscription {
+  subscriber: Subscriber;
+  background: boolean;
+}
+
 const CHANNEL = 'platform_events';
 /** NOTIFY payloads must stay under 8,000 bytes. */
 const MAX_PAYLOAD = 7900;
 
 export class EventBus {
-  private readonly subscribers = new Map<string, Set<Subscriber>>();
+  private readonly subscribers = new Map<string, Set<Subscription>>();
   private unlisten?: () => Promise<void>;
 
   constructor(
@@ -39,11 +54,12 @@ export class EventBus {
   }
 
   /** Subscribes to one event type, or `*` for all; returns an unsubscribe function. */
-  subscribe(type: string, subscriber: Subscriber): () => void {
+  subscribe(type: string, subscriber: Subscriber, options: SubscribeOptions = {}): () => void {
     let set = this.subscribers.get(type);
     if (!set) this.subscribers.set(type, (set = new Set()));
-    set.add(subscriber);
-    return () => set!.delete(subscriber);
+    const subscription = { subscriber, background: options.background ?? false };
+    set.add(subscription);
+    return () => set!.delete(subscription);
   }
 
   /** Publishes now, or at the commit of `tx` when given. */
@@ -60,10 +76,13 @@ export class EventBus {
     } catch {
       return;
     }
-    for (const subscriber of [...(this.subscribers.get(event.type) ?? []), ...(this.subscribers.get('*') ?? [])]) {
-      Promise.resolve()
-        .then(() => subscriber(event))
-        .catch((error) => this.onError(error, event));
+    for (const { subscriber, background } of [...(this.subscribers.get(event.type) ?? []), ...(this.subscribers.get('*') ?? [])]) {
+      const run = () =>
+        Promise.resolve()
+          .then(() => subscriber(event))
+          .catch((error) => this.onError(error, event));
+      if (background) setImmediate(run);
+      else void run();
     }
   }
 }

@@ -71,6 +71,27 @@ describe(`event bus (${onPostgres ? 'two instances on PostgreSQL' : 'PGlite'})`,
     await expect(a.publish({ type: 'big', workspaceId: 'ws_bus000000001', data: { blob: 'x'.repeat(9000) } })).rejects.toThrow(/too large/);
   });
 
+  it('starts a background subscriber after the others: on the embedded store, after their chains of queries', async () => {
+    const order: string[] = [];
+    // Subscribed first, so it is not registration order that puts it last.
+    const offBackground = a.subscribe('t3', () => void order.push('background'), { background: true });
+    const offWaited = a.subscribe('t3', async () => {
+      order.push('waited');
+      for (let i = 1; i <= 5; i++) {
+        await store.db.selectNoFrom((eb) => eb.val(i).as('n')).execute();
+        order.push(`query ${i}`);
+      }
+    });
+    await a.publish({ type: 't3', workspaceId: 'ws_bus000000001', data: {} });
+    await until(() => order.length === 7);
+    offBackground();
+    offWaited();
+    expect(order[0]).toBe('waited');
+    // On PostgreSQL each query waits on the network, and the background subscriber starts meanwhile.
+    if (!onPostgres) expect(order).toEqual(['waited', 'query 1', 'query 2', 'query 3', 'query 4', 'query 5', 'background']);
+    else expect(order).toContain('background');
+  });
+
   it('keeps delivering when one subscriber throws', async () => {
     const seen: number[] = [];
     const off1 = a.subscribe('t2', () => {

@@ -74,11 +74,16 @@ export async function dispatchInbound(platform: Platform, event: PlatformEvent, 
 /** Subscribes the dispatcher; returns a function that stops it and waits for dispatches in flight. */
 export function startDispatcher(platform: Platform, options: DispatcherOptions = {}): () => Promise<void> {
   const inFlight = new Set<Promise<unknown>>();
-  const off = platform.bus.subscribe('message.received', (event) => {
-    const p = dispatchInbound(platform, event, options).catch((error) => options.log?.('inbound dispatch failed', { error: String(error) }));
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
-  });
+  // In the background: a LOGIN message's verification (a client waiting on a stream) goes first.
+  const off = platform.bus.subscribe(
+    'message.received',
+    (event) => {
+      const p = dispatchInbound(platform, event, options).catch((error) => options.log?.('inbound dispatch failed', { error: String(error) }));
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    },
+    { background: true },
+  );
   return async () => {
     off();
     while (inFlight.size) await Promise.allSettled([...inFlight]);

@@ -7,8 +7,10 @@ import { placeInboundChat } from './kanban.js';
 export async function setup(app: FastifyInstance): Promise<void> {
   industryPacks();
   const { platform } = app;
-  const unsubscribe = platform.bus.subscribe('message.received', (event) =>
-    placeInboundChat(platform, event).catch((error) => app.log.error({ err: error }, 'kanban placement failed')),
+  const unsubscribe = platform.bus.subscribe(
+    'message.received',
+    (event) => placeInboundChat(platform, event).catch((error) => app.log.error({ err: error }, 'kanban placement failed')),
+    { background: true },
   );
   app.addHook('onClose', async () => unsubscribe());
 }
