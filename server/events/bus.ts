@@ -29,6 +29,8 @@ export interface SubscribeOptions {
 interface Subscription {
   subscriber: Subscriber;
   background: boolean;
+  /** False once unsubscribed: a background start still pending then does not happen. */
+  active: boolean;
 }
 
 const CHANNEL = 'platform_events';
@@ -57,9 +59,12 @@ export class EventBus {
   subscribe(type: string, subscriber: Subscriber, options: SubscribeOptions = {}): () => void {
     let set = this.subscribers.get(type);
     if (!set) this.subscribers.set(type, (set = new Set()));
-    const subscription = { subscriber, background: options.background ?? false };
+    const subscription = { subscriber, background: options.background ?? false, active: true };
     set.add(subscription);
-    return () => set!.delete(subscription);
+    return () => {
+      subscription.active = false;
+      set!.delete(subscription);
+    };
   }
 
   /** Publishes now, or at the commit of `tx` when given. */
@@ -76,13 +81,13 @@ export class EventBus {
     } catch {
       return;
     }
-    for (const { subscriber, background } of [...(this.subscribers.get(event.type) ?? []), ...(this.subscribers.get('*') ?? [])]) {
+    for (const subscription of [...(this.subscribers.get(event.type) ?? []), ...(this.subscribers.get('*') ?? [])]) {
       const run = () =>
         Promise.resolve()
-          .then(() => subscriber(event))
+          .then(() => subscription.subscriber(event))
           .catch((error) => this.onError(error, event));
-      if (background) setImmediate(run);
-      else void run();
+      if (!subscription.background) void run();
+      else setImmediate(() => subscription.active && run());
     }
   }
 }

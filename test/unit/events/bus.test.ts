@@ -92,6 +92,22 @@ describe(`event bus (${onPostgres ? 'two instances on PostgreSQL' : 'PGlite'})`,
     else expect(order).toContain('background');
   });
 
+  it('does not start a background subscriber unsubscribed before its turn (a server closing)', async () => {
+    const seen: string[] = [];
+    let offBackground = () => {};
+    // The regular subscriber runs first and unsubscribes the background one, as a shutdown would.
+    const offFirst = a.subscribe('t4', () => {
+      seen.push('first');
+      offBackground();
+    });
+    offBackground = a.subscribe('t4', () => void seen.push('background'), { background: true });
+    await a.publish({ type: 't4', workspaceId: 'ws_bus000000001', data: {} });
+    await until(() => seen.length >= 1);
+    await new Promise((r) => setTimeout(r, 50));
+    offFirst();
+    expect(seen).toEqual(['first']);
+  });
+
   it('keeps delivering when one subscriber throws', async () => {
     const seen: number[] = [];
     const off1 = a.subscribe('t2', () => {
