@@ -58,6 +58,9 @@ export async function expectNoChange<T>(app: FastifyInstance, act: () => Promise
     for (const [name, probe] of Object.entries(probes)) probed[name] = await probe();
     return { rows, probed };
   };
+  // Work an earlier request scheduled settles first, so that it is not counted against this one:
+  // the automation's dispatch of an accepted inbound message starts on a later turn of the loop.
+  await new Promise((r) => setTimeout(r, 20));
   const before = await snapshot();
   const result = await act();
   // Work the request may have scheduled (outbox, events) runs on the next turns of the loop.
