@@ -11,6 +11,7 @@
 import type { Kysely } from 'kysely';
 import type { EventBus } from '../events/bus.js';
 import { base62 } from '../lib/ids.js';
+import { setCapped } from '../lib/capped-map.js';
 import type { SecretBox } from '../lib/secrets.js';
 import type { Platform } from '../platform.js';
 import type { Database } from '../store/schema.js';
@@ -99,9 +100,7 @@ export class ApiKeyVerifier {
   }
 
   private remember(digest: string, key: VerifiedKey, now: number) {
-    // Maps iterate in insertion order: dropping the first entry drops the oldest.
-    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(digest, { key, until: now + CACHE_TTL_MS });
+    setCapped(this.cache, digest, { key, until: now + CACHE_TTL_MS }, CACHE_MAX);
   }
 
   /** Records use at most once a minute per key; the WHERE keeps instances from piling up writes. */

@@ -7,6 +7,7 @@
 // revoked, expired, of the wrong kind), with a `WWW-Authenticate` naming the accepted schemes.
 // A valid credential without the needed scope answers 403 naming the scope.
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { setCapped } from '../lib/capped-map.js';
 import { HttpProblem } from '../lib/problems.js';
 import { apiKeyVerifier } from './api-keys.js';
 import { recordAuthFailure } from './auth-failures.js';
@@ -187,8 +188,7 @@ registerScheme('OwnerBearer', {
         .where('workspace_id', '=', claims.workspaceId)
         .executeTakeFirst();
       if (!owner) return null;
-      if (cache.size >= OWNER_CACHE_MAX) cache.delete(cache.keys().next().value!);
-      cache.set(cacheKey, now + OWNER_CACHE_MS);
+      setCapped(cache, cacheKey, now + OWNER_CACHE_MS, OWNER_CACHE_MAX);
     }
     return { workspaceId: claims.workspaceId, kind: 'owner', ownerId: claims.ownerId, scopes: [] };
   },

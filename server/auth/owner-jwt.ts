@@ -3,6 +3,7 @@
 // The audience keeps the two uses apart: an API bearer token cannot serve as the browser's
 // cookie session, nor the other way round.
 import { SignJWT, jwtVerify } from 'jose';
+import { setCapped } from '../lib/capped-map.js';
 import { newId } from '../lib/ids.js';
 import type { Platform } from '../platform.js';
 
@@ -77,8 +78,7 @@ export async function verifyOwnerToken(platform: Platform, token: string, audien
   }
   const entry = await verifyUncached(platform, token, audience);
   if (!entry) return null;
-  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value!);
-  verified.set(cacheKey, entry);
+  setCapped(verified, cacheKey, entry, VERIFIED_MAX);
   return entry.claims;
 }
 

@@ -16,6 +16,7 @@ import { parse } from 'yaml';
 import { API_NAMES, documentPath } from '../apis/registry.js';
 import { AUTH_FAILURE_IPS, AUTH_FAILURE_WINDOW_MS, onAuthFailure, presentedCredential } from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
+import { setCapped } from '../lib/capped-map.js';
 
 let secured: Set<string> | undefined;
 
@@ -56,10 +57,7 @@ function credentialKey(credential: string): string {
   let key = bucketKeys.get(credential);
   if (key !== undefined) return key;
   key = `key:${hash('sha256', keySecret + credential, 'base64url')}`;
-  if (credential.length > BUCKET_KEY_CACHED_LENGTH) return key;
-  // Maps iterate in insertion order: dropping the first entry drops the oldest.
-  if (bucketKeys.size >= BUCKET_KEYS_MAX) bucketKeys.delete(bucketKeys.keys().next().value!);
-  bucketKeys.set(credential, key);
+  if (credential.length <= BUCKET_KEY_CACHED_LENGTH) setCapped(bucketKeys, credential, key, BUCKET_KEYS_MAX);
   return key;
 }
 

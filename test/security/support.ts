@@ -58,13 +58,14 @@ export async function expectNoChange<T>(app: FastifyInstance, act: () => Promise
     for (const [name, probe] of Object.entries(probes)) probed[name] = await probe();
     return { rows, probed };
   };
-  // Work an earlier request scheduled settles first, so that it is not counted against this one:
-  // the automation's dispatch of an accepted inbound message starts on a later turn of the loop.
-  await new Promise((r) => setTimeout(r, 20));
+  // Work scheduled by a request (outbox, events, the automation's dispatch of an accepted inbound
+  // message) runs on later turns of the loop: an earlier request's settles before the first
+  // snapshot, so that it is not counted against this one, and this one's before the second.
+  const settle = () => new Promise((r) => setTimeout(r, 20));
+  await settle();
   const before = await snapshot();
   const result = await act();
-  // Work the request may have scheduled (outbox, events) runs on the next turns of the loop.
-  await new Promise((r) => setTimeout(r, 20));
+  await settle();
   expect(await snapshot()).toEqual(before);
   return result;
 }

@@ -8,6 +8,7 @@
 // and on other instances through the bus when a key is rotated or its app deleted (A3).
 import type { FastifyRequest } from 'fastify';
 import { authorizationCredential, registerScheme, type AuthContext } from '../../auth/authenticate.js';
+import { setCapped } from '../../lib/capped-map.js';
 import type { Platform } from '../../platform.js';
 
 declare module '../../auth/authenticate.js' {
@@ -55,8 +56,7 @@ export class LoginKeyVerifier {
     if (!row || !secrets.matches(secret, row.api_key_digest)) return null;
     const app = { appId: row.id, workspaceId: row.workspace_id };
     if (epoch === this.epoch) {
-      if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(digest, { app, until: now + CACHE_TTL_MS });
+      setCapped(this.cache, digest, { app, until: now + CACHE_TTL_MS }, CACHE_MAX);
     }
     return app;
   }

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { PlatformEvent } from '../../events/bus.js';
+import { setCapped } from '../../lib/capped-map.js';
 import { newId } from '../../lib/ids.js';
 import { enqueue } from '../../outbox/outbox.js';
 import type { Platform } from '../../platform.js';
@@ -73,8 +74,7 @@ function recentMisses(platform: Platform, key: string, now: number): number[] {
 
 function recordMiss(platform: Platform, key: string, now: number): void {
   const byPhone = misses.get(platform)!;
-  if (byPhone.size >= MAX_TRACKED && !byPhone.has(key)) byPhone.delete(byPhone.keys().next().value!);
-  byPhone.set(key, [...recentMisses(platform, key, now), now]);
+  setCapped(byPhone, key, [...recentMisses(platform, key, now), now], MAX_TRACKED);
 }
 
 export async function verifySession(platform: Platform, message: InboundLogin): Promise<boolean> {
