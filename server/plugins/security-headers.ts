@@ -1,10 +1,15 @@
-// Security headers (@fastify/helmet) on every response, including 404s and errors.
+// Security headers (Helmet's) on every response, including 404s and errors.
 // Most answers are JSON, so the default CSP forbids everything and framing; the few HTML routes
-// (consent, sign-in, docs) relax it for themselves in their route options:
-//   app.get('/docs', { helmet: { contentSecurityPolicy: { useDefaults: false, directives: { … } } } }, …)
-// (a route's `contentSecurityPolicy` replaces this one whole, it is not merged).
+// (consent, sign-in, docs) set their own Content-Security-Policy, which replaces this one whole.
+//
+// Helmet decides the headers from its options alone, never from the request, so they are worked
+// out once here (its middleware run against a recorder) and set on each reply by one callback
+// hook. @fastify/helmet called `helmet(options)` on every request instead, parsing the CSP
+// directives and building the middleware list again each time (~20 µs of an owner GET, in an
+// async hook of its own besides).
 import fp from 'fastify-plugin';
-import helmet from '@fastify/helmet';
+import helmet, { type HelmetOptions } from 'helmet';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 export const DEFAULT_CSP = { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"] };
@@ -17,18 +22,39 @@ export const BASELINE_HEADERS = {
   'x-frame-options': 'DENY',
 };
 
+export function helmetOptions(production: boolean): HelmetOptions {
+  return {
+    contentSecurityPolicy: { useDefaults: false, directives: DEFAULT_CSP },
+    // Pages carry secrets in their URLs (/l/<slug>, consent): never leak them in Referer (L8).
+    referrerPolicy: { policy: 'no-referrer' },
+    // HSTS only in production: on http://localhost it would pin browsers to https for a year.
+    strictTransportSecurity: production ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    xFrameOptions: { action: 'deny' },
+    // Helmet's other defaults stay: X-Content-Type-Options: nosniff, X-Powered-By removed,
+    // Cross-Origin-Opener/Resource-Policy same-origin, X-XSS-Protection: 0.
+  };
+}
+
+/** The headers Helmet's middleware sets for `options`, in the order it sets them (names lower-case). */
+export function helmetHeaders(options: HelmetOptions): [string, string][] {
+  const headers = new Map<string, string>();
+  const recorder = {
+    setHeader: (name: string, value: string | number | readonly string[]) => headers.set(name.toLowerCase(), String(value)),
+    removeHeader: (name: string) => headers.delete(name.toLowerCase()),
+  };
+  helmet(options)({} as never, recorder as unknown as ServerResponse, (error?: unknown) => {
+    if (error) throw error;
+  });
+  return [...headers];
+}
+
 export default fp(
   async function securityHeaders(app: FastifyInstance) {
-    await app.register(helmet, {
-      global: true,
-      contentSecurityPolicy: { useDefaults: false, directives: DEFAULT_CSP },
-      // Pages carry secrets in their URLs (/l/<slug>, consent): never leak them in Referer (L8).
-      referrerPolicy: { policy: 'no-referrer' },
-      // HSTS only in production: on http://localhost it would pin browsers to https for a year.
-      strictTransportSecurity: app.config.production ? { maxAge: 31_536_000, includeSubDomains: true } : false,
-      xFrameOptions: { action: 'deny' },
-      // Helmet's other defaults stay: X-Content-Type-Options: nosniff, X-Powered-By removed,
-      // Cross-Origin-Opener/Resource-Policy same-origin, X-XSS-Protection: 0.
+    const headers = helmetHeaders(helmetOptions(app.config.production));
+    app.addHook('onRequest', (_request, reply, done) => {
+      const raw = reply.raw;
+      for (const [name, value] of headers) raw.setHeader(name, value);
+      done();
     });
   },
   { name: 'security-headers' },
