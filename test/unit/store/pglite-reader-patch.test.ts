@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module script without types
 import { patchPGlite } from '../../../scripts/patch-pglite.mjs';
 import { PGliteStatements } from '../../../server/store/pglite-statements.js';
 
