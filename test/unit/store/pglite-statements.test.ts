@@ -34,6 +34,33 @@ describe('PGlite prepared statements', () => {
     expect(update.rows).toEqual([]);
   });
 
+  it('puts rows together as pg.query does: every type, repeated and odd column names, counts of each command', async () => {
+    const statements = new PGliteStatements(pg);
+    // Each runs on the same state: both inside a transaction that is rolled back.
+    const same = async (text: string, params: unknown[] = []) => {
+      await pg.exec('begin');
+      const ours = await statements.query(text, params);
+      await pg.exec('rollback; begin');
+      const theirs = await pg.query(text, params);
+      await pg.exec('rollback');
+      expect(ours).toEqual(theirs);
+      expect(ours.rows.map((r) => Object.keys(r as object))).toEqual(theirs.rows.map((r) => Object.keys(r as object)));
+      return ours;
+    };
+    const odd = await same(`select 1 as a, 2 as a, 3 as "__proto__", 'x' as "constructor", null, null, '{"k":1}'::jsonb as j, 1.5::numeric as n, 7::int8 as b, '2026-01-02'::date as d, 'a1b2c3d4-0000-4000-8000-000000000000'::uuid as u, point(1, 2) as p, interval '1 day' as i, array[1, null, 3] as arr, '\\x0102'::bytea as raw`);
+    const [row] = odd.rows as Record<string, unknown>[];
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(row, '__proto__')?.value).toBe(3);
+    expect((await same(`insert into t (id, n) values ('c1', -5), ('c2', -5) returning id`)).affectedRows).toBe(2);
+    await pg.exec(`insert into t (id, n) values ('c1', -5), ('c2', -5)`);
+    expect((await same('select * from t where n = $1 order by id', [-5])).rows).toHaveLength(2);
+    expect((await same('update t set n = -6 where n = $1', [-5])).affectedRows).toBe(2);
+    expect((await same('delete from t where n = $1 returning id', [-5])).rowCount).toBe(2);
+    await same('select count(*) from t');
+    await same('create temporary table tmp_rows (x int)');
+    await pg.exec(`delete from t where id in ('c1', 'c2')`);
+  });
+
   it('passes nulls and raw statements without parameters', async () => {
     const statements = new PGliteStatements(pg);
     const { rows } = await statements.query<{ v: null; w: number }>('select $1::text as v, 1 as w', [null]);
