@@ -4,20 +4,20 @@
 // && npm ci)`). Three servers run side by side, the base's full server, this checkout's and bare
 // Fastify (this checkout's, as in `npm run bench`), and the load alternates between them after a
 // warm-up of each, so a slow minute of the machine falls on all three. Prints each median and
-// `ratio ab_<figure>_new_vs_base` (1.0 = no change; higher is better).
-//   get:  GET /api/account/me with the owner's bearer token (bare: the same two queries);
-//   post: POST /api/contacts with a Messaging key, a new number each time (bare: the same insert);
-//   list: GET /api/contacts?limit=20 after 8 s of posts have filled each store (no bare server).
+// `ratio ab_<figure>_new_vs_base` (1.0 = no change; higher is better). The requests are those of
+// `npm run bench` (bench/lib/http-figures.ts); `list` first fills each store with 8 s of posts
+// and runs no bare server.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startChild } from './lib/child.js';
+import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figures.js';
 import { load, median, type LoadOptions } from './lib/load.js';
 
 const { values } = parseArgs({
   options: { base: { type: 'string' }, figure: { type: 'string', default: 'get' }, rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '4' } },
 });
-const figure = values.figure!;
+const figure = values.figure as HttpFigure;
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const base = values.base ? resolve(values.base) : undefined;
@@ -31,22 +31,16 @@ if (!['get', 'post', 'list'].includes(figure) || !Number.isInteger(rounds) || ro
 }
 delete process.env.DATABASE_URL; // every server on its own embedded store, as in bench/run.ts
 
-type Info = { url: string; token: string; apiKey: string };
-const servers = { base: await startChild<Info>('full.ts', {}, base), new: await startChild<Info>('full.ts'), ...(figure === 'list' ? {} : { bare: await startChild<Info>('bare.ts') }) };
-
-let serial = 10_000_000;
-const newContact = () => ({ contact_no: `+49151${serial++}`, name: 'Bench Contact' });
-const json = { 'content-type': 'application/json' };
-function target(name: string, info: Info, durationSec: number): LoadOptions {
-  const bare = name === 'bare';
-  if (figure === 'get') return { url: `${info.url}/api/account/me`, headers: bare ? {} : { authorization: `Bearer ${info.token}` }, connections: 10, durationSec };
-  if (figure === 'post') return { url: `${info.url}/api/contacts`, method: 'POST', headers: bare ? json : { ...json, 'x-api-key': info.apiKey }, body: newContact, connections: 10, durationSec };
-  return { url: `${info.url}/api/contacts?limit=20`, headers: { 'x-api-key': info.apiKey }, connections: 10, durationSec };
-}
+const servers = {
+  base: await startChild<ServerInfo>('full.ts', {}, base),
+  new: await startChild<ServerInfo>('full.ts'),
+  ...(figure === 'list' ? {} : { bare: await startChild<ServerInfo>('bare.ts') }),
+};
+const target = (name: string, server: ServerInfo, durationSec: number): LoadOptions => ({ ...figureRequest(figure, server, name === 'bare'), connections: 10, durationSec });
 
 try {
   const entries = Object.entries(servers);
-  if (figure === 'list') for (const [, s] of entries) await load({ ...target('new', s.info, 8), url: `${s.info.url}/api/contacts`, method: 'POST', headers: { ...json, 'x-api-key': s.info.apiKey }, body: newContact });
+  if (figure === 'list') for (const [, s] of entries) await load({ ...figureRequest('post', s.info), connections: 10, durationSec: 8 });
   for (const [name, s] of entries) await load(target(name, s.info, 2));
   const rps: Record<string, number[]> = {};
   for (let i = 0; i < rounds; i++) {

@@ -10,6 +10,7 @@ import { freePort } from '../test/support/free-port.js';
 import { startChild } from './lib/child.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';
+import { figureRequest, type ServerInfo } from './lib/http-figures.js';
 import { measureLoginPush, type LoginTarget } from './lib/login-push.js';
 import { measureStreamMemory } from './lib/sse-memory.js';
 import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
@@ -24,7 +25,6 @@ const connections = 10;
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (group: string) => !only || only.includes(group);
 
-type Info = { url: string; token: string; apiKey: string };
 const figures: Record<string, unknown> = {};
 const ratios: Record<string, number> = {};
 
@@ -34,29 +34,15 @@ const ratios: Record<string, number> = {};
 // PostgreSQL figures name their database explicitly, from BENCH_DATABASE_URL.
 delete process.env.DATABASE_URL;
 
-// A new valid mobile number per request (E.164, Germany), so every POST creates a contact.
-let serial = 10_000_000;
-const newContact = () => ({ contact_no: `+49151${serial++}`, name: 'Bench Contact' });
-
 if (wanted('http')) {
-  const full = await startChild<Info>('full.ts');
-  const bare = await startChild<Info>('bare.ts');
+  const full = await startChild<ServerInfo>('full.ts');
+  const bare = await startChild<ServerInfo>('bare.ts');
   try {
-    const get = await compare(
-      { url: `${full.info.url}/api/account/me`, headers: { authorization: `Bearer ${full.info.token}` }, connections, durationSec },
-      { url: `${bare.info.url}/api/account/me`, connections, durationSec },
-      rounds,
-      warmupSec,
-    );
+    const sized = { connections, durationSec };
+    const get = await compare({ ...figureRequest('get', full.info), ...sized }, { ...figureRequest('get', bare.info, true), ...sized }, rounds, warmupSec);
     ratios.get_vs_bare_fastify = get.subject.rps / get.baseline.rps;
     figures.get_vs_bare_fastify = get;
-    const json = { 'content-type': 'application/json' };
-    const post = await compare(
-      { url: `${full.info.url}/api/contacts`, method: 'POST', headers: { ...json, 'x-api-key': full.info.apiKey }, body: newContact, connections, durationSec },
-      { url: `${bare.info.url}/api/contacts`, method: 'POST', headers: json, body: newContact, connections, durationSec },
-      rounds,
-      warmupSec,
-    );
+    const post = await compare({ ...figureRequest('post', full.info), ...sized }, { ...figureRequest('post', bare.info, true), ...sized }, rounds, warmupSec);
     ratios.post_vs_bare_fastify = post.subject.rps / post.baseline.rps;
     figures.post_vs_bare_fastify = post;
 
@@ -64,12 +50,8 @@ if (wanted('http')) {
     const port = await freePort();
     const mock = await startMocks({ ports: { messaging: port } });
     try {
-      const prism = await compare(
-        { url: `${full.info.url}/api/contacts?limit=20`, headers: { 'x-api-key': full.info.apiKey }, connections, durationSec },
-        { url: `http://127.0.0.1:${port}/api/contacts?limit=20`, headers: { 'x-api-key': 'mk_bench' }, connections, durationSec },
-        rounds,
-        warmupSec,
-      );
+      const mockServer = { url: `http://127.0.0.1:${port}`, token: '', apiKey: 'mk_bench' };
+      const prism = await compare({ ...figureRequest('list', full.info), ...sized }, { ...figureRequest('list', mockServer), ...sized }, rounds, warmupSec);
       ratios.server_vs_prism = prism.subject.rps / prism.baseline.rps;
       figures.server_vs_prism = prism;
     } finally {
@@ -85,7 +67,7 @@ if (wanted('http')) {
 const APP_SECRET = 'bench-provider-app-secret';
 // Sign-ins before the measured ones, as warm-up (the HTTP figures warm up for warmupSec).
 const loginWarmup = quick ? 50 : 100;
-type LoginInfo = Info & { pid: number; apiKey: string; providerPhoneNumberId: string; displayPhoneNumber: string };
+type LoginInfo = ServerInfo & { pid: number; apiKey: string; providerPhoneNumberId: string; displayPhoneNumber: string };
 const target = (entry: LoginInfo, stream: LoginInfo = entry): LoginTarget => ({
   entryUrl: entry.url,
   streamUrl: stream.url,
