@@ -55,6 +55,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 type TypeParser = (value: string, typeId: number) => unknown;
 type Message = { name: string; fields?: unknown[]; text?: string };
 const COUNTED = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
+const DEFAULT_PARSERS = types.parsers as Record<number, TypeParser>;
 
 /**
  * The one result of a Bind/Describe/Execute/Sync run: what `parse.parseResults(messages,
@@ -65,11 +66,11 @@ const COUNTED = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
 function results<R>(messages: readonly Message[], parsers: Record<number, TypeParser>): Results<R> {
   let fields: { name: string; dataTypeID: number }[] = [];
   let parsersOf: (TypeParser | undefined)[] = [];
-  let rows: Record<string, unknown>[] = [];
+  const rows: Record<string, unknown>[] = [];
   for (const message of messages) {
     if (message.name === 'rowDescription') {
       fields = (message.fields as { name: string; dataTypeID: number }[]).map(({ name, dataTypeID }) => ({ name, dataTypeID }));
-      parsersOf = fields.map(({ dataTypeID }) => parsers[dataTypeID] ?? (types.parsers as Record<number, TypeParser>)[dataTypeID]);
+      parsersOf = fields.map(({ dataTypeID }) => parsers[dataTypeID] ?? DEFAULT_PARSERS[dataTypeID]);
     } else if (message.name === 'dataRow') {
       const values = message.fields as (string | null)[];
       const row: Record<string, unknown> = {};
