@@ -13,6 +13,8 @@ export default defineConfig({
     ...(process.env.TEST_REPORT_DIR
       ? { reporters: ['default', ['json', { outputFile: join(process.env.TEST_REPORT_DIR, `vitest-${Date.now()}-${process.pid}.json`) }]] }
       : {}),
+    // With TEST_PHASES_DIR, where each file's time goes (test/support/phases.ts).
+    setupFiles: ['test/support/file-phases.ts'],
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 60_000 } },
       // The bad-input catalogue (../shared/reliability/bad-inputs.md), one file per group.

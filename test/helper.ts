@@ -10,6 +10,7 @@ import { buildApp } from '../server/app.js';
 import { loadConfig } from '../server/config.js';
 import type { PlatformOverrides } from '../server/platform.js';
 import { openTestStore } from './support/store.js';
+import { timed } from './support/phases.js';
 
 const perTest: (() => Promise<void>)[] = [];
 const perFile: (() => Promise<void>)[] = [];
@@ -31,17 +32,17 @@ async function open(list: (() => Promise<void>)[], { env = {}, overrides = {} }:
   const store = overrides.store ?? (await openTestStore());
   // Suites send many deliberate 401s from 127.0.0.1: only a test that asks for it (K3) gets the
   // per-IP limit on failed authentications.
-  const app = await buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', AUTH_FAILURES_PER_IP: '1000000', ...env }), {
-    sandboxTestMode: true,
-    ...overrides,
-    store,
+  const app = await timed('build', async () => {
+    const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', AUTH_FAILURES_PER_IP: '1000000', ...env });
+    const built = await buildApp(config, { sandboxTestMode: true, ...overrides, store });
+    await built.ready();
+    return built;
   });
   list.push(async () => {
     await app.close();
     if (!overrides.store) await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  await app.ready();
   return app;
 }
 

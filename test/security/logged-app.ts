@@ -8,6 +8,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import type { Store } from '../../server/store/db.js';
+import { timed } from '../support/phases.js';
 import { openTestStore } from '../support/store.js';
 
 export interface LoggedApp {
@@ -22,7 +23,7 @@ export async function loggedApp({ env = {}, level = 'debug', wrap = (s: Store) =
   const lines: string[] = [];
   const store = await openTestStore();
   const dataDir = mkdtempSync(join(tmpdir(), 'logged-'));
-  const app = await buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: level, DEMO: 'false', ...env }), { store: wrap(store), sandboxTestMode: true }, { stream: { write: (line: string) => lines.push(line) } });
+  const app = await timed('build', () => buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: level, DEMO: 'false', ...env }), { store: wrap(store), sandboxTestMode: true }, { stream: { write: (line: string) => lines.push(line) } }));
   afterAll(async () => {
     await app.close();
     await store.close();
