@@ -16,10 +16,11 @@ export default defineConfig({
     // With TEST_PHASES_DIR, where each file's time goes (test/support/phases.ts).
     setupFiles: ['test/support/file-phases.ts'],
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 60_000 } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 60_000 } },
       // The bad-input catalogue (../shared/reliability/bad-inputs.md), one file per group.
-      { test: { name: 'security', include: ['test/security/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 } },
+      { extends: true, test: { name: 'security', include: ['test/security/**/*.test.ts'], testTimeout: 30_000, hookTimeout: 60_000 } },
       {
+        extends: true,
         test: {
           name: 'contract',
           include: ['test/contract/**/*.test.ts'],
@@ -29,6 +30,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         // Headless Chromium (playwright-core) against a server started by each file; not part of
         // `npm test` (which names unit and contract), run with `npm run test:e2e`.
         test: {
@@ -40,6 +42,7 @@ export default defineConfig({
         },
       },
       {
+        extends: true,
         // Fault injection and two instances on one PostgreSQL (docs/reliability.md): real server
         // processes killed and cut off from the database. Needs DATABASE_URL; not part of
         // `npm test`, run with `npm run test:faults` (CI runs it on PostgreSQL). One file at a
@@ -47,6 +50,7 @@ export default defineConfig({
         test: { name: 'faults', include: ['test/faults/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false },
       },
       {
+        extends: true,
         // The generated Python and Go clients' smoke programs against the real server; not part
         // of `npm test`, run with `npm run test:smoke` (generates the clients first if missing).
         test: { name: 'smoke', include: ['test/smoke/**/*.smoke.test.ts'], testTimeout: 120_000, hookTimeout: 600_000 },
