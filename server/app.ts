@@ -5,11 +5,10 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
-import { API_NAMES, documentPath, registerApis } from './apis/registry.js';
+import { registerApis } from './apis/registry.js';
+import { API_NAMES, contractDocument } from './contract.js';
 import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies, requiredBodies } from './lib/request-body.js';
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { setupAreas } from './apis/areas.js';
 import { createInboundSink } from './apis/messaging/inbound-sink.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
@@ -89,7 +88,7 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   });
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
-  guardRequestBodies(app, requiredBodies(API_NAMES.map((api) => parseYaml(readFileSync(documentPath(api, '3.1'), 'utf8')))));
+  guardRequestBodies(app, requiredBodies(API_NAMES.map((api) => contractDocument(api))));
   guardStorableText(app); // NUL and lone surrogates: 400 before any handler (H8)
   await registerApis(app);
   (await import('./apis/login/verification.js')).startLogin(app); // LOGIN messages, expiry, streams

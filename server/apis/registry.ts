@@ -1,9 +1,8 @@
 // Mounts each API from its generated 3.1 document with fastify-openapi-glue: routes and request
 // validation come from the contract; operations without a handler answer 501 not-implemented.
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
-import { parse } from 'yaml';
+import { API_NAMES, contractDocument, type ApiName } from '../contract.js';
 import { problem, sendProblem } from '../lib/problems.js';
 import { authenticator, type SecurityRequirement } from '../auth/authenticate.js';
 import { accountHandlers } from './account/handlers.js';
@@ -15,8 +14,7 @@ import { oauthRouteOptions } from './connect/oauth/oauth-errors.js';
 /** Route options beyond handler and authentication, by operationId (e.g. an own error format). */
 const ROUTE_OPTIONS: Record<string, Partial<RouteOptions>> = { ...oauthRouteOptions };
 
-export const API_NAMES = ['account', 'connect', 'login', 'messaging'] as const;
-export type ApiName = (typeof API_NAMES)[number];
+export { API_NAMES, documentPath, type ApiName } from '../contract.js';
 
 const HANDLERS: Record<ApiName, Record<string, unknown>> = {
   account: accountHandlers,
@@ -25,15 +23,9 @@ const HANDLERS: Record<ApiName, Record<string, unknown>> = {
   messaging: messagingHandlers,
 };
 
-const generated = new URL('../../generated/', import.meta.url);
-
-export function documentPath(api: ApiName, version: '3.0' | '3.1'): URL {
-  return new URL(`${api}/openapi.${version}.yaml`, generated);
-}
-
 /** operationIds of one API, in document order. */
 export function operationIds(api: ApiName): string[] {
-  const doc = parse(readFileSync(documentPath(api, '3.0'), 'utf8'));
+  const doc = contractDocument(api, '3.0');
   return Object.values(doc.paths ?? {}).flatMap((item) =>
     Object.values(item as Record<string, { operationId?: string }>).flatMap((op) => (op?.operationId ? [op.operationId] : [])),
   );
@@ -55,8 +47,8 @@ function securityByOperation(doc: any): Map<string, SecurityRequirement[]> {
 
 export async function registerApis(app: FastifyInstance): Promise<void> {
   for (const api of API_NAMES) {
-    const specification = parse(readFileSync(documentPath(api, '3.1'), 'utf8'));
-    delete specification.webhooks; // events we send, not routes we serve
+    // Glue works on a copy; the webhooks are events we send, not routes we serve.
+    const { webhooks: _events, ...specification } = contractDocument(api, '3.1');
     const handlers = HANDLERS[api];
     const security = securityByOperation(specification);
     await app.register(openapiGlue, {

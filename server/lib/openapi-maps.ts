@@ -33,8 +33,21 @@ export function mapsForSerializer<T>(doc: T): T {
 
 type BuildSerializer = ReturnType<typeof SerializerSelector>;
 
+type Serialize = ReturnType<ReturnType<BuildSerializer>>;
+
+// Built once per process for each distinct response schema and set of shared schemas, so that
+// every app built from the same documents (tests build many) reuses the serializers. The set is
+// bounded by the contract.
+const built = new Map<string, Serialize>();
+
 /** Fastify's own serializer factory, given response schemas with maps made readable (a copy each). */
 export const mapSerializer: BuildSerializer = (externalSchemas, options) => {
   const build = SerializerSelector()(externalSchemas, options);
-  return (route) => build({ ...route, schema: mapsForSerializer(structuredClone(route.schema)) });
+  const shared = JSON.stringify([externalSchemas ?? {}, options ?? {}]);
+  return (route) => {
+    const key = `${shared} ${JSON.stringify(route.schema)}`;
+    let serialize = built.get(key);
+    if (!serialize) built.set(key, (serialize = build({ ...route, schema: mapsForSerializer(structuredClone(route.schema)) })));
+    return serialize;
+  };
 };

@@ -2,7 +2,7 @@
 // documents are written: bodies strictly (no coercion; unknown fields refused by the schema's
 // `unevaluatedProperties`), path/query/header values coerced from their string form.
 import Ajv2020 from 'ajv/dist/2020.js';
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { components } from '../../generated/account/types.js';
@@ -24,8 +24,18 @@ function makeAjv(coerce: boolean) {
 const strict = makeAjv(false);
 const coercing = makeAjv(true);
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? strict : coercing).compile(schema as object);
+// Compiled once per process for each distinct schema: every app built from the same documents
+// (tests build many) reuses the validators instead of compiling them again. Keyed by content,
+// as each app's routes hold their own copies of the schemas; the set is bounded by the contract.
+const compiled = new Map<string, ValidateFunction>();
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const body = httpPart === 'body';
+  const key = `${body ? 'body' : 'coerced'} ${JSON.stringify(schema)}`;
+  let validate = compiled.get(key);
+  if (!validate) compiled.set(key, (validate = (body ? strict : coercing).compile(schema as object)));
+  return validate;
+};
 
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 

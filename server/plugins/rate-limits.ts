@@ -8,12 +8,10 @@
 // A shared store (the plugin's Redis option, or one on our database) would be needed to make
 // the limit global; the README's "Limits" section says so.
 import { hash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { parse } from 'yaml';
-import { API_NAMES, documentPath } from '../apis/registry.js';
+import { API_NAMES, contractDocument } from '../contract.js';
 import { AUTH_FAILURE_IPS, AUTH_FAILURE_WINDOW_MS, onAuthFailure, presentedCredential } from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
 import { setCapped } from '../lib/capped-map.js';
@@ -25,7 +23,7 @@ function securedRoutes(): Set<string> {
   if (secured) return secured;
   secured = new Set();
   for (const api of API_NAMES) {
-    const doc = parse(readFileSync(documentPath(api, '3.1'), 'utf8'));
+    const doc = contractDocument(api);
     for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
       for (const [method, op] of Object.entries<any>(item)) {
         const requirements: object[] = op?.operationId ? (op.security ?? doc.security ?? []) : [];

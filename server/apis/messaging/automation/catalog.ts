@@ -4,9 +4,8 @@
 // the flow validator checks parameters against the very same schemas, so neither can drift from
 // the spec or from each other.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { parse } from 'yaml';
+import { contractDocument } from '../../../contract.js';
 import type { components } from '../../../../generated/messaging/types.js';
 
 export type NodeType = components['schemas']['NodeType'];
@@ -132,7 +131,7 @@ let cached: Catalogue | undefined;
 /** The catalogue, built once from the generated contract. */
 export function catalogue(): Catalogue {
   if (cached) return cached;
-  const doc = parse(readFileSync(new URL('../../../../generated/messaging/openapi.3.1.yaml', import.meta.url), 'utf8')) as { components: { schemas: Record<string, Schema> } };
+  const doc = contractDocument('messaging') as { components: { schemas: Record<string, Schema> } };
   const schemas = doc.components.schemas;
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
   const byType = new Map<string, NodeTypeDef & { validate: ValidateFunction; schema: Schema }>();

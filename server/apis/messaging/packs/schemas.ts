@@ -1,10 +1,9 @@
 // Validators for the contract's own schemas (generated/messaging/openapi.3.1.yaml), so pack data
 // and the templates a pack fills in are checked against exactly what the API accepts.
-import { readFileSync } from 'node:fs';
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { parse } from 'yaml';
+import { contractDocument } from '../../../contract.js';
 
 const DOCUMENT = 'messaging-3.1';
 let ajv: InstanceType<typeof Ajv2020.default> | undefined;
@@ -17,7 +16,7 @@ export function contractSchema(name: string): ValidateFunction {
   if (!ajv) {
     ajv = new Ajv2020.default({ strict: false, allErrors: true, coerceTypes: false, useDefaults: false });
     addFormats.default(ajv);
-    const doc = parse(readFileSync(new URL('../../../../generated/messaging/openapi.3.1.yaml', import.meta.url), 'utf8'));
+    const doc = contractDocument('messaging');
     ajv.addSchema(doc, DOCUMENT);
   }
   validate = ajv.getSchema(`${DOCUMENT}#/components/schemas/${name}`);
