@@ -1,38 +1,146 @@
 // A migrated store per test file: in-memory PGlite, or, when DATABASE_URL is set (npm run
 // test:pg), a fresh PostgreSQL database created for the file and dropped afterwards.
-import { PGlite } from '@electric-sql/pglite';
+//
+// Migrations run once, into a template named by the hash of the migrations' source: on PGlite a
+// dumped data directory in node_modules/.cache, loaded by each new store (with the WebAssembly
+// modules compiled once per worker); on PostgreSQL a template database that each test database
+// is created from. Changing a migration changes the hash, so a stale template is never used.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openStore, type Store } from '../../server/store/db.js';
+import { openStore, type Store, type StoreOptions } from '../../server/store/db.js';
 import { base62 } from '../../server/lib/ids.js';
 import { timed } from './phases.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);
 
-export async function openTestStore(): Promise<Store & { url?: string }> {
+const root = new URL('../../', import.meta.url).pathname;
+const require = createRequire(import.meta.url);
+
+/** What a migrated database depends on: the migrations, their runner, and PGlite's version. */
+function templateHash(): string {
+  const hash = createHash('sha256');
+  const migrations = join(root, 'server/store/migrations');
+  for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
+  hash.update(readFileSync(join(root, 'server/store/migrate.ts')));
+  hash.update(readFileSync(join(dirname(require.resolve('@electric-sql/pglite/pglite.wasm')), '../package.json')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+let hash: string | undefined;
+const migrationsHash = () => (hash ??= templateHash());
+
+export async function openTestStore(options: Pick<StoreOptions, 'maintenanceMs'> = {}): Promise<Store & { url?: string }> {
   const admin = process.env.DATABASE_URL;
   if (!admin) {
-    const pglite = await timed('store', () => PGlite.create());
-    return timed('migrations', () => openStore({ pglite }));
+    const pglite = await timed('store', async () => PGlite.create({ ...(await pgliteArtifacts()), loadDataDir: await pgliteTemplate() }));
+    // Against the template this only confirms that every migration has run.
+    return timed('migrations', () => openStore({ ...options, pglite }));
   }
   const name = `test_${base62(12).toLowerCase()}`;
-  await timed('store', async () => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    await client.query(`create database ${name}`);
-    await client.end();
-  });
+  await timed('store', () => withAdmin(admin, async (client) => client.query(`create database ${name} template ${await postgresTemplate(client)}`)));
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const store = await timed('migrations', () => openStore({ databaseUrl: url.toString() }));
+  const store = await timed('migrations', () => openStore({ ...options, databaseUrl: url.toString() }));
   return {
     ...store,
     url: url.toString(),
     async close() {
       await store.close();
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
+      await withAdmin(admin, (client) => client.query(`drop database if exists ${name} with (force)`));
     },
   };
+}
+
+/**
+ * Lays the migrated template into DATA_DIR, as a server started on it (a child process) would
+ * have left it: the server then starts on the template instead of creating and migrating a
+ * database. Without PostgreSQL only: with it the server takes DATABASE_URL.
+ */
+export async function seedDataDir(dataDir: string): Promise<void> {
+  const pglite = await PGlite.create({ ...(await pgliteArtifacts()), dataDir: join(dataDir, 'pglite'), loadDataDir: await pgliteTemplate() });
+  await pglite.close();
+}
+
+async function withAdmin<T>(connectionString: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+type Artifacts = Pick<PGliteOptions, 'pgliteWasmModule' | 'initdbWasmModule' | 'fsBundle'>;
+let artifacts: Promise<Artifacts> | undefined;
+
+/** PGlite's WebAssembly modules and file-system bundle, compiled and read once per worker. */
+function pgliteArtifacts(): Promise<Artifacts> {
+  const file = (name: string) => readFileSync(require.resolve(`@electric-sql/pglite/${name}`));
+  return (artifacts ??= (async () => ({
+    pgliteWasmModule: await WebAssembly.compile(file('pglite.wasm')),
+    initdbWasmModule: await WebAssembly.compile(file('initdb.wasm')),
+    fsBundle: new Blob([file('pglite.data')]),
+  }))());
+}
+
+let template: Promise<Blob> | undefined;
+
+/**
+ * The migrated data directory as a tarball, made by the first worker that needs it and kept in
+ * node_modules/.cache by hash. Workers racing to make it each write their own file and rename
+ * it into place, so a reader never sees half a file.
+ */
+function pgliteTemplate(): Promise<Blob> {
+  return (template ??= (async () => {
+    const dir = join(root, 'node_modules/.cache/chatapp-test-store');
+    const path = join(dir, `pglite-${migrationsHash()}.tar`);
+    if (!existsSync(path)) {
+      const pglite = await PGlite.create(await pgliteArtifacts());
+      const store = await timed('migrations', () => openStore({ pglite }));
+      const dump = await pglite.dumpDataDir('none');
+      await store.close();
+      mkdirSync(dir, { recursive: true });
+      const partial = `${path}.${process.pid}`;
+      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+      renameSync(partial, path);
+    }
+    return new Blob([readFileSync(path)]);
+  })());
+}
+
+/**
+ * The migrated template database on the PostgreSQL server, made once under an advisory lock
+ * (several workers, or several test runs, share the server). Templates of older migrations are
+ * dropped when a new one is made.
+ */
+async function postgresTemplate(client: pg.Client): Promise<string> {
+  const name = `template_chatapp_${migrationsHash()}`;
+  const exists = async () => (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
+  if (await exists()) return name;
+  await client.query('select pg_advisory_lock(hashtext($1))', ['chatapp test template']);
+  try {
+    if (await exists()) return name;
+    const building = `${name}_building`;
+    await client.query(`drop database if exists ${building} with (force)`);
+    await client.query(`create database ${building}`);
+    const target = new URL(process.env.DATABASE_URL!);
+    target.pathname = `/${building}`;
+    const store = await timed('migrations', () => openStore({ databaseUrl: target.toString() }));
+    await store.close();
+    const stale = await client.query<{ datname: string }>("select datname from pg_database where datname like 'template\\_chatapp\\_%' and datistemplate");
+    for (const { datname } of stale.rows) {
+      await client.query(`alter database ${datname} is_template false`);
+      await client.query(`drop database if exists ${datname} with (force)`);
+    }
+    await client.query(`alter database ${building} rename to ${name}`);
+    await client.query(`alter database ${name} is_template true`);
+    return name;
+  } finally {
+    await client.query('select pg_advisory_unlock(hashtext($1))', ['chatapp test template']);
+  }
 }

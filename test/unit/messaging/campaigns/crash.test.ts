@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startChild, type Child } from '../../../../bench/lib/child.js';
 import { openStore } from '../../../../server/store/db.js';
 import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
-import { onPostgres, openTestStore } from '../../../support/store.js';
+import { onPostgres, openTestStore, seedDataDir } from '../../../support/store.js';
 
 const RECIPIENTS = 1000;
 const RATE = 200;
@@ -27,7 +27,7 @@ beforeAll(async () => {
     const store = await openTestStore();
     databaseUrl = store.url;
     closeDatabase = () => store.close();
-  }
+  } else await seedDataDir(dataDir);
 });
 afterAll(async () => {
   await child?.stop();
