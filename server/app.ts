@@ -29,16 +29,16 @@ declare module 'fastify' {
 }
 
 export async function buildApp(config: Config, overrides: PlatformOverrides = {}, logging: { stream?: { write(line: string): void } } = {}): Promise<FastifyInstance> {
+  const limits = { ...LIMITS, ...overrides.limits };
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(logging.stream ? { stream: logging.stream } : {}) },
-    bodyLimit: LIMITS.bodyBytes, // JSON; forms and uploads have their own caps (body-parsers.ts)
+    bodyLimit: limits.bodyBytes, // JSON; forms and uploads have their own caps (body-parsers.ts)
     // Slow clients (catalogue K7): Fastify's requestTimeout defaults to 0 (none). The whole
     // request must arrive in 30 s, its headers in 10 s; idle sockets close after 60 s.
-    requestTimeout: LIMITS.requestMs,
-    connectionTimeout: LIMITS.idleMs,
-    keepAliveTimeout: LIMITS.keepAliveMs,
-    // Node checks those deadlines every connectionsCheckingInterval (30 s by default).
-    http: { maxHeaderSize: LIMITS.headerBytes, headersTimeout: LIMITS.headersMs, connectionsCheckingInterval: 2_000 },
+    requestTimeout: limits.requestMs,
+    connectionTimeout: limits.idleMs,
+    keepAliveTimeout: limits.keepAliveMs,
+    http: { maxHeaderSize: limits.headerBytes, headersTimeout: limits.headersMs, connectionsCheckingInterval: limits.checkEveryMs },
     return503OnClosing: false, // its 503 is not problem+json: the preClose/onRequest hooks below answer instead
     clientErrorHandler,
     frameworkErrors,
@@ -172,7 +172,9 @@ export const LIMITS = {
   requestMs: 30_000,
   idleMs: 60_000,
   keepAliveMs: 72_000, // above common load-balancer idle timeouts (60 s)
+  checkEveryMs: 2_000, // how often Node checks those deadlines (30 s by default)
 };
+export type Limits = typeof LIMITS;
 
 /**
  * Errors Node's HTTP parser reports before Fastify sees a request (headers over maxHeaderSize,

@@ -15,6 +15,7 @@ import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store } from './store/db.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
+import type { Limits } from './app.js';
 
 export interface Platform {
   config: Config;
@@ -45,6 +46,10 @@ export interface PlatformOverrides {
   lookup?: Resolver;
   /** Statuses without delay in the sandbox (tests). */
   sandboxTestMode?: boolean;
+  /** Shorter outbound timeouts, for tests that prove a timeout without waiting out the real one. */
+  timeouts?: { providerMs?: number; webhookMs?: number };
+  /** Other sizes and timeouts of the HTTP server (server/app.ts LIMITS), for the same tests. */
+  limits?: Partial<Limits>;
 }
 
 /** SECRET_KEY, or a key generated once into DATA_DIR (set SECRET_KEY when instances share a database). */
@@ -88,7 +93,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     allowedPorts: config.allowPrivateUrls ? ('any' as const) : undefined,
     lookup: overrides.lookup,
   };
-  const webhookFetch = createSafeFetch({ ...policy, timeoutMs: 10_000, maxResponseBytes: 64 * 1024, maxRedirects: 0 });
+  const webhookFetch = createSafeFetch({ ...policy, timeoutMs: overrides.timeouts?.webhookMs ?? 10_000, maxResponseBytes: 64 * 1024, maxRedirects: 0 });
   const mediaFetch = createSafeFetch({ ...policy, timeoutMs: 15_000, maxResponseBytes: 16 * 1024 * 1024, maxRedirects: 3 });
   const instanceId = randomUUID();
   const bus = new EventBus(store);
@@ -110,7 +115,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     testMode: overrides.sandboxTestMode,
     now,
   });
-  const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret, appId: config.providerAppId });
+  const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret, appId: config.providerAppId, timeoutMs: overrides.timeouts?.providerMs });
   await bus.start();
   await outbox.start();
   return {

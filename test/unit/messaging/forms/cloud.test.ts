@@ -17,7 +17,8 @@ const graphError = (status: number, code: number, message: string) => ({ status,
 
 beforeAll(async () => {
   fake = await new FakeProvider().start();
-  app = await buildShared({ env: { GRAPH_API_URL: fake.baseUrl } });
+  // The provider's timeout shortened from 15 s: the hanging-provider tests wait it out.
+  app = await buildShared({ env: { GRAPH_API_URL: fake.baseUrl }, overrides: { timeouts: { providerMs: 1_500 } } });
   t = await withFields(app, await cloudTenant(app));
 }, 240_000);
 afterAll(() => fake.stop());

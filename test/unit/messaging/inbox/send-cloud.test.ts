@@ -15,7 +15,8 @@ let t: Tenant;
 
 beforeAll(async () => {
   fake = await new FakeProvider().start();
-  app = await buildShared({ env: { GRAPH_API_URL: fake.baseUrl } });
+  // The provider's timeout shortened from 15 s: the hanging-provider tests wait it out.
+  app = await buildShared({ env: { GRAPH_API_URL: fake.baseUrl }, overrides: { timeouts: { providerMs: 1_500 } } });
   t = await cloudTenant(app);
   await cloudCustomerWrote(app, t, CUSTOMER);
 }, 240_000);
