@@ -13,8 +13,14 @@ export default defineConfig({
     ...(process.env.TEST_REPORT_DIR
       ? { reporters: ['default', ['json', { outputFile: join(process.env.TEST_REPORT_DIR, `vitest-${Date.now()}-${process.pid}.json`) }]] }
       : {}),
-    // With TEST_PHASES_DIR, where each file's time goes (test/support/phases.ts).
-    setupFiles: ['test/support/file-phases.ts'],
+    // One worker process runs many files (Vitest's default starts a process per file): the
+    // server's modules are imported, PGlite's WebAssembly compiled and the contract's validators
+    // and serializers built once per worker instead of once per file. Nothing a file leaves
+    // behind may leak into the next: apps and stores are closed after each file (test/setup.ts),
+    // and no test changes process.env or module state without restoring it.
+    isolate: false,
+    // Closes the apps test/helper.ts built; with TEST_PHASES_DIR, records where the time goes.
+    setupFiles: ['test/setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 60_000 } },
       // The bad-input catalogue (../shared/reliability/bad-inputs.md), one file per group.
@@ -26,6 +32,32 @@ export default defineConfig({
           include: ['test/contract/**/*.test.ts'],
           globalSetup: ['test/contract/setup.ts'],
           testTimeout: 20_000,
+          hookTimeout: 90_000,
+        },
+      },
+      {
+        extends: true,
+        // `npm run test:pg`: on PostgreSQL, the suites whose SQL, races or bus could behave
+        // otherwise than on PGlite: the store, the outbox and the bus, everything with two
+        // instances or concurrent writers (every file that branches on onPostgres is in one of
+        // these folders), the bad-input catalogue (tenant isolation, races, limits), and the
+        // contract suite against the server, which runs every operation's SQL. Pure unit tests
+        // (clients, documents, pages, parsers) are not run a second time.
+        test: {
+          name: 'pg',
+          include: [
+            'test/unit/store/**/*.test.ts',
+            'test/unit/outbox/**/*.test.ts',
+            'test/unit/events/**/*.test.ts',
+            'test/unit/webhooks/**/*.test.ts',
+            'test/unit/login/**/*.test.ts',
+            'test/unit/connect/**/*.test.ts',
+            'test/unit/messaging/**/*.test.ts',
+            'test/security/**/*.test.ts',
+            'test/contract/**/*.test.ts',
+          ],
+          globalSetup: ['test/contract/setup.ts'],
+          testTimeout: 30_000,
           hookTimeout: 90_000,
         },
       },

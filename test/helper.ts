@@ -1,10 +1,11 @@
 // Apps for tests, closed afterwards (as fastify/demo's test helper does): `build()` gives a
 // fresh app closed after the test; `buildShared()` one closed after the file, for read-only
-// checks (building compiles every route's schemas and opens a store, which takes seconds).
+// checks and for tests that each use workspaces of their own. The closing hooks are registered
+// for every file by test/setup.ts (a module's own top-level hooks would only reach the first
+// file of a worker that imports it).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../server/app.js';
 import { loadConfig } from '../server/config.js';
@@ -15,12 +16,15 @@ import { timed } from './support/phases.js';
 const perTest: (() => Promise<void>)[] = [];
 const perFile: (() => Promise<void>)[] = [];
 
-afterEach(async () => {
+/** Closes the apps built by the test that just ended (test/setup.ts, afterEach). */
+export async function closeTestApps(): Promise<void> {
   while (perTest.length) await perTest.pop()!();
-});
-afterAll(async () => {
+}
+
+/** Closes the apps built for the file that just ended (test/setup.ts, afterAll). */
+export async function closeFileApps(): Promise<void> {
   while (perFile.length) await perFile.pop()!();
-});
+}
 
 export interface BuildOptions {
   env?: Record<string, string>;

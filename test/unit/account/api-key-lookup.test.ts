@@ -1,18 +1,13 @@
 // A11 as a unit test (no timing thresholds): a key is found by its keyed digest, the secret
 // never reaches SQL, and the stored digest is confirmed with crypto.timingSafeEqual.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { timingSafeEqual } from 'node:crypto';
+import crypto from 'node:crypto';
 import type { Kysely, RootOperationNode } from 'kysely';
 import { ApiKeyVerifier, findByDigest, newApiKeySecret } from '../../../server/auth/api-keys.js';
 import { SecretBox } from '../../../server/lib/secrets.js';
 import type { Store } from '../../../server/store/db.js';
 import type { Database } from '../../../server/store/schema.js';
 import { openTestStore } from '../../support/store.js';
-
-vi.mock('node:crypto', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:crypto')>();
-  return { ...actual, timingSafeEqual: vi.fn(actual.timingSafeEqual) };
-});
 
 describe('API key lookup (A11)', () => {
   let store: Store;
@@ -44,13 +39,17 @@ describe('API key lookup (A11)', () => {
 
   it('A11 a real key is confirmed with timingSafeEqual over the digests', async () => {
     const verifier = new ApiKeyVerifier({ db, secrets, now: () => new Date() });
-    vi.mocked(timingSafeEqual).mockClear();
+    const timingSafeEqual = vi.spyOn(crypto, 'timingSafeEqual');
     queries.length = 0;
-    expect(await verifier.verify(key.secret, 'messaging')).toMatchObject({ id: 'key_lookup000000000', workspaceId: 'ws_lookup0000000000' });
-    const sent = JSON.stringify(queries);
-    expect(sent).toContain(key.digest);
-    expect(sent).not.toContain(key.secret);
-    expect(timingSafeEqual).toHaveBeenCalledWith(Buffer.from(key.digest, 'hex'), Buffer.from(key.digest, 'hex'));
+    try {
+      expect(await verifier.verify(key.secret, 'messaging')).toMatchObject({ id: 'key_lookup000000000', workspaceId: 'ws_lookup0000000000' });
+      const sent = JSON.stringify(queries);
+      expect(sent).toContain(key.digest);
+      expect(sent).not.toContain(key.secret);
+      expect(timingSafeEqual).toHaveBeenCalledWith(Buffer.from(key.digest, 'hex'), Buffer.from(key.digest, 'hex'));
+    } finally {
+      timingSafeEqual.mockRestore();
+    }
   });
 
   it('A11 a key one character off is refused; the near miss never reaches SQL either', async () => {
