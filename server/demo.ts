@@ -39,7 +39,7 @@ export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstanc
   const email = 'owner@demo.example';
   const workspace = { id: newId('ws'), name: 'Demo workspace', slug: DEMO_WORKSPACE_SLUG, created_at: now };
   const key = newApiKeySecret(platform.secrets);
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(password, platform.passwordCost);
   await db.transaction().execute(async (tx) => {
     await tx.insertInto('workspaces').values(workspace).execute();
     await tx

@@ -7,7 +7,7 @@ import { ConfigError, type Config } from './config.js';
 import { EventBus } from './events/bus.js';
 import { createSafeFetch, type Resolver, type SafeFetch } from './lib/safe-fetch.js';
 import { allowCidrs } from './lib/url-policy.js';
-import { SecretBox } from './lib/secrets.js';
+import { PASSWORD_COST, SecretBox } from './lib/secrets.js';
 import { Outbox } from './outbox/outbox.js';
 import { CloudApiProvider } from './providers/cloud-api.js';
 import { SandboxProvider } from './providers/sandbox.js';
@@ -32,6 +32,8 @@ export interface Platform {
   /** The token the provider must echo to verify the inbound webhook. */
   providerVerifyToken: string;
   instanceId: string;
+  /** scrypt's N for new password hashes: PASSWORD_COST, unless a test asked for a cheaper one. */
+  passwordCost: number;
   now: () => Date;
   provider(kind: ProviderKind): ChatProvider;
   /** Where the sandbox hands its inbound payloads; set by the app to its own inbound route. */
@@ -48,6 +50,12 @@ export interface PlatformOverrides {
   sandboxTestMode?: boolean;
   /** Shorter outbound timeouts, for tests that prove a timeout without waiting out the real one. */
   timeouts?: { providerMs?: number; webhookMs?: number };
+  /**
+   * A cheaper scrypt N (a power of two) for password hashes, for test suites that create
+   * hundreds of owners (as Django's and Devise's test settings do); tests of the hashing itself
+   * keep the production cost.
+   */
+  passwordCost?: number;
   /** Other sizes and timeouts of the HTTP server (server/app.ts LIMITS), for the same tests. */
   limits?: Partial<Limits>;
 }
@@ -129,6 +137,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     providerAppSecret: config.providerAppSecret ?? secrets.digest('provider-app-secret'),
     providerVerifyToken: config.providerVerifyToken ?? secrets.digest('provider-verify-token').slice(0, 32),
     instanceId,
+    passwordCost: overrides.passwordCost ?? PASSWORD_COST,
     now,
     provider: (kind) => (kind === 'sandbox' ? sandbox : cloud),
     setInboundSink(sink) {

@@ -26,6 +26,12 @@ export async function closeFileApps(): Promise<void> {
   while (perFile.length) await perFile.pop()!();
 }
 
+/**
+ * scrypt's N for the owners tests create (hundreds of sign-ups and sign-ins a run, 0.4 s each at
+ * the production 2^17). Tests of the hashing itself build with `passwordCost: PASSWORD_COST`.
+ */
+export const TEST_PASSWORD_COST = 2 ** 10;
+
 export interface BuildOptions {
   env?: Record<string, string>;
   overrides?: PlatformOverrides;
@@ -38,7 +44,7 @@ async function open(list: (() => Promise<void>)[], { env = {}, overrides = {} }:
   // per-IP limit on failed authentications.
   const app = await timed('build', async () => {
     const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', AUTH_FAILURES_PER_IP: '1000000', ...env });
-    const built = await buildApp(config, { sandboxTestMode: true, ...overrides, store });
+    const built = await buildApp(config, { sandboxTestMode: true, passwordCost: TEST_PASSWORD_COST, ...overrides, store });
     await built.ready();
     return built;
   });

@@ -9,6 +9,8 @@ import { HttpProblem } from './problems.js';
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 };
+/** scrypt's cost parameter N for new password hashes: OWASP's 2^17 (tests may use less, see Platform). */
+export const PASSWORD_COST = SCRYPT.N;
 
 // Each scrypt call takes 128 MiB and tens of milliseconds of a libuv thread: unbounded, 100
 // concurrent sign-ins would queue behind each other and hold gigabytes (catalogue K9). A few run
@@ -32,10 +34,11 @@ async function bounded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/** `cost`: scrypt's N, a power of two; the hash records it, so verification follows the hash. */
+export async function hashPassword(password: string, cost = PASSWORD_COST): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await bounded(() => scrypt(password.normalize('NFKC'), salt, 32, SCRYPT));
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
+  const hash = await bounded(() => scrypt(password.normalize('NFKC'), salt, 32, { ...SCRYPT, N: cost }));
+  return `scrypt$${cost}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
@@ -53,8 +56,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(actual, expected);
 }
 
-/** A hash to burn the same time as a real check when the account does not exist. */
-export const DUMMY_PASSWORD_HASH = 'scrypt$131072$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+/** A hash to burn the same time as a real check (at the same cost) when the account does not exist. */
+export function dummyPasswordHash(cost = PASSWORD_COST): string {
+  return `scrypt$${cost}$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+}
 
 export class SecretBox {
   private readonly pepper: Buffer;

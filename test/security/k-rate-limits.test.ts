@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildShared } from '../helper.js';
 import { LIMITS } from '../../server/app.js';
+import { PASSWORD_COST } from '../../server/lib/secrets.js';
 import { sendFromSandboxPhone } from '../../server/apis/messaging/sandbox-phone.js';
 import { STREAMS_PER_SESSION } from '../../server/apis/login/events-stream.js';
 import { MAX_FAILURES } from '../../server/apis/account/sign-in-throttle.js';
@@ -23,7 +24,8 @@ let loose: FastifyInstance; // default limits: for what the tiny ones would hide
 beforeAll(async () => {
   app = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_IP_PER_MINUTE: '2' } });
   // The default AUTH_FAILURES_PER_IP (test/helper.ts raises it for other suites); K3 uses its own IPs.
-  loose = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', AUTH_FAILURES_PER_IP: String(AUTH_FAILURES) } });
+  // The production password cost: K9 proves that hashing at that cost is bounded.
+  loose = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', AUTH_FAILURES_PER_IP: String(AUTH_FAILURES) }, overrides: { passwordCost: PASSWORD_COST } });
 });
 
 let nextIp = 1;

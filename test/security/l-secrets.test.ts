@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { redactUrl, scrubLogText } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { createPlatform, type Platform } from '../../server/platform.js';
-import { hashPassword } from '../../server/lib/secrets.js';
+import { hashPassword, PASSWORD_COST } from '../../server/lib/secrets.js';
 import { sendFromSandboxPhone } from '../../server/apis/messaging/sandbox-phone.js';
 import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';
 import { loginWebhookSecrets } from '../../server/apis/login/hosted-webhook.js';
@@ -45,7 +45,8 @@ async function databaseText(app: FastifyInstance): Promise<string> {
 }
 
 describe('L secrets', async () => {
-  const app = await buildShared();
+  // The production password cost: L6 reads what sign-up stores.
+  const app = await buildShared({ overrides: { passwordCost: PASSWORD_COST } });
   const seen = recordErrors(app);
   afterAll(() => {
     expect(expectProblems(seen)).toBeGreaterThan(5); // M1 over every error answer of this file

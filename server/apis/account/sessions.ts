@@ -1,11 +1,11 @@
 // Owner sign-in, shared by the API (createSession) and the browser's sign-in page.
 // A wrong password and an unknown email take the same path: one scrypt verification (against
-// DUMMY_PASSWORD_HASH when there is no owner), one recorded failure, one identical 401.
+// a dummy hash of the same cost when there is no owner), one recorded failure, one identical 401.
 import type { components, operations } from '../../../generated/account/types.js';
 import { issueOwnerToken } from '../../auth/owner-jwt.js';
 import type { Handler } from '../../lib/handler-types.js';
 import { HttpProblem } from '../../lib/problems.js';
-import { DUMMY_PASSWORD_HASH, verifyPassword } from '../../lib/secrets.js';
+import { dummyPasswordHash, verifyPassword } from '../../lib/secrets.js';
 import type { Platform } from '../../platform.js';
 import type { OwnersTable } from '../../store/schema.js';
 import type { Selectable } from 'kysely';
@@ -35,7 +35,7 @@ export async function authenticateOwner(platform: Platform, emailInput: string, 
   const wait = await retryAfterSeconds(db, subjects, platform.now());
   if (wait > 0) throw rateLimited(wait);
   const owner = await db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirst();
-  const valid = await verifyPassword(password, owner?.password_hash ?? DUMMY_PASSWORD_HASH);
+  const valid = await verifyPassword(password, owner?.password_hash ?? dummyPasswordHash(platform.passwordCost));
   if (!owner || !valid) {
     await recordFailure(db, subjects, platform.now());
     throw signInFailed();

@@ -41,7 +41,7 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
     .executeTakeFirst();
   // The platform's own service workspace holds this slug; reserved before it is ever created.
   if (existing || body.workspace_slug === 'platform-service') throw taken();
-  const passwordHash = await hashPassword(body.password);
+  const passwordHash = await hashPassword(body.password, platform.passwordCost);
   const now = platform.now();
   const workspace = { id: newId('ws'), name: body.workspace_name, slug: body.workspace_slug, created_at: now };
   const owner = { id: newId('usr'), workspace_id: workspace.id, email, name: body.name, password_hash: passwordHash, created_at: now };

@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../helper.js';
+import { PASSWORD_COST } from '../../../server/lib/secrets.js';
 import { PASSWORD, bearer, createKey, signUp, type SignedUp } from './support.js';
 
 const KEY_SECRET = /^mk_[0-9A-Za-z]{40}$/;
@@ -10,7 +11,7 @@ describe('Account API', () => {
   let app: FastifyInstance;
   let a: SignedUp;
   beforeAll(async () => {
-    app = await buildShared();
+    app = await buildShared({ overrides: { passwordCost: PASSWORD_COST } }); // the stored hash is checked
     a = await signUp(app, 'alpha');
   });
 
