@@ -3,6 +3,7 @@
 // Every recipient must end `sent`; the fake must have received each recipient once, or twice
 // only for recipients whose call was in flight (or not yet recorded) at the kill: those are the
 // recipients re-taken after their lease expired, counted in `campaigns.resent`.
+// Real time on purpose: a real process is killed mid-send and another started on its store.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
