@@ -1,8 +1,15 @@
 // The issue's "done means": a real inbound message drives a flow end to end in the sandbox:
 // trigger → ask → wait → reply → condition → tag → template, every step recorded.
-import { expect, it } from 'vitest';
-import { build } from '../../../helper.js';
+import { beforeAll, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildShared } from '../../../helper.js';
 import { addTag, api, createFlow, executions, inboundButton, inboundText, outbound, templateId, until, workspace } from './support.js';
+
+// One app: each test has its own workspace, flow and customer.
+let app: FastifyInstance;
+beforeAll(async () => {
+  app = await buildShared();
+});
 
 const graph = (tagVip: string, tagLead: string, tpl: string) => ({
   triggers: [{ id: 'kw', type: 'keyword', parameters: { keywords: ['book'], match: 'contains' } }],
@@ -24,7 +31,6 @@ const graph = (tagVip: string, tagLead: string, tpl: string) => ({
 });
 
 it('A-1 inbound keyword → ask → invalid answer retried → reply → condition → tag → template, recorded step by step', async () => {
-  const app = await build();
   const w = await workspace(app);
   const db = app.platform.store.db;
   const vip = await addTag(app, w.workspaceId, 'vip');
@@ -71,7 +77,6 @@ it('A-1 inbound keyword → ask → invalid answer retried → reply → conditi
 }, 90_000);
 
 it('A-2 button_reply trigger starts on a click; an inactive flow does not trigger', async () => {
-  const app = await build();
   const w = await workspace(app);
   const flow = await createFlow(app, w, {
     triggers: [{ id: 'btn', type: 'button_reply', parameters: { button_ids: ['yes_book'] } }],

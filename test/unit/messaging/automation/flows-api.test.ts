@@ -1,10 +1,18 @@
 // The flow operations: catalogue, create/get/list/update/delete, toggle, executions listing,
 // dry runs (which send and write nothing), and another workspace's ids answering 404.
-import { expect, it } from 'vitest';
-import { build } from '../../../helper.js';
+import { beforeAll, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { build, buildShared } from '../../../helper.js';
 import { createKey, signUp } from '../../account/support.js';
 import { catalogue } from '../../../../server/apis/messaging/automation/catalog.js';
 import { addTag, api, createFlow, executions, inboundText, templateId, until, workspace } from './support.js';
+
+// One app for the tests that each work in workspaces of their own; A-6, which checks that a dry
+// run writes nothing anywhere in the store, has its own.
+let shared: FastifyInstance;
+beforeAll(async () => {
+  shared = await buildShared();
+});
 
 const simple = {
   triggers: [{ id: 'hello', type: 'keyword', parameters: { keywords: ['hi'] } }],
@@ -13,7 +21,7 @@ const simple = {
 };
 
 it('A-3 listNodeTypes serves the catalogue whose schemas the validator uses (from the contract)', async () => {
-  const app = await build();
+  const app = shared;
   const w = await workspace(app);
   const res = await api(app, w.key)('GET', '/api/automation/node-types');
   expect(res.statusCode).toBe(200);
@@ -27,7 +35,7 @@ it('A-3 listNodeTypes serves the catalogue whose schemas the validator uses (fro
 }, 60_000);
 
 it('A-4 create, get, list, update with version check, toggle and delete; another workspace gets 404', async () => {
-  const app = await build();
+  const app = shared;
   const w = await workspace(app);
   const call = api(app, w.key);
   const created = await call('POST', '/api/automation', { name: 'Hi', waba_id: w.accountId, phone_number_id: w.numberId, ...simple });
@@ -75,7 +83,7 @@ it('A-4 create, get, list, update with version check, toggle and delete; another
 }, 60_000);
 
 it('A-5 toggle refuses to activate a flow whose template is no longer approved; deactivating cancels waiting runs', async () => {
-  const app = await build();
+  const app = shared;
   const w = await workspace(app);
   const call = api(app, w.key);
   const db = app.platform.store.db;
