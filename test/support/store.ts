@@ -21,11 +21,11 @@ const root = new URL('../../', import.meta.url).pathname;
 const require = createRequire(import.meta.url);
 
 /** What a migrated database depends on: the migrations, their runner, and PGlite's version. */
-function templateHash(): string {
+export function templateHash(tree = root): string {
   const hash = createHash('sha256');
-  const migrations = join(root, 'server/store/migrations');
+  const migrations = join(tree, 'server/store/migrations');
   for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
-  hash.update(readFileSync(join(root, 'server/store/migrate.ts')));
+  hash.update(readFileSync(join(tree, 'server/store/migrate.ts')));
   hash.update(readFileSync(join(dirname(require.resolve('@electric-sql/pglite/pglite.wasm')), '../package.json')));
   return hash.digest('hex').slice(0, 16);
 }
