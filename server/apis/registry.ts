@@ -14,8 +14,6 @@ import { oauthRouteOptions } from './connect/oauth/oauth-errors.js';
 /** Route options beyond handler and authentication, by operationId (e.g. an own error format). */
 const ROUTE_OPTIONS: Record<string, Partial<RouteOptions>> = { ...oauthRouteOptions };
 
-export { API_NAMES, documentPath, type ApiName } from '../contract.js';
-
 const HANDLERS: Record<ApiName, Record<string, unknown>> = {
   account: accountHandlers,
   connect: connectHandlers,

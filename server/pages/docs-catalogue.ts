@@ -2,7 +2,7 @@
 // Guides are trusted Markdown files in docs/getting-started/<api>.md, read once at start.
 import { existsSync, readFileSync } from 'node:fs';
 import { marked } from 'marked';
-import { API_NAMES, type ApiName } from '../apis/registry.js';
+import { API_NAMES, type ApiName } from '../contract.js';
 
 export const DOCS_PATH = '/docs';
 export const DOCS_ASSETS_PATH = '/docs/assets';

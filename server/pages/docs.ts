@@ -11,7 +11,7 @@ import scalarReference from '@scalar/fastify-api-reference';
 import { html, htmlDocument, pageHeaders } from './sign-in.js';
 import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
 import { DOCS_CSS } from './docs-style.js';
-import type { ApiName } from '../apis/registry.js';
+import type { ApiName } from '../contract.js';
 
 type Html = ReturnType<typeof html>;
 
