@@ -58,7 +58,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /** A hash to burn the same time as a real check (at the same cost) when the account does not exist. */
 export function dummyPasswordHash(cost = PASSWORD_COST): string {
-  return `scrypt$${cost}$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+  return `scrypt$${cost}$${SCRYPT.r}$${SCRYPT.p}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
 }
 
 export class SecretBox {

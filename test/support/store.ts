@@ -36,18 +36,20 @@ const migrationsHash = () => (hash ??= templateHash());
 export async function openTestStore(options: Pick<StoreOptions, 'maintenanceMs'> = {}): Promise<Store & { url?: string }> {
   const admin = process.env.DATABASE_URL;
   if (!admin) {
-    const pglite = await timed('store', async () => PGlite.create({ ...(await pgliteArtifacts()), loadDataDir: await pgliteTemplate() }));
+    // Made (or read) before the timing: making it is counted under its migrations.
+    const loadDataDir = await pgliteTemplate();
+    const pglite = await timed('store', async () => PGlite.create({ ...(await pgliteArtifacts()), loadDataDir }));
     // Against the template this only confirms that every migration has run.
     return timed('migrations', () => openStore({ ...options, pglite }));
   }
   const name = `test_${base62(12).toLowerCase()}`;
-  await timed('store', () => withAdmin(admin, async (client) => client.query(`create database ${name} template ${await postgresTemplate(client)}`)));
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  const store = await timed('migrations', () => openStore({ ...options, databaseUrl: url.toString() }));
+  const template = await withAdmin(admin, (client) => postgresTemplate(client, admin));
+  await timed('store', () => withAdmin(admin, (client) => client.query(`create database ${name} template ${template}`)));
+  const url = databaseUrl(admin, name);
+  const store = await timed('migrations', () => openStore({ ...options, databaseUrl: url }));
   return {
     ...store,
-    url: url.toString(),
+    url,
     async close() {
       await store.close();
       await withAdmin(admin, (client) => client.query(`drop database if exists ${name} with (force)`));
@@ -63,6 +65,13 @@ export async function openTestStore(options: Pick<StoreOptions, 'maintenanceMs'>
 export async function seedDataDir(dataDir: string): Promise<void> {
   const pglite = await PGlite.create({ ...(await pgliteArtifacts()), dataDir: join(dataDir, 'pglite'), loadDataDir: await pgliteTemplate() });
   await pglite.close();
+}
+
+/** `admin` with its database replaced by `name`. */
+function databaseUrl(admin: string, name: string): string {
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
 async function withAdmin<T>(connectionString: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -118,7 +127,7 @@ function pgliteTemplate(): Promise<Blob> {
  * (several workers, or several test runs, share the server). Templates of older migrations are
  * dropped when a new one is made.
  */
-async function postgresTemplate(client: pg.Client): Promise<string> {
+async function postgresTemplate(client: pg.Client, admin: string): Promise<string> {
   const name = `template_chatapp_${migrationsHash()}`;
   const exists = async () => (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
   if (await exists()) return name;
@@ -128,9 +137,7 @@ async function postgresTemplate(client: pg.Client): Promise<string> {
     const building = `${name}_building`;
     await client.query(`drop database if exists ${building} with (force)`);
     await client.query(`create database ${building}`);
-    const target = new URL(process.env.DATABASE_URL!);
-    target.pathname = `/${building}`;
-    const store = await timed('migrations', () => openStore({ databaseUrl: target.toString() }));
+    const store = await timed('migrations', () => openStore({ databaseUrl: databaseUrl(admin, building) }));
     await store.close();
     const stale = await client.query<{ datname: string }>("select datname from pg_database where datname like 'template\\_chatapp\\_%' and datistemplate");
     for (const { datname } of stale.rows) {
