@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PNG } from '../unit/connect/content/support.js';
 import { freshDatabase, kill9, report, sendLogin, startServer, startSession, waitFor, type Server, type ServerInfo } from './support.js';
+import { elapse } from '../support/eventually.js';
 
 const EVENTS = 3;
 type Database = Awaited<ReturnType<typeof freshDatabase>>;
@@ -69,7 +70,7 @@ async function killDuringDelivery(id: string, cause: (seed: ServerInfo, hook: st
   const rows = await database.db.selectFrom('outbox').select(['event_id', 'payload']).execute();
   expect(rows).toHaveLength(EVENTS);
   await waitFor(() => rows.every((r) => received.some((d) => d.at === 'after' && JSON.parse(d.body).id === r.event_id)), 30_000, 'redelivery of every event');
-  await new Promise((r) => setTimeout(r, 1000)); // room for a third delivery, if any
+  await elapse(1000, 'absence: room for a third delivery, if any');
   await server.stop();
 
   const perEvent = rows.map((r) => received.filter((d) => JSON.parse(d.body).id === r.event_id));

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openTestStore } from '../support/store.js';
 import { report, waitFor } from './support.js';
+import { elapse } from '../support/eventually.js';
 
 let store: Awaited<ReturnType<typeof openTestStore>>;
 beforeAll(async () => {
@@ -28,7 +29,7 @@ it('F-4 LISTEN connection terminated twice: re-LISTENs on every channel, later N
     let sent = 0;
     await waitFor(async () => {
       await store.notify('fault_a', `a${round}-${++sent}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await elapse(100, 'a NOTIFY sent while the listener reconnects is lost: send again only after it could arrive');
       return got.fault_a.some((p) => p.startsWith(`a${round}-`));
     }, 15_000, `a NOTIFY after termination ${round}`);
     await store.notify('fault_b', `b${round}`);

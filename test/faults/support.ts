@@ -4,6 +4,7 @@ import { createHmac, randomInt } from 'node:crypto';
 import { startChild, type Child } from '../../bench/lib/child.js';
 import { inboundPayload } from '../../bench/lib/login-push.js';
 import { openTestStore } from '../support/store.js';
+import { eventually } from '../support/eventually.js';
 
 export const APP_SECRET = 'faults-provider-app-secret';
 export const SECRET_KEY = 'faults-secret-key-shared-by-every-instance-0123456789';
@@ -48,13 +49,8 @@ export function kill9(server: Server): Promise<void> {
 }
 
 export async function waitFor<T>(check: () => Promise<T | false | undefined> | T | false | undefined, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // Real processes publish nothing this one hears: their state is polled.
+  return eventually(check, { within: ms, what, every: 100 }) as Promise<T>;
 }
 
 /** The figure the issue's closing note collects from every fault test. */

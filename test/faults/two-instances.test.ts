@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver } from '../support/receiver.js';
 import { freshDatabase, openStream, report, sendLogin, startServer, startSession, waitFor, type Server } from './support.js';
+import { elapse } from '../support/eventually.js';
 
 const TTL_SECONDS = 8;
 let database: Awaited<ReturnType<typeof freshDatabase>>;
@@ -53,7 +54,7 @@ describe('F-11 two instances on one PostgreSQL', () => {
     const rows = await database.db.selectFrom('outbox').select(['event_id', 'status']).execute();
     expect(rows).toHaveLength(rounds);
     await waitFor(() => new Set(eventIds()).size === rounds, 15_000, 'every webhook delivered');
-    await new Promise((r) => setTimeout(r, 1500)); // room for a second delivery, if any
+    await elapse(1500, 'absence: room for a second delivery, if any');
     const ids = eventIds();
     const deliveriesLost = rows.filter((r) => !ids.includes(r.event_id)).length;
     const deliveriesDuplicated = ids.length - new Set(ids).size;

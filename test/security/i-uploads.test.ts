@@ -13,6 +13,7 @@ import { buildShared } from '../helper.js';
 import { multipart as documentPart, newLink, office, pdf, PNG, type Tenant, type UploadFile } from '../unit/connect/content/support.js';
 import { FILES, multipart as mediaPart } from '../unit/messaging/media/support.js';
 import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
+import { elapse } from '../support/eventually.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -159,9 +160,9 @@ describe.each(UPLOADS)('$name', (u) => {
       const head = Object.entries({ ...u.headers(), ...headers, 'content-length': String(payload.length) }).map(([k, v]) => `${k}: ${v}`).join('\r\n');
       socket.write(`POST ${u.url} HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n\r\n`);
       socket.write(payload.subarray(0, 512 * 1024));
-      await new Promise((r) => setTimeout(r, 100));
+      await elapse(100, 'a real socket: the server reads part of the body before the client goes');
       socket.destroy();
-      await new Promise((r) => setTimeout(r, 300));
+      await elapse(300, 'a real socket: the server notices the abort');
     });
     expect((await app.inject({ url: '/healthz' })).statusCode).toBeLessThan(500);
   });

@@ -2,6 +2,7 @@
 // POST /api/webhook/chatapp with `X-Hub-Signature-256` over the exact bytes sent.
 import type { FastifyInstance } from 'fastify';
 import { sha256Header } from '../../server/lib/signatures.js';
+import { elapse, eventually } from '../support/eventually.js';
 
 export const INBOUND_URL = '/api/webhook/chatapp';
 export const CUSTOMER = '15550100202';
@@ -32,13 +33,11 @@ export function postInbound(app: FastifyInstance, body: object | string, signatu
 }
 
 /** Bus events arrive asynchronously (NOTIFY on PostgreSQL); work after them needs a moment. */
-export const settle = (ms = 200) => new Promise((r) => setTimeout(r, ms));
+export const settle = (ms = 200) => elapse(ms, 'work after a bus event has no answer to wait on');
 
+/** The last value of `fn`: once `ok` holds, or when the time is up (the caller asserts on it). */
 export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let last!: T;
+  await eventually(async () => ok((last = await fn())), { within: ms }).catch(() => {});
+  return last;
 }

@@ -24,6 +24,7 @@ import { PASSWORD, bearer, createKey, signUp } from '../unit/account/support.js'
 import { Browser, basic, codeFor, createClient, exchange, token } from '../unit/connect/oauth/support.js';
 import { expectProblem, workspace, type Workspace } from './support.js';
 import { expectProblems, loggedApp, recordErrors } from './logged-app.js';
+import { elapse, eventually } from '../support/eventually.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -272,11 +273,7 @@ describe('L3 logs', async () => {
       await call({ url: `/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}x`, headers: { 'user-agent': 'evil\u001b[31m\u0007 agent' } });
       const service = await servicePhoneNumber(app.platform);
       await sendFromSandboxPhone(app, { phoneNumberId: service.id, from: customer, name: 'Lena', text: `LOGIN ${session.loginCode}` });
-      let verification = '';
-      for (let i = 0; i < 300 && !verification; i++) {
-        verification = (await call({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': loginKey } })).json().verificationToken ?? '';
-        if (!verification) await new Promise((r) => setTimeout(r, 10));
-      }
+      const verification = await eventually(async () => (await call({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': loginKey } })).json().verificationToken as string | undefined, { within: 3_000, what: 'the verification token', app });
       expect(verification).toMatch(/^eyJ/);
       created.push(verification, verification.split('.')[2]!);
       const verified = await call({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': loginKey, ...json }, payload: { token: verification } });
@@ -301,7 +298,7 @@ describe('L3 logs', async () => {
       await call({ url: '/api/connect/documents', headers: bearer(refreshed.access_token) });
       const newSecret = (await call({ method: 'POST', url: `/api/connect/clients/${client.client_id}/rotate-secret`, headers: bearer(owner.token) })).json().client_secret;
       created.push(newSecret);
-      await new Promise((r) => setTimeout(r, 300)); // outbox deliveries and bus events log after the requests
+      await elapse(300, 'outbox deliveries and bus events log after the requests, with no event to wait on');
     } finally {
       await receiver.close();
     }

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
 import { loginTenant, type LoginTenant } from '../unit/messaging/operations/support.js';
 import { connectBearer } from '../support/connect.js';
+import { elapse } from '../support/eventually.js';
 import { until } from './inbound.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';
@@ -61,7 +62,7 @@ export async function expectNoChange<T>(app: FastifyInstance, act: () => Promise
   // Work scheduled by a request (outbox, events, the automation's dispatch of an accepted inbound
   // message) runs on later turns of the loop: an earlier request's settles before the first
   // snapshot, so that it is not counted against this one, and this one's before the second.
-  const settle = () => new Promise((r) => setTimeout(r, 20));
+  const settle = () => elapse(20, 'absence: work a request schedules has no event saying it is over');
   await settle();
   const before = await snapshot();
   const result = await act();

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
+import { eventually } from '../support/eventually.js';
 
 export const APIS = ['account', 'connect', 'login', 'messaging'] as const;
 export type Api = (typeof APIS)[number];
@@ -108,11 +109,12 @@ export async function quiesce(app: FastifyInstance): Promise<void> {
   const db = app.platform.store.db;
   const defer = () =>
     db.updateTable('outbox').set({ next_attempt_at: new Date(Date.now() + 86_400_000) }).where('status', '=', 'pending').where('lease_until', 'is', null).execute();
-  for (let i = 0; i < 200; i++) {
-    await defer();
-    const leased = await db.selectFrom('outbox').select('id').where('lease_until', 'is not', null).where('status', '=', 'pending').executeTakeFirst();
-    if (!leased) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(
+    async () => {
+      await defer();
+      return !(await db.selectFrom('outbox').select('id').where('lease_until', 'is not', null).where('status', '=', 'pending').executeTakeFirst());
+    },
+    { within: 10_000, what: 'no delivery leased', every: 50 },
+  );
   await defer();
 }

@@ -2,6 +2,7 @@
 // hold one open with its locks taken, and wait until others queue behind it.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../server/store/schema.js';
+import { eventually } from './eventually.js';
 
 /**
  * Runs `change` in a transaction and keeps it open until `commit()` is called; `beforeCommit` runs
@@ -24,10 +25,9 @@ export async function holdTransaction(db: Kysely<Database>, change: (trx: Transa
 
 /** Resolves once `n` backends of this database wait for a lock (blocked by a held transaction or each other). */
 export async function untilLockWaiters(db: Kysely<Database>, n = 1) {
-  for (let i = 0; i < 200; i++) {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db);
-    if (rows[0]!.n >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} transactions waited on a lock`);
+  // PostgreSQL says nothing when a backend starts waiting: its activity view is polled.
+  await eventually(
+    async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db)).rows[0]!.n >= n,
+    { within: 2_000, what: `${n} transactions waiting on a lock`, every: 10 },
+  );
 }

@@ -17,25 +17,52 @@ import {
   type LoginClient,
 } from '../../../clients/index.js';
 import { insertLoginApp } from '../../support/login-app.js';
+import { eventually } from '../../support/eventually.js';
 import { serve, type Served } from './support.js';
 
 let s: Served;
 let f: Awaited<ReturnType<typeof insertLoginApp>>;
 let login: LoginClient;
-/** Every request the Login client sends. */
+/** Every request the Login client sends, and the URLs of those answered. */
 const sent: Request[] = [];
+const answered: string[] = [];
 
 beforeAll(async () => {
   s = await serve();
   f = await insertLoginApp(s.app);
-  login = createLoginClient({ baseUrl: s.baseUrl, auth: { apiKey: f.apiKey }, fetch: (r) => (sent.push(r), fetch(r)) });
+  login = createLoginClient({ baseUrl: s.baseUrl, auth: { apiKey: f.apiKey }, fetch: async (r) => {
+      sent.push(r);
+      const res = await fetch(r);
+      answered.push(r.url);
+      return res;
+    },
+  });
 });
 
 async function start() {
   return unwrap(await login.POST('/v1/auth/chatapp/start', { body: {} }));
 }
 const message = (loginCode: string) => sendFromSandboxPhone(s.app, { phoneNumberId: f.numbers[0]!.id, from: '+15550100202', name: 'Ana', text: `LOGIN ${loginCode}` });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Resolves when the next event stream opened in this process has its 200 answer: the server
+ * then watches the session, so what happens next reaches the stream live.
+ */
+function streamOpen(): Promise<void> {
+  const original = globalThis.fetch;
+  return new Promise((resolve) => {
+    globalThis.fetch = async (input, init) => {
+      const res = await original(input, init);
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.includes('/events/') && res.ok) {
+        globalThis.fetch = original;
+        resolve();
+      }
+      return res;
+    };
+  });
+}
+/** Resolves once the Login client has had an answer to a status call. */
+const statusAnswered = () => eventually(() => answered.some((url) => url.includes('/status/')), { within: 5_000, what: 'a status answer' });
 /** A fetch for EventSource that records each request's Last-Event-ID. */
 function recording(lastIds: (string | null)[], wrap?: (res: Response, n: number) => Response): typeof fetch {
   return async (input, init) => {
@@ -48,8 +75,9 @@ function recording(lastIds: (string | null)[], wrap?: (res: Response, n: number)
 describe('watchLoginSession', () => {
   it('resolves with verified (its event id) once the LOGIN message arrives', async () => {
     const session = await start();
+    const open = streamOpen();
     const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken });
-    await sleep(200);
+    await open;
     await message(session.loginCode);
     const event = await watching;
     expect(event).toMatchObject({ event: 'verified', sessionId: session.sessionId });
@@ -73,8 +101,9 @@ describe('watchLoginSession', () => {
       });
       return new Response(body, { status: res.status, headers: res.headers });
     };
+    const open = streamOpen();
     const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, fetch: recording(lastIds, cut) });
-    await sleep(300);
+    await open;
     await message(session.loginCode); // while disconnected
     const event = await watching;
     expect(event.event).toBe('verified');
@@ -83,8 +112,9 @@ describe('watchLoginSession', () => {
 
   it('resume with Last-Event-ID: the final id answers 204 (LoginStreamError 204); an older id replays the event', async () => {
     const session = await start();
+    const open = streamOpen();
     const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken });
-    await sleep(200);
+    await open;
     await message(session.loginCode);
     const { eventId } = await watching;
     const lastIds: (string | null)[] = [];
@@ -100,8 +130,9 @@ describe('watchLoginSession', () => {
 
   it('expired: rejects with LoginSessionExpiredError when the session times out', async () => {
     const session = await start();
+    const open = streamOpen();
     const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken }).catch((e: unknown) => e);
-    await sleep(200);
+    await open;
     s.clock.advance(11 * 60_000); // the sweep (every second) expires it and pushes `expired`
     expect(await watching).toBeInstanceOf(LoginSessionExpiredError);
   });
@@ -116,8 +147,9 @@ describe('watchLoginSession', () => {
   it('an abort rejects at once and closes the stream', async () => {
     const session = await start();
     const abort = new AbortController();
+    const open = streamOpen();
     const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, signal: abort.signal }).catch((e: unknown) => e);
-    await sleep(200);
+    await open;
     abort.abort(new Error('left the page'));
     expect(await watching).toMatchObject({ message: 'left the page' });
   });
@@ -127,9 +159,10 @@ describe('pollLoginSession', () => {
   it('asks every 2 s: pending, then success with the verification token', async () => {
     const session = await start();
     sent.length = 0;
+    answered.length = 0;
     const started = Date.now();
     const polling = pollLoginSession(login, session.sessionId);
-    await sleep(500);
+    await statusAnswered();
     await message(session.loginCode);
     const status = await polling;
     expect(status.status).toBe('success');
@@ -150,8 +183,9 @@ describe('waitForLogin', () => {
   it('uses the stream, then one status call for the token', async () => {
     const session = await start();
     sent.length = 0;
+    const open = streamOpen();
     const waiting = waitForLogin({ client: login, baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken });
-    await sleep(200);
+    await open;
     await message(session.loginCode);
     const status = await waiting;
     expect(status).toMatchObject({ status: 'success', sessionId: session.sessionId });
@@ -166,8 +200,9 @@ describe('waitForLogin', () => {
     await new Promise((r) => closed.close(r));
     const session = await start();
     sent.length = 0;
+    answered.length = 0;
     const waiting = waitForLogin({ client: login, baseUrl: deadUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, intervalMs: 2000 });
-    await sleep(300);
+    await statusAnswered();
     await message(session.loginCode);
     const status = await waiting;
     expect(status.status).toBe('success');

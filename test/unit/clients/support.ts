@@ -1,6 +1,7 @@
 // A listening server for the client tests (the clients speak real HTTP), on a movable clock.
 import type { FastifyInstance } from 'fastify';
 import { appWithClock, type Clock } from '../webhooks/support.js';
+import { eventually } from '../../support/eventually.js';
 
 export interface Served {
   app: FastifyInstance;
@@ -15,10 +16,7 @@ export async function serve(): Promise<Served> {
   return { app, clock, baseUrl };
 }
 
+/** Waits until `ok` holds (test/support/eventually.ts). */
 export async function until(ok: () => boolean | Promise<boolean>, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await eventually(ok, { within: ms });
 }

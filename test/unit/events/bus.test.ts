@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventBus, type PlatformEvent } from '../../../server/events/bus.js';
 import { openStore, type Store } from '../../../server/store/db.js';
 import { onPostgres, openTestStore } from '../../support/store.js';
+import { elapse, eventually } from '../../support/eventually.js';
 
 let store: Store & { url?: string };
 let second: Store | undefined;
@@ -28,10 +29,7 @@ afterAll(async () => {
   await store?.close();
 });
 
-const until = async (check: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-};
+const until = (check: () => boolean, ms = 2000) => eventually(check, { within: ms, every: 10 }).catch(() => {});
 
 describe(`event bus (${onPostgres ? 'two instances on PostgreSQL' : 'PGlite'})`, () => {
   it('delivers an event to subscribers of every instance, the publisher’s included', async () => {
@@ -62,7 +60,7 @@ describe(`event bus (${onPostgres ? 'two instances on PostgreSQL' : 'PGlite'})`,
       })
       .catch(() => {});
     await until(() => seen.length >= 1);
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'absence: the rolled-back event would have arrived by then');
     off();
     expect(seen).toEqual(['1']);
   });
@@ -103,7 +101,7 @@ describe(`event bus (${onPostgres ? 'two instances on PostgreSQL' : 'PGlite'})`,
     offBackground = a.subscribe('t4', () => void seen.push('background'), { background: true });
     await a.publish({ type: 't4', workspaceId: 'ws_bus000000001', data: {} });
     await until(() => seen.length >= 1);
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'absence: the unsubscribed background subscriber would have run by then');
     offFirst();
     expect(seen).toEqual(['first']);
   });

@@ -8,6 +8,7 @@ import { demoLoginApp, seedDemoWorkspace, type DemoLoginApp } from '../../../ser
 import { createSandboxAccount } from '../../../server/providers/sandbox.js';
 import { build, buildShared } from '../../helper.js';
 import { signUp } from '../account/support.js';
+import { eventually } from '../../support/eventually.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const JSON_POST = { 'content-type': 'application/json' };
@@ -190,11 +191,10 @@ describe('demo pages', () => {
     expect(sent.statusCode).toBe(303);
 
     // The stream says `verified`; the page asks its backend to complete.
-    let done = (await api('complete')).json();
-    for (let i = 0; i < 50 && done.status === 'pending'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      done = (await api('complete')).json();
-    }
+    const done = await eventually(async () => {
+      const answer = (await api('complete')).json();
+      return answer.status !== 'pending' && answer;
+    }, { within: 5_000, what: 'the sign-in to complete', app, every: 100 });
     expect(done).toEqual({ status: 'success', phone: '+15550109876', name: 'Ana Souza' });
     expect(jar.has('demo_user')).toBe(true);
     expect(jar.has('demo_login')).toBe(false);

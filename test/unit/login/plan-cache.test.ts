@@ -12,6 +12,7 @@ import { buildShared } from '../../helper.js';
 import { insertLoginApp } from '../../support/login-app.js';
 import { startReceiver } from '../../support/receiver.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
+import { eventually } from '../../support/eventually.js';
 
 let app: FastifyInstance;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -26,19 +27,14 @@ async function signIn(a: Awaited<ReturnType<typeof insertLoginApp>>, i: number) 
   expect(start.statusCode, start.body).toBe(201);
   const { sessionId, loginCode } = start.json() as { sessionId: string; loginCode: string };
   await sendFromSandboxPhone(app, { phoneNumberId: a.numbers[0]!.id, from: `+1555010${String(1000 + i)}`, name: 'Ana', text: `LOGIN ${loginCode}` });
-  for (let tries = 0; tries < 150; tries++) {
-    const status = await app.inject({ url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } });
-    if ((status.json() as { status: string }).status === 'success') return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`session ${sessionId} was not verified`);
+  await eventually(async () => (await app.inject({ url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json().status === 'success', { within: 3_000, what: `session ${sessionId} verified`, app });
 }
 
 describe.skipIf(Boolean(process.env.DATABASE_URL))('plan cache on the sign-in path (PGlite prepared statements)', () => {
   it('after twelve sign-ins no statement has been planned on every one of its runs', async () => {
     const a = await insertLoginApp(app, { webhookUrl: receiver.url });
     for (let i = 0; i < 12; i++) await signIn(a, i);
-    for (let tries = 0; tries < 150 && receiver.received.length < 12; tries++) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => receiver.received.length >= 12, { within: 3_000, what: 'twelve webhooks', app });
     expect(receiver.received).toHaveLength(12);
     const { rows } = await sql<{ statement: string; custom_plans: string }>`
       select statement, custom_plans from pg_prepared_statements where custom_plans > 5 and generic_plans = 0`.execute(app.platform.store.db);

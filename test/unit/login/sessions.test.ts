@@ -14,6 +14,7 @@ import { sha256Header } from '../../../server/lib/signatures.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { canonicalCode, newLoginCode, waLink } from '../../../server/apis/login/sessions.js';
 import { loginCodeOf } from '../../../server/apis/login/verification.js';
+import { elapse, eventually } from '../../support/eventually.js';
 
 const PROBLEMS = 'https://chatapp.example/problems/';
 let clock = Date.parse('2026-11-23T09:30:00Z');
@@ -57,14 +58,12 @@ async function phone(pn: { id: string }, text: string, from = '+15550100202', na
   await settle();
 }
 /** Bus events arrive asynchronously (NOTIFY); verification runs after them. */
-const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+const settle = (ms = 150) => elapse(ms, 'verification runs after the bus event, with no answer to wait on');
+/** The last value of `fn`: once `ok` holds, or when the time is up (the caller asserts on it). */
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let last!: T;
+  await eventually(async () => ok((last = await fn())), { within: ms }).catch(() => {});
+  return last;
 }
 
 describe('login codes and messages', () => {

@@ -11,6 +11,7 @@ import { insertLoginApp } from '../../support/login-app.js';
 import { openStore, type Store } from '../../../server/store/db.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { hubOf, STREAMS_PER_SESSION } from '../../../server/apis/login/events-stream.js';
+import { elapse, eventually } from '../../support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');
 const now = () => new Date(clock);
@@ -36,11 +37,7 @@ type Fixture = Awaited<ReturnType<typeof fixture>>;
 
 const login = (f: Fixture, on: FastifyInstance = app) => sendFromSandboxPhone(on, { phoneNumberId: f.pn.id, from: '+15550100202', name: 'Ana', text: `LOGIN ${f.loginCode}` });
 const frame = (id: string, event: string, sessionId: string) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify({ event, sessionId })}\n\n`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(ok: () => boolean | Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!(await ok()) && Date.now() < end) await sleep(10);
-}
+const until = (ok: () => boolean | Promise<boolean>, ms = 5000) => eventually(ok, { within: ms, every: 10 }).catch(() => {});
 
 /** A raw stream reader: the text so far, and ways to wait for more. */
 async function open(url: string, headers: Record<string, string> = {}) {
@@ -65,7 +62,7 @@ async function open(url: string, headers: Record<string, string> = {}) {
     /** Resolves once `part` has arrived (or the stream ended, or 5 s passed). */
     waitFor: async (part: string) => {
       const end = Date.now() + 5000;
-      while (!text.includes(part) && Date.now() < end) await Promise.race([new Promise<void>((r) => (wake = r)), reading, sleep(100)]);
+      while (!text.includes(part) && Date.now() < end) await Promise.race([new Promise<void>((r) => (wake = r)), reading, elapse(100, 'the deadline is checked at least this often')]);
       return text;
     },
     done: () => reading.then(() => text),

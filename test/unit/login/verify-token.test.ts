@@ -11,6 +11,7 @@ import { forgeLoginToken } from '../../support/login-keys.js';
 import { insertLoginApp } from '../../support/login-app.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { keyRing } from '../../../server/apis/login/tokens.js';
+import { eventually } from '../../support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');
 let app: FastifyInstance;
@@ -32,12 +33,11 @@ async function verifiedToken(a: LoginApp) {
   const start = await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': a.apiKey } });
   const { sessionId, loginCode } = start.json();
   await sendFromSandboxPhone(app, { phoneNumberId: a.pn.id, from: '+5511987654321', name: 'Ana Souza', text: `LOGIN ${loginCode}` });
-  for (let i = 0; i < 300; i++) {
-    const status = (await app.inject({ method: 'GET', url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json();
-    if (status.verificationToken) return { sessionId, token: status.verificationToken as string, verifiedAt: status.verifiedAt as string };
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('not verified');
+  const status = await eventually(async () => {
+    const answer = (await app.inject({ method: 'GET', url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json();
+    return answer.verificationToken && answer;
+  }, { within: 3_000, what: 'the session to be verified', app });
+  return { sessionId, token: status.verificationToken as string, verifiedAt: status.verifiedAt as string };
 }
 
 const verify = (a: LoginApp, token: string) =>

@@ -15,6 +15,7 @@ import { createInboundSink } from '../../../server/apis/messaging/inbound-sink.j
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { onPostgres } from '../../support/store.js';
 import { holdTransaction, untilLockWaiters } from '../../support/locks.js';
+import { elapse, eventually } from '../../support/eventually.js';
 
 const URL = '/api/webhook/chatapp';
 const PROBLEMS = 'https://chatapp.example/problems/';
@@ -33,7 +34,7 @@ beforeEach(async () => {
   let passed = false;
   const off = app.platform.bus.subscribe('test.barrier', (e) => void (passed ||= e.data.id === barrier));
   await app.platform.bus.publish({ type: 'test.barrier', workspaceId: 'ws_barrier000001', data: { id: barrier } });
-  for (let i = 0; i < 200 && !passed; i++) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => passed, { within: 1_000, what: 'the barrier event', every: 5 }).catch(() => {});
   off();
   events = [];
   return app.platform.bus.subscribe('*', (e) => void (e.type !== 'test.barrier' && events.push(e)));
@@ -67,9 +68,9 @@ async function counts() {
   const one = async (table: 'contacts' | 'messages') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   return { contacts: await one('contacts'), messages: await one('messages') };
 }
-const settle = () => new Promise((r) => setTimeout(r, 100));
+const settle = () => elapse(100, 'absence: no further event arrives');
 async function eventsOf(type: string, n: number) {
-  for (let i = 0; i < 100 && events.filter((e) => e.type === type).length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  await eventually(() => events.filter((e) => e.type === type).length >= n, { within: 1_000, every: 10 }).catch(() => {});
   await settle(); // and nothing more arrives
   return events.filter((e) => e.type === type);
 }

@@ -8,6 +8,7 @@ import { stripeStyleHeader } from '../../../server/lib/signatures.js';
 import { newId } from '../../../server/lib/ids.js';
 import { buildShared } from '../../helper.js';
 import { startReceiver } from '../../support/receiver.js';
+import { eventually } from '../../support/eventually.js';
 
 const SECRET = 'whsec_platform_delivery_test_0001';
 let app: FastifyInstance;
@@ -30,13 +31,15 @@ async function deliver(url: string) {
   const eventId = newId('evt');
   const payload = JSON.stringify({ id: eventId, type: 'link.opened', created: 1795428000, data: {} });
   await enqueue(app.platform.store.db, { workspaceId, endpointKind: 'delivery_test', endpointId, eventId, eventType: 'link.opened', payload });
-  for (let i = 0; i < 100; i++) {
-    await app.platform.outbox.runOnce();
-    const row = await app.platform.store.db.selectFrom('outbox').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
-    if (row.attempts > 0 && !row.lease_until) return { row, payload };
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('not delivered');
+  const row = await eventually(
+    async () => {
+      await app.platform.outbox.runOnce();
+      const found = await app.platform.store.db.selectFrom('outbox').selectAll().where('event_id', '=', eventId).executeTakeFirstOrThrow();
+      return found.attempts > 0 && !found.lease_until && found;
+    },
+    { within: 2_000, what: 'the delivery attempt' },
+  );
+  return { row, payload };
 }
 
 describe('deliveries through the SSRF-safe poster', () => {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { onPostgres, openTestStore } from '../../support/store.js';
+import { elapse } from '../../support/eventually.js';
 
 describe.runIf(onPostgres)('PostgreSQL connections ended by the server', () => {
   let store: Awaited<ReturnType<typeof openTestStore>>;
@@ -28,7 +29,7 @@ describe.runIf(onPostgres)('PostgreSQL connections ended by the server', () => {
       select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity
       where datname = ${database} and pid <> pg_backend_pid()) t`.execute(store.db);
     expect(rows[0].n).toBeGreaterThanOrEqual(1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await elapse(300, 'absence: an uncaught error from the ended connections would surface by then');
     expect(uncaught).toEqual([]);
     const again = await sql<{ one: number }>`select 1 as one`.execute(store.db);
     expect(again.rows[0].one).toBe(1);

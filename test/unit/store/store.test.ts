@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { migrateToLatest } from '../../../server/store/migrate.js';
 import type { Store } from '../../../server/store/db.js';
 import { openTestStore } from '../../support/store.js';
+import { elapse } from '../../support/eventually.js';
 
 let store: Store;
 beforeAll(async () => {
@@ -42,7 +43,7 @@ describe(`store (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () => 
         throw new Error('roll back');
       })
       .catch((e: Error) => e.message);
-    await new Promise((r) => setTimeout(r, 20));
+    await elapse(20, 'the transaction reaches its gate, and nothing says when');
     const outside = store.db.selectFrom('workspaces').select('name').where('slug', '=', 'iso').executeTakeFirstOrThrow();
     release();
     expect(await tx).toBe('roll back');
@@ -63,7 +64,7 @@ describe(`store (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () => 
         throw new Error('abort');
       })
       .catch(() => {});
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'absence: a rolled-back NOTIFY would have arrived by then');
     await unlisten();
     expect(got).toEqual(['one', 'two']);
   });

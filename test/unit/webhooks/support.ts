@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildShared, type BuildOptions } from '../../helper.js';
 import { connectBearer } from '../../support/connect.js';
+import { eventually } from '../../support/eventually.js';
 import { bearer, createKey, signUp } from '../account/support.js';
 
 export interface Clock {
@@ -43,15 +44,12 @@ export async function tenant(app: FastifyInstance): Promise<Tenant> {
   };
 }
 
-/** Runs outbox batches until `done()` holds (the background worker may deliver too). */
+/**
+ * Runs outbox batches until `done()` holds (the background worker may deliver too): one batch
+ * at once, then one at each platform event or every 20 ms (test/support/eventually.ts).
+ */
 export async function pump(app: FastifyInstance, done: () => boolean | Promise<boolean>, what = 'the condition'): Promise<void> {
-  for (let i = 0; i < 250; i++) {
-    if (await done()) return;
-    await app.platform.outbox.runOnce();
-    if (await done()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  await eventually(async () => (await done()) || (await app.platform.outbox.runOnce(), await done()), { within: 5_000, what, app });
 }
 
 /** Whether the delivery's row is settled (not leased, not due now): no attempt is in flight. */

@@ -7,6 +7,7 @@ import { expect, it } from 'vitest';
 import { build } from '../../../helper.js';
 import { SandboxProvider } from '../../../../server/providers/sandbox.js';
 import { addTag, createFlow, executions, inboundText, outbound, until, workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 it('A-10 http_request posts the expanded body and its JSON response feeds the next node', async () => {
   const received: string[] = [];
@@ -115,7 +116,7 @@ it('A-12 set_field, remove_tag, assign_agent, send_buttons and start_form act on
   expect(sent[1]!.content).toMatchObject({ interactive: { type: 'flow', action: { parameters: { flow_id: '1187364459302715', flow_cta: 'Open form', flow_token: waiting.id } } } });
   // A plain text does not answer a form: the run keeps waiting.
   await inboundText(app, w, phone, 'hello?');
-  await new Promise((r) => setTimeout(r, 300));
+  await elapse(300, 'absence: a text that does not resume the run changes nothing to wait on');
   expect((await executions(app, flow.id))[0]!.status).toBe('waiting');
   expect(await db.selectFrom('contact_tags').select('tag_id').where('contact_id', '=', first.contactId).execute()).toEqual([]);
 

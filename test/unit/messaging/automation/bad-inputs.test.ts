@@ -7,6 +7,7 @@ import type { PlatformEvent } from '../../../../server/events/bus.js';
 import { dispatchInbound } from '../../../../server/apis/messaging/automation/dispatcher.js';
 import { registerInboundResponder } from '../../../../server/apis/messaging/automation/responders.js';
 import { api, createFlow, executions, inboundText, until, workspace, type Workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 let app: FastifyInstance;
 let w: Workspace;
@@ -31,7 +32,7 @@ it('E6 one inbound message dispatched twice (two instances hearing one event) st
   await until(async () => (await executions(app, flow.id)).length === 1, 10_000, 'the run');
   const event: PlatformEvent = { type: 'message.received', workspaceId: w.workspaceId, data: { messageId: first.messageId, contactId: first.contactId, phoneNumberId: first.phoneNumberId, from: '+4915112340008', type: 'text' } };
   expect(await Promise.all([dispatchInbound(app.platform, event), dispatchInbound(app.platform, event)])).toEqual([null, null]);
-  await new Promise((r) => setTimeout(r, 300));
+  await elapse(300, 'absence: a second run would start with no event to wait on');
   expect(await executions(app, flow.id)).toHaveLength(1);
   await api(app, w.key)('DELETE', `/api/automation/${flow.id}`);
 }, 60_000);
@@ -46,7 +47,7 @@ it('E6b responders run by order until one answers; a failing responder does not 
   try {
     await inboundText(app, w, '+4915112340009', 'no flow matches this');
     await until(async () => calls.includes('late'), 10_000, 'the responder');
-    await new Promise((r) => setTimeout(r, 200));
+    await elapse(200, "absence: 'never' would run after 'late' answered, with no event to wait on");
     expect(calls).toEqual(['broken', 'late']);
   } finally {
     offs.forEach((off) => off());

@@ -4,6 +4,7 @@ import { beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../../helper.js';
 import { addTag, api, createFlow, executions, inboundButton, inboundText, outbound, templateId, until, workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 // One app: each test has its own workspace, flow and customer.
 let app: FastifyInstance;
@@ -72,7 +73,7 @@ it('A-1 inbound keyword → ask → invalid answer retried → reply → conditi
 
   // The next message of the contact starts nothing (no keyword) and resumes nothing (the run ended).
   await inboundText(app, w, phone, 'thanks');
-  await new Promise((r) => setTimeout(r, 300));
+  await elapse(300, 'absence: a message that starts nothing changes nothing to wait on');
   expect(await executions(app, flow.id)).toHaveLength(1);
 }, 90_000);
 
@@ -92,6 +93,6 @@ it('A-2 button_reply trigger starts on a click; an inactive flow does not trigge
   const off = await api(app, w.key)('PATCH', `/api/automation/${flow.id}/toggle`, { active: false });
   expect(off.json().status).toBe('inactive');
   await inboundButton(app, w, phone, 'yes_book', 'Yes, book');
-  await new Promise((r) => setTimeout(r, 400));
+  await elapse(400, 'absence: an inactive flow must not resume, with no event to wait on');
   expect(await executions(app, flow.id)).toHaveLength(1);
 }, 90_000);

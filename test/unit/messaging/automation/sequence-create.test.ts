@@ -7,6 +7,7 @@ import { buildShared } from '../../../helper.js';
 import { newId } from '../../../../server/lib/ids.js';
 import { createSandboxAccount } from '../../../../server/providers/sandbox.js';
 import { addTag, api, inboundText, outbound, templateId, until, workspace, type Workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 const env = { AUTOMATION_POLL_MS: '200' };
 const text = (t: string, delay = 0, unit = 'minutes') => ({ delay, delay_unit: unit, message_type: 'text', text: t });
@@ -251,7 +252,7 @@ describe('updateSequence', () => {
     expect(paused.statusCode, paused.body).toBe(200);
     expect(paused.json()).toMatchObject({ id: seq.id, status: 'inactive', enrolled_count: 1 });
     await db.updateTable('automation_sequence_enrolments').set({ fire_at: new Date(Date.now() - 1000) }).where('id', '=', enrolment.id).execute();
-    await new Promise((r) => setTimeout(r, 1500));
+    await elapse(1500, 'absence: a paused sequence must send nothing on the next polls (200 ms)');
     expect(await outbound(app, phone)).toHaveLength(0);
 
     const resumed = await patch(seq.id, { status: 'active' });

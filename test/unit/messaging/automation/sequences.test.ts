@@ -4,6 +4,7 @@ import { expect, it } from 'vitest';
 import { build } from '../../../helper.js';
 import { newId } from '../../../../server/lib/ids.js';
 import { addTag, api, inboundText, outbound, templateId, until, workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 const env = { AUTOMATION_POLL_MS: '200' };
 
@@ -47,7 +48,7 @@ it('A-13 a tagged contact is enrolled, each due step is sent once, the sequence 
   await until(async () => (await outbound(app, phone)).length === 1, 10_000, 'step 1');
   const after = await db.selectFrom('automation_sequence_enrolments').selectAll().where('id', '=', enrolment.id).executeTakeFirstOrThrow();
   expect(after).toMatchObject({ status: 'active', next_step: 2, leased_by: null });
-  await new Promise((r) => setTimeout(r, 600));
+  await elapse(600, 'absence: a second send of the step would come on a later poll (200 ms)');
   expect(await outbound(app, phone)).toHaveLength(1); // sent once, the next step is a day away
 
   const listed = (await api(app, w.key)('GET', `/api/sequences?waba_id=${w.accountId}`)).json();

@@ -8,6 +8,7 @@ import { openStore } from '../../../../server/store/db.js';
 import { onPostgres, openTestStore } from '../../../support/store.js';
 import { recordSends } from '../campaigns/support.js';
 import { createFlow, executions, inboundText, outbound, templateId, until, workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 const env = { SECRET_KEY: 'automation-timers-share-this-secret-key-0123456789', AUTOMATION_POLL_MS: '200', RATE_LIMIT_IP_PER_MINUTE: '10000' };
 
@@ -118,7 +119,7 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL (skipped on PGlite
       const recB = recordSends(b.platform.provider('sandbox'));
       for (let i = 0; i < 12; i++) await inboundText(a, w, `+49151123410${String(i).padStart(2, '0')}`, 'hello');
       await until(async () => (await executions(a!, flow.id)).filter((e) => e.status === 'completed').length === 12, 40_000, '12 completions');
-      await new Promise((r) => setTimeout(r, 1000));
+      await elapse(1000, 'absence: a duplicate send by the other instance has no event to wait on');
       const all = [...recA.sends, ...recB.sends];
       expect(all).toHaveLength(12);
       expect(new Set(all.map((s) => s.to)).size).toBe(12);

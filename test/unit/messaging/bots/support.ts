@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { InboundContent } from '../../../../server/providers/types.js';
 import { inboundResponders, registerInboundResponder, type InboundMessage } from '../../../../server/apis/messaging/automation/responders.js';
 import { sandbox, type Tenant } from '../inbox/support.js';
+import { eventually } from '../../../support/eventually.js';
 
 export { tenant, cloudTenant, sandbox, storeTemplate, PROBLEMS, type Tenant } from '../inbox/support.js';
 
@@ -56,13 +57,8 @@ function observe(app: FastifyInstance): Map<string, Outcome> {
 /** Waits until the dispatcher finished with a message: the responders that ran and the one that handled it. */
 export async function dispatched(app: FastifyInstance, messageId: string): Promise<{ ran: string[]; handledBy: string | null }> {
   const outcomes = observe(app);
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const o = outcomes.get(messageId);
-    if (o?.done) return { ran: o.ran.filter((n) => n !== 'test.unhandled'), handledBy: o.handledBy };
-    if (Date.now() > end) throw new Error(`the dispatcher did not finish with ${messageId}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const o = await eventually(() => outcomes.get(messageId)?.done && outcomes.get(messageId)!, { within: 15_000, what: `the dispatcher to finish with ${messageId}`, app });
+  return { ran: o.ran.filter((n) => n !== 'test.unhandled'), handledBy: o.handledBy };
 }
 
 /** The customer writes `content` (text by default) to the tenant's sandbox number; answers the stored message id. */

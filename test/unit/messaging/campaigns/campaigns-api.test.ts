@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../../helper.js';
 import { addContacts, call, recipientStates, tag, until, workspace, type Workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -137,7 +138,7 @@ describe('createCampaign', () => {
     const res = await call(app, w.key)('POST', '/api/campaigns', base(w, { draft: true }));
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ status: 'draft', started_at: null, progress: { total: 0 } });
-    await new Promise((r) => setTimeout(r, 300));
+    await elapse(300, "absence: a draft queues no recipient on the worker's next pass");
     expect(await recipientStates(app.platform.store.db, res.json().id)).toEqual({});
     const started = await call(app, w.key)('POST', `/api/campaigns/${res.json().id}/start`);
     expect(started.statusCode).toBe(200);

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../../helper.js';
 import { newId } from '../../../../server/lib/ids.js';
 import { addContacts, call, tableCounts, tag, until, workspace, type Workspace } from './support.js';
+import { elapse } from '../../../support/eventually.js';
 
 const PROBLEMS = 'https://chatapp.example/problems/';
 let app: FastifyInstance;
@@ -236,16 +237,16 @@ describe('state transitions', () => {
     const c = (await api('POST', '/api/campaigns', body(w))).json();
     await until(async () => (await api('GET', `/api/campaigns/${c.id}`)).json().progress.sent > 0, 5000, 'first sends');
     expect((await api('POST', `/api/campaigns/${c.id}/pause`)).json().status).toBe('paused');
-    await new Promise((r) => setTimeout(r, 1500)); // a batch spans at most ~0.5 s
+    await elapse(1500, 'a batch in flight at the pause (at most ~0.5 s) finishes, with no event saying so');
     const paused = (await api('GET', `/api/campaigns/${c.id}`)).json().progress;
-    await new Promise((r) => setTimeout(r, 1000));
+    await elapse(1000, 'absence: a paused campaign sends nothing more');
     expect((await api('GET', `/api/campaigns/${c.id}`)).json().progress).toEqual(paused);
     expect(paused.queued).toBeGreaterThan(0);
     expect((await api('POST', `/api/campaigns/${c.id}/resume`)).json().status).toBe('sending');
     await until(async () => (await api('GET', `/api/campaigns/${c.id}`)).json().progress.queued < paused.queued, 5000, 'sending again');
     const cancelled = (await api('POST', `/api/campaigns/${c.id}/cancel`)).json();
     expect(cancelled.status).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 1500));
+    await elapse(1500, 'a batch in flight at the cancel finishes; then absence of further sends');
     const after = (await api('GET', `/api/campaigns/${c.id}`)).json().progress;
     expect(after.queued).toBe(0);
     const skipped = await db.selectFrom('campaign_recipients').select('id').where('campaign_id', '=', c.id).where('state', '=', 'skipped').execute();

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startChild, type Child } from '../../../../bench/lib/child.js';
 import { openStore } from '../../../../server/store/db.js';
 import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
+import { eventually } from '../../../support/eventually.js';
 import { onPostgres, openTestStore, seedDataDir } from '../../../support/store.js';
 
 const RECIPIENTS = 1000;
@@ -50,15 +51,7 @@ const env = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-async function waitFor<T>(check: () => Promise<T | false>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = <T>(check: () => Promise<T | false>, ms: number, what: string) => eventually(check, { within: ms, what, every: 50 });
 
 it('F-3 kill -9 mid-campaign: resumes after restart, every recipient sent, duplicates only for calls in flight', async () => {
   child = await startChild('../campaign-server.ts', env({ SEED: '1', CONTACTS: String(RECIPIENTS), RATE: String(RATE) }));

@@ -7,6 +7,7 @@ import { createSandboxAccount } from '../../../../server/providers/sandbox.js';
 import type { Database } from '../../../../server/store/schema.js';
 import type { Kysely } from 'kysely';
 import { createKey, signUp } from '../../account/support.js';
+import { eventually } from '../../../support/eventually.js';
 
 export interface Workspace {
   workspaceId: string;
@@ -84,15 +85,12 @@ export function call(app: FastifyInstance, key: string) {
     app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload: payload as object } : {}) });
 }
 
-/** Waits until `check` holds (polling), or fails after `ms`. */
-export async function until<T>(check: () => Promise<T | false | null | undefined>, ms = 10_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/**
+ * Waits until `check` holds (test/support/eventually.ts). Checked every 100 ms: checks that call
+ * the API count against the key's rate limit, which a faster pace would exhaust.
+ */
+export function until<T>(check: () => Promise<T | false | null | undefined>, ms = 10_000, what = 'condition'): Promise<T> {
+  return eventually(check, { within: ms, what, every: 100 }) as Promise<T>;
 }
 
 export async function recipientStates(db: Kysely<Database>, campaignId: string): Promise<Record<string, number>> {

@@ -7,6 +7,7 @@ import { buildShared } from '../../../helper.js';
 import { FakeProvider } from '../../../fakes/fake-provider.js';
 import { sha256Header } from '../../../../server/lib/signatures.js';
 import { cloudCustomerWrote, cloudTenant, counts, PROBLEMS, storeTemplate, tenant, type Tenant } from './support.js';
+import { eventually } from '../../../support/eventually.js';
 
 const CUSTOMER = '+4915112345678';
 let fake: FakeProvider;
@@ -136,12 +137,10 @@ describe('sendMessage on the Cloud API', () => {
   it('E7 a status that overtakes the provider\'s answer settles the pending row through the callback data', async () => {
     fake.fail('hang', { path: /messages$/ });
     const sending = send({ messageType: 'text', message: 'Status first' });
-    let pending: Awaited<ReturnType<typeof lastRow>> | undefined;
-    for (let i = 0; i < 200 && !pending; i++) {
+    const pending = await eventually(async () => {
       const r = await lastRow();
-      if (r.status === 'pending' && r.direction === 'outbound') pending = r;
-      else await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+      return r.status === 'pending' && r.direction === 'outbound' && r;
+    }, { within: 5_000, what: 'the pending row' });
     expect(pending, 'the send recorded its row before calling the provider').toBeDefined();
     const status = { id: 'wamid.overtook-answer', status: 'sent', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: CUSTOMER.slice(1), biz_opaque_callback_data: pending!.id };
     const payload = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'x', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100100', phone_number_id: t.providerPnId }, statuses: [status] } }] }] });

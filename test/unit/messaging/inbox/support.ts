@@ -6,6 +6,7 @@ import { newId } from '../../../../server/lib/ids.js';
 import { createSandboxAccount, SandboxProvider } from '../../../../server/providers/sandbox.js';
 import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID } from '../../../fakes/fake-provider.js';
 import { newApiKeySecret } from '../../../../server/auth/api-keys.js';
+import { elapse } from '../../../support/eventually.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';
 
@@ -140,4 +141,5 @@ export async function counts(app: FastifyInstance): Promise<Record<string, numbe
   return out;
 }
 
-export const settle = (ms = 50) => new Promise((r) => setTimeout(r, ms));
+/** The sandbox's delivery of a send runs after its answer: lets it end before rows are counted. */
+export const settle = (ms = 50) => elapse(ms, 'the sandbox delivers after the answer, with no event to wait on');

@@ -2,6 +2,7 @@
 // a pack writes (for the no-change checks of refusals).
 import type { FastifyInstance } from 'fastify';
 import type { Tenant } from '../inbox/support.js';
+import { eventually as waitFor } from '../../../support/eventually.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';
 
@@ -30,13 +31,7 @@ export async function packCounts(app: FastifyInstance): Promise<Record<string, n
   return out;
 }
 
-/** Waits until `check` holds (bus events arrive asynchronously), or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, ms = 3000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** Waits until `check` holds: bus events arrive asynchronously (test/support/eventually.ts). */
+export function eventually<T>(check: () => Promise<T | undefined | null | false>, ms = 3000): Promise<T> {
+  return waitFor(check, { within: ms }) as Promise<T>;
 }
