@@ -56,6 +56,18 @@ async function verifiedToken(w: Workspace) {
   return { sessionId: s.sessionId, token: body.verificationToken as string };
 }
 
+/** A new session of `w` verified by the text `write(code)` makes of its code, or the test fails. */
+async function verifiedBy(w: Workspace, write: (code: string) => string) {
+  const s = await started(w);
+  const text = write(s.loginCode);
+  await say(w, text);
+  const row = await until(() => sessionRow(s.sessionId), (r) => r.status === 'success');
+  expect(row.status, JSON.stringify(text)).toBe('success');
+}
+
+/** Cyrillic and Greek letters drawn like the Latin ones (and Cyrillic О like the digit 0). */
+const LOOK_ALIKES: Record<string, string> = { A: '\u0410', B: '\u0412', C: '\u0421', E: '\u0415', H: '\u041D', K: '\u041A', M: '\u041C', P: '\u0420', T: '\u0422', X: '\u0425', N: '\u039D', Z: '\u0396', '0': '\u041E' };
+
 const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app.platform, claims, header);
 
 /** Each token refused without user data; then the real one still verifies once (none consumed it). */
@@ -256,5 +268,59 @@ describe('D. Login sessions and verification tokens', () => {
       // Same body as an unknown id, but for the id it names.
       expect(foreign.detail.replace(s.sessionId, '<id>')).toBe(unknown.detail.replace('ls_0000000000000000', '<id>'));
     });
+  });
+
+  // D17–D21: the text as phones send it. After NFKC, format characters (Cf) are dropped and every
+  // Unicode space is a space; letters of other scripts are never read as Latin ones.
+  it('D17 zero-width space, ZWNJ, ZWJ and word joiner inside the keyword or around the code: verified', async () => {
+    const a = await workspace(app);
+    await verifiedBy(a, (code) => `LO\u200BGIN ${code}`);
+    await verifiedBy(a, (code) => `L\u200CO\u200DG\u2060IN ${code}`);
+    await verifiedBy(a, (code) => `LOGIN \u200B${code}\u2060`);
+  });
+
+  it('D18 a BOM (U+FEFF) at the start, and bidi marks around the text: verified', async () => {
+    const a = await workspace(app);
+    await verifiedBy(a, (code) => `\uFEFFLOGIN ${code}`);
+    await verifiedBy(a, (code) => `\u200FLOGIN ${code}\u200E`);
+  });
+
+  it('D19 a soft hyphen (U+00AD) inside the code or the keyword: verified', async () => {
+    const a = await workspace(app);
+    await verifiedBy(a, (code) => `LOGIN ${code.slice(0, 4)}\u00AD${code.slice(4)}`);
+    await verifiedBy(a, (code) => `LOG\u00ADIN ${code}`);
+  });
+
+  it('D20 NBSP, ideographic space, thin space, ogham space, tab and line separator between keyword and code: verified', async () => {
+    const a = await workspace(app);
+    for (const space of ['\u00A0', '\u3000', '\u2009', '\u202F', '\u1680', '\t', '\u2028']) {
+      await verifiedBy(a, (code) => `LOGIN${space}${code}`);
+    }
+  });
+
+  it('D21 look-alike letters of other scripts (Cyrillic О/Е/К, Greek Ο/Ν) in the keyword or the code: never verified', async () => {
+    const a = await workspace(app);
+    const s = await started(a);
+    // A code with a letter that has a look-alike, so that the code itself can be imitated.
+    const code = `K${s.loginCode.slice(1, 7)}E`;
+    await app.platform.store.db.updateTable('login_sessions').set({ login_code: code }).where('id', '=', s.sessionId).execute();
+    await say(a, 'hello'); // the contact and chat exist first
+    const before = await sessionRow(s.sessionId);
+    const texts = [
+      `L\u041EGIN ${code}`, // Cyrillic О
+      `L\u039FGIN ${code}`, // Greek Ο
+      `LOG\u0406N ${code}`, // Cyrillic І
+      `LOGIN ${code.replace(/./g, (c) => LOOK_ALIKES[c] ?? c)}`, // every imitable character of the code
+      `LOGIN \u041A${code.slice(1)}`, // Cyrillic К only
+      `LOGIN ${code.slice(0, 7)}\u0415`, // Cyrillic Е only
+      `LOGIN ${code.slice(0, 7)}\u0395`, // Greek Ε only
+    ];
+    await expectNoChange(app, async () => {
+      for (const text of texts) await say(a, text);
+    }, { ignore: INBOUND_ROWS });
+    expect(await sessionRow(s.sessionId)).toEqual(before);
+    // The control: the same session, written in Latin letters, verifies.
+    await say(a, `LOGIN ${code}`);
+    expect((await until(() => sessionRow(s.sessionId), (r) => r.status === 'success')).status).toBe('success');
   });
 });

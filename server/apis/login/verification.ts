@@ -16,8 +16,25 @@ import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from '.
 import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';
 import { issueToken } from './tokens.js';
 
-/** `LOGIN K7Q2M9XD`, any case and spacing, an optional `:`/`-`/`#`, one trailing punctuation mark. */
-const LOGIN_TEXT = /^\s*login\s*[:#-]?\s*([0-9a-z]{8})\s*[.!?,;]?\s*$/i;
+/**
+ * `LOGIN K7Q2M9XD`, any case and spacing, an optional `:`/`-`/`#`, one trailing punctuation mark.
+ * ASCII letters and digits only, and no `u` flag: with it, `i` would fold a few non-ASCII letters
+ * (the Kelvin sign, the long s) onto ASCII ones; without it, Cyrillic О or Greek Ο never match.
+ */
+const LOGIN_TEXT = /^ *login *[:#-]? *([0-9a-z]{8}) *[.!?,;]? *$/i;
+/** Format characters (Cf): zero-width space and joiners, word joiner, BOM, soft hyphen, bidi marks. */
+const FORMAT = /\p{Cf}/gu;
+/** Every Unicode space (Zs), tabs, line breaks and the line and paragraph separators. */
+const SPACE = /[\p{Zs}\t\n\v\f\r\u0085\u2028\u2029]/gu;
+
+/**
+ * The text as phones send it, made comparable: NFKC (full-width letters and digits, compatibility
+ * spaces), then format characters that keyboards and copy-paste insert invisibly dropped, then
+ * every kind of space made a plain space. Letters of other scripts are left as they are.
+ */
+export function loginText(text: string): string {
+  return text.normalize('NFKC').replace(FORMAT, '').replace(SPACE, ' ');
+}
 const E164 = /^\+?([1-9]\d{7,14})$/;
 const SWEEP_MS = 1_000;
 export const OUTBOX_KIND = 'login_app';
@@ -25,7 +42,7 @@ const EVENT_TYPE = 'chatapp.auth.verified';
 
 /** The canonical code of a LOGIN message, or null when the text is something else. */
 export function loginCodeOf(text: string): string | null {
-  const match = LOGIN_TEXT.exec(text.normalize('NFKC'));
+  const match = LOGIN_TEXT.exec(loginText(text));
   return match ? canonicalCode(match[1]!) : null;
 }
 

@@ -74,10 +74,10 @@ describe('login codes and messages', () => {
     expect(canonicalCode('k7q2m9xd')).toBe('K7Q2M9XD');
     expect(canonicalCode('OIL00000')).toBe('01100000'); // Crockford decoding of look-alikes
     expect(canonicalCode('K7Q2M9XU')).toBeNull();
-    for (const text of ['LOGIN K7Q2M9XD', 'login k7q2m9xd', '  Login   K7Q2M9XD!  ', 'LOGIN: K7Q2M9XD.', 'LOGIN-k7q2m9xd?', 'login\u3000K7Q2M9XD']) {
+    for (const text of ['LOGIN K7Q2M9XD', 'login k7q2m9xd', '  Login   K7Q2M9XD!  ', 'LOGIN: K7Q2M9XD.', 'LOGIN-k7q2m9xd?', 'login\u3000K7Q2M9XD', '\uFEFFLO\u200BGIN K7Q2\u00ADM9XD', 'LOGIN\u00A0K7Q2M9XD\u2060']) {
       expect(loginCodeOf(text), text).toBe('K7Q2M9XD');
     }
-    for (const text of ['LOGIN K7Q2M9X', 'LOGIN K7Q2M9XDD', 'please LOGIN K7Q2M9XD', 'LOGIN K7Q2M9XD!!', 'LOGINK7Q2M9XDX', '']) {
+    for (const text of ['LOGIN K7Q2M9X', 'LOGIN K7Q2M9XDD', 'please LOGIN K7Q2M9XD', 'LOGIN K7Q2M9XD!!', 'LOGINK7Q2M9XDX', '', 'L\u041EGIN K7Q2M9XD', 'LOGIN \u041A7Q2M9XD']) {
       expect(loginCodeOf(text), text).toBeNull();
     }
     expect(waLink('+1 415-555-0123', 'K7Q2M9XD')).toBe('https://wa.me/14155550123?text=LOGIN%20K7Q2M9XD');
