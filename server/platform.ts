@@ -50,6 +50,8 @@ export interface PlatformOverrides {
   sandboxTestMode?: boolean;
   /** Shorter outbound timeouts, for tests that prove a timeout without waiting out the real one. */
   timeouts?: { providerMs?: number; webhookMs?: number };
+  /** The jitter source of the webhook retry schedule, in [0, 1) (tests fix it to read exact due times). */
+  random?: () => number;
   /**
    * A cheaper scrypt N (a power of two) for password hashes, for test suites that create
    * hundreds of owners (as Django's and Devise's test settings do); tests of the hashing itself
@@ -109,6 +111,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     store,
     instanceId,
     now,
+    random: overrides.random,
     post: async (url, headers, body) => {
       const res = await webhookFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'chatapp-webhooks/1.0', ...headers }, body });
       return { status: res.status, body: res.body.toString('utf8') };

@@ -220,6 +220,9 @@ export class Outbox {
       error: error instanceof Error ? error.message : String(error),
     }) as PostResult);
     const durationMs = Math.round(performance.now() - t0);
+    // The schedule counts from the end of the attempt, a timeout included (as Svix and Stripe
+    // do): a receiver that took 10 s to fail gets the whole delay before the next attempt.
+    const ended = this.now();
     const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
     const error = ok ? null : (result.error ?? `receiver answered ${result.status}`);
     const delay = ok ? null : retryDelayMs(row.attempts, this.options.random);
@@ -229,8 +232,8 @@ export class Outbox {
       status: ok ? 'succeeded' : finished ? 'failed' : 'pending',
       statusCode: result.status ?? null,
       error,
-      next: finished ? started : new Date(started.getTime() + delay!),
-      finished: finished ? this.now() : null,
+      next: finished ? started : new Date(ended.getTime() + delay!),
+      finished: finished ? ended : null,
       attempt: {
         id: newId('att'),
         outbox_id: row.id,

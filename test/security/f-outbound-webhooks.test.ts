@@ -14,7 +14,8 @@ import { startReceiver } from '../support/receiver.js';
 import { insertLoginApp } from '../support/login-app.js';
 import { emitEvent } from '../../server/apis/webhooks/emit.js';
 import { verifyConnectWebhook, verifyLoginWebhook, WebhookSignatureError } from '../../clients/index.js';
-import { appWithClock, pump, settled } from '../unit/webhooks/support.js';
+import { build } from '../helper.js';
+import { appWithClock, movableClock, pump, settled } from '../unit/webhooks/support.js';
 import { expectNoChange, workspace, type Workspace } from './support.js';
 import { inbound, postInbound, textMessage } from './inbound.js';
 
@@ -243,6 +244,46 @@ describe('F. Outbound webhooks', () => {
     expect(row).toMatchObject({ attempts: 0 });
     expect(row.status).not.toBe('pending');
     expect(await app.platform.store.db.selectFrom('delivery_attempts').select('id').where('outbox_id', 'in', pending.map((p) => p.id)).execute()).toEqual([]);
+  });
+
+  it("F11 a receiver that hangs until the delivery timeout: each retry is due the schedule's delay after the attempt ended, not after it started", async () => {
+    // An app of its own: a 250 ms delivery timeout (the webhook client's timer ends each attempt,
+    // in real time) and the schedule's jitter fixed at the midpoint, so that due times are exact.
+    const slowClock = movableClock();
+    const other = await build({ overrides: { now: slowClock.now, timeouts: { webhookMs: 250 }, random: () => 0.5 } });
+    await other.platform.outbox.stop();
+    const w = await workspace(other);
+    // The receiver takes 10 s on the app's clock, then goes silent until the client gives up.
+    const arrivals: number[] = [];
+    const url = await server((req) => {
+      arrivals.push(slowClock.now().getTime());
+      slowClock.advance(10_000);
+      req.resume();
+    });
+    const created = await other.inject({ method: 'POST', url: BASE, headers: { authorization: w.connect }, payload: { url, enabled_events: ['*'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const e = created.json() as { id: string };
+    const q = (await other.inject({ method: 'POST', url: `${BASE}/${e.id}/test`, headers: { authorization: w.connect } })).json() as { id: string };
+    const schedule = [5_000, 300_000, 1_800_000, 7_200_000];
+    for (const [i, base] of schedule.entries()) {
+      const attempt = i + 1;
+      await pump(other, () => arrivals.length === attempt, `attempt ${attempt}`);
+      await pump(other, () => settled(other, q.id));
+      const settledAt = slowClock.now().getTime();
+      const row = await other.platform.store.db.selectFrom('outbox').select(['next_attempt_at', 'last_error', 'status']).where('id', '=', q.id).executeTakeFirstOrThrow();
+      expect(row.status).toBe('pending');
+      // The attempt ended after the receiver's 10 s (and the timeout), and at the latest when it settled.
+      const ended = row.next_attempt_at.getTime() - base;
+      expect(ended, `after attempt ${attempt}`).toBeGreaterThanOrEqual(arrivals[i]! + 10_000);
+      expect(ended, `after attempt ${attempt}`).toBeLessThanOrEqual(settledAt);
+      const log = (await other.inject({ url: `${BASE}/${e.id}/deliveries/${q.id}`, headers: { authorization: w.connect } })).json();
+      expect(log).toMatchObject({ status: 'retrying', attempt, failure_reason: 'timeout', next_retry_at: row.next_attempt_at.toISOString() });
+      slowClock.advance(row.next_attempt_at.getTime() - slowClock.now().getTime() - 1_000);
+      await other.platform.outbox.runOnce();
+      expect(arrivals, 'not a moment early').toHaveLength(attempt);
+      slowClock.advance(1_500);
+    }
+    await pump(other, () => arrivals.length === schedule.length + 1, 'the attempt after the last step checked');
   });
 
   // Last: it moves the clock by a day and a half (bearers made before then expire).

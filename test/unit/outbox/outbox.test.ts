@@ -29,8 +29,8 @@ beforeEach(async () => {
   await store.db.deleteFrom('outbox').execute();
 });
 
-function outbox(url: string | null, instanceId = 'i1') {
-  const box = new Outbox({ store, post, instanceId, now, random: () => 0.5 });
+function outbox(url: string | null, instanceId = 'i1', poster: Poster = post) {
+  const box = new Outbox({ store, post: poster, instanceId, now, random: () => 0.5 });
   box.register('test', async () =>
     url ? { url, headers: (payload, at) => ({ 'x-connect-signature': stripeStyleHeader([SECRET], payload, Math.floor(at.getTime() / 1000)) }) } : null,
   );
@@ -86,6 +86,38 @@ describe('outbox', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, last_status_code: 500 });
     expect(receiver.received).toHaveLength(MAX_ATTEMPTS);
     expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+  });
+
+  it('counts each delay from the end of the attempt: a receiver timing out after 10 s is retried 10 s + the delay after it started', async () => {
+    await event('evt_slowfail0001');
+    // Each attempt takes 10 s on the clock, then fails as the webhook client's timeout does.
+    const starts: number[] = [];
+    const slow: Poster = async () => {
+      starts.push(clock.getTime());
+      clock = new Date(clock.getTime() + 10_000);
+      return { error: 'timeout' };
+    };
+    const box = outbox('http://receiver.test/hook', 'i1', slow);
+    const schedule = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      expect(await box.runOnce(), `attempt ${attempt}`).toBe(1);
+      const row = await store.db.selectFrom('outbox').selectAll().executeTakeFirstOrThrow();
+      const ended = starts[attempt - 1]! + 10_000;
+      expect(clock.getTime()).toBe(ended);
+      if (attempt === MAX_ATTEMPTS) {
+        expect(row).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, last_error: 'timeout' });
+        expect(row.finished_at!.getTime()).toBe(ended);
+        break;
+      }
+      // jitter fixed at the midpoint (random 0.5): due exactly the schedule's delay after the end
+      expect(row.next_attempt_at.getTime() - ended, `after attempt ${attempt}`).toBe(schedule[attempt - 1]);
+      clock = new Date(row.next_attempt_at.getTime() - 1);
+      expect(await box.runOnce(), `not a moment before attempt ${attempt + 1}`).toBe(0);
+      clock = new Date(row.next_attempt_at);
+    }
+    const { id } = await store.db.selectFrom('outbox').select('id').executeTakeFirstOrThrow();
+    const attempts = await store.db.selectFrom('delivery_attempts').select('started_at').where('outbox_id', '=', id).orderBy('attempt').execute();
+    expect(attempts.map((a) => a.started_at.getTime())).toEqual(starts); // the log keeps when each attempt started
   });
 
   it('survives a restart in the middle of retries: a new worker delivers the same event and body', async () => {
