@@ -1628,7 +1628,8 @@ export interface components {
          *     `X-Connect-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` with the
          *     endpoint's secret (Stripe's scheme, so Stripe's `constructEvent` verifies it). Failed
          *     deliveries are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter),
-         *     then marked `failed`; redirects are not followed.
+         *     each delay counted from the end of the failed attempt (a timeout included), then marked
+         *     `failed`; redirects are not followed.
          */
         WebhookEndpoint: {
             /** @description The endpoint id (`whe_…`). */

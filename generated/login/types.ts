@@ -369,7 +369,8 @@ export interface webhooks {
          *
          *     Any answer other than 2xx, a redirect (never followed) or a timeout is retried with the
          *     same `id` and identical body bytes after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and
-         *     10 h (with jitter); then the delivery is given up.
+         *     10 h (with jitter), each delay counted from the end of the failed attempt (a timeout
+         *     included); then the delivery is given up.
          */
         post: operations["chatappAuthVerified"];
         delete?: never;
