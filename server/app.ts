@@ -17,7 +17,8 @@ import documents from './plugins/documents.js';
 import problems from './plugins/problems.js';
 import rateLimits from './plugins/rate-limits.js';
 import securityHeaders, { BASELINE_HEADERS } from './plugins/security-headers.js';
-import { problem, sendProblem } from './lib/problems.js';
+import { problem, sendProblem, type ProblemDetails } from './lib/problems.js';
+import { isViewerUrl, sendViewerError } from './pages/viewer.js';
 import { validatorCompiler } from './lib/validation.js';
 import { mapSerializer } from './lib/openapi-maps.js';
 
@@ -68,9 +69,9 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     if (!closing) return done();
-    sendProblem(reply, problem(503, 'unavailable', 'The server is shutting down.'), { ...BASELINE_HEADERS, 'retry-after': '5', connection: 'close' });
+    refuse(request, reply, problem(503, 'unavailable', 'The server is shutting down.'), { 'retry-after': '5', connection: 'close' });
   });
   const methods = collectMethods(app);
 
@@ -199,10 +200,21 @@ function clientErrorHandler(this: FastifyInstance, error: FastifyError, socket: 
   socket.destroy();
 }
 
+/**
+ * A refusal answered outside any route's scope (a malformed URL, another method, shutting down):
+ * under the viewer's `/l` the viewer's HTML error page with the same status, which a reader's
+ * browser shows (its routes' own errors and unknown paths are handled in its scope); elsewhere
+ * the problem. Hooks may not have run, so the baseline security headers are set here.
+ */
+function refuse(request: FastifyRequest, reply: FastifyReply, body: ProblemDetails, headers: Record<string, string> = {}): void {
+  if (isViewerUrl(request.url)) sendViewerError(reply, body.status, headers);
+  else sendProblem(reply, body, { ...BASELINE_HEADERS, ...headers });
+}
+
 /** Errors Fastify's router raises before any route or hook runs (`/%`, an over-long path parameter). */
 function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const detail = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long.' : 'The request URL is malformed.';
-  sendProblem(reply, problem(400, 'validation', detail), { ...BASELINE_HEADERS, 'x-request-id': String(request.id) });
+  refuse(request, reply, problem(400, 'validation', detail), { 'x-request-id': String(request.id) });
 }
 
 type RouteMethods = Map<string, { url: string; methods: Set<string> }>;
@@ -229,13 +241,13 @@ function methodNotAllowed(app: FastifyInstance, paths: RouteMethods): void {
     const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'QUERY'].filter((method) => !methods.has(method));
     if (!missing.length) continue;
     const allow = [...methods].join(', ');
-    const refuse = (request: FastifyRequest, reply: FastifyReply) => sendProblem(reply, problem(405, 'method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), { allow });
+    const notAllowed = (request: FastifyRequest, reply: FastifyReply) => refuse(request, reply, problem(405, 'method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), { allow });
     app.route({
       method: missing,
       url,
       // Answered in onRequest: before body handling, which refuses a QUERY without Content-Type (RFC 10008) with 400.
-      onRequest: async (request, reply) => refuse(request, reply),
-      handler: refuse,
+      onRequest: async (request, reply) => notAllowed(request, reply),
+      handler: notAllowed,
     });
   }
 }

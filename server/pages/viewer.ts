@@ -5,7 +5,13 @@
 import type { FastifyReply } from 'fastify';
 import { html, htmlDocument, pageHeaders } from './sign-in.js';
 
-export const VIEWER_ASSETS = '/l/assets';
+export const VIEWER_PREFIX = '/l';
+export const VIEWER_ASSETS = `${VIEWER_PREFIX}/assets`;
+
+/** Whether a request URL (path and query, as received) is under the viewer's prefix `/l`. */
+export function isViewerUrl(url: string): boolean {
+  return url.startsWith(VIEWER_PREFIX) && (url.length === VIEWER_PREFIX.length || '/?#'.includes(url[VIEWER_PREFIX.length]!));
+}
 
 const CSP = [
   "default-src 'none'",
@@ -21,7 +27,8 @@ const CSP = [
 ].join('; ');
 
 export function viewerHeaders(): Record<string, string> {
-  return { ...pageHeaders(CSP), 'x-frame-options': 'SAMEORIGIN' };
+  // nosniff again: the error page is also written before any hook ran (a malformed URL).
+  return { ...pageHeaders(CSP), 'x-frame-options': 'SAMEORIGIN', 'x-content-type-options': 'nosniff' };
 }
 
 export interface ViewerPage {
@@ -77,18 +84,23 @@ ${content}
     );
 }
 
-/** A viewer error page (404 unknown link, 410 revoked or expired, 429, 5xx): no script, no internals. */
+const ERROR_TEXTS: Record<number, [title: string, text: string]> = {
+  403: ['Download not allowed', 'The sender has not allowed downloads of this document.'],
+  404: ['Link not found', 'There is no document at this address. Check the link you were sent.'],
+  405: ['Not available', 'This address cannot be used this way. Open the link you were sent in a browser.'],
+  410: ['Link no longer available', 'This link has expired or was withdrawn by its sender. Ask them for a new one.'],
+  429: ['Too many requests', 'Too many requests from your network. Wait a minute and try again.'],
+};
+
+/**
+ * A viewer error page, for every refusal under /l/ but the beacons' (400 a malformed or over-long
+ * address, 403 downloads off, 404 unknown link or path, 405, 410 revoked or expired, 429, 5xx):
+ * no script, no internals.
+ */
 export function sendViewerError(reply: FastifyReply, status: number, headers: Record<string, string> = {}): FastifyReply {
   const [title, text] =
-    status === 410
-      ? ['Link no longer available', 'This link has expired or was withdrawn by its sender. Ask them for a new one.']
-      : status === 404
-        ? ['Link not found', 'There is no document at this address. Check the link you were sent.']
-        : status === 429
-          ? ['Too many requests', 'Too many requests from your network. Wait a minute and try again.']
-          : status >= 500
-            ? ['Something went wrong', 'The document could not be shown right now. Try again in a moment.']
-            : ['Bad request', 'This address could not be understood.'];
+    ERROR_TEXTS[status] ??
+    (status >= 500 ? ['Something went wrong', 'The document could not be shown right now. Try again in a moment.'] : ['Bad request', 'This address could not be understood.']);
   return reply
     .code(status)
     .headers({ ...viewerHeaders(), ...headers })

@@ -2,10 +2,12 @@
 // forced 500 says nothing internal but carries its request id (body, header, log), conflicts
 // name no constraint, pages fail as HTML, and the validator neither coerces bodies nor strips.
 import { afterAll, describe, expect, it } from 'vitest';
-import type { LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Store } from '../../server/store/db.js';
 import { buildShared } from '../helper.js';
-import { expectNoChange, expectNoLeak, expectProblem, workspace } from './support.js';
+import { viewerHeaders } from '../../server/pages/viewer.js';
+import { CREATORS } from './creators.js';
+import { expectNoChange, expectNoLeak, expectProblem, workspace, type Workspace } from './support.js';
 import { expectProblems, loggedApp, recordErrors } from './logged-app.js';
 
 const INTERNALS = 'connect ECONNREFUSED db-primary.internal:5432 SELECT "contact_no" FROM "contacts" at /work/main/node_modules/kysely/dist/esm/x.js (server/apis/messaging/contacts/list.ts:12:7)';
@@ -26,6 +28,35 @@ function throwingOn(table: string, state: { armed: boolean }) {
     });
     return { ...store, db, listen: store.listen.bind(store), notify: store.notify.bind(store), close: store.close.bind(store) };
   };
+}
+
+
+/**
+ * The viewer's HTML error page (server/pages/viewer.ts) with `status`: its headers (CSP, framing
+ * by this origin, nosniff, no Referer, no-store), its title, no script, nothing internal, no JSON.
+ */
+function expectViewerPage(res: LightMyRequestResponse, status: number, what: string) {
+  expect(res.statusCode, `${what} ${res.body.slice(0, 200)}`).toBe(status);
+  const page = viewerHeaders();
+  for (const name of ['content-type', 'content-security-policy', 'x-frame-options', 'x-content-type-options', 'referrer-policy', 'cache-control']) {
+    expect(res.headers[name], `${what}: ${name}`).toBe(page[name]);
+  }
+  expect(res.headers['x-request-id'], what).toBeTruthy();
+  if (res.raw.req.method === 'HEAD') return expect(res.body, what).toBe('');
+  expect(res.body, what).toMatch(/^<!doctype html>/);
+  expect(res.body, what).toContain('<link rel="stylesheet" href="/l/assets/viewer.css">');
+  expect(res.body, what).toMatch(/<main class="message"><h1>[^<]+<\/h1><p>[^<]+<\/p><\/main>/);
+  expect(res.body, what).not.toContain('<script');
+  expect(res.body, what).not.toMatch(/problem|"type"|"status"|\{"/);
+  expectNoLeak(res.body);
+}
+
+/** A live share link of `w`'s (downloads off) and its slug. */
+async function shareLink(app: FastifyInstance, w: Workspace) {
+  const documentId = await CREATORS['connect:documentId']!({ app, w, ids: {} });
+  const res = await app.inject({ method: 'POST', url: '/api/connect/links', headers: { authorization: w.connect }, payload: { document_id: documentId, external_id: 'm-viewer', recipient: { phone: '+4915112345678' } } });
+  expect(res.statusCode, res.body).toBe(201);
+  return { id: res.json().id as string, slug: new URL(res.json().url).pathname.split('/').pop()! };
 }
 
 describe('M error hygiene', async () => {
@@ -156,5 +187,95 @@ describe('M error hygiene', async () => {
     for (let i = 0; i < 2000; i++) payload[`f${i}`] = i;
     const res = await app.inject({ method: 'POST', url: '/api/contacts', headers: a.headers, payload });
     expect(expectProblem(res, 400, 'validation').errors.length).toBeLessThanOrEqual(100);
+  });
+
+  // M7–M9: under /l/ (the share-link viewer, which a reader's browser opens) every refusal is the
+  // viewer's HTML page with the status, never problem+json: before routing (malformed URLs, other
+  // methods), unknown paths, and the page's and file's own errors. Only the beacon route, which the
+  // page's script calls with JSON, answers problems. Each call comes from its own address: these
+  // are public routes, limited per IP.
+  let from = 0;
+  const viewer = (url: string, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' = 'GET') => app.inject({ method, url, remoteAddress: `198.51.100.${++from % 250}` });
+
+  it('M7 malformed addresses under /l/ (bad percent-encoding, %00, over-long slug, bad query): 400 viewer page, nothing changed', async () => {
+    const w = await workspace(app);
+    const { slug } = await shareLink(app, w);
+    const urls = [
+      '/l/%E0%A4%A', // a truncated UTF-8 sequence
+      '/l/%',
+      '/l/ab%ZZ',
+      `/l/${slug}%E0%A4%A`,
+      '/l/ab%00c', // NUL
+      `/l/${slug}%00/file`,
+      `/l/${'a'.repeat(100)}`, // longer than any slug
+      `/l/${'a'.repeat(600)}`, // longer than the router's longest path segment
+      `/l/${slug}/file?download=2`,
+      '/l/x/sessions/%ZZ/events', // even on the beacon's path: the router never reached it
+    ];
+    await expectNoChange(app, async () => {
+      for (const url of urls) {
+        for (const method of ['GET', 'HEAD'] as const) expectViewerPage(await viewer(url, method), 400, `${method} ${url.slice(0, 40)}`);
+      }
+      expectViewerPage(await viewer('/l/%E0%A4%A', 'POST'), 400, 'POST /l/%E0%A4%A');
+    });
+  });
+
+  it('M8 unknown paths under /l/ (unknown slug, extra segments, trailing slash, /l, //, unknown asset): 404 viewer page; a real slug with extra segments opens nothing', async () => {
+    const w = await workspace(app);
+    const { slug } = await shareLink(app, w);
+    const urls = [
+      '/l/Zz9Yy8Xx7Ww6Vv5Uu4Tt3S', // 22 base62 characters, no such link
+      `/l/${slug}/extra`,
+      `/l/${slug}/extra/more`,
+      `/l/${slug}/`, // trailing slash
+      `/l/${slug}//`,
+      `/l/${slug}/file/x`,
+      `/l/${slug}/sessions`,
+      '/l/',
+      '/l',
+      '/l?ref=chat',
+      '/l//',
+      '/l/assets/',
+      '/l/assets/nope.js',
+      `/l/${slug.slice(0, -1)}`,
+    ];
+    await expectNoChange(app, async () => {
+      for (const url of urls) {
+        for (const method of ['GET', 'HEAD'] as const) expectViewerPage(await viewer(url, method), 404, `${method} ${url}`);
+      }
+      expectViewerPage(await viewer(`/l/${slug}/extra`, 'POST'), 404, 'POST extra segment');
+    });
+    // The control: the same slug, as sent, opens the viewer.
+    const page = await viewer(`/l/${slug}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('id="viewer"');
+  });
+
+  it("M9 other methods under /l/ (405 with Allow), a download that is off (403), a revoked link's page and file (410): viewer pages; the beacon alone answers problems", async () => {
+    const w = await workspace(app);
+    const { id, slug } = await shareLink(app, w);
+    await expectNoChange(app, async () => {
+      for (const [method, url, allow] of [
+        ['POST', `/l/${slug}`, 'GET, HEAD'],
+        ['DELETE', `/l/${slug}`, 'GET, HEAD'],
+        ['PUT', `/l/${slug}/file`, 'GET, HEAD'],
+        ['GET', `/l/${slug}/sessions/rs_0000000000000000/events`, 'POST'],
+      ] as const) {
+        const res = await viewer(url, method);
+        expectViewerPage(res, 405, `${method} ${url}`);
+        expect(res.headers.allow, `${method} ${url}`).toBe(allow);
+      }
+      expectViewerPage(await viewer(`/l/${slug}/file?download=1`), 403, 'download off');
+      // The beacon route is the page script's JSON API: its own refusals stay problems.
+      const beacon = await app.inject({ method: 'POST', url: `/l/${slug}/sessions/rs_0000000000000000/events`, payload: { token: 'x' }, remoteAddress: '198.51.100.251' });
+      expectProblem(beacon, 400, 'validation');
+    });
+    const revoked = await app.inject({ method: 'POST', url: `/api/connect/links/${id}/revoke`, headers: { authorization: w.connect } });
+    expect(revoked.statusCode, revoked.body).toBeLessThan(300);
+    await expectNoChange(app, async () => {
+      expectViewerPage(await viewer(`/l/${slug}`), 410, 'revoked page');
+      expectViewerPage(await viewer(`/l/${slug}/file`), 410, 'revoked file');
+      expectViewerPage(await viewer(`/l/${slug}/file?download=1`), 410, 'revoked download');
+    });
   });
 });

@@ -1,8 +1,9 @@
 // Connect content routes outside the contract: the public viewer /l/<slug>, its assets (the
 // viewer script and pdf.js from node_modules), the document bytes of a link and the reader
-// activity beacons. The viewer page answers errors as HTML pages; the file and beacon routes,
-// called by the page's script, as problem+json. Everything here is limited per client IP by the
-// global rate limiter (registered before the areas), assets excepted.
+// activity beacons. Everything a browser can open under /l/ (the page, the file, the assets, an
+// unknown or malformed path) is refused with the viewer's HTML error page; only the beacon route,
+// which the page's script alone calls with a JSON body, answers problem+json. Everything here is
+// limited per client IP by the global rate limiter (registered before the areas), assets excepted.
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,7 +12,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type {} from '@fastify/cookie';
 import { base62 } from '../../../lib/ids.js';
 import { HttpProblem } from '../../../lib/problems.js';
-import { sendViewer, sendViewerError, VIEWER_ASSETS } from '../../../pages/viewer.js';
+import { sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from '../../../pages/viewer.js';
 import type { Platform } from '../../../platform.js';
 import { contentDisposition } from './filenames.js';
 import { SLUG_LENGTH } from './links.js';
@@ -109,80 +110,89 @@ export async function setup(app: FastifyInstance): Promise<void> {
   timer.unref();
   app.addHook('preClose', async () => clearInterval(timer));
 
-  app.get<{ Params: { '*': string } }>(`${VIEWER_ASSETS}/*`, { config: { rateLimit: false } }, async (request, reply) => {
-    const asset = assets.get(request.params['*']);
-    if (!asset) throw new HttpProblem(404, 'not-found', 'No such asset.');
-    return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }).send(asset.body);
-  });
-
-  // The page: HTML errors (404, 410, 429, 5xx) in its own scope.
-  await app.register(async (pages) => {
-    pages.setErrorHandler((error: FastifyError, request, reply) => {
-      const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-      if (status >= 500) request.log.error({ err: error }, 'viewer page failed');
-      return sendViewerError(reply, status, error instanceof HttpProblem && error.headers['retry-after'] ? { 'retry-after': error.headers['retry-after'] } : {});
-    });
-    pages.get<{ Params: { slug: string } }>('/l/:slug', { schema: { params: PARAMS } }, async (request, reply) => {
-      const found = await resolve(platform, request.params.slug);
-      if (!found) return sendViewerError(reply, 404);
-      if (!found.active) return sendViewerError(reply, 410);
-      const { link, document } = found;
-      const userAgent = request.headers['user-agent'];
-      // HEAD and link previews see the page but open no session and send no event.
-      const opened = request.method === 'GET' && !isPreviewBot(userAgent) ? await openSession(platform, link.id, document, readerId(request, reply), userAgent) : undefined;
-      if (opened === null) return sendViewerError(reply, 410);
-      const base = `/l/${link.slug}`;
-      return sendViewer(reply, {
-        title: document.title,
-        filename: document.filename,
-        kind: document.content_type === 'application/pdf' ? 'pdf' : rendersInline(document.content_type) ? 'image' : 'download',
-        fileUrl: `${base}/file`,
-        downloadUrl: link.allow_download ? `${base}/file?download=1${opened ? `&session=${opened.session.id}` : ''}` : null,
-        pageCount: document.page_count,
-        session: opened ? { beaconUrl: `${base}/sessions/${opened.session.id}/events`, token: opened.token } : undefined,
+  // Everything under /l/ but the beacons, in one scope whose refusals are the viewer's HTML error
+  // page with its status (a reader's browser shows it): errors of these routes, and unknown paths
+  // under /l (extra segments, a trailing slash). Malformed URLs and other methods are answered
+  // before routing (server/app.ts, `refuse`), with the same page.
+  await app.register(
+    async (pages) => {
+      pages.setErrorHandler((error: FastifyError, request, reply) => {
+        const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+        if (status >= 500) request.log.error({ err: error }, 'viewer page failed');
+        return sendViewerError(reply, status, error instanceof HttpProblem && error.headers['retry-after'] ? { 'retry-after': error.headers['retry-after'] } : {});
       });
-    });
-  });
+      pages.setNotFoundHandler((_request, reply) => sendViewerError(reply, 404));
 
-  // The document bytes of a link, for the viewer (inline) or as a download (`?download=1`).
-  app.get<{ Params: { slug: string }; Querystring: { download?: string; session?: string } }>(
-    '/l/:slug/file',
-    {
-      schema: {
-        params: PARAMS,
-        querystring: { type: 'object', properties: { download: { type: 'string', enum: ['0', '1'] }, session: { type: 'string', maxLength: 64 } } },
-      },
+      pages.get<{ Params: { '*': string } }>(`${VIEWER_ASSETS.slice(VIEWER_PREFIX.length)}/*`, { config: { rateLimit: false } }, async (request, reply) => {
+        const asset = assets.get(request.params['*']);
+        if (!asset) throw new HttpProblem(404, 'not-found', 'No such asset.');
+        return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }).send(asset.body);
+      });
+
+      pages.get<{ Params: { slug: string } }>('/:slug', { schema: { params: PARAMS } }, async (request, reply) => {
+        const found = await resolve(platform, request.params.slug);
+        if (!found) return sendViewerError(reply, 404);
+        if (!found.active) return sendViewerError(reply, 410);
+        const { link, document } = found;
+        const userAgent = request.headers['user-agent'];
+        // HEAD and link previews see the page but open no session and send no event.
+        const opened = request.method === 'GET' && !isPreviewBot(userAgent) ? await openSession(platform, link.id, document, readerId(request, reply), userAgent) : undefined;
+        if (opened === null) return sendViewerError(reply, 410);
+        const base = `${VIEWER_PREFIX}/${link.slug}`;
+        return sendViewer(reply, {
+          title: document.title,
+          filename: document.filename,
+          kind: document.content_type === 'application/pdf' ? 'pdf' : rendersInline(document.content_type) ? 'image' : 'download',
+          fileUrl: `${base}/file`,
+          downloadUrl: link.allow_download ? `${base}/file?download=1${opened ? `&session=${opened.session.id}` : ''}` : null,
+          pageCount: document.page_count,
+          session: opened ? { beaconUrl: `${base}/sessions/${opened.session.id}/events`, token: opened.token } : undefined,
+        });
+      });
+
+      // The document bytes of a link, for the viewer (inline) or as a download (`?download=1`):
+      // the download link is opened by the reader's browser, so its refusals are pages too.
+      pages.get<{ Params: { slug: string }; Querystring: { download?: string; session?: string } }>(
+        '/:slug/file',
+        {
+          schema: {
+            params: PARAMS,
+            querystring: { type: 'object', properties: { download: { type: 'string', enum: ['0', '1'] }, session: { type: 'string', maxLength: 64 } } },
+          },
+        },
+        async (request, reply) => {
+          const found = await resolve(platform, request.params.slug);
+          if (!found) throw new HttpProblem(404, 'not-found', 'No document at this link.');
+          if (!found.active) throw new HttpProblem(410, 'expired', 'This link has expired or was revoked.');
+          const { link, document } = found;
+          const download = request.query.download === '1';
+          // Office files are never shown inline: serving them would be a download in disguise.
+          if ((download || !rendersInline(document.content_type)) && !link.allow_download) {
+            throw new HttpProblem(403, 'forbidden', 'The sender has not allowed downloads of this document.');
+          }
+          const file = await openFile(platform.config.dataDir, document.storage_key);
+          if (!file) throw new HttpProblem(410, 'expired', 'This document is no longer available.');
+          if (download) {
+            const name = readerCookie(platform.config.production);
+            const reader = request.cookies?.[name];
+            await recordDownload(platform, link, request.query.session, reader && /^[0-9A-Za-z]{24}$/.test(reader) ? reader : undefined);
+          }
+          return reply
+            .headers({
+              'content-type': document.content_type,
+              'content-length': String(file.size),
+              'content-disposition': contentDisposition(download ? 'attachment' : 'inline', document.filename),
+              'x-content-type-options': 'nosniff',
+              // Opened directly, a polyglot file can run nothing: a sandboxed, script-less origin.
+              'content-security-policy': "sandbox; default-src 'none'",
+              'cache-control': 'private, no-store',
+              'referrer-policy': 'no-referrer',
+            })
+            .send(file.stream);
+        },
+      );
     },
-    async (request, reply) => {
-      const found = await resolve(platform, request.params.slug);
-      if (!found) throw new HttpProblem(404, 'not-found', 'No document at this link.');
-      if (!found.active) throw new HttpProblem(410, 'expired', 'This link has expired or was revoked.');
-      const { link, document } = found;
-      const download = request.query.download === '1';
-      // Office files are never shown inline: serving them would be a download in disguise.
-      if ((download || !rendersInline(document.content_type)) && !link.allow_download) {
-        throw new HttpProblem(403, 'forbidden', 'The sender has not allowed downloads of this document.');
-      }
-      const file = await openFile(platform.config.dataDir, document.storage_key);
-      if (!file) throw new HttpProblem(410, 'expired', 'This document is no longer available.');
-      if (download) {
-        const name = readerCookie(platform.config.production);
-        const reader = request.cookies?.[name];
-        await recordDownload(platform, link, request.query.session, reader && /^[0-9A-Za-z]{24}$/.test(reader) ? reader : undefined);
-      }
-      return reply
-        .headers({
-          'content-type': document.content_type,
-          'content-length': String(file.size),
-          'content-disposition': contentDisposition(download ? 'attachment' : 'inline', document.filename),
-          'x-content-type-options': 'nosniff',
-          // Opened directly, a polyglot file can run nothing: a sandboxed, script-less origin.
-          'content-security-policy': "sandbox; default-src 'none'",
-          'cache-control': 'private, no-store',
-          'referrer-policy': 'no-referrer',
-        })
-        .send(file.stream);
-    },
+    { prefix: VIEWER_PREFIX },
   );
 
   // Activity beacons of an open session, authenticated by the session's token from the page.
