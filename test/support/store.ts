@@ -124,8 +124,8 @@ function pgliteTemplate(): Promise<Blob> {
 
 /**
  * The migrated template database on the PostgreSQL server, made once under an advisory lock
- * (several workers, or several test runs, share the server). Templates of older migrations are
- * dropped when a new one is made.
+ * (several workers, or several test runs, share the server). When a new one is made, templates
+ * of older migrations beyond the three newest are dropped.
  */
 async function postgresTemplate(client: pg.Client, admin: string): Promise<string> {
   const name = `template_chatapp_${migrationsHash()}`;
@@ -139,7 +139,9 @@ async function postgresTemplate(client: pg.Client, admin: string): Promise<strin
     await client.query(`create database ${building}`);
     const store = await timed('migrations', () => openStore({ databaseUrl: databaseUrl(admin, building) }));
     await store.close();
-    const stale = await client.query<{ datname: string }>("select datname from pg_database where datname like 'template\\_chatapp\\_%' and datistemplate");
+    // Other checkouts on this server (worktrees, branches with other migrations) may be running
+    // on their own templates: only those older than the three newest are dropped.
+    const stale = await client.query<{ datname: string }>("select datname from pg_database where datname like 'template\\_chatapp\\_%' and datistemplate order by oid desc offset 2");
     for (const { datname } of stale.rows) {
       await client.query(`alter database ${datname} is_template false`);
       await client.query(`drop database if exists ${datname} with (force)`);
