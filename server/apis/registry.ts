@@ -10,9 +10,10 @@ import { connectHandlers } from './connect/handlers.js';
 import { loginHandlers } from './login/handlers.js';
 import { messagingHandlers } from './messaging/handlers.js';
 import { oauthRouteOptions } from './connect/oauth/oauth-errors.js';
+import { providerWebhookRoute } from './messaging/provider-signature.js';
 
 /** Route options beyond handler and authentication, by operationId (e.g. an own error format). */
-const ROUTE_OPTIONS: Record<string, Partial<RouteOptions>> = { ...oauthRouteOptions };
+const ROUTE_OPTIONS: Record<string, Partial<RouteOptions>> = { ...oauthRouteOptions, receiveProviderWebhook: providerWebhookRoute };
 
 const HANDLERS: Record<ApiName, Record<string, unknown>> = {
   account: accountHandlers,

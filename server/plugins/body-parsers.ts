@@ -4,7 +4,7 @@
 import fp from 'fastify-plugin';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** The largest upload any operation accepts (documents); operations check their own caps. */
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
@@ -13,6 +13,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The body exactly as received (JSON requests). */
     rawBody?: Buffer;
+    /**
+     * Set by a route's onRequest hook: checks the raw bytes (a signature) before they are parsed;
+     * a rejection refuses the request with its error.
+     */
+    beforeParse?: (request: FastifyRequest, raw: Buffer) => Promise<void>;
   }
 }
 
@@ -26,12 +31,19 @@ export default fp(
     app.addContentTypeParser(/^application\/([a-z0-9.+-]+\+)?json$/, { parseAs: 'buffer' }, (request, body, done) => {
       const raw = body as Buffer;
       request.rawBody = raw;
+      if (request.beforeParse) {
+        request.beforeParse(request, raw).then(() => parseJson(request, raw, done), (error: Error) => done(error, undefined));
+        return;
+      }
+      parseJson(request, raw, done);
+    });
+    function parseJson(request: FastifyRequest, raw: Buffer, done: (error: Error | null, value?: unknown) => void) {
       if (raw.length === 0) return done(Object.assign(new Error('empty JSON body'), { code: 'FST_ERR_CTP_EMPTY_JSON_BODY', statusCode: 400 }), undefined);
       secureParse(request, raw.toString('utf8'), (error, value) => {
         if (error) done(Object.assign(new Error('invalid JSON body'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
         else done(null, value);
       });
-    });
+    }
     await app.register(formbody, { bodyLimit: 64 * 1024 });
     await app.register(multipart, {
       attachFieldsToBody: 'keyValues',

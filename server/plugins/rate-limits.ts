@@ -69,7 +69,7 @@ export function rateLimitKey(request: FastifyRequest): string {
 }
 
 /** The 429 of every bucket: `rate-limited` with Retry-After in whole seconds. */
-function limited(ttlMs: number): HttpProblem {
+export function limited(ttlMs: number): HttpProblem {
   const seconds = String(Math.max(1, Math.ceil(ttlMs / 1000)));
   return new HttpProblem(429, 'rate-limited', `Too many requests; retry after ${seconds} seconds.`, {}, { 'retry-after': seconds });
 }

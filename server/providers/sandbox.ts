@@ -54,9 +54,25 @@ export interface SandboxOptions {
   templateReview?: 'immediate' | 'on-sync';
   marketingOnboarding?: MarketingOnboardingStatus;
   now?: () => Date;
-  /** A failed webhook hand-off must not become an unhandled rejection; report it here. */
+  /** A webhook hand-off that failed for good (refused as malformed, or the sandbox closed) is reported here. */
   onDeliveryError?: (error: unknown) => void;
+  /** Milliseconds before attempt `attempt + 1` of a hand-off that failed; default doubling from 50 ms to 5 s. */
+  retryDelayMs?: (attempt: number) => number;
 }
+
+/**
+ * Whether a failed hand-off may succeed later: anything but a 4xx other than 408 and 429 (a
+ * throttled delivery, a database that is away, a conflict that gave up). A payload refused as
+ * malformed would be refused again.
+ */
+export function retryableDelivery(error: unknown): boolean {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status !== 'number' || status < 400 || status >= 500 || status === 408 || status === 429;
+}
+
+const retryDelay = (attempt: number) => Math.min(5000, 50 * 2 ** (attempt - 1));
+/** A simulated phone's message is awaited by its sender, who learns of a failure: a few attempts only. */
+const INBOUND_ATTEMPTS = 4;
 
 /** The template review rule: names with `reject` are rejected, with `pending` stay in review. */
 export function sandboxTemplateStatus(name: string): TemplateStatus {
@@ -167,7 +183,7 @@ export class SandboxProvider implements ChatProvider {
       contacts: [{ profile: { name: input.name ?? `+${from}` }, wa_id: from }],
       messages: [{ from, id, timestamp: unix(at), type: message.type, ...(input.replyTo ? { context: { from: digits(pn.display_phone_number), id: input.replyTo } } : {}), ...content }],
     });
-    await this.options.deliverWebhook(payload);
+    await this.handOver(payload, INBOUND_ATTEMPTS);
     return { providerMessageId: id, payload };
   }
 
@@ -311,7 +327,25 @@ export class SandboxProvider implements ChatProvider {
       // Always yield first: the sender must get its wamid before the first status can arrive.
       await this.sleep(delay);
       if (this.closed) return;
-      await this.options.deliverWebhook(envelope(pn, { statuses: [status(name, extra)] }));
+      await this.handOver(envelope(pn, { statuses: [status(name, extra)] }));
+    }
+  }
+
+  /**
+   * Hands a payload to the inbound webhook, again after a backoff while it fails in a way that
+   * can pass (as the provider retries its deliveries): a status is never dropped while the
+   * sandbox runs, so a send always reaches its final status. Statuses still waiting when the
+   * sandbox closes are dropped, as those not yet emitted are.
+   */
+  private async handOver(payload: ProviderWebhookPayload, attempts = Infinity): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.options.deliverWebhook(payload);
+      } catch (error) {
+        if (this.closed || attempt >= attempts || !retryableDelivery(error)) throw error;
+        await this.sleep((this.options.retryDelayMs ?? retryDelay)(attempt));
+        if (this.closed) throw error;
+      }
     }
   }
 

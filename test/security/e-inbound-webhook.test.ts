@@ -3,10 +3,11 @@
 // `expectNoChange`, with the platform events published meanwhile as a probe.
 // E6's "one flow run" half (a message dispatched twice starts one run) is proven in
 // test/unit/messaging/automation/bad-inputs.test.ts; here: one row and one event.
-// Added case: E11 (A's order webhook id with B's webhook secret).
+// Added cases: E11 (A's order webhook id with B's webhook secret); E12–E14 (per-IP limits and
+// the signature, on an app with the default limits, with the provider's own published payloads).
 import { createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildShared } from '../helper.js';
 import { newId } from '../../server/lib/ids.js';
 import { sha256Header } from '../../server/lib/signatures.js';
@@ -14,6 +15,7 @@ import type { PlatformEvent } from '../../server/events/bus.js';
 import { deliver, orderWebhook, shopifyHeaders, shopifyOrder, sign } from '../unit/messaging/commerce/support.js';
 import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
 import { CUSTOMER, INBOUND_URL, envelope, inbound, postInbound, settle, textMessage } from './inbound.js';
+import { metaStatusDelivery, metaTextDelivery } from '../fakes/meta-webhook-examples.js';
 
 const app = await buildShared({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' } });
 const events: PlatformEvent[] = [];
@@ -29,6 +31,16 @@ async function outbound(w: Workspace, wamid: string) {
   const contact = { id: newId('ct'), workspace_id: w.workspaceId, phone: `+${CUSTOMER}` };
   await db.insertInto('contacts').values(contact).execute();
   const row = { id: newId('msg'), workspace_id: w.workspaceId, phone_number_id: w.pnId, contact_id: contact.id, direction: 'outbound' as const, type: 'text', content: JSON.stringify({ text: 'Hi' }), provider_message_id: wamid, status: 'accepted', error: null };
+  await db.insertInto('messages').values(row).execute();
+  return row.id;
+}
+/** `outbound` on another app. */
+async function outboundOn(on: typeof app, w: Workspace, wamid: string) {
+  const db = on.platform.store.db;
+  const contact = { id: newId('ct'), workspace_id: w.workspaceId, phone: '+16505551234' };
+  await db.insertInto('contacts').values(contact).onConflict((oc) => oc.columns(['workspace_id', 'phone']).doNothing()).execute();
+  const { id } = await db.selectFrom('contacts').select('id').where('workspace_id', '=', w.workspaceId).where('phone', '=', contact.phone).executeTakeFirstOrThrow();
+  const row = { id: newId('msg'), workspace_id: w.workspaceId, phone_number_id: w.pnId, contact_id: id, direction: 'outbound' as const, type: 'text', content: JSON.stringify({ text: 'Hi' }), provider_message_id: wamid, status: 'accepted', error: null };
   await db.insertInto('messages').values(row).execute();
   return row.id;
 }
@@ -56,12 +68,14 @@ describe('E. Inbound provider webhook', () => {
     expect((await post(raw)).statusCode).toBe(200); // the bytes as sent, signed, pass
   });
 
-  it('E3 body over the limit (Content-Length and streamed): 413 before signature or JSON work', async () => {
-    const big = `{"x":"${'a'.repeat(1024 * 1024)}`; // unsigned and not JSON: only the size can answer
+  it('E3 body over the limit (Content-Length and streamed): 413 before signature or JSON work; unsigned: 401 before the body is read', async () => {
+    const big = `{"x":"${'a'.repeat(1024 * 1024)}`; // not JSON, and its signature only has the right shape: only the size can answer
+    const shaped = `sha256=${'0'.repeat(64)}`;
     await expectNoChange(app, async () => {
-      expectProblem(await post(big, null), 413, 'payload-too-large');
-      const streamed = await app.inject({ method: 'POST', url: INBOUND_URL, headers: { 'content-type': 'application/json' }, payload: Readable.from([Buffer.from(big)]) });
+      expectProblem(await post(big, shaped), 413, 'payload-too-large');
+      const streamed = await app.inject({ method: 'POST', url: INBOUND_URL, headers: { 'content-type': 'application/json', 'x-hub-signature-256': shaped }, payload: Readable.from([Buffer.from(big)]) });
       expectProblem(streamed, 413, 'payload-too-large');
+      expectProblem(await post(big, null), 401, 'invalid-signature');
     }, { probes: eventProbe });
   });
 
@@ -173,5 +187,74 @@ describe('E. Inbound provider webhook', () => {
     const [hookA, hookB] = [await orderWebhook(app, a, 'shopify'), await orderWebhook(app, b, 'shopify')];
     const raw = JSON.stringify(shopifyOrder());
     await expectNoChange(app, async () => expectProblem(await deliver(app, hookA.id, raw, shopifyHeaders(hookB.secret, raw)), 401, 'invalid-signature'), { probes: eventProbe });
+  });
+
+  describe('per-IP limits and the signature (default limits)', async () => {
+    // The public per-IP limit as shipped (RATE_LIMIT_IP_PER_MINUTE 120); each case from its own address.
+    const limitedApp = await buildShared();
+    const perMinute = limitedApp.config.rateLimitIpPerMinute;
+    const from = (ip: string, raw: string, signature: string | null) =>
+      limitedApp.inject({ method: 'POST', url: INBOUND_URL, remoteAddress: ip, headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-hub-signature-256': signature }) }, payload: raw });
+    const signed = (raw: string) => sha256Header(limitedApp.platform.providerAppSecret, raw);
+    const statuses = (responses: { statusCode: number }[]) => responses.reduce<Record<number, number>>((n, r) => ({ ...n, [r.statusCode]: (n[r.statusCode] ?? 0) + 1 }), {});
+
+    it('E12 210 signed deliveries in one burst from one IP (Meta\'s own payloads): 0 answers 429, every message stored, its statuses applied', async () => {
+      expect(perMinute).toBe(120);
+      const a = await workspace(limitedApp);
+      const wamids = Array.from({ length: 210 }, (_, i) => `wamid.E12.${a.workspaceId}.${i}`);
+      const bodies = wamids.map((id) => JSON.stringify(metaTextDelivery(a, id)));
+      const answers = await Promise.all(bodies.map((raw) => from('203.0.113.12', raw, signed(raw))));
+      expect(statuses(answers)).toEqual({ 200: 210 });
+      const stored = await limitedApp.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', a.workspaceId).execute();
+      expect(stored.map((m) => m.provider_message_id).sort()).toEqual([...wamids].sort());
+      // Statuses from the same address in the same minute, in Meta's published shape, are taken too.
+      const id = await outboundOn(limitedApp, a, `wamid.E12.out.${a.workspaceId}`);
+      for (const status of ['sent', 'delivered', 'read'] as const) {
+        const raw = JSON.stringify(metaStatusDelivery(a, `wamid.E12.out.${a.workspaceId}`, status));
+        expect((await from('203.0.113.12', raw, signed(raw))).statusCode).toBe(200);
+      }
+      expect((await limitedApp.platform.store.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('read');
+    });
+
+    it('E13 unsigned and badly signed bursts from one IP: 401 up to the per-IP limit, then 429 problem+json with Retry-After; a signed delivery from that IP still passes', async () => {
+      const a = await workspace(limitedApp);
+      const raw = JSON.stringify(metaTextDelivery(a, `wamid.E13.${a.workspaceId}`));
+      const burst = async (ip: string, signature: string | null) => {
+        const answers = [];
+        for (let i = 0; i < perMinute + 10; i++) answers.push(await from(ip, raw, signature));
+        return answers;
+      };
+      await expectNoChange(limitedApp, async () => {
+        for (const [ip, signature] of [['203.0.113.13', null], ['203.0.113.14', sha256Header('another-secret', raw)], ['203.0.113.15', 'sha1=0123']] as const) {
+          const answers = await burst(ip, signature);
+          expect(statuses(answers)).toEqual({ 401: perMinute, 429: 10 });
+          const refused = answers.at(-1)!;
+          expectProblem(refused, 429, 'rate-limited');
+          expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+        }
+      });
+      const ok = await from('203.0.113.14', raw, signed(raw));
+      expect(ok.statusCode, ok.body).toBe(200);
+    });
+
+    it('E14 a badly signed delivery is refused before its body is parsed or any transaction opens: 401 for bytes that are not even JSON', async () => {
+      const a = await workspace(limitedApp);
+      const db = limitedApp.platform.store.db;
+      const raw = JSON.stringify(metaTextDelivery(a, `wamid.E14.${a.workspaceId}`));
+      const transactions = vi.spyOn(db, 'transaction');
+      try {
+        await expectNoChange(limitedApp, async () => {
+          for (const body of [raw, '{"object": "whatsapp_business_account", "entry": [', '{"__proto__": {"polluted": true}}']) {
+            expectProblem(await from('203.0.113.16', body, sha256Header('another-secret', body)), 401, 'invalid-signature');
+          }
+        });
+        expect(transactions).not.toHaveBeenCalled();
+      } finally {
+        transactions.mockRestore();
+      }
+      // The same malformed bytes correctly signed reach the parser (E4): the signature came first.
+      const malformed = '{"object": "whatsapp_business_account", "entry": [';
+      expectProblem(await from('203.0.113.16', malformed, signed(malformed)), 400, 'malformed-body');
+    });
   });
 });

@@ -1,5 +1,6 @@
 // Where the sandbox provider hands its Meta-format payloads: the same signed POST the real
 // provider makes, so signature checks, dedupe, statuses and events cannot differ between the two.
+// A signed delivery is never refused by a per-IP limit; any other failure is retried by the sandbox.
 import type { FastifyInstance } from 'fastify';
 import { sha256Header } from '../../lib/signatures.js';
 import type { ProviderWebhookPayload } from '../../providers/types.js';
@@ -13,6 +14,10 @@ export function createInboundSink(app: FastifyInstance): (payload: ProviderWebho
       headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, body) },
       payload: body,
     });
-    if (response.statusCode !== 200) throw new Error(`the inbound webhook answered ${response.statusCode}: ${response.body.slice(0, 300)}`);
+    if (response.statusCode !== 200) {
+      app.log.warn({ statusCode: response.statusCode }, 'sandbox delivery refused by the inbound webhook');
+      // The status code tells the sandbox whether to try again (retryableDelivery).
+      throw Object.assign(new Error(`the inbound webhook answered ${response.statusCode}: ${response.body.slice(0, 300)}`), { statusCode: response.statusCode });
+    }
   };
 }

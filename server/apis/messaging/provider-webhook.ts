@@ -1,7 +1,8 @@
 // The chat provider's inbound webhook in Meta's format: the subscription check (GET) and the
 // deliveries (POST) of inbound messages and statuses, from the Cloud API and, signed the same way,
-// from the sandbox (inbound-sink.ts). Once the signature passes we answer 200 even for parts we
-// ignore, because any other answer makes the provider retry the whole batch for days.
+// from the sandbox (inbound-sink.ts). The signature is checked before the body is parsed
+// (provider-signature.ts). Once it passes we answer 200 even for parts we ignore, because any
+// other answer makes the provider retry the whole batch for days.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Transaction } from 'kysely';
@@ -15,13 +16,13 @@ import type { Platform } from '../../platform.js';
 import { retryConflicts } from '../../store/retry-conflicts.js';
 import type { Database } from '../../store/schema.js';
 import { emitEvent } from '../webhooks/emit.js';
+import { SIGNATURE_CHALLENGE } from './provider-signature.js';
 import { ensureChat, touchChat } from './inbox/chats.js';
 import { eventContent, WINDOW_MS } from './inbox/views.js';
 
 type S = components['schemas'];
 type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string; display_phone_number: string } };
 
-const SIGNATURE_CHALLENGE = { 'www-authenticate': 'Signature realm="provider-webhook"' };
 /** E.164 digits without `+`, as the provider writes `from`. */
 const WA_ID = /^[1-9]\d{6,14}$/;
 /** Outbound states in order; `failed` can follow any of them and nothing follows it. */
@@ -47,8 +48,9 @@ export const verifyProviderWebhook: Handler<operations['verifyProviderWebhook']>
 export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook']> = async (request, reply) => {
   const { platform } = request.server;
   const header = request.headers['x-hub-signature-256'];
-  // E1/E2: the HMAC covers the bytes received, never a re-serialisation of the parsed body.
-  if (!request.rawBody || !verifySha256Header(typeof header === 'string' ? header : undefined, platform.providerAppSecret, request.rawBody)) {
+  // The route's gate verified the raw bytes before parsing them; checked again only if it could not.
+  const signed = request.providerSigned || (request.rawBody !== undefined && verifySha256Header(typeof header === 'string' ? header : undefined, platform.providerAppSecret, request.rawBody));
+  if (!signed) {
     return sendProblem(reply, problem(401, 'invalid-signature', 'X-Hub-Signature-256 is missing or does not match the raw body.'), SIGNATURE_CHALLENGE);
   }
   // NUL and lone surrogates cannot be stored; the provider's text is kept with U+FFFD in their place (H8).

@@ -16,6 +16,7 @@ import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-pho
 import { onPostgres } from '../../support/store.js';
 import { holdTransaction, untilLockWaiters } from '../../support/locks.js';
 import { elapse, eventually } from '../../support/eventually.js';
+import { customerWrites, tenant } from './inbox/support.js';
 
 const URL = '/api/webhook/chatapp';
 const PROBLEMS = 'https://chatapp.example/problems/';
@@ -116,10 +117,11 @@ describe('E. inbound provider webhook', () => {
 
   it('E3 body over the limit, with Content-Length and streamed: 413 before signature or JSON work', async () => {
     const before = await counts();
-    const big = `{"x":"${'a'.repeat(1024 * 1024)}`; // unsigned and not JSON: only the size can answer
-    await expectRefused(await post(big, null), 413, 'payload-too-large', before);
+    const big = `{"x":"${'a'.repeat(1024 * 1024)}`; // not JSON, its signature only of the right shape: only the size can answer
+    const shaped = `sha256=${'0'.repeat(64)}`;
+    await expectRefused(await post(big, shaped), 413, 'payload-too-large', before);
     // A stream goes without Content-Length: the limit is then counted while reading.
-    const streamed = await app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json' }, payload: Readable.from([Buffer.from(big)]) });
+    const streamed = await app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json', 'x-hub-signature-256': shaped }, payload: Readable.from([Buffer.from(big)]) });
     await expectRefused(streamed, 413, 'payload-too-large', before);
   });
 
@@ -285,6 +287,33 @@ describe('messages and statuses', () => {
       [id, 'read', 'delivered'],
     ]);
     expect((await messageRow(id)).status).toBe('read');
+  });
+});
+
+// The app's rate limits are the defaults (120 a minute per IP on public routes): the sandbox's
+// deliveries all come from 127.0.0.1, three statuses a send.
+describe('sandbox deliveries at volume', () => {
+  it('60 sends through the API: every status delivered, every message read, none refused', async () => {
+    const t = await tenant(app);
+    await customerWrites(app, t, `+${CUSTOMER}`, 'hi'); // opens the 24-hour window
+    const refusals: number[] = [];
+    const sink = createInboundSink(app);
+    app.platform.setInboundSink(async (p) => sink(p).catch((error) => (refusals.push(error.statusCode), Promise.reject(error))));
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const res = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: `+${CUSTOMER}`, chatapp_phone_number: t.number, messageType: 'text', message: `Order ${i} shipped` } });
+        expect(res.statusCode, res.body).toBe(201);
+        ids.push(res.json().id);
+      }
+      await (app.platform.provider('sandbox') as SandboxProvider).idle();
+      const rows = await app.platform.store.db.selectFrom('messages').select(['id', 'status']).where('id', 'in', ids).execute();
+      expect(rows.filter((r) => r.status !== 'read')).toEqual([]);
+      expect(rows).toHaveLength(60);
+      expect(refusals).toEqual([]);
+    } finally {
+      app.platform.setInboundSink(sink);
+    }
   });
 });
 

@@ -131,6 +131,86 @@ describe('inbound and statuses', () => {
   });
 });
 
+describe('hand-off retries', () => {
+  const template = { type: 'template', template: { name: 'order_update', language: { code: 'en' } } } as const;
+  const refused = (statusCode: number) => Object.assign(new Error(`the inbound webhook answered ${statusCode}`), { statusCode });
+
+  it('a status the webhook throttles or fails is handed over again after a backoff, in order, until taken', async () => {
+    const failures = [refused(429), refused(503), new Error('connection terminated'), refused(429)];
+    const waits: number[] = [];
+    const flaky = new SandboxProvider({
+      db: store.db,
+      testMode: true,
+      retryDelayMs: (attempt) => (waits.push(attempt), 0),
+      deliverWebhook: async (p) => {
+        const failure = failures.shift();
+        if (failure) throw failure;
+        delivered.push(p);
+      },
+    });
+    const { providerMessageId } = await flaky.sendMessage(number, customer, template);
+    await flaky.idle();
+    expect(statusesOf(delivered).map((s) => [s.id, s.status])).toEqual([
+      [providerMessageId, 'sent'],
+      [providerMessageId, 'delivered'],
+      [providerMessageId, 'read'],
+    ]);
+    expect(waits).toEqual([1, 2, 3, 4]); // one backoff per failure, growing with the attempt
+  });
+
+  it('a payload refused as malformed is not retried but reported; close() ends the retries of a failing webhook', async () => {
+    const reported: unknown[] = [];
+    let calls = 0;
+    const malformed = new SandboxProvider({
+      db: store.db,
+      testMode: true,
+      retryDelayMs: () => 0,
+      onDeliveryError: (e) => void reported.push(e),
+      deliverWebhook: async () => {
+        calls++;
+        throw refused(400);
+      },
+    });
+    await malformed.sendMessage(number, customer, template);
+    await malformed.idle();
+    expect([calls, reported]).toEqual([1, [expect.objectContaining({ statusCode: 400 })]]);
+
+    let attempts = 0;
+    let closing!: () => void;
+    const tried = new Promise<void>((resolve) => (closing = resolve));
+    const down = new SandboxProvider({
+      db: store.db,
+      testMode: true,
+      retryDelayMs: () => 60_000,
+      deliverWebhook: async () => {
+        attempts++;
+        closing();
+        throw refused(503);
+      },
+    });
+    await down.sendMessage(number, customer, template);
+    await tried;
+    down.close(); // the backoff of 60 s is cut short, and nothing more is tried
+    await down.idle();
+    expect(attempts).toBe(1);
+  });
+
+  it('a simulated phone message is tried a few times, then its sender hears of the failure', async () => {
+    let attempts = 0;
+    const down = new SandboxProvider({
+      db: store.db,
+      testMode: true,
+      retryDelayMs: () => 0,
+      deliverWebhook: async () => {
+        attempts++;
+        throw refused(503);
+      },
+    });
+    await expect(down.simulateInbound({ phoneNumberId: number.phoneNumberId, from: customer, message: { type: 'text', text: { body: 'Hi' } } })).rejects.toMatchObject({ statusCode: 503 });
+    expect(attempts).toBe(4);
+  });
+});
+
 describe('rules', () => {
   it('refuses malformed recipients with code 100 → 422', async () => {
     const error = await failure(sandbox.sendMessage(number, '12ab', text));
