@@ -15,13 +15,14 @@ import { measureLoginPush, type LoginTarget } from './lib/login-push.js';
 import { measureStreamMemory } from './lib/sse-memory.js';
 import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
 import { measureWebhookDeliveries } from './lib/webhook-deliveries.js';
+import { measureProviderIngest } from './lib/provider-ingest.js';
 
 const quick = process.argv.includes('--quick');
 const rounds = quick ? 3 : 5;
 const durationSec = quick ? 4 : 10;
 const warmupSec = quick ? 2 : 5;
 const connections = 10;
-// `--only=http,login,campaign,webhooks,generate` runs some groups of figures (for profiling work).
+// `--only=http,login,campaign,webhooks,provider,generate` runs some groups of figures (for profiling work).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const wanted = (group: string) => !only || only.includes(group);
 
@@ -142,6 +143,16 @@ if (wanted('webhooks')) {
   const deliveries = await measureWebhookDeliveries(quick ? 2000 : 10_000, quick ? 3 : 5);
   ratios.webhook_deliveries_budget = deliveries.perSecond / 2000;
   figures.webhook_deliveries = deliveries;
+}
+
+// Signed provider deliveries accepted and stored per second from one client address, against
+// 1,000/s. The figure counts only if none was answered 429 and none was lost (stored vs sent).
+if (wanted('provider')) {
+  const ingest = await measureProviderIngest(quick ? 2000 : 10_000, quick ? 3 : 5, APP_SECRET);
+  const whole = ingest.answers429 === 0 && ingest.lost === 0 && ingest.errors === 0;
+  ratios.provider_webhook_ingest = whole ? ingest.perSecond / 1000 : 0;
+  figures.provider_webhook_ingest = ingest;
+  console.log(`note: provider_webhook_ingest ${Math.round(ingest.perSecond)} deliveries/s; ${ingest.sent} sent, ${ingest.stored} stored, ${ingest.lost} lost, ${ingest.answers429} answers 429, ${ingest.errors} errors`);
 }
 
 // `npm run generate` (TypeSpec, both OpenAPI versions, webhooks, types, dereferenced documents) against 15 s.

@@ -100,12 +100,16 @@ export interface MetaTarget {
 
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 
-/** Meta's text-message delivery addressed to `to`, its message id `wamid`, sent `at` (default now). */
-export function metaTextDelivery(to: MetaTarget, wamid: string, at = Date.now()) {
+/** Meta's text-message delivery addressed to `to`, its message id `wamid`, sent `at` (default now), from `from` (default Meta's sender). */
+export function metaTextDelivery(to: MetaTarget, wamid: string, at = Date.now(), from?: string) {
   const payload = clone(META_TEXT_MESSAGE) as any;
   const value = payload.entry[0].changes[0].value;
   value.metadata = { display_phone_number: to.number.replace(/^\+/, ''), phone_number_id: to.providerPnId };
   Object.assign(value.messages[0], { id: wamid, timestamp: String(Math.floor(at / 1000)) });
+  if (from) {
+    value.messages[0].from = from;
+    value.contacts[0].wa_id = from;
+  }
   return payload;
 }
 
