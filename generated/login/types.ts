@@ -577,6 +577,13 @@ export interface components {
             phone_number_id: string | null;
             /** @description The number users message by default, in E.164; `null` when none is usable. */
             display_phone_number: string | null;
+            /**
+             * @description The chat provider's id of that number (Meta's `phone_number_id`), for the shared service
+             *     number as for an own one: the provider's inbound deliveries for it carry this id in
+             *     `entry[].changes[].value.metadata.phone_number_id`, so a delivery signed by hand in
+             *     development must name it. `null` exactly when `display_phone_number` is.
+             */
+            provider_phone_number_id: string | null;
             /** @description Where server webhooks go. */
             webhook_destination: components["schemas"]["LoginWebhookDestination"];
             /** @description The client's production receiver (HTTPS); `null` when not set. */
@@ -664,6 +671,13 @@ export interface components {
             phone_number_id: string | null;
             /** @description The number users message by default, in E.164; `null` when none is usable. */
             display_phone_number: string | null;
+            /**
+             * @description The chat provider's id of that number (Meta's `phone_number_id`), for the shared service
+             *     number as for an own one: the provider's inbound deliveries for it carry this id in
+             *     `entry[].changes[].value.metadata.phone_number_id`, so a delivery signed by hand in
+             *     development must name it. `null` exactly when `display_phone_number` is.
+             */
+            provider_phone_number_id: string | null;
             /** @description Where server webhooks go. */
             webhook_destination: components["schemas"]["LoginWebhookDestination"];
             /** @description The client's production receiver (HTTPS); `null` when not set. */

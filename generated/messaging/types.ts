@@ -1409,6 +1409,11 @@ export interface paths {
          *     (sent → delivered → read; failed with its error), changes for unknown numbers and unknown
          *     kinds acknowledged and ignored, so the provider does not retry. Answers 200 quickly; events
          *     are forwarded to webhook endpoints and automations afterwards.
+         *
+         *     The signature is checked before anything else: a correctly signed delivery is never refused
+         *     by a per-IP limit, however many the provider sends from one address. Unsigned and badly
+         *     signed requests are refused before their body is parsed and count per client IP: past
+         *     `RATE_LIMIT_IP_PER_MINUTE` of them in a minute they answer 429 `rate-limited`.
          */
         post: operations["receiveProviderWebhook"];
         delete?: never;

@@ -47,36 +47,40 @@ export async function appViews(platform: Platform, rows: LoginAppRow[]): Promise
   const { db } = platform.store;
   const service = rows.some((r) => r.use_service_phone) ? await servicePhoneNumber(platform) : undefined;
   const primaries = new Map<string, Promise<LoginNumber | undefined>>();
-  const display = async (row: LoginAppRow): Promise<string | null> => {
-    if (row.use_service_phone) return service && isActiveNumber(service) ? service.display_phone_number : null;
+  /** The number users message by default, when one is usable. */
+  const numberOf = async (row: LoginAppRow): Promise<LoginNumber | undefined> => {
+    if (row.use_service_phone) return service && isActiveNumber(service) ? service : undefined;
     const own = row.phone_number_id
       ? await findOwnNumber(db, row.workspace_id, row.phone_number_id)
       : await (primaries.get(row.workspace_id) ?? primaries.set(row.workspace_id, primaryOwnNumber(db, row.workspace_id)).get(row.workspace_id));
-    return own && isActiveNumber(own) ? own.display_phone_number : null;
+    return own && isActiveNumber(own) ? own : undefined;
   };
-  return Promise.all(
-    rows.map(async (row) => ({
-      id: row.id,
-      name: row.name,
-      use_service_phone: row.use_service_phone,
-      phone_number_id: row.phone_number_id,
-      display_phone_number: await display(row),
-      webhook_destination: row.webhook_destination,
-      production_webhook_url: row.production_webhook_url,
-      staging_webhook_url: row.staging_webhook_url,
-      hosted_webhook_url: `${platform.config.publicUrl}/api/chatapp-auth/webhook/${row.id}`,
-      provider_webhook: {
-        status: row.provider_webhook_status as S['ProviderWebhookSetupStatus'],
-        last_error: row.provider_webhook_error,
-        provider_code: row.provider_webhook_code,
-        updated_at: row.provider_webhook_updated_at?.toISOString() ?? null,
-      },
-      api_key_prefix: row.api_key_prefix,
-      webhook_secret_prefix: row.webhook_secret_prefix,
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-    })),
-  );
+  return Promise.all(rows.map(async (row) => appView(platform, row, await numberOf(row))));
+}
+
+function appView(platform: Platform, row: LoginAppRow, number: LoginNumber | undefined): S['LoginApp'] {
+  return {
+    id: row.id,
+    name: row.name,
+    use_service_phone: row.use_service_phone,
+    phone_number_id: row.phone_number_id,
+    display_phone_number: number?.display_phone_number ?? null,
+    provider_phone_number_id: number?.provider_phone_number_id ?? null,
+    webhook_destination: row.webhook_destination,
+    production_webhook_url: row.production_webhook_url,
+    staging_webhook_url: row.staging_webhook_url,
+    hosted_webhook_url: `${platform.config.publicUrl}/api/chatapp-auth/webhook/${row.id}`,
+    provider_webhook: {
+      status: row.provider_webhook_status as S['ProviderWebhookSetupStatus'],
+      last_error: row.provider_webhook_error,
+      provider_code: row.provider_webhook_code,
+      updated_at: row.provider_webhook_updated_at?.toISOString() ?? null,
+    },
+    api_key_prefix: row.api_key_prefix,
+    webhook_secret_prefix: row.webhook_secret_prefix,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 // ---- Rules ----------------------------------------------------------------------------------

@@ -46,6 +46,9 @@ describe('Login apps', () => {
     expect(created.hosted_webhook_url).toBe(`${app.config.publicUrl}/api/chatapp-auth/webhook/${created.id}`);
     const service = await servicePhoneNumber(app.platform);
     expect(created.display_phone_number).toBe(service.display_phone_number);
+    // The service number's provider id, which a delivery signed by hand must name (metadata.phone_number_id).
+    expect(created.provider_phone_number_id).toBe(service.provider_phone_number_id);
+    expect(created.provider_phone_number_id).toMatch(/^[0-9]{5,20}$/);
     expect(service.workspace_id).toBe(SERVICE_WORKSPACE_ID);
 
     // L1: afterwards only prefixes
@@ -230,7 +233,7 @@ describe('Login apps', () => {
     it('an own sandbox number: its provider webhook is active at once and it is the displayed number', async () => {
       const { numbers } = await createSandboxAccount(app.platform.store.db, a.workspace.id);
       const created = await newApp(app, a, { name: 'Own', use_service_phone: false, phone_number_id: numbers[0]!.id });
-      expect(created).toMatchObject({ use_service_phone: false, phone_number_id: numbers[0]!.id, display_phone_number: numbers[0]!.display_phone_number });
+      expect(created).toMatchObject({ use_service_phone: false, phone_number_id: numbers[0]!.id, display_phone_number: numbers[0]!.display_phone_number, provider_phone_number_id: numbers[0]!.provider_phone_number_id });
       expect(created.provider_webhook).toMatchObject({ status: 'active', last_error: null, provider_code: null, updated_at: expect.any(String) });
       // and back to the service number: nothing to set up, retry is 409
       const back = await app.inject({ method: 'PATCH', url: `${APPS}/${created.id}`, headers: bearer(a.token), payload: { use_service_phone: true, phone_number_id: null } });
@@ -264,6 +267,7 @@ describe('Login apps', () => {
       const owner = await signUp(app, 'login-nonum');
       const created = await newApp(app, owner, { name: 'x', use_service_phone: false });
       expect(created.display_phone_number).toBeNull();
+      expect(created.provider_phone_number_id).toBeNull();
       expect(created.provider_webhook).toMatchObject({ status: 'failed', last_error: expect.stringMatching(/cloud-API number/), provider_code: null });
       const retry = await app.inject({ method: 'POST', url: `${APPS}/${created.id}/provider-webhook/retry`, headers: bearer(owner.token) });
       expect(retry.statusCode).toBe(409);
@@ -327,6 +331,7 @@ describe('provider webhook set-up with a Cloud API number (fake provider)', () =
     const created = await newApp(app, owner, { name: 'Cloud', use_service_phone: false });
     expect(created.provider_webhook).toMatchObject({ status: 'active', last_error: null, provider_code: null });
     expect(created.display_phone_number).toBe('+15550100100');
+    expect(created.provider_phone_number_id).toBe('106540352242922');
     expect(subscriptions()).toBe(1);
   });
 
