@@ -56,6 +56,9 @@ if (values['dry-run']) {
   console.log(`curl -X POST ${url} -H 'content-type: application/json' -H 'X-Hub-Signature-256: ${signature}' --data-raw '${body}'`);
   process.exit(0);
 }
-const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
+const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body }).catch((error) => {
+  console.error(`could not reach ${url} (${error.cause?.code ?? error.message}): is the server running? (--url or BASE_URL)`);
+  process.exit(1);
+});
 console.log(`${res.status} ${await res.text()}`);
 process.exit(res.ok ? 0 : 1);
