@@ -147,12 +147,18 @@ if (wanted('webhooks')) {
 
 // Signed provider deliveries accepted and stored per second from one client address, against
 // 1,000/s. The figure counts only if none was answered 429 and none was lost (stored vs sent).
+// With BENCH_DATABASE_URL, the same on PostgreSQL (provider_webhook_ingest_postgres).
 if (wanted('provider')) {
-  const ingest = await measureProviderIngest(quick ? 2000 : 10_000, quick ? 3 : 5, APP_SECRET);
-  const whole = ingest.answers429 === 0 && ingest.lost === 0 && ingest.errors === 0;
-  ratios.provider_webhook_ingest = whole ? ingest.perSecond / 1000 : 0;
-  figures.provider_webhook_ingest = ingest;
-  console.log(`note: provider_webhook_ingest ${Math.round(ingest.perSecond)} deliveries/s; ${ingest.sent} sent, ${ingest.stored} stored, ${ingest.lost} lost, ${ingest.answers429} answers 429, ${ingest.errors} errors`);
+  const size = quick ? 2000 : 10_000;
+  const runs = quick ? 3 : 5;
+  const record = (name: string, ingest: Awaited<ReturnType<typeof measureProviderIngest>>) => {
+    const whole = ingest.answers429 === 0 && ingest.lost === 0 && ingest.errors === 0;
+    ratios[name] = whole ? ingest.perSecond / 1000 : 0;
+    figures[name] = ingest;
+    console.log(`note: ${name} ${Math.round(ingest.perSecond)} deliveries/s; ${ingest.sent} sent, ${ingest.stored} stored, ${ingest.lost} lost, ${ingest.answers429} answers 429, ${ingest.errors} errors`);
+  };
+  record('provider_webhook_ingest', await measureProviderIngest(size, runs, APP_SECRET));
+  if (adminUrl) record('provider_webhook_ingest_postgres', await withBenchDatabase(adminUrl, (url) => measureProviderIngest(size, runs, APP_SECRET, { DATABASE_URL: url })));
 }
 
 // `npm run generate` (TypeSpec, both OpenAPI versions, webhooks, types, dereferenced documents) against 15 s.

@@ -15,8 +15,9 @@ interface Info {
   number: string;
 }
 
-export async function measureProviderIngest(deliveries: number, rounds: number, appSecret: string) {
-  const server = await startChild<Info>('provider-webhook.ts', { PROVIDER_APP_SECRET: appSecret });
+/** `env` may name a PostgreSQL database (DATABASE_URL); the embedded store otherwise. */
+export async function measureProviderIngest(deliveries: number, rounds: number, appSecret: string, env: Record<string, string> = {}) {
+  const server = await startChild<Info>('provider-webhook.ts', { ...env, PROVIDER_APP_SECRET: appSecret });
   const lines: string[] = [];
   server.process.stdout!.on('data', (chunk) => lines.push(...String(chunk).split('\n')));
   const statuses: Record<string, number> = {};
