@@ -37,6 +37,11 @@ export interface Config {
   rateLimitIpPerMinute: number;
   /** Failed credential authentications per client IP in 10 minutes before its credentials get 429 (per instance). */
   authFailuresPerIp: number;
+  /**
+   * How long a rotated Connect refresh token, presented again by its own client, still gets a
+   * token pair instead of revoking its family (REFRESH_TOKEN_REUSE_GRACE_MS; 0 turns it off).
+   */
+  refreshTokenReuseGraceMs: number;
   /** The shared service number of Login apps (LOGIN_SERVICE_PHONE_NUMBER_ID, a `pn_…` Cloud API number); a sandbox number when absent. */
   loginServicePhoneNumberId?: string;
   /** How long a login session waits for its LOGIN message, seconds (LOGIN_SESSION_TTL_SECONDS). */
@@ -63,6 +68,13 @@ function positiveInt(value: string | undefined, fallback: number, name: string, 
   if (value === undefined || value === '') return fallback;
   if (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= max) return Number(value);
   problems.push(`${name} must be an integer 1-${max}, got "${value}"`);
+  return fallback;
+}
+
+function millis(value: string | undefined, fallback: number, name: string, problems: string[], max: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (/^\d+$/.test(value) && Number(value) <= max) return Number(value);
+  problems.push(`${name} must be an integer 0-${max} (milliseconds), got "${value}"`);
   return fallback;
 }
 
@@ -106,6 +118,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimitPerMinute = positiveInt(env.RATE_LIMIT_PER_MINUTE, 600, 'RATE_LIMIT_PER_MINUTE', problems);
   const rateLimitIpPerMinute = positiveInt(env.RATE_LIMIT_IP_PER_MINUTE, 120, 'RATE_LIMIT_IP_PER_MINUTE', problems);
   const authFailuresPerIp = positiveInt(env.AUTH_FAILURES_PER_IP, 20, 'AUTH_FAILURES_PER_IP', problems);
+  // At most 5 minutes, as Ory Hydra allows without a reuse count: the window is when a stolen
+  // refresh token goes undetected.
+  const refreshTokenReuseGraceMs = millis(env.REFRESH_TOKEN_REUSE_GRACE_MS, 10_000, 'REFRESH_TOKEN_REUSE_GRACE_MS', problems, 300_000);
   const loginSessionTtlSeconds = positiveInt(env.LOGIN_SESSION_TTL_SECONDS, 600, 'LOGIN_SESSION_TTL_SECONDS', problems, 86_400);
   const config: Config = {
     port,
@@ -126,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute,
     rateLimitIpPerMinute,
     authFailuresPerIp,
+    refreshTokenReuseGraceMs,
     loginServicePhoneNumberId: env.LOGIN_SERVICE_PHONE_NUMBER_ID || undefined,
     loginSessionTtlSeconds,
     googleClientId: env.GOOGLE_CLIENT_ID || undefined,

@@ -21,6 +21,7 @@ import * as m018 from './migrations/018_platform_settings.js';
 import * as m019 from './migrations/019_login_setup_status.js';
 import * as m020 from './migrations/020_subscribe_token_index.js';
 import * as m021 from './migrations/021_outbox_fillfactor.js';
+import * as m022 from './migrations/022_connect_token_parent.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '019_login_setup_status': m019,
   '020_subscribe_token_index': m020,
   '021_outbox_fillfactor': m021,
+  '022_connect_token_parent': m022,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -3,7 +3,9 @@
 // refusal is checked with `expectNoChange`. The flow helpers come from the unit tests
 // (test/unit/connect/oauth/support.ts); the happy path is proven with a real client, oauth4webapi.
 // Bearers are checked on a real Connect operation (GET /api/connect/documents).
-// Added case: C18 (a client registered by workspace A, consented to by B's owner: the grant is B's).
+// Added cases: C18 (a client registered by workspace A, consented to by B's owner: the grant is B's);
+// C19-C22, the refresh grace period (REFRESH_TOKEN_REUSE_GRACE_MS, default 10 s): C22's five
+// concurrent refreshes are a real race under `npm run test:pg`.
 import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { buildShared } from '../helper.js';
@@ -56,6 +58,26 @@ async function code(browser: Browser, client: Client, scope = ALL_SCOPES) {
 
 const exchange = (client: Client, c: string, verifier: string | undefined, extra: Record<string, string> = {}) =>
   token(app, { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.client_id, client_secret: client.client_secret ?? undefined, ...extra });
+
+const refreshWith = (client: Client, refreshToken: string, extra: Record<string, string> = {}) =>
+  token(app, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.client_id, client_secret: client.client_secret ?? undefined, ...extra });
+
+/** Every token of the family that `refreshToken` belongs to, with its state. */
+async function familyOf(refreshToken: string) {
+  const { db } = app.platform.store;
+  const row = await db.selectFrom('connect_tokens').select('family_id').where('digest', '=', app.platform.secrets.digest(refreshToken)).executeTakeFirstOrThrow();
+  return db.selectFrom('connect_tokens').select(['id', 'kind', 'revoked_at', 'rotated_at', 'parent_id']).where('family_id', '=', row.family_id).execute();
+}
+
+/** Runs `act` with the app's clock moved forward by `ms`, then moves it back. */
+async function later<T>(ms: number, act: () => Promise<T>): Promise<T> {
+  clock.now += ms;
+  try {
+    return await act();
+  } finally {
+    clock.now -= ms;
+  }
+}
 
 const documents = (accessToken: string) => app.inject({ url: '/api/connect/documents', headers: { authorization: `Bearer ${accessToken}` } });
 
@@ -348,5 +370,87 @@ describe('C. OAuth consent and token', () => {
     const list = await documents(tokens.access_token);
     expect(list.statusCode).toBe(200);
     expect(grants.some((g) => g.workspace_id === a.workspaceId)).toBe(false);
+  });
+
+  // The refresh grace period (server/apis/connect/oauth/token.ts, docs/connect-oauth.md): the
+  // answer is a new pair in the same family, beside the one the first rotation issued.
+  const GRACE = app.config.refreshTokenReuseGraceMs;
+
+  it('C19 a rotated refresh token sent again by its client within the grace period: a new pair, both pairs work; a reuse after it revokes every pair', async () => {
+    expect(GRACE).toBe(10_000); // the default
+    const { client, browser } = await setup();
+    const { code: c, verifier } = await code(browser, client);
+    const first = (await exchange(client, c, verifier)).json();
+    const rotated = await refreshWith(client, first.refresh_token);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const again = await later(GRACE - 1_000, () => refreshWith(client, first.refresh_token));
+    expect(again.statusCode, again.body).toBe(200);
+    const pairs = [rotated.json(), again.json()];
+    expect(pairs[1].access_token).not.toBe(pairs[0].access_token);
+    expect(pairs[1].refresh_token).not.toBe(pairs[0].refresh_token);
+    expect(pairs[1]).toMatchObject({ token_type: 'Bearer', scope: ALL_SCOPES, org_id: pairs[0].org_id });
+    for (const pair of pairs) expect((await documents(pair.access_token)).statusCode).toBe(200);
+    const family = await familyOf(first.refresh_token);
+    expect(family.filter((t) => t.revoked_at)).toEqual([]);
+    expect(family.filter((t) => t.rotated_at).map((t) => t.id)).toHaveLength(1); // the first token, retired once
+    // After the window the same token is a reuse: the family goes, both pairs included (no orphan).
+    expectOAuthError(await later(GRACE, () => refreshWith(client, first.refresh_token)), 400, 'invalid_grant');
+    for (const pair of pairs) {
+      expect((await documents(pair.access_token)).statusCode).toBe(401);
+      expectOAuthError(await refreshWith(client, pair.refresh_token), 400, 'invalid_grant');
+    }
+    expect((await familyOf(first.refresh_token)).filter((t) => !t.revoked_at)).toEqual([]);
+  });
+
+  it('C20 reuse after the grace period, or of a token whose successor was already used: invalid_grant, family revoked', async () => {
+    const { client, browser } = await setup();
+    for (const moveOn of [false, true]) {
+      const { code: c, verifier } = await code(browser, client);
+      const first = (await exchange(client, c, verifier)).json();
+      const second = (await refreshWith(client, first.refresh_token)).json();
+      let latest = second;
+      let reuse;
+      if (moveOn) {
+        // Still inside the window, but the chain moved on: the older token coming back is reuse.
+        latest = (await refreshWith(client, second.refresh_token)).json();
+        reuse = await later(1_000, () => refreshWith(client, first.refresh_token));
+      } else {
+        reuse = await later(GRACE, () => refreshWith(client, first.refresh_token));
+      }
+      expectOAuthError(reuse, 400, 'invalid_grant');
+      expect((await documents(latest.access_token)).statusCode, `moveOn=${moveOn}`).toBe(401);
+      expectOAuthError(await refreshWith(client, latest.refresh_token), 400, 'invalid_grant');
+      expect((await familyOf(first.refresh_token)).filter((t) => !t.revoked_at)).toEqual([]);
+    }
+  });
+
+  it("C21 another client sending a rotated refresh token within the grace period: invalid_grant, family revoked; a live one: invalid_grant, no change", async () => {
+    const { a, client, browser } = await setup();
+    const other = await newClient(a);
+    const { code: c, verifier } = await code(browser, client);
+    const first = (await exchange(client, c, verifier)).json();
+    const second = (await refreshWith(client, first.refresh_token)).json();
+    await expectNoChange(app, async () => expectOAuthError(await refreshWith(other, second.refresh_token), 400, 'invalid_grant'));
+    expect((await documents(second.access_token)).statusCode).toBe(200);
+    expectOAuthError(await later(1_000, () => refreshWith(other, first.refresh_token)), 400, 'invalid_grant');
+    expect((await documents(second.access_token)).statusCode).toBe(401);
+    expectOAuthError(await refreshWith(client, second.refresh_token), 400, 'invalid_grant');
+  });
+
+  it('C22 five concurrent refreshes of one token (a real race on PostgreSQL): all succeed, every access token works, the family stays alive', async () => {
+    const { client, browser } = await setup();
+    const { code: c, verifier } = await code(browser, client);
+    const first = (await exchange(client, c, verifier)).json();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => refreshWith(client, first.refresh_token)));
+    for (const res of answers) expect(res.statusCode, res.body).toBe(200);
+    const pairs = answers.map((res) => res.json());
+    expect(new Set(pairs.map((p) => p.access_token)).size).toBe(5);
+    expect(new Set(pairs.map((p) => p.refresh_token)).size).toBe(5);
+    for (const pair of pairs) expect((await documents(pair.access_token)).statusCode).toBe(200);
+    const family = await familyOf(first.refresh_token);
+    expect(family.filter((t) => t.revoked_at)).toEqual([]);
+    expect(family.filter((t) => t.rotated_at)).toHaveLength(1);
+    // Each pair refreshes on: the family is alive, not merely unrevoked.
+    for (const pair of pairs.slice(0, 2)) expect((await refreshWith(client, pair.refresh_token)).statusCode).toBe(200);
   });
 });

@@ -18,4 +18,13 @@ describe('configuration', () => {
       expect(() => loadConfig({ AUTH_FAILURES_PER_IP: bad }), bad).toThrow(/AUTH_FAILURES_PER_IP must be an integer 1-1000000, got/);
     }
   });
+
+  it('REFRESH_TOKEN_REUSE_GRACE_MS: 10 s by default, 0 turns the grace period off, at most 5 minutes', () => {
+    expect(loadConfig({}).refreshTokenReuseGraceMs).toBe(10_000);
+    expect(loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: '0' }).refreshTokenReuseGraceMs).toBe(0);
+    expect(loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: '300000' }).refreshTokenReuseGraceMs).toBe(300_000);
+    for (const bad of ['-1', '1.5', '10s', '300001', ' 5']) {
+      expect(() => loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: bad }), bad).toThrow(/REFRESH_TOKEN_REUSE_GRACE_MS must be an integer 0-300000 \(milliseconds\), got/);
+    }
+  });
 });

@@ -55,6 +55,8 @@ export interface ConnectTokensTable {
   expires_at: Timestamp;
   revoked_at: NullableTimestamp;
   rotated_at: NullableTimestamp;
+  /** The refresh token this one was issued from; null when issued from a code. */
+  parent_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
 }
 

@@ -4,8 +4,10 @@
 // Codes are single-use: the exchange locks the code row, and a code already used answers
 // `invalid_grant` and revokes every token of its family (the tokens it issued and those refreshed
 // from them, C8). Refresh tokens rotate the same way: a retired one presented again revokes the
-// family (RFC 9700 §4.14). PKCE S256 is checked when the code was issued with a challenge; a
-// verifier sent for a code without one is refused too (PKCE downgrade, RFC 9700 §4.8.2).
+// family (RFC 9700 §4.14), unless its own client presents it again within the grace period
+// (REFRESH_TOKEN_REUSE_GRACE_MS, RFC 9700 §4.14.2), as concurrent workers of one client do.
+// PKCE S256 is checked when the code was issued with a challenge; a verifier sent for a code
+// without one is refused too (PKCE downgrade, RFC 9700 §4.8.2).
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../../../../generated/connect/types.js';
@@ -15,7 +17,7 @@ import type { Platform } from '../../../platform.js';
 import { authenticateClient, param } from './client-auth.js';
 import type { ClientRow } from './clients.js';
 import { NO_STORE, OAuthFailure, invalidGrant, invalidRequest, sendOAuthError } from './oauth-errors.js';
-import { CODE_PATTERN, REFRESH_TOKEN_PATTERN, findToken, issueTokens, orderScopes, revokeFamily, type IssuedTokens } from './tokens.js';
+import { CODE_PATTERN, REFRESH_TOKEN_PATTERN, findToken, issueTokens, orderScopes, revokeFamily, type Db, type IssuedTokens } from './tokens.js';
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -58,6 +60,18 @@ async function exchangeCode(platform: Platform, client: ClientRow, body: unknown
   return outcome;
 }
 
+/**
+ * Whether a retired refresh token, presented again by its own client, is inside its grace period
+ * (REFRESH_TOKEN_REUSE_GRACE_MS): rotated less than the window ago, and none of the refresh tokens
+ * issued from it used yet. The second condition keeps the grace to the latest generation: once the
+ * chain has moved on, an older token coming back is reuse, however recent.
+ */
+async function inGracePeriod(tx: Db, row: { id: string; rotated_at: Date | null }, now: Date, graceMs: number): Promise<boolean> {
+  if (!row.rotated_at || now.getTime() - row.rotated_at.getTime() >= graceMs) return false;
+  const usedChild = await tx.selectFrom('connect_tokens').select('id').where('parent_id', '=', row.id).where('kind', '=', 'refresh').where('rotated_at', 'is not', null).executeTakeFirst();
+  return !usedChild;
+}
+
 async function refresh(platform: Platform, client: ClientRow, body: unknown): Promise<{ tokens: IssuedTokens; workspaceId: string }> {
   const value = param(body, 'refresh_token', 512);
   const scope = param(body, 'scope', 512);
@@ -67,13 +81,22 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
   const { secrets } = platform;
   const outcome = await platform.store.db.transaction().execute(async (tx): Promise<OAuthFailure | { tokens: IssuedTokens; workspaceId: string }> => {
     const found = await findToken(tx, secrets, value);
-    if (!found || found.kind !== 'refresh' || found.client_id !== client.id) return invalidGrant();
+    if (!found || found.kind !== 'refresh') return invalidGrant();
+    // The row lock orders concurrent refreshes of one token: the first rotates it, the others
+    // then see `rotated_at` and are answered by the grace period or revoke the family.
     const row = await tx.selectFrom('connect_tokens').selectAll().where('id', '=', found.id).forUpdate().executeTakeFirstOrThrow();
-    if (row.rotated_at) {
+    if (row.client_id !== client.id) {
+      // Another client's token: refused. A retired one has escaped its client, so it revokes
+      // the family as a reuse does; a live one changes nothing (C10's rule for codes).
+      if (row.rotated_at) await revokeFamily(tx, row.family_id, now);
+      return invalidGrant();
+    }
+    if (row.revoked_at) return invalidGrant();
+    if (row.rotated_at && !(await inGracePeriod(tx, row, now, platform.config.refreshTokenReuseGraceMs))) {
       await revokeFamily(tx, row.family_id, now); // a retired refresh token came back: stolen or replayed
       return invalidGrant();
     }
-    if (row.revoked_at || row.expires_at.getTime() <= now.getTime()) return invalidGrant();
+    if (row.expires_at.getTime() <= now.getTime()) return invalidGrant();
     const grant = await tx.selectFrom('connect_grants').select(['id', 'workspace_id', 'client_id', 'status']).where('id', '=', row.grant_id).executeTakeFirst();
     if (!grant || grant.status !== 'active') return invalidGrant();
     let scopes = row.scopes;
@@ -82,8 +105,11 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
       if (!asked.length || asked.some((s) => !row.scopes.includes(s))) return new OAuthFailure('invalid_scope', 'scope must be a subset of the scopes granted.');
       scopes = orderScopes(asked);
     }
-    await tx.updateTable('connect_tokens').set({ rotated_at: now }).where('id', '=', row.id).execute();
-    return { tokens: await issueTokens(tx, secrets, now, grant, row.family_id, scopes), workspaceId: grant.workspace_id };
+    // Inside the grace period the token stays retired at its first rotation, and the answer is
+    // a new pair in the same family beside the one that rotation issued: both stay valid, and a
+    // later reuse or revocation takes every pair of the family (docs/connect-oauth.md).
+    if (!row.rotated_at) await tx.updateTable('connect_tokens').set({ rotated_at: now }).where('id', '=', row.id).execute();
+    return { tokens: await issueTokens(tx, secrets, now, grant, row.family_id, scopes, row.id), workspaceId: grant.workspace_id };
   });
   if (outcome instanceof OAuthFailure) throw outcome;
   return outcome;

@@ -4,8 +4,9 @@
 //
 // Lifetimes follow the contract: codes 10 minutes, access tokens 1 hour, refresh tokens 30 days.
 // Refresh tokens rotate: each use retires the presented one (`rotated_at`) and issues a new pair
-// in the same family. A family is the chain started by one code (`family_id` = the code's id), so
-// a reused code or a retired refresh token revokes the whole chain in one statement.
+// in the same family, whose rows name the refresh token they came from (`parent_id`). A family is
+// the chain started by one code (`family_id` = the code's id), so a reused code or a retired
+// refresh token revokes the whole chain in one statement, pairs issued in a grace period included.
 import type { Kysely, Transaction } from 'kysely';
 import { base62, newId } from '../../../lib/ids.js';
 import type { SecretBox } from '../../../lib/secrets.js';
@@ -26,7 +27,7 @@ export const newCode = () => `ac_${base62(32)}`;
 const newAccessToken = () => `cat_${base62(40)}`;
 const newRefreshToken = () => `crt_${base62(40)}`;
 
-type Db = Kysely<Database> | Transaction<Database>;
+export type Db = Kysely<Database> | Transaction<Database>;
 
 export interface IssuedTokens {
   access_token: string;
@@ -41,7 +42,7 @@ export function orderScopes(scopes: Iterable<string>): string[] {
   return SCOPES.filter((s) => set.has(s));
 }
 
-/** A new access and refresh token pair for a grant, in `family`. */
+/** A new access and refresh token pair for a grant, in `family`; `parent` is the refresh token it is issued from. */
 export async function issueTokens(
   db: Db,
   secrets: SecretBox,
@@ -49,10 +50,11 @@ export async function issueTokens(
   grant: { id: string; workspace_id: string; client_id: string },
   family: string,
   scopes: string[],
+  parent: string | null = null,
 ): Promise<IssuedTokens> {
   const access = newAccessToken();
   const refresh = newRefreshToken();
-  const common = { workspace_id: grant.workspace_id, client_id: grant.client_id, grant_id: grant.id, family_id: family, scopes, created_at: now };
+  const common = { workspace_id: grant.workspace_id, client_id: grant.client_id, grant_id: grant.id, family_id: family, parent_id: parent, scopes, created_at: now };
   await db
     .insertInto('connect_tokens')
     .values([
