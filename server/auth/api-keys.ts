@@ -63,19 +63,29 @@ export class ApiKeyVerifier {
     deps.bus?.subscribe(KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.key_id)));
   }
 
-  /** The key if `secret` is a live key of `kind`; null for anything else, malformed input included. */
-  async verify(secret: string, kind: string): Promise<VerifiedKey | null> {
+  /**
+   * The key if `secret` is a live key of `kind`; null for anything else, malformed input included.
+   * `onDead` hears the workspace of a key that exists but is revoked or expired (catalogue K10).
+   */
+  async verify(secret: string, kind: string, onDead?: (workspaceId: string) => void): Promise<VerifiedKey | null> {
     if (!KEY_PATTERN.test(secret)) return null;
     const now = this.deps.now();
     const digest = this.deps.secrets.digest(secret);
     let key = this.cached(digest, now.getTime());
     if (!key) {
       const row = await findByDigest(this.deps.db, digest).executeTakeFirst();
-      if (!row || !this.deps.secrets.matches(secret, row.digest) || keyStatus(row, now) !== 'active') return null;
+      if (!row || !this.deps.secrets.matches(secret, row.digest)) return null;
+      if (keyStatus(row, now) !== 'active') {
+        onDead?.(row.workspace_id);
+        return null;
+      }
       key = { id: row.id, workspaceId: row.workspace_id, kind: row.kind, scopes: row.scopes, expiresAt: row.expires_at };
       this.remember(digest, key, now.getTime());
     }
-    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return null;
+    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) {
+      onDead?.(key.workspaceId);
+      return null;
+    }
     if (key.kind !== kind) return null;
     await this.touch(key.id, now);
     return key;

@@ -1,24 +1,47 @@
-// Failed credential authentications per client IP (catalogue K3). The per-credential rate limit
-// gives every invented key a fresh bucket, so guessing is bounded here instead: each 401 of an
-// authenticator for a request that presented a credential counts against its IP, and once an IP
-// has AUTH_FAILURES_PER_IP of them in AUTH_FAILURE_WINDOW_MS, every further request of it that
-// presents a credential is refused with 429 before any lookup (server/plugins/rate-limits.ts),
-// even a valid one: a guesser holding one real key could otherwise keep guessing with it.
-// A success does not reset the count, for the same reason.
+// Failed credential authentications (catalogue K3, K10-K12). The per-credential rate limit gives
+// every invented key a fresh bucket, so guessing is bounded here instead. A 401 of an
+// authenticator for a request that presented a credential counts against one of two things:
 //
-// The counter is a bucket of @fastify/rate-limit's in-memory store (an LRU with a bounded number
-// of IPs), kept per instance like the other limits; this module only connects the authenticators,
-// which record, to the limiter the rate-limit plugin creates.
+// - A credential nobody knows (a guess, a typo, garbage) counts against the client IP: once an IP
+//   has AUTH_FAILURES_PER_IP of them in AUTH_FAILURE_WINDOW_MS, every further request of it that
+//   presents a credential is refused with 429 before any lookup (server/plugins/rate-limits.ts),
+//   even a valid one: a guesser holding one real key could otherwise keep guessing with it.
+//   A success does not reset the count, for the same reason.
+// - A credential we issued that is now dead (revoked or expired: a Messaging key, a Connect
+//   bearer revoked by its owner, by refresh-reuse detection or by code reuse, an expired one, an
+//   expired owner JWT) guesses nothing, so it counts against itself and its workspace, never the
+//   IP: one tenant's dead token must not lock out the other tenants behind the same address.
+//   Past AUTH_FAILURES_PER_IP for the credential, or DEAD_FAILURES_PER_WORKSPACE_FACTOR times it
+//   for its workspace, that credential (and the workspace's other dead ones) gets 429 instead.
+//
+// The verifiers say which credentials they found dead (`markDeadCredential`, by the header they
+// read); a failure counts as dead only when every credential header the request carries was
+// found dead, so a guess cannot ride beside a dead token to escape the per-IP count.
+//
+// The counters are buckets of @fastify/rate-limit's in-memory store (LRUs with a bounded number
+// of keys), kept per instance like the other limits; this module only connects the
+// authenticators, which record, to the limiters the rate-limit plugin creates.
 import type { FastifyRequest } from 'fastify';
+import type { HttpProblem } from '../lib/problems.js';
 
-/** A fixed window opened by an IP's first failure. */
+/** A fixed window opened by the first failure of an IP, a dead credential or a workspace. */
 export const AUTH_FAILURE_WINDOW_MS = 10 * 60_000;
 
-/** IPs tracked at once (the oldest are forgotten first); one entry is a few dozen bytes. */
+/** IPs (and dead credentials, and workspaces) tracked at once; the oldest are forgotten first. */
 export const AUTH_FAILURE_IPS = 50_000;
 
-/** Counts one failure of the request's IP; installed per platform by the rate-limit plugin. */
-type Recorder = (request: FastifyRequest) => Promise<unknown>;
+/** A workspace's dead credentials together may fail this many times AUTH_FAILURES_PER_IP. */
+export const DEAD_FAILURES_PER_WORKSPACE_FACTOR = 5;
+
+/** The headers a credential is read from. */
+export type CredentialHeader = 'authorization' | 'x-api-key';
+
+/**
+ * Counts one failure: against the IP when `deadIn` is undefined, else against the credential and
+ * its workspace `deadIn`. Answers the 429 to send instead of the 401, if any. Installed per
+ * platform by the rate-limit plugin.
+ */
+type Recorder = (request: FastifyRequest, deadIn: string | undefined) => Promise<HttpProblem | undefined>;
 
 const recorders = new WeakMap<object, Recorder>();
 
@@ -37,8 +60,33 @@ export function presentedCredential(request: FastifyRequest): string | undefined
   return authorization ? authorization.replace(/^\S+\s+/, '') : undefined;
 }
 
-/** Called on an authenticator's 401: counts it when a credential was presented (an absent one guesses nothing). */
-export async function recordAuthFailure(request: FastifyRequest): Promise<void> {
-  if (presentedCredential(request) === undefined) return;
-  await recorders.get(request.server.platform)?.(request);
+const deadMarks = new WeakMap<FastifyRequest, Map<CredentialHeader, string>>();
+
+/** A verifier found the credential in `header` issued by us to `workspaceId` but revoked or expired. */
+export function markDeadCredential(request: FastifyRequest, header: CredentialHeader, workspaceId: string): void {
+  let marks = deadMarks.get(request);
+  if (!marks) deadMarks.set(request, (marks = new Map()));
+  marks.set(header, workspaceId);
+}
+
+/** The workspace of the request's dead credential when every credential header it carries was found dead. */
+export function deadCredentialWorkspace(request: FastifyRequest): string | undefined {
+  const marks = deadMarks.get(request);
+  if (!marks) return undefined;
+  let workspaceId: string | undefined;
+  for (const header of ['x-api-key', 'authorization'] as const) {
+    if (!request.headers[header]) continue;
+    workspaceId ??= marks.get(header);
+    if (!marks.has(header)) return undefined;
+  }
+  return workspaceId;
+}
+
+/**
+ * Called on an authenticator's 401: counts it when a credential was presented (an absent one
+ * guesses nothing). Answers the 429 to throw instead of the 401 when the count says so.
+ */
+export async function recordAuthFailure(request: FastifyRequest): Promise<HttpProblem | undefined> {
+  if (presentedCredential(request) === undefined) return undefined;
+  return recorders.get(request.server.platform)?.(request, deadCredentialWorkspace(request));
 }

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from
 import { setCapped } from '../lib/capped-map.js';
 import { HttpProblem } from '../lib/problems.js';
 import { apiKeyVerifier } from './api-keys.js';
-import { recordAuthFailure } from './auth-failures.js';
+import { markDeadCredential, recordAuthFailure, type CredentialHeader } from './auth-failures.js';
 import { verifyOwnerToken } from './owner-jwt.js';
 
 /** One entry of an operation's `security`: scheme name → required scopes. */
@@ -100,8 +100,8 @@ export function authenticator(app: FastifyInstance, api: string, operationId: st
       forbidden ??= outcome.forbidden;
     }
     if (forbidden) throw forbidden;
-    await recordAuthFailure(request); // per IP, catalogue K3 (./auth-failures.ts)
-    throw unauthorized(challenges(api, requirements));
+    // Per IP, or per dead credential and workspace (catalogue K3, K10-K12, ./auth-failures.ts).
+    throw (await recordAuthFailure(request)) ?? unauthorized(challenges(api, requirements));
   };
 }
 
@@ -138,9 +138,9 @@ function challenges(api: string, requirements: SecurityRequirement[]): string[] 
 
 // The schemes the platform provides. API keys open the API of their kind only (a Messaging key
 // is no Login key); keys come from headers only, never the query or a cookie.
-async function apiKey(secret: string | undefined, context: SchemeContext): Promise<AuthContext | null> {
+async function apiKey(request: FastifyRequest, header: CredentialHeader, secret: string | undefined, context: SchemeContext): Promise<AuthContext | null> {
   if (!secret) return null;
-  const key = await apiKeyVerifier(context.app.platform).verify(secret, context.api);
+  const key = await apiKeyVerifier(context.app.platform).verify(secret, context.api, (workspaceId) => markDeadCredential(request, header, workspaceId));
   return key && { workspaceId: key.workspaceId, kind: 'api_key', keyId: key.id, scopes: key.scopes };
 }
 
@@ -149,13 +149,13 @@ const apiKeyChallenge = (api: string) => `ApiKey realm="${api}"`;
 registerScheme('ApiKeyHeader', {
   verify: (request, context) => {
     const header = request.headers['x-api-key'];
-    return apiKey(typeof header === 'string' ? header : undefined, context);
+    return apiKey(request, 'x-api-key', typeof header === 'string' ? header : undefined, context);
   },
   challenge: apiKeyChallenge,
 });
 
 registerScheme('ApiKeyAuthorization', {
-  verify: (request, context) => apiKey(authorizationCredential(request, 'ApiKey'), context),
+  verify: (request, context) => apiKey(request, 'authorization', authorizationCredential(request, 'ApiKey'), context),
   challenge: apiKeyChallenge,
 });
 
@@ -173,7 +173,8 @@ function ownerCache(platform: object): Map<string, number> {
 registerScheme('OwnerBearer', {
   async verify(request, { app }) {
     const token = authorizationCredential(request, 'Bearer');
-    const claims = token ? await verifyOwnerToken(app.platform, token, 'owner-api') : null;
+    const dead = (workspaceId: string) => markDeadCredential(request, 'authorization', workspaceId);
+    const claims = token ? await verifyOwnerToken(app.platform, token, 'owner-api', dead) : null;
     if (!claims) return null;
     // A token outlives nothing: the owner must still exist in the workspace it names (checked
     // at most every OWNER_CACHE_MS per owner, as API keys are: a query per request otherwise).
@@ -187,7 +188,10 @@ registerScheme('OwnerBearer', {
         .where('id', '=', claims.ownerId)
         .where('workspace_id', '=', claims.workspaceId)
         .executeTakeFirst();
-      if (!owner) return null;
+      if (!owner) {
+        dead(claims.workspaceId); // signed by us for an owner since removed
+        return null;
+      }
       setCapped(cache, cacheKey, now + OWNER_CACHE_MS, OWNER_CACHE_MAX);
     }
     return { workspaceId: claims.workspaceId, kind: 'owner', ownerId: claims.ownerId, scopes: [] };

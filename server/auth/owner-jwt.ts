@@ -2,7 +2,7 @@
 // issues and checks them, so a symmetric key is enough and nothing needs publishing or storing.
 // The audience keeps the two uses apart: an API bearer token cannot serve as the browser's
 // cookie session, nor the other way round.
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, errors, jwtVerify } from 'jose';
 import { setCapped } from '../lib/capped-map.js';
 import { newId } from '../lib/ids.js';
 import type { Platform } from '../platform.js';
@@ -62,8 +62,11 @@ export async function issueOwnerToken(
 const VERIFIED_MAX = 10_000;
 const verifiedTokens = new WeakMap<Platform, Map<string, { claims: OwnerClaims; exp: number }>>();
 
-/** The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or expired. */
-export async function verifyOwnerToken(platform: Platform, token: string, audience: OwnerAudience = 'owner-api'): Promise<OwnerClaims | null> {
+/**
+ * The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or
+ * expired. `onDead` hears the workspace of a token we signed that has expired (catalogue K10).
+ */
+export async function verifyOwnerToken(platform: Platform, token: string, audience: OwnerAudience = 'owner-api', onDead?: (workspaceId: string) => void): Promise<OwnerClaims | null> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return null;
   let verified = verifiedTokens.get(platform);
   if (!verified) verifiedTokens.set(platform, (verified = new Map()));
@@ -74,15 +77,16 @@ export async function verifyOwnerToken(platform: Platform, token: string, audien
     // jose's own rule: a token is expired once `exp <= now` (in whole seconds).
     if (hit.exp > nowSeconds) return hit.claims;
     verified.delete(cacheKey);
+    onDead?.(hit.claims.workspaceId);
     return null;
   }
-  const entry = await verifyUncached(platform, token, audience);
+  const entry = await verifyUncached(platform, token, audience, onDead);
   if (!entry) return null;
   setCapped(verified, cacheKey, entry, VERIFIED_MAX);
   return entry.claims;
 }
 
-async function verifyUncached(platform: Platform, token: string, audience: OwnerAudience): Promise<{ claims: OwnerClaims; exp: number } | null> {
+async function verifyUncached(platform: Platform, token: string, audience: OwnerAudience, onDead?: (workspaceId: string) => void): Promise<{ claims: OwnerClaims; exp: number } | null> {
   try {
     const { payload } = await jwtVerify(token, await signingKey(platform), {
       algorithms: ['HS256'],
@@ -94,7 +98,10 @@ async function verifyUncached(platform: Platform, token: string, audience: Owner
     });
     if (typeof payload.sub !== 'string' || typeof payload.ws !== 'string' || typeof payload.exp !== 'number') return null;
     return { claims: { ownerId: payload.sub, workspaceId: payload.ws }, exp: payload.exp };
-  } catch {
+  } catch (error) {
+    // jose checks the signature before the claims: an expired token was signed by us for
+    // everything else it says (issuer, audience, type included).
+    if (error instanceof errors.JWTExpired && typeof error.payload.ws === 'string') onDead?.(error.payload.ws);
     return null;
   }
 }

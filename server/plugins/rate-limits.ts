@@ -2,7 +2,8 @@
 // credential on operations whose contract `security` requires one, per client IP elsewhere.
 // Answers carry RateLimit-Limit/-Remaining/-Reset (the IETF draft's separate fields, the
 // plugin's `enableDraftSpec`); a 429 adds Retry-After and is our problem+json. Besides, an IP
-// that failed authentication too often gets 429 for its credentials (catalogue K3, below).
+// that failed authentication too often gets 429 for its credentials, and so does a revoked or
+// expired credential presented too often (catalogue K3, K10-K12, below).
 //
 // The store is in memory and PER INSTANCE: with N instances a client can get N times the limit.
 // A shared store (the plugin's Redis option, or one on our database) would be needed to make
@@ -12,7 +13,14 @@ import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { API_NAMES, contractDocument } from '../contract.js';
-import { AUTH_FAILURE_IPS, AUTH_FAILURE_WINDOW_MS, onAuthFailure, presentedCredential } from '../auth/auth-failures.js';
+import {
+  AUTH_FAILURE_IPS,
+  AUTH_FAILURE_WINDOW_MS,
+  DEAD_FAILURES_PER_WORKSPACE_FACTOR,
+  deadCredentialWorkspace,
+  onAuthFailure,
+  presentedCredential,
+} from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
 import { setCapped } from '../lib/capped-map.js';
 
@@ -119,33 +127,67 @@ export default fp(
       if (route.url === '/v1/auth/chatapp/start') route.onRequest = [...[route.onRequest ?? []].flat(), limitStart];
       if (route.url === '/api/oauth/token') route.preValidation = [...[route.preValidation ?? []].flat(), limitToken];
     });
-    // Failed authentications per IP (catalogue K3, server/auth/auth-failures.ts): the
-    // authenticators count a 401 into this bucket; here, before any lookup or hashing, an IP
-    // with authFailuresPerIp of them in the window gets 429 for anything that carries a
-    // credential (a valid one included), while its requests without one keep their 401.
-    const failures: RateLimitOptions = {
-      max: authFailuresPerIp,
-      timeWindow: AUTH_FAILURE_WINDOW_MS,
-      cache: AUTH_FAILURE_IPS,
-      keyGenerator: (r) => `auth-failures:${normalizeIP(r.ip)}`,
-    };
-    const authFailures = app.createRateLimit(failures);
-    // No IP can be over the count unless this instance recorded a failure within one window:
+    // Failed authentications (catalogue K3, K10-K12, server/auth/auth-failures.ts): the
+    // authenticators count a 401 into the bucket of its IP, or of its dead credential and that
+    // credential's workspace. Here, before any lookup or hashing, an IP with authFailuresPerIp of
+    // them in the window gets 429 for anything that carries a credential (a valid one included),
+    // while its requests without one keep their 401; a dead credential over its own count or its
+    // workspace's gets 429 too, and nothing else is held back by it.
+    const window = { timeWindow: AUTH_FAILURE_WINDOW_MS, cache: AUTH_FAILURE_IPS };
+    const perIp = app.createRateLimit({ ...window, max: authFailuresPerIp, keyGenerator: (r) => `auth-failures:${normalizeIP(r.ip)}` });
+    type Count = Awaited<ReturnType<typeof perIp>>;
+    type Counted = Extract<Count, { isAllowed: false }>;
+    /** At the count: the next request is refused. Past it: this one is. */
+    const full = (count: Count): count is Counted => !count.isAllowed && count.remaining === 0;
+    const exceeded = (count: Count): count is Counted => !count.isAllowed && count.isExceeded;
+    // Dead credentials seen by this instance, by bucket key, with their workspace: a request
+    // presenting one is checked against both buckets before the lookup that would find it dead.
+    const deadSeen = new Map<string, string>();
+    const presentedKey = (r: FastifyRequest) => credentialKey(presentedCredential(r) ?? '');
+    const workspaceOf = (r: FastifyRequest) => deadCredentialWorkspace(r) ?? deadSeen.get(presentedKey(r));
+    const perCredential = app.createRateLimit({ ...window, max: authFailuresPerIp, keyGenerator: (r) => `dead-credential:${presentedKey(r)}` });
+    const perWorkspace = app.createRateLimit({
+      ...window,
+      max: authFailuresPerIp * DEAD_FAILURES_PER_WORKSPACE_FACTOR,
+      keyGenerator: (r) => `dead-workspace:${workspaceOf(r)}`,
+    });
+    // No request can be over a count unless this instance recorded a failure within one window:
     // until then, requests skip the lookup.
     let lastFailure = -Infinity;
-    onAuthFailure(app.platform, (request) => {
-      lastFailure = Date.now();
-      return authFailures(request);
+    let lastDeadFailure = -Infinity;
+    onAuthFailure(app.platform, async (request, deadIn) => {
+      if (deadIn === undefined) {
+        lastFailure = Date.now();
+        await perIp(request);
+        return undefined;
+      }
+      lastDeadFailure = Date.now();
+      setCapped(deadSeen, presentedKey(request), deadIn, AUTH_FAILURE_IPS);
+      const counts = await Promise.all([perCredential(request), perWorkspace(request)]);
+      // Past the count already (a dead credential this instance had not seen, of a workspace over
+      // its count): the 429 the check below would have given.
+      const over = counts.find(exceeded);
+      return over && refused(request, over.ttl, 'dead credential');
     });
+    function refused(request: FastifyRequest, ttl: number, what: string): HttpProblem {
+      request.log.warn({ limiter: 'auth-failures' }, `credential refused: too many failed authentications from this ${what}`);
+      return limited(ttl);
+    }
     const refuseFailing = async (request: FastifyRequest) => {
-      const count = await authFailures(request, { increment: false });
-      if (count.isAllowed || count.remaining > 0) return;
-      request.log.warn({ limiter: 'auth-failures' }, 'credential refused: too many failed authentications from this IP');
-      throw limited(count.ttl);
+      if (Date.now() - lastFailure < AUTH_FAILURE_WINDOW_MS) {
+        const count = await perIp(request, { increment: false });
+        if (full(count)) throw refused(request, count.ttl, 'IP');
+      }
+      if (Date.now() - lastDeadFailure < AUTH_FAILURE_WINDOW_MS && deadSeen.has(presentedKey(request))) {
+        for (const count of await Promise.all([perCredential(request, { increment: false }), perWorkspace(request, { increment: false })])) {
+          if (full(count)) throw refused(request, count.ttl, 'dead credential');
+        }
+      }
     };
     // A callback hook: the usual request (no recent failure) passes without a promise.
     app.addHook('onRequest', (request, _reply, done) => {
-      if (Date.now() - lastFailure >= AUTH_FAILURE_WINDOW_MS || presentedCredential(request) === undefined) return done();
+      const now = Date.now();
+      if ((now - lastFailure >= AUTH_FAILURE_WINDOW_MS && now - lastDeadFailure >= AUTH_FAILURE_WINDOW_MS) || presentedCredential(request) === undefined) return done();
       refuseFailing(request).then(() => done(), done);
     });
   },

@@ -12,8 +12,11 @@ import { sendFromSandboxPhone } from '../../server/apis/messaging/sandbox-phone.
 import { STREAMS_PER_SESSION } from '../../server/apis/login/events-stream.js';
 import { MAX_FAILURES } from '../../server/apis/account/sign-in-throttle.js';
 import { MAX_MISSES } from '../../server/apis/login/verification.js';
-import { AUTH_FAILURE_WINDOW_MS } from '../../server/auth/auth-failures.js';
-import { expectNoChange, expectProblem, workspace, workspaces } from './support.js';
+import { AUTH_FAILURE_WINDOW_MS, DEAD_FAILURES_PER_WORKSPACE_FACTOR } from '../../server/auth/auth-failures.js';
+import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
+import { revokeFamily } from '../../server/apis/connect/oauth/tokens.js';
+import { connectBearer } from '../support/connect.js';
+import { expectNoChange, expectProblem, workspace, workspaces, type Workspace } from './support.js';
 import { elapse, eventually } from '../support/eventually.js';
 
 // Two apps and a loaded machine: building them can take minutes.
@@ -227,6 +230,118 @@ describe('K3 failed credential authentications per IP', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+// A credential we issued that is now revoked or expired counts against itself and its workspace,
+// never the IP (server/auth/auth-failures.ts): one tenant's dead token must not lock out the
+// other tenants behind the same address (a CRM serving many workspaces, an office behind NAT).
+describe('K10 K11 K12 revoked and expired credentials', () => {
+  const db = () => loose.platform.store.db; // built in beforeAll
+  const documents = (from: string, authorization: string) => loose.inject({ url: '/api/connect/documents', headers: { authorization }, remoteAddress: from });
+  const contacts = (from: string, headers: Record<string, string>) => loose.inject({ url: '/api/contacts', headers, remoteAddress: from });
+  const guessKey = (i: number) => ({ 'x-api-key': `mk_${String(i).padStart(40, 'H')}` });
+  const tokenRow = (bearer: string) => db().selectFrom('connect_tokens').select(['grant_id', 'family_id']).where('digest', '=', loose.platform.secrets.digest(bearer.replace(/^Bearer /, ''))).executeTakeFirstOrThrow();
+
+  /** A Connect bearer of `w` revoked as refresh-reuse detection and code reuse revoke one: its whole family. */
+  async function familyRevokedBearer(w: Workspace): Promise<string> {
+    const bearer = `Bearer ${await connectBearer(loose, w.workspaceId)}`;
+    await revokeFamily(db(), (await tokenRow(bearer)).family_id, new Date());
+    return bearer;
+  }
+
+  it('K10 100 calls with one grant\'s revoked token do not stop another grant\'s valid token from the same address', async () => {
+    const { a, b } = await workspaces(loose);
+    const from = ip();
+    // A's owner revokes A's grant (owner API): its bearer is dead.
+    const revoked = await loose.inject({ method: 'POST', url: `/api/connect/grants/${(await tokenRow(a.connect)).grant_id}/revoke`, headers: { authorization: a.owner } });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    const answers = [];
+    for (let i = 0; i < 100; i++) answers.push((await documents(from, a.connect)).statusCode);
+    expect(answers.slice(0, AUTH_FAILURES)).toEqual(Array(AUTH_FAILURES).fill(401));
+    expect(new Set(answers.slice(AUTH_FAILURES))).toEqual(new Set([429])); // the dead token is limited itself (K11)
+    expect((await documents(from, b.connect)).statusCode).toBe(200);
+    expect((await contacts(from, b.headers)).statusCode).toBe(200);
+    expect((await contacts(from, a.headers)).statusCode).toBe(200); // A's other, live credentials too
+    expect((await contacts(from, guessKey(1))).statusCode).toBe(401); // the IP counted nothing
+  });
+
+  it('K10 every kind of dead credential counts against itself, not the IP: revoked and expired Messaging keys, Connect bearers revoked by grant, by family (refresh or code reuse) and expired, an expired owner JWT', async () => {
+    // Three kinds in each of two workspaces, under each workspace's own count (K11).
+    const [w, v, other] = [await workspace(loose), await workspace(loose), await workspace(loose)];
+    const from = ip();
+    const now = new Date();
+    const newKey = async () => (await loose.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: w.owner }, payload: { name: 'k10', scopes: ['messaging:read'] } })).json() as { id: string; secret: string };
+    const revokedKey = await newKey();
+    expect((await loose.inject({ method: 'POST', url: `/api/account/api-keys/${revokedKey.id}/revoke`, headers: { authorization: w.owner } })).statusCode).toBe(200);
+    const expiredKey = await newKey();
+    await db().updateTable('api_keys').set({ expires_at: new Date(now.getTime() - 1000) }).where('id', '=', expiredKey.id).execute();
+    const grantRevoked = `Bearer ${await connectBearer(loose, w.workspaceId)}`;
+    await db().updateTable('connect_grants').set({ status: 'revoked', revoked_at: now }).where('id', '=', (await tokenRow(grantRevoked)).grant_id).execute();
+    const expiredBearer = `Bearer ${await connectBearer(loose, v.workspaceId)}`;
+    await db().updateTable('connect_tokens').set({ expires_at: new Date(now.getTime() - 1000) }).where('digest', '=', loose.platform.secrets.digest(expiredBearer.slice(7))).execute();
+    const expiredOwner = `Bearer ${(await issueOwnerToken(loose.platform, { workspaceId: v.workspaceId, ownerId: v.ownerId }, 'owner-api', -60)).token}`;
+    const kinds: [string, () => Promise<LightMyRequestResponse>][] = [
+      ['revoked Messaging key', () => contacts(from, { 'x-api-key': revokedKey.secret })],
+      ['expired Messaging key', () => contacts(from, { authorization: `ApiKey ${expiredKey.secret}` })],
+      ['bearer of a revoked grant', () => documents(from, grantRevoked)],
+      ['bearer of a revoked family', async () => documents(from, await familyRevokedBearer(v))],
+      ['expired bearer', () => documents(from, expiredBearer)],
+      ['expired owner JWT', () => loose.inject({ url: '/api/account/api-keys', headers: { authorization: expiredOwner }, remoteAddress: from })],
+    ];
+    // AUTH_FAILURES failures of each kind from one IP: six times what trips the IP if counted there.
+    for (const [name, call] of kinds) {
+      for (let i = 0; i < AUTH_FAILURES; i++) expect((await call()).statusCode, name).toBe(401);
+    }
+    expect((await contacts(from, other.headers)).statusCode).toBe(200);
+    expect((await documents(from, other.connect)).statusCode).toBe(200);
+    expect((await contacts(from, guessKey(2))).statusCode).toBe(401);
+  });
+
+  it(`K11 a dead credential presented over and over: ${AUTH_FAILURES} 401s, then 429 rate-limited with Retry-After before any lookup; nothing else held back`, async () => {
+    const w = await workspace(loose);
+    const dead = await familyRevokedBearer(w);
+    // From many addresses: the count follows the credential, not the IP.
+    for (let i = 0; i < AUTH_FAILURES; i++) expectProblem(await documents(ip(), dead), 401, 'unauthorized');
+    const reads = vi.spyOn(loose.platform.store.db, 'selectFrom');
+    try {
+      const refused = await expectNoChange(loose, () => documents(ip(), dead));
+      expectLimited(refused);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(AUTH_FAILURE_WINDOW_MS / 1000);
+      expect(reads.mock.calls.filter(([table]) => String(table).startsWith('connect_tokens'))).toEqual([]);
+    } finally {
+      reads.mockRestore();
+    }
+    expect((await documents(ip(), w.connect)).statusCode).toBe(200);
+    expect((await documents(ip(), await familyRevokedBearer(w))).statusCode).toBe(401); // another dead one has its own count
+  });
+
+  it(`K11 a workspace's dead credentials together: ${DEAD_FAILURES_PER_WORKSPACE_FACTOR * AUTH_FAILURES} 401s, then 429 for its dead credentials, even new ones; its live ones and other workspaces unaffected`, async () => {
+    const { a, b } = await workspaces(loose);
+    const perWorkspace = DEAD_FAILURES_PER_WORKSPACE_FACTOR * AUTH_FAILURES;
+    for (let n = 0; n < perWorkspace; n += AUTH_FAILURES - 1) {
+      const dead = await familyRevokedBearer(a); // each under its own count
+      for (let i = 0; i < Math.min(AUTH_FAILURES - 1, perWorkspace - n); i++) expect((await documents(ip(), dead)).statusCode).toBe(401);
+    }
+    expectLimited(await documents(ip(), await familyRevokedBearer(a))); // never seen: looked up, then refused
+    expect((await documents(ip(), a.connect)).statusCode).toBe(200);
+    expect((await contacts(ip(), a.headers)).statusCode).toBe(200);
+    expect((await documents(ip(), await familyRevokedBearer(b))).statusCode).toBe(401);
+  });
+
+  it('K12 unknown credentials still trip the per-IP limit; dead ones beside them count nothing there, and a guess beside a dead token counts per IP', async () => {
+    const { a, b } = await workspaces(loose);
+    const from = ip();
+    const dead = await familyRevokedBearer(a);
+    for (let i = 0; i < 2 * AUTH_FAILURES; i++) expect([401, 429]).toContain((await documents(from, dead)).statusCode);
+    for (let i = 0; i < AUTH_FAILURES; i++) expect((await contacts(from, guessKey(100 + i))).statusCode).toBe(401);
+    expectLimited(await contacts(from, b.headers)); // the IP is over: every credential from it, as K3
+    expectLimited(await documents(from, b.connect));
+    // Two credential headers, one dead and one unknown: the unknown one makes it a guess.
+    const mixed = ip();
+    const both = { authorization: await familyRevokedBearer(a), ...guessKey(200) };
+    for (let i = 0; i < AUTH_FAILURES; i++) expect((await loose.inject({ url: '/api/connect/documents', headers: both, remoteAddress: mixed })).statusCode).toBe(401);
+    expectLimited(await documents(mixed, b.connect));
   });
 });
 

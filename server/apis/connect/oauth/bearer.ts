@@ -1,6 +1,7 @@
 // The ConnectOAuth scheme: `Authorization: Bearer cat_…` on the Connect API. The token is looked
 // up by digest on every call (no cache), so expiry, revocation (RFC 7009, grant revocation,
 // client deletion, code reuse) takes effect on the very next request (A6).
+import { markDeadCredential } from '../../../auth/auth-failures.js';
 import { authorizationCredential, registerScheme, type AuthContext } from '../../../auth/authenticate.js';
 import type { Platform } from '../../../platform.js';
 import { ACCESS_TOKEN_PATTERN } from './tokens.js';
@@ -22,7 +23,11 @@ declare module '../../../auth/authenticate.js' {
 /** `last_used_at` of a grant is written at most this often. */
 const TOUCH_EVERY_MS = 60_000;
 
-export async function verifyAccessToken(platform: Platform, value: string | undefined): Promise<AuthContext | null> {
+/**
+ * The caller a live access token proves, or null. `onDead` hears the workspace of a token we
+ * issued that is revoked (by RFC 7009, its grant, a reused code or refresh token) or expired.
+ */
+export async function verifyAccessToken(platform: Platform, value: string | undefined, onDead?: (workspaceId: string) => void): Promise<AuthContext | null> {
   if (!value || !ACCESS_TOKEN_PATTERN.test(value)) return null;
   const { db } = platform.store;
   const now = platform.now();
@@ -34,7 +39,10 @@ export async function verifyAccessToken(platform: Platform, value: string | unde
     .where('t.kind', '=', 'access')
     .executeTakeFirst();
   if (!row || !platform.secrets.matches(value, row.digest)) return null;
-  if (row.revoked_at || row.status !== 'active' || row.expires_at.getTime() <= now.getTime()) return null;
+  if (row.revoked_at || row.status !== 'active' || row.expires_at.getTime() <= now.getTime()) {
+    onDead?.(row.workspace_id);
+    return null;
+  }
   if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() >= TOUCH_EVERY_MS) {
     await db.updateTable('connect_grants').set({ last_used_at: now }).where('id', '=', row.grant_id).execute();
   }
@@ -44,7 +52,8 @@ export async function verifyAccessToken(platform: Platform, value: string | unde
 registerScheme(
   'ConnectOAuth',
   {
-    verify: (request, { app }) => verifyAccessToken(app.platform, authorizationCredential(request, 'Bearer')),
+    verify: (request, { app }) =>
+      verifyAccessToken(app.platform, authorizationCredential(request, 'Bearer'), (workspaceId) => markDeadCredential(request, 'authorization', workspaceId)),
     // The contract documents the same challenge for a missing, expired or revoked token.
     challenge: (api) => `Bearer realm="${api}", error="invalid_token"`,
     insufficientScope: (api, scope) => `Bearer realm="${api}", error="insufficient_scope", scope="${scope}"`,
