@@ -520,7 +520,11 @@ export interface paths {
          *     authenticates in the body or with HTTP Basic (a public client sends only `client_id`
          *     and must use PKCE). Codes live 10 minutes, are bound to the client and
          *     `redirect_uri`, and are single-use: a second exchange answers `invalid_grant` and
-         *     revokes every token the first one issued. Every answer except 429 and 5xx is
+         *     revokes every token the first one issued. Refresh tokens rotate: a retired one presented
+         *     again revokes every token of its chain, except when the same client presents it within a
+         *     short grace period after its rotation (10 seconds by default; concurrent refreshes of one
+         *     grant) and before any of its successors was used: then it answers a new pair in the same
+         *     chain, and the pair the first refresh issued stays valid. Every answer except 429 and 5xx is
          *     `application/json` with `Cache-Control: no-store` and `Pragma: no-cache`. Rate-limited
          *     per IP and per `client_id`.
          */
@@ -1477,7 +1481,8 @@ export interface components {
          * @description Tokens for one workspace (RFC 6749 §5.1). The access token is shown once and lives one
          *     hour; the refresh token lives 30 days and rotates: each use returns a new one and
          *     retires the old, and reusing a retired one revokes every token descended from the same
-         *     authorization code (RFC 9700 §4.14).
+         *     authorization code (RFC 9700 §4.14), unless its own client reuses it within the grace
+         *     period for concurrent refreshes (RFC 9700 §4.14.2; see `createToken`).
          */
         TokenResponse: {
             /** @description The bearer token: `Authorization: Bearer <access_token>`. */
