@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import type { EventBus } from '../events/bus.js';
 import { base62 } from '../lib/ids.js';
 import { setCapped } from '../lib/capped-map.js';
+import { retiredCredentialWorkspace } from './retired-credentials.js';
 import type { SecretBox } from '../lib/secrets.js';
 import type { Platform } from '../platform.js';
 import type { Database } from '../store/schema.js';
@@ -65,7 +66,7 @@ export class ApiKeyVerifier {
 
   /**
    * The key if `secret` is a live key of `kind`; null for anything else, malformed input included.
-   * `onDead` hears the workspace of a key that exists but is revoked or expired (catalogue K10).
+   * `onDead` hears the workspace of a key that is revoked, expired or rotated away (catalogue K10).
    */
   async verify(secret: string, kind: string, onDead?: (workspaceId: string) => void): Promise<VerifiedKey | null> {
     if (!KEY_PATTERN.test(secret)) return null;
@@ -74,7 +75,11 @@ export class ApiKeyVerifier {
     let key = this.cached(digest, now.getTime());
     if (!key) {
       const row = await findByDigest(this.deps.db, digest).executeTakeFirst();
-      if (!row || !this.deps.secrets.matches(secret, row.digest)) return null;
+      if (!row || !this.deps.secrets.matches(secret, row.digest)) {
+        const retiredIn = onDead && (await retiredCredentialWorkspace(this.deps.db, this.deps.secrets, secret, 'messaging_key'));
+        if (retiredIn) onDead(retiredIn);
+        return null;
+      }
       if (keyStatus(row, now) !== 'active') {
         onDead?.(row.workspace_id);
         return null;

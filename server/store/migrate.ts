@@ -22,6 +22,7 @@ import * as m019 from './migrations/019_login_setup_status.js';
 import * as m020 from './migrations/020_subscribe_token_index.js';
 import * as m021 from './migrations/021_outbox_fillfactor.js';
 import * as m022 from './migrations/022_connect_token_parent.js';
+import * as m023 from './migrations/023_retired_credentials.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '020_subscribe_token_index': m020,
   '021_outbox_fillfactor': m021,
   '022_connect_token_parent': m022,
+  '023_retired_credentials': m023,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -50,6 +50,14 @@ export interface ApiKeysTable {
   revoked_at: NullableTimestamp;
 }
 
+/** Digests of rotated-away API keys (migrations/023_retired_credentials.ts). */
+export interface RetiredCredentialsTable {
+  digest: string;
+  workspace_id: string;
+  kind: 'messaging_key' | 'login_key';
+  retired_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface OutboxTable {
   id: string;
   workspace_id: string;
@@ -227,6 +235,7 @@ export interface Database
   workspaces: WorkspacesTable;
   owners: OwnersTable;
   api_keys: ApiKeysTable;
+  retired_credentials: RetiredCredentialsTable;
   outbox: OutboxTable;
   delivery_attempts: DeliveryAttemptsTable;
   platform_settings: PlatformSettingsTable;

@@ -266,9 +266,9 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     expect((await contacts(from, guessKey(1))).statusCode).toBe(401); // the IP counted nothing
   });
 
-  it('K10 every kind of dead credential counts against itself, not the IP: revoked and expired Messaging keys, Connect bearers revoked by grant, by family (refresh or code reuse) and expired, an expired owner JWT', async () => {
-    // Three kinds in each of two workspaces, under each workspace's own count (K11).
-    const [w, v, other] = [await workspace(loose), await workspace(loose), await workspace(loose)];
+  it('K10 every kind of dead credential counts against itself, not the IP: revoked, expired and rotated Messaging keys, rotated and deleted Login keys, Connect bearers revoked by grant, by family (refresh or code reuse) and expired, an expired owner JWT', async () => {
+    // Three kinds in each of three workspaces, under each workspace's own count (K11).
+    const [w, v, u, other] = [await workspace(loose), await workspace(loose), await workspace(loose), await workspace(loose)];
     const from = ip();
     const now = new Date();
     const newKey = async () => (await loose.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: w.owner }, payload: { name: 'k10', scopes: ['messaging:read'] } })).json() as { id: string; secret: string };
@@ -281,7 +281,18 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     const expiredBearer = `Bearer ${await connectBearer(loose, v.workspaceId)}`;
     await db().updateTable('connect_tokens').set({ expires_at: new Date(now.getTime() - 1000) }).where('digest', '=', loose.platform.secrets.digest(expiredBearer.slice(7))).execute();
     const expiredOwner = `Bearer ${(await issueOwnerToken(loose.platform, { workspaceId: v.workspaceId, ownerId: v.ownerId }, 'owner-api', -60)).token}`;
+    // Rotated away, or gone with their Login app: known by their retired digests.
+    const rotatedKey = (await loose.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: u.owner }, payload: { name: 'k10', scopes: ['messaging:read'] } })).json();
+    expect((await loose.inject({ method: 'POST', url: `/api/account/api-keys/${rotatedKey.id}/rotate`, headers: { authorization: u.owner } })).statusCode).toBe(200);
+    const loginApp = await db().selectFrom('login_apps').select('id').where('workspace_id', '=', u.workspaceId).executeTakeFirstOrThrow();
+    expect((await loose.inject({ method: 'POST', url: `/api/login/apps/${loginApp.id}/rotate-api-key`, headers: { authorization: u.owner } })).statusCode).toBe(200);
+    const deletedApp = (await loose.inject({ method: 'POST', url: '/api/login/apps', headers: { authorization: u.owner }, payload: { name: 'Gone', webhook_destination: 'hosted' } })).json();
+    expect((await loose.inject({ method: 'DELETE', url: `/api/login/apps/${deletedApp.id}`, headers: { authorization: u.owner } })).statusCode).toBe(204);
+    const start = (key: string) => loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': key }, payload: {}, remoteAddress: from });
     const kinds: [string, () => Promise<LightMyRequestResponse>][] = [
+      ['rotated Messaging key', () => contacts(from, { 'x-api-key': rotatedKey.secret })],
+      ['rotated Login key', () => start(u.loginKey)],
+      ['Login key of a deleted app', () => start(deletedApp.api_key)],
       ['revoked Messaging key', () => contacts(from, { 'x-api-key': revokedKey.secret })],
       ['expired Messaging key', () => contacts(from, { authorization: `ApiKey ${expiredKey.secret}` })],
       ['bearer of a revoked grant', () => documents(from, grantRevoked)],
@@ -289,7 +300,7 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
       ['expired bearer', () => documents(from, expiredBearer)],
       ['expired owner JWT', () => loose.inject({ url: '/api/account/api-keys', headers: { authorization: expiredOwner }, remoteAddress: from })],
     ];
-    // AUTH_FAILURES failures of each kind from one IP: six times what trips the IP if counted there.
+    // AUTH_FAILURES failures of each kind from one IP: nine times what trips the IP if counted there.
     for (const [name, call] of kinds) {
       for (let i = 0; i < AUTH_FAILURES; i++) expect((await call()).statusCode, name).toBe(401);
     }

@@ -4,6 +4,7 @@ import type { Selectable } from 'kysely';
 import type { components, operations } from '../../../generated/account/types.js';
 import { apiKeyVerifier, keyStatus, newApiKeySecret } from '../../auth/api-keys.js';
 import { authOf } from '../../auth/authenticate.js';
+import { retireCredential } from '../../auth/retired-credentials.js';
 import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
 import type { Handler } from '../../lib/handler-types.js';
 import { newId } from '../../lib/ids.js';
@@ -107,14 +108,13 @@ export const rotateApiKey: Handler<operations['rotateApiKey']> = async (request,
   const current = await findKey(request.server.platform, workspaceId, request.params.keyId);
   if (keyStatus(current, now) !== 'active') throw new HttpProblem(409, 'conflict', `This API key is ${keyStatus(current, now)} and cannot be rotated.`);
   const { secret, prefix, digest } = newApiKeySecret(platform.secrets);
-  const row = await platform.store.db
-    .updateTable('api_keys')
-    .set({ prefix, digest })
-    .where('id', '=', current.id)
-    .where('workspace_id', '=', workspaceId)
-    .where('revoked_at', 'is', null) // a revoke racing this rotation wins
-    .returning(COLUMNS)
-    .executeTakeFirst();
+  const row = await platform.store.db.transaction().execute(async (tx) => {
+    const old = await tx.selectFrom('api_keys').select('digest').where('id', '=', current.id).where('revoked_at', 'is', null).forUpdate().executeTakeFirst();
+    if (!old) return undefined; // a revoke racing this rotation wins
+    // The old value stays known as retired (server/auth/retired-credentials.ts).
+    await retireCredential(tx, old.digest, workspaceId, 'messaging_key', now);
+    return tx.updateTable('api_keys').set({ prefix, digest }).where('id', '=', current.id).where('workspace_id', '=', workspaceId).returning(COLUMNS).executeTakeFirst();
+  });
   if (!row) throw new HttpProblem(409, 'conflict', 'This API key is revoked and cannot be rotated.');
   await apiKeyVerifier(platform).invalidate(row.id, workspaceId);
   reply.header('cache-control', 'no-store');

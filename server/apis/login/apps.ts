@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Selectable } from 'kysely';
 import type { components, operations } from '../../../generated/login/types.js';
 import { authOf } from '../../auth/authenticate.js';
+import { retireCredential } from '../../auth/retired-credentials.js';
 import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
 import type { Handler } from '../../lib/handler-types.js';
 import { newId, newSecret } from '../../lib/ids.js';
@@ -233,22 +234,31 @@ export async function updateApp(platform: Platform, workspaceId: string, appId: 
 }
 
 export async function deleteApp(platform: Platform, workspaceId: string, appId: string): Promise<void> {
-  // Sessions and receipts go with it (ON DELETE CASCADE), so its tokens no longer verify.
-  const result = await platform.store.db.deleteFrom('login_apps').where('id', '=', appId).where('workspace_id', '=', workspaceId).executeTakeFirst();
-  if (!result.numDeletedRows) throw notFound(appId);
+  // Sessions and receipts go with it (ON DELETE CASCADE), so its tokens no longer verify; its
+  // key stays known as retired (server/auth/retired-credentials.ts).
+  const deleted = await platform.store.db.transaction().execute(async (tx) => {
+    const row = await tx.deleteFrom('login_apps').where('id', '=', appId).where('workspace_id', '=', workspaceId).returning('api_key_digest').executeTakeFirst();
+    if (row) await retireCredential(tx, row.api_key_digest, workspaceId, 'login_key', platform.now());
+    return row;
+  });
+  if (!deleted) throw notFound(appId);
   await loginKeyVerifier(platform).invalidate(appId, workspaceId);
 }
 
 export async function rotateApiKey(platform: Platform, workspaceId: string, appId: string): Promise<S['LoginAppApiKey']> {
   const apiKey = newApiKey();
   const now = platform.now();
-  const row = await platform.store.db
-    .updateTable('login_apps')
-    .set({ api_key_prefix: apiKey.slice(0, LOGIN_KEY_PREFIX_LENGTH), api_key_digest: platform.secrets.digest(apiKey), updated_at: now })
-    .where('id', '=', appId)
-    .where('workspace_id', '=', workspaceId)
-    .returning(['id', 'api_key_prefix'])
-    .executeTakeFirst();
+  const row = await platform.store.db.transaction().execute(async (tx) => {
+    const old = await tx.selectFrom('login_apps').select('api_key_digest').where('id', '=', appId).where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    if (!old) return undefined;
+    await retireCredential(tx, old.api_key_digest, workspaceId, 'login_key', now); // the old key stays known as retired
+    return tx
+      .updateTable('login_apps')
+      .set({ api_key_prefix: apiKey.slice(0, LOGIN_KEY_PREFIX_LENGTH), api_key_digest: platform.secrets.digest(apiKey), updated_at: now })
+      .where('id', '=', appId)
+      .returning(['id', 'api_key_prefix'])
+      .executeTakeFirst();
+  });
   if (!row) throw notFound(appId);
   await loginKeyVerifier(platform).invalidate(appId, workspaceId); // the old key is refused at once (A3)
   return { app_id: row.id, api_key: apiKey, api_key_prefix: row.api_key_prefix, rotated_at: now.toISOString() };

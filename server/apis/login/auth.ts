@@ -7,7 +7,9 @@
 // then a constant-time confirmation; a few seconds of cache per instance, cleared here at once
 // and on other instances through the bus when a key is rotated or its app deleted (A3).
 import type { FastifyRequest } from 'fastify';
+import { markDeadCredential, type CredentialHeader } from '../../auth/auth-failures.js';
 import { authorizationCredential, registerScheme, type AuthContext } from '../../auth/authenticate.js';
+import { retiredCredentialWorkspace } from '../../auth/retired-credentials.js';
 import { setCapped } from '../../lib/capped-map.js';
 import type { Platform } from '../../platform.js';
 
@@ -42,8 +44,11 @@ export class LoginKeyVerifier {
     platform.bus.subscribe(LOGIN_KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.app_id)));
   }
 
-  /** The app whose current key `secret` is; null for anything else, malformed input included. */
-  async verify(secret: string): Promise<LoginCaller | null> {
+  /**
+   * The app whose current key `secret` is; null for anything else, malformed input included.
+   * `onDead` hears the workspace of a key rotated away or gone with its app (catalogue K10).
+   */
+  async verify(secret: string, onDead?: (workspaceId: string) => void): Promise<LoginCaller | null> {
     if (!LOGIN_KEY_PATTERN.test(secret)) return null;
     const { secrets, store } = this.platform;
     const digest = secrets.digest(secret);
@@ -53,7 +58,11 @@ export class LoginKeyVerifier {
     if (hit) this.cache.delete(digest);
     const epoch = this.epoch;
     const row = await store.db.selectFrom('login_apps').select(['id', 'workspace_id', 'api_key_digest']).where('api_key_digest', '=', digest).executeTakeFirst();
-    if (!row || !secrets.matches(secret, row.api_key_digest)) return null;
+    if (!row || !secrets.matches(secret, row.api_key_digest)) {
+      const retiredIn = onDead && (await retiredCredentialWorkspace(store.db, secrets, secret, 'login_key'));
+      if (retiredIn) onDead(retiredIn);
+      return null;
+    }
     const app = { appId: row.id, workspaceId: row.workspace_id };
     if (epoch === this.epoch) {
       setCapped(this.cache, digest, { app, until: now + CACHE_TTL_MS }, CACHE_MAX);
@@ -81,9 +90,9 @@ export function loginKeyVerifier(platform: Platform): LoginKeyVerifier {
   return verifier;
 }
 
-async function loginKey(request: FastifyRequest, secret: string | undefined): Promise<AuthContext | null> {
+async function loginKey(request: FastifyRequest, header: CredentialHeader, secret: string | undefined): Promise<AuthContext | null> {
   if (!secret) return null;
-  const app = await loginKeyVerifier(request.server.platform).verify(secret);
+  const app = await loginKeyVerifier(request.server.platform).verify(secret, (workspaceId) => markDeadCredential(request, header, workspaceId));
   return app && { workspaceId: app.workspaceId, kind: 'login_app', appId: app.appId, scopes: [] };
 }
 
@@ -96,13 +105,13 @@ export function registerLoginAuth(): void {
     {
       verify: (request) => {
         const header = request.headers['x-api-key'];
-        return loginKey(request, typeof header === 'string' ? header : undefined);
+        return loginKey(request, 'x-api-key', typeof header === 'string' ? header : undefined);
       },
       challenge,
     },
     { api: 'login' },
   );
-  registerScheme('ApiKeyAuthorization', { verify: (request) => loginKey(request, authorizationCredential(request, 'ApiKey')), challenge }, { api: 'login' });
+  registerScheme('ApiKeyAuthorization', { verify: (request) => loginKey(request, 'authorization', authorizationCredential(request, 'ApiKey')), challenge }, { api: 'login' });
 }
 
 /** The Login app calling an operation secured by a Login key (its authenticator ran first). */
