@@ -35,7 +35,10 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on unauthenticated routes (per instance). */
   rateLimitIpPerMinute: number;
-  /** Failed credential authentications per client IP in 10 minutes before its credentials get 429 (per instance). */
+  /**
+   * Failed authentications with unknown credentials per client IP in 10 minutes before its
+   * credentials get 429; also the count per revoked or expired credential (per instance).
+   */
   authFailuresPerIp: number;
   /**
    * How long a rotated Connect refresh token, presented again by its own client, still gets a

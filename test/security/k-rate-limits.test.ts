@@ -124,7 +124,8 @@ describe('K1 K2 K3 K4 the limiter', () => {
 });
 
 // Failed credential authentications per IP (server/auth/auth-failures.ts): AUTH_FAILURES 401s for
-// presented credentials within AUTH_FAILURE_WINDOW_MS, then 429 for any credential from that IP.
+// presented credentials nobody knows within AUTH_FAILURE_WINDOW_MS, then 429 for any credential
+// from that IP. (Revoked and expired credentials count elsewhere: K10-K12 below.)
 describe('K3 failed credential authentications per IP', () => {
   const contacts = (from: string, headers: Record<string, string> = {}) => loose.inject({ url: '/api/contacts', headers, remoteAddress: from });
   const guessKey = (i: number) => ({ 'x-api-key': `mk_${String(i).padStart(40, 'G')}` }); // well-formed: looked up if let through
