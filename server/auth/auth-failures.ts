@@ -9,8 +9,9 @@
 //   A success does not reset the count, for the same reason.
 // - A credential we issued that is now dead (revoked, expired or rotated away: a Messaging or
 //   Login key (./retired-credentials.ts), a Connect bearer revoked by its owner, by refresh-reuse
-//   detection or by code reuse, an expired one, an expired owner JWT) guesses nothing, so it counts against itself and its workspace, never the
-//   IP: one tenant's dead token must not lock out the other tenants behind the same address.
+//   detection or by code reuse, an expired one, an expired owner JWT) guesses nothing, so it
+//   counts against itself and its workspace, never the IP: one tenant's dead token must not lock
+//   out the other tenants behind the same address.
 //   Past AUTH_FAILURES_PER_IP for the credential, or DEAD_FAILURES_PER_WORKSPACE_FACTOR times it
 //   for its workspace, that credential (and the workspace's other dead ones) gets 429 instead.
 //
