@@ -6,8 +6,9 @@
 //
 // A small cache of verified digests (a few seconds) spares a query per request. Revoking or
 // rotating a key clears its entry on this instance at once and publishes an event on the bus
-// (LISTEN/NOTIFY), so other instances clear theirs as soon as it arrives; if the event is lost
-// an instance accepts a revoked key for at most CACHE_TTL_MS.
+// (LISTEN/NOTIFY), so other instances clear theirs as soon as it arrives. An event can be lost
+// while the LISTEN connection reconnects: its return clears the whole cache, and otherwise an
+// instance accepts a revoked key for at most CACHE_TTL_MS.
 import type { Kysely } from 'kysely';
 import type { EventBus } from '../events/bus.js';
 import { base62 } from '../lib/ids.js';
@@ -15,6 +16,7 @@ import { setCapped } from '../lib/capped-map.js';
 import { retiredCredentialWorkspace } from './retired-credentials.js';
 import type { SecretBox } from '../lib/secrets.js';
 import type { Platform } from '../platform.js';
+import type { Store } from '../store/db.js';
 import type { Database } from '../store/schema.js';
 
 /** `mk_` and 40 base62 characters (≈ 238 bits), as the contract's ApiKeyWithSecret says. */
@@ -60,8 +62,9 @@ export class ApiKeyVerifier {
   private readonly cache = new Map<string, { key: VerifiedKey; until: number }>();
   private readonly touched = new Map<string, number>();
 
-  constructor(private readonly deps: { db: Kysely<Database>; secrets: SecretBox; now: () => Date; bus?: EventBus }) {
+  constructor(private readonly deps: { db: Kysely<Database>; secrets: SecretBox; now: () => Date; bus?: EventBus; store?: Pick<Store, 'onReconnect'> }) {
     deps.bus?.subscribe(KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.key_id)));
+    deps.store?.onReconnect(() => this.forgetAll());
   }
 
   /**
@@ -99,6 +102,11 @@ export class ApiKeyVerifier {
   /** Drops a key from this instance's cache (revoke, rotate). */
   forget(keyId: string): void {
     for (const [digest, entry] of this.cache) if (entry.key.id === keyId) this.cache.delete(digest);
+  }
+
+  /** Drops every cached key (invalidations may have been missed while the LISTEN connection was away). */
+  forgetAll(): void {
+    this.cache.clear();
   }
 
   /** Clears the key here at once and on every other instance through the bus. */
@@ -140,7 +148,7 @@ const verifiers = new WeakMap<Platform, ApiKeyVerifier>();
 export function apiKeyVerifier(platform: Platform): ApiKeyVerifier {
   let verifier = verifiers.get(platform);
   if (!verifier) {
-    verifier = new ApiKeyVerifier({ db: platform.store.db, secrets: platform.secrets, now: platform.now, bus: platform.bus });
+    verifier = new ApiKeyVerifier({ db: platform.store.db, secrets: platform.secrets, now: platform.now, bus: platform.bus, store: platform.store });
     verifiers.set(platform, verifier);
   }
   return verifier;

@@ -124,7 +124,14 @@ export class Outbox {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.unlisten = await this.options.store.listen(CHANNEL, () => this.wake?.());
+    const unlisten = await this.options.store.listen(CHANNEL, () => this.wake?.());
+    // Rows enqueued while the LISTEN connection was away woke no one: claim at once when it is back
+    // (the poll would find them within pollMs anyway).
+    const offReconnect = this.options.store.onReconnect(() => this.wake?.());
+    this.unlisten = async () => {
+      offReconnect();
+      await unlisten();
+    };
     this.loop = this.run();
   }
 

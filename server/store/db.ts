@@ -18,6 +18,13 @@ export interface Store {
   kind: 'pglite' | 'postgres';
   /** Subscribes to a NOTIFY channel; resolves with an unsubscribe function. */
   listen(channel: string, listener: Listener): Promise<() => Promise<void>>;
+  /**
+   * Called each time the LISTEN connection is back after PostgreSQL ended it, once it LISTENs
+   * again on every channel: notifications sent meanwhile are lost, so whoever relies on them
+   * re-reads the state they would have announced. Never called on PGlite (one process, nothing
+   * to lose). Returns a function that removes the callback.
+   */
+  onReconnect(callback: () => void): () => void;
   /** Sends a NOTIFY to every listening instance (this one included). */
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -61,6 +68,7 @@ async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOpti
       const unsubscribe = await pgl.listen(channel, listener);
       return async () => unsubscribe();
     },
+    onReconnect: () => () => {},
     async notify(channel, payload) {
       assertChannel(channel);
       await pgl.query('select pg_notify($1, $2)', [channel, payload]);
@@ -105,6 +113,7 @@ async function openPostgres(connectionString: string): Promise<Store> {
       assertChannel(channel);
       return listener.listen(channel, fn);
     },
+    onReconnect: (callback) => listener.onReconnect(callback),
     async notify(channel, payload) {
       assertChannel(channel);
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
@@ -119,9 +128,9 @@ async function openPostgres(connectionString: string): Promise<Store> {
 /**
  * The one dedicated connection that carries every LISTEN of this instance. When PostgreSQL ends
  * it (a restart, a failover, pg_terminate_backend, a network cut) it reconnects with capped
- * backoff and LISTENs again on every channel. Notifications sent while it was away are lost:
- * NOTIFY only wakes and fans out; the durable paths (outbox, leases, timers, the session rows a
- * stream re-reads) never depend on it.
+ * backoff, LISTENs again on every channel, and then tells the `onReconnect` callbacks.
+ * Notifications sent while it was away are lost: NOTIFY only wakes and fans out, and every
+ * subscriber re-reads what it missed from the tables (docs/reliability.md, "Lost notifications").
  */
 class ListenConnection {
   private client?: pg.Client;
@@ -129,6 +138,9 @@ class ListenConnection {
   private closed = false;
   private retry?: NodeJS.Timeout;
   private failures = 0;
+  private readonly reconnected = new Set<() => void>();
+  /** Set by the first successful open: later opens are reconnections. */
+  private opened = false;
 
   constructor(private readonly connectionString: string) {}
 
@@ -146,8 +158,25 @@ class ListenConnection {
     });
     await client.connect();
     for (const channel of this.channels.keys()) await client.query(`listen ${channel}`);
+    const again = this.opened;
     this.client = client;
+    this.opened = true;
     this.failures = 0;
+    // Only now: an event committed after these LISTENs is notified, one committed before them is
+    // in the tables the callbacks re-read.
+    if (!again) return;
+    for (const callback of [...this.reconnected]) {
+      try {
+        callback();
+      } catch (error) {
+        warn('reconnect callback failed', { error: String(error) });
+      }
+    }
+  }
+
+  onReconnect(callback: () => void): () => void {
+    this.reconnected.add(callback);
+    return () => this.reconnected.delete(callback);
   }
 
   private reconnectLater() {

@@ -23,6 +23,7 @@ import * as m020 from './migrations/020_subscribe_token_index.js';
 import * as m021 from './migrations/021_outbox_fillfactor.js';
 import * as m022 from './migrations/022_connect_token_parent.js';
 import * as m023 from './migrations/023_retired_credentials.js';
+import * as m024 from './migrations/024_automation_inbound_due.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '021_outbox_fillfactor': m021,
   '022_connect_token_parent': m022,
   '023_retired_credentials': m023,
+  '024_automation_inbound_due': m024,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -99,7 +99,7 @@ export function inboundSettled(app: FastifyInstance): Promise<boolean> {
   return until(
     async () =>
       (await count(db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('direction', '=', 'inbound').executeTakeFirstOrThrow())) ===
-      (await count(db.selectFrom('automation_inbound_claims').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow())),
+      (await count(db.selectFrom('automation_inbound_claims').select((eb) => eb.fn.countAll().as('n')).where('instance_id', 'is not', null).executeTakeFirstOrThrow())),
     Boolean,
     5_000,
   );

@@ -5,7 +5,8 @@
 //
 // As with Messaging keys (server/auth/api-keys.ts): lookup by the keyed digest (unique index),
 // then a constant-time confirmation; a few seconds of cache per instance, cleared here at once
-// and on other instances through the bus when a key is rotated or its app deleted (A3).
+// and on other instances through the bus when a key is rotated or its app deleted (A3), and
+// cleared whole when the LISTEN connection is back (invalidations meanwhile may be lost).
 import type { FastifyRequest } from 'fastify';
 import { markDeadCredential, type CredentialHeader } from '../../auth/auth-failures.js';
 import { authorizationCredential, registerScheme, type AuthContext } from '../../auth/authenticate.js';
@@ -42,6 +43,7 @@ export class LoginKeyVerifier {
 
   constructor(private readonly platform: Platform) {
     platform.bus.subscribe(LOGIN_KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.app_id)));
+    platform.store.onReconnect(() => this.forgetAll());
   }
 
   /**
@@ -73,6 +75,12 @@ export class LoginKeyVerifier {
   forget(appId: string): void {
     this.epoch++;
     for (const [digest, entry] of this.cache) if (entry.app.appId === appId) this.cache.delete(digest);
+  }
+
+  /** Drops every cached key (invalidations may have been missed while the LISTEN connection was away). */
+  forgetAll(): void {
+    this.epoch++;
+    this.cache.clear();
   }
 
   /** After a key rotation or an app deletion: here at once, elsewhere when the event arrives. */

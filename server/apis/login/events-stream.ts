@@ -8,6 +8,9 @@
 // No event is lost between reading and subscribing: a stream is registered in the map first and
 // reads login_session_events second; a push arriving meanwhile is kept on the stream, and an event
 // committed before the read is in the table (NOTIFY is sent at commit, so it is never earlier).
+// No event is lost to a notification that never came either (the LISTEN connection was
+// reconnecting): when it is back, and at every heartbeat, the hub re-reads the final event of every
+// session it holds a stream for and sends what the streams missed (`resync`).
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '../../../generated/login/types.js';
@@ -28,6 +31,8 @@ declare module '../../auth/authenticate.js' {
 }
 
 const HEARTBEAT_MS = 15_000;
+/** Sessions re-read per query by `resync`. */
+const RESYNC_BATCH = 500;
 const RETRY = 'retry: 2000\n\n';
 /** Open streams per session on one instance (K6): a page needs one; reconnects replace it. */
 export const STREAMS_PER_SESSION = 5;
@@ -53,18 +58,57 @@ export class StreamHub {
   private unsubscribe?: () => void;
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly platform: Platform) {}
+  constructor(
+    private readonly platform: Platform,
+    private readonly log?: (error: unknown) => void,
+  ) {}
 
   start(): void {
-    this.unsubscribe = this.platform.bus.subscribe(SESSION_EVENT, (event) => {
+    const offBus = this.platform.bus.subscribe(SESSION_EVENT, (event) => {
       const { sessionId, event: name, eventId } = event.data as { sessionId: string; event: SessionEventName; eventId: string };
-      for (const stream of this.sessions.get(sessionId) ?? []) {
-        if (stream.open) this.finish(stream, { id: eventId, event: name });
-        else stream.pending ??= { id: eventId, event: name };
-      }
+      this.deliver(sessionId, { id: eventId, event: name });
     });
-    this.timer = setInterval(() => this.heartbeat(), HEARTBEAT_MS);
+    const offReconnect = this.platform.store.onReconnect(() => void this.resync());
+    this.unsubscribe = () => (offBus(), offReconnect());
+    this.timer = setInterval(() => {
+      this.heartbeat();
+      void this.resync();
+    }, HEARTBEAT_MS);
     this.timer.unref();
+  }
+
+  private deliver(sessionId: string, event: FinalEvent): void {
+    for (const stream of this.sessions.get(sessionId) ?? []) {
+      if (stream.open) this.finish(stream, event);
+      else stream.pending ??= event;
+    }
+  }
+
+  /**
+   * Re-reads the final event of every session with a stream here and sends it to those streams:
+   * what a lost notification would have brought. Answers how many sessions had one.
+   */
+  async resync(): Promise<number> {
+    const ids = [...this.sessions.keys()];
+    let found = 0;
+    for (let i = 0; i < ids.length; i += RESYNC_BATCH) {
+      try {
+        const rows = await this.platform.store.db
+          .selectFrom('login_session_events')
+          .distinctOn('session_id')
+          .select(['session_id', 'id', 'event'])
+          .where('session_id', 'in', ids.slice(i, i + RESYNC_BATCH))
+          .orderBy('session_id')
+          .orderBy('id', 'desc')
+          .execute();
+        for (const row of rows) this.deliver(row.session_id, { id: String(row.id), event: row.event });
+        found += rows.length;
+      } catch (error) {
+        // The database is away too: the next reconnect or heartbeat tries again.
+        this.log?.(error);
+      }
+    }
+    return found;
   }
 
   /** Ends every stream (shutdown): clients reconnect elsewhere after `retry`. */
@@ -123,7 +167,7 @@ export function hubOf(platform: Platform): StreamHub {
 }
 
 export function startStreams(app: FastifyInstance): StreamHub {
-  const hub = new StreamHub(app.platform);
+  const hub = new StreamHub(app.platform, (error) => app.log.warn({ err: error }, 'login streams: re-reading sessions failed'));
   hubs.set(app.platform, hub);
   hub.start();
   // Before the server stops accepting: open streams would keep server.close() waiting (F-14).

@@ -1,20 +1,23 @@
-// Verification: an inbound LOGIN message (event `message.received`, on every instance) marks the
-// pending session of that number and code `success`, and in the same transaction stores the
-// sender, its token, the `verified` event, the server webhook (outbox) and the stream push (bus).
-// Every instance runs the handler for the same message; the conditional UPDATE lets one win.
+// Verification: an inbound LOGIN message marks the pending session of that number and code
+// `success`, in the transaction that stores the message (an inbound step, events/inbound-steps.ts),
+// with the sender, its token, the `verified` event, the server webhook (outbox) and the stream
+// push (bus). So a LOGIN that was stored was also verified: nothing waits on a notification that a
+// LISTEN connection reconnecting could lose. The conditional UPDATE keeps the expiry sweep and a
+// concurrent delivery of the same code from both winning.
 // Also here: the outbox endpoint kind of Login apps and the expiry sweep; `startLogin` starts all.
 import type { FastifyInstance } from 'fastify';
 import { sql, type Selectable, type SqlBool } from 'kysely';
-import type { PlatformEvent } from '../../events/bus.js';
+import type { Transaction } from 'kysely';
+import { registerInboundStep, type StoredInbound } from '../../events/inbound-steps.js';
 import { setCapped } from '../../lib/capped-map.js';
 import { newId } from '../../lib/ids.js';
 import { enqueue } from '../../outbox/outbox.js';
 import type { Platform } from '../../platform.js';
-import type { LoginAppsTable } from '../../store/schema.js';
+import type { Database, LoginAppsTable } from '../../store/schema.js';
 import { startStreams } from './events-stream.js';
 import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from './hosted-webhook.js';
 import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';
-import { issueToken } from './tokens.js';
+import { issueToken, keyRing } from './tokens.js';
 
 /**
  * `LOGIN K7Q2M9XD`, any case and spacing, an optional `:`/`-`/`#`, one trailing punctuation mark.
@@ -94,14 +97,12 @@ function recordMiss(platform: Platform, key: string, now: number): void {
   setCapped(byPhone, key, [...recentMisses(platform, key, now), now], MAX_TRACKED);
 }
 
-export async function verifySession(platform: Platform, message: InboundLogin): Promise<boolean> {
-  const db = platform.store.db;
+export async function verifySession(platform: Platform, trx: Transaction<Database>, message: InboundLogin): Promise<boolean> {
   const now = platform.now();
   const guesser = `${message.phoneNumberId}:${message.from}`;
   if (recentMisses(platform, guesser, now.getTime()).length >= MAX_MISSES) return false;
-  // The session, its app's destination and the sender's profile name in one statement: on the
-  // embedded store each statement waits its turn behind the other subscribers of the message.
-  const found = await db
+  // The session, its app's destination and the sender's profile name in one statement.
+  const found = await trx
     .selectFrom('login_sessions as s')
     .leftJoin('login_apps as a', 'a.id', 's.app_id')
     .leftJoin('contacts as c', (join) => join.on('c.id', '=', message.contactId))
@@ -119,57 +120,48 @@ export async function verifySession(platform: Platform, message: InboundLogin): 
   const app = { id: found.app_id, webhook_destination: found.webhook_destination, production_webhook_url: found.production_webhook_url, staging_webhook_url: found.staging_webhook_url };
   const phone = `+${digits}`;
   const profileName = found.contact_name?.slice(0, 256) ?? null; // the contract's maxLength
-  // Signed before the transaction (it is CPU work); wasted only if this instance loses the race.
+  // Wasted only if a concurrent delivery or the sweep gets there first.
   const token = await issueToken(platform, { appId: app.id, sessionId: found.id, phone, at: now });
-  return db.transaction().execute(async (trx) => {
-    const updated = await trx
-      .updateTable('login_sessions')
-      .set({
-        status: 'success',
-        verified_at: now,
-        phone,
-        profile_name: profileName,
-        message_id: message.messageId,
-        token_jti: token.jti,
-        token_expires_at: token.expiresAt,
-        verification_token_enc: platform.secrets.encrypt(token.token),
-      })
-      .where('id', '=', found.id)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) !== 1) return false; // another instance, or the sweep, got there first
-    await recordSessionEvent(platform, trx, found, 'verified');
-    if (webhookUrl(platform, app)) {
-      const eventId = newId('evt');
-      const verifiedAt = now.toISOString();
-      const facts = { session_id: found.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
-      // The envelope, then the seed's top-level fields (contract: ChatappAuthVerifiedEvent).
-      const body = { id: eventId, type: EVENT_TYPE, created: Math.floor(now.getTime() / 1000), data: { app_id: app.id, ...facts }, event: EVENT_TYPE, ...facts };
-      if (app.webhook_destination === 'hosted') {
-        // Our own hosted receiver: stored in this transaction rather than posted to our own
-        // public URL (which a private deployment may not reach, and which would count as traffic).
-        await storeHostedReceipt(trx, { id: app.id, workspace_id: found.workspace_id }, body, now);
-      } else {
-        await enqueue(trx, { workspaceId: found.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) }, now);
-      }
+  const updated = await trx
+    .updateTable('login_sessions')
+    .set({
+      status: 'success',
+      verified_at: now,
+      phone,
+      profile_name: profileName,
+      message_id: message.messageId,
+      token_jti: token.jti,
+      token_expires_at: token.expiresAt,
+      verification_token_enc: platform.secrets.encrypt(token.token),
+    })
+    .where('id', '=', found.id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1) return false; // another delivery, or the sweep, got there first
+  await recordSessionEvent(platform, trx, found, 'verified');
+  if (webhookUrl(platform, app)) {
+    const eventId = newId('evt');
+    const verifiedAt = now.toISOString();
+    const facts = { session_id: found.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
+    // The envelope, then the seed's top-level fields (contract: ChatappAuthVerifiedEvent).
+    const body = { id: eventId, type: EVENT_TYPE, created: Math.floor(now.getTime() / 1000), data: { app_id: app.id, ...facts }, event: EVENT_TYPE, ...facts };
+    if (app.webhook_destination === 'hosted') {
+      // Our own hosted receiver: stored in this transaction rather than posted to our own
+      // public URL (which a private deployment may not reach, and which would count as traffic).
+      await storeHostedReceipt(trx, { id: app.id, workspace_id: found.workspace_id }, body, now);
+    } else {
+      await enqueue(trx, { workspaceId: found.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) }, now);
     }
-    return true;
-  });
+  }
+  return true;
 }
 
-async function onMessage(platform: Platform, event: PlatformEvent): Promise<void> {
-  const { messageId, contactId, phoneNumberId, from, type } = event.data as Record<string, string | undefined>;
-  if (type !== 'text' || !messageId || !contactId || !phoneNumberId || !from) return;
-  let text = event.data.text as string | undefined;
-  if (text === undefined) {
-    // Long texts are left out of the event; a LOGIN message is short, but check the row anyway.
-    const row = await platform.store.db.selectFrom('messages').select('content').where('id', '=', messageId).executeTakeFirst();
-    const content = row?.content as { text?: unknown } | undefined;
-    text = typeof content?.text === 'string' ? content.text : undefined;
-  }
-  const code = text === undefined ? null : loginCodeOf(text);
-  if (code) await verifySession(platform, { phoneNumberId, code, messageId, contactId, from });
+/** The inbound step: a text that reads as LOGIN verifies its session with the message. */
+async function onInbound(trx: Transaction<Database>, platform: Platform, message: StoredInbound): Promise<void> {
+  if (message.type !== 'text' || message.text === undefined) return;
+  const code = loginCodeOf(message.text);
+  if (code) await verifySession(platform, trx, { phoneNumberId: message.phoneNumberId, code, messageId: message.messageId, contactId: message.contactId, from: message.from });
 }
 
 /** The outbox endpoint kind `login_app`: the app's current destination, signed per attempt. */
@@ -199,7 +191,9 @@ export function startLogin(app: FastifyInstance): void {
   registerOutbox(platform);
   startStreams(app);
   const log = (what: string) => (error: unknown) => app.log.error({ err: error }, what);
-  const unsubscribe = platform.bus.subscribe('message.received', (event) => onMessage(platform, event).catch(log('login verification failed')));
+  // The signing keys are read (or made) outside the delivery's transaction, once per instance,
+  // when a delivery first brings a LOGIN.
+  const unsubscribe = registerInboundStep(platform, 'login', onInbound, (texts) => (texts.some((t) => loginCodeOf(t)) ? keyRing(platform) : undefined));
   let sweeping: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     sweeping ??= expireSessions(platform)

@@ -15,13 +15,15 @@ import { cleanUnstorable, hasUnstorableText } from '../../lib/storable.js';
 import type { Platform } from '../../platform.js';
 import { retryConflicts } from '../../store/retry-conflicts.js';
 import type { Database } from '../../store/schema.js';
+import { prepareInboundSteps, runInboundSteps } from '../../events/inbound-steps.js';
 import { emitEvent } from '../webhooks/emit.js';
 import { SIGNATURE_CHALLENGE } from './provider-signature.js';
+import { applyMessageStatus } from './campaigns/recipient-status.js';
 import { ensureChat, touchChat } from './inbox/chats.js';
 import { eventContent, WINDOW_MS } from './inbox/views.js';
 
 type S = components['schemas'];
-type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string; display_phone_number: string } };
+type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string; display_phone_number: string; business_account_id: string | null } };
 
 /** E.164 digits without `+`, as the provider writes `from`. */
 const WA_ID = /^[1-9]\d{6,14}$/;
@@ -71,6 +73,8 @@ export async function processProviderPayload(platform: Platform, payload: S['Pro
     log.info({ object: payload.object }, 'provider webhook: object ignored');
     return;
   }
+  const texts = payload.entry.flatMap((e) => e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))));
+  await prepareInboundSteps(platform, texts);
   await retryConflicts(() => platform.store.db.transaction().execute((trx) => applyChanges(trx, platform, payload, log)));
 }
 
@@ -83,7 +87,7 @@ async function applyChanges(trx: Transaction<Database>, platform: Platform, payl
     const value = change.value;
     const providerId = value.metadata?.phone_number_id;
     const pn = providerId
-      ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id', 'display_phone_number']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
+      ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id', 'display_phone_number', 'business_account_id']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
       : undefined;
     if (!pn) {
       log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
@@ -168,7 +172,21 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
       window_expires_at: new Date(lastInbound.getTime() + WINDOW_MS).toISOString(),
     },
   });
+  const fullText = type === 'text' && typeof content.text === 'string' ? content.text : undefined;
+  // LOGIN verification, kanban placement, the automation's due record: committed with the message.
+  await runInboundSteps(trx, platform, {
+    workspaceId: pn.workspace_id,
+    messageId: row.id,
+    contactId: contact.id,
+    phoneNumberId: pn.id,
+    businessAccountId: pn.business_account_id,
+    chatId,
+    from: `+${m.from}`,
+    type,
+    ...(fullText !== undefined ? { text: fullText } : {}),
+  });
   const text = typeof content.text === 'string' && Buffer.byteLength(content.text) <= EVENT_TEXT_BYTES ? content.text : undefined;
+  // A wake-up for what runs after the commit (automation dispatch); losing it only delays that.
   await platform.bus.publish(
     { type: 'message.received', workspaceId: pn.workspace_id, data: { messageId: row.id, contactId: contact.id, phoneNumberId: pn.id, from: `+${m.from}`, type, ...(text !== undefined ? { text } : {}) } },
     trx,
@@ -330,5 +348,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     ...(error ? { errorCode: error.code } : {}),
     ...(s.biz_opaque_callback_data ? { bizOpaqueCallbackData: s.biz_opaque_callback_data.slice(0, 512) } : {}),
   };
+  // Campaign progress with the status itself; the event is only for whoever listens now.
+  await applyMessageStatus(trx, platform, data);
   await platform.bus.publish({ type: 'message.status', workspaceId: pn.workspace_id, data }, trx);
 }

@@ -74,8 +74,10 @@ export interface AutomationStepsTable {
 
 export interface AutomationInboundClaimsTable {
   message_id: string;
-  instance_id: string;
-  claimed_at: Timestamp;
+  /** Null while the message is due for dispatch; then the instance that claimed it. */
+  instance_id: string | null;
+  claimed_at: NullableTimestamp;
+  received_at: Timestamp;
 }
 
 export interface AutomationSequencesTable {

@@ -1,9 +1,10 @@
-// Automation at start-up: the inbound dispatcher (claims each inbound message once across
-// instances and runs the responders), the automation's own responders (10: waiting runs,
+// Automation at start-up: the inbound dispatcher (each inbound message is recorded as due with it,
+// an inbound step; claimed once across instances, it runs the responders), the automation's own responders (10: waiting runs,
 // 20: flow triggers, 25: sequence keywords), and the timer worker (waits, delays, crashed runs,
 // sequence steps and enrolments). All stop before the store closes.
 import type { FastifyInstance } from 'fastify';
-import { startDispatcher } from './dispatcher.js';
+import { registerInboundStep } from '../../../events/inbound-steps.js';
+import { recordDue, startDispatcher } from './dispatcher.js';
 import { registerAutomationResponders } from './inbound.js';
 import { setRunnerHooks } from './runner.js';
 import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
@@ -29,14 +30,14 @@ export async function setup(app: FastifyInstance): Promise<void> {
       // Claims only need to outlive provider redeliveries of a message (hours): kept a week.
       if (Date.now() - lastSweep > 60_000) {
         lastSweep = Date.now();
-        await platform.store.db.deleteFrom('automation_inbound_claims').where('claimed_at', '<', new Date(platform.now().getTime() - CLAIM_TTL_MS)).execute();
+        await platform.store.db.deleteFrom('automation_inbound_claims').where('received_at', '<', new Date(platform.now().getTime() - CLAIM_TTL_MS)).execute();
       }
       await enrolNewContacts(platform);
       return sendDueSteps(platform, () => running);
     },
   });
   setRunnerHooks(platform, { waited: (at) => worker.notify(at), log });
-  const offResponders = [registerAutomationResponders(platform), registerSequenceResponder(platform)];
+  const offResponders = [registerAutomationResponders(platform), registerSequenceResponder(platform), registerInboundStep(platform, 'automation', recordDue)];
   let stopDispatcher: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
     running = true;

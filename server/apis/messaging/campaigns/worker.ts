@@ -67,8 +67,13 @@ export class CampaignWorker {
   private unwritten = 0;
   private flushTimer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
-  /** Campaigns paused, cancelled or failed since their recipients were leased. */
-  private readonly halted = new Map<string, string>();
+  /**
+   * Campaigns paused, cancelled or failed since their recipients were leased, with the number of
+   * the state event that said so (`stateEvents`): a cycle that reads a campaign as `sending`
+   * clears entries older than its read, so a lost `sending` event cannot hold a campaign here.
+   */
+  private readonly halted = new Map<string, { status: string; seq: number }>();
+  private stateEvents = 0;
   private readonly failures = new Map<string, string>();
   private readonly numberPausedUntil = new Map<string, number>();
   /** Per number: no lease before this time (its slots are reserved until then). */
@@ -97,10 +102,14 @@ export class CampaignWorker {
     const { bus, store } = this.platform;
     this.cleanups.push(await store.listen(WAKE_CHANNEL, () => this.wake?.()));
     this.cleanups.push(
+      // Every cycle re-reads campaigns and slots from the tables; notifications lost while the
+      // LISTEN connection was away only delay, and its return starts a cycle at once.
+      store.onReconnect(() => this.wake?.()),
       bus.subscribe(STATE_EVENT, (e) => {
         const { campaignId, status } = e.data as { campaignId: string; status: string };
+        this.stateEvents++;
         if (status === 'sending') this.halted.delete(campaignId);
-        else this.halted.set(campaignId, status);
+        else this.halted.set(campaignId, { status, seq: this.stateEvents });
         if (status === 'sending') this.wake?.();
       }),
       bus.subscribe('campaign.number_paused', (e) => {
@@ -148,7 +157,14 @@ export class CampaignWorker {
   /** One pass; answers when the next pass is worth making. */
   async cycle(): Promise<number> {
     await this.startScheduled();
+    const seen = this.stateEvents;
     const campaigns = await this.platform.store.db.selectFrom('campaigns').selectAll().where('status', '=', 'sending').orderBy('started_at').limit(100).execute();
+    for (const c of campaigns) {
+      // Sending in the table: a halt we heard of before this read was undone (its event lost).
+      // A failure this instance found itself stays until its flush writes it.
+      const halt = this.halted.get(c.id);
+      if (halt && halt.seq <= seen && !this.failures.has(c.id)) this.halted.delete(c.id);
+    }
     let next = Date.now() + this.pollMs;
     for (const [key, w] of this.windows) if (w.idle()) this.windows.delete(key);
     for (const c of campaigns) {
@@ -335,7 +351,7 @@ export class CampaignWorker {
     }
     if (error.code !== null && (CAMPAIGN_STOPPERS.has(error.code) || (error.code === 100 && error.subcode === 33))) {
       this.failures.set(r.campaign_id, `The chat provider refused the campaign: ${error.details ?? error.message}`);
-      this.halted.set(r.campaign_id, 'failed');
+      this.halted.set(r.campaign_id, { status: 'failed', seq: Infinity });
       return this.record({ kind: 'requeue', r, at: null, undo: true });
     }
     if (error.kind === 'timeout') {

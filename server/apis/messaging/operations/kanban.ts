@@ -1,11 +1,12 @@
 // Kanban funnels: stages of a business account's chats. Funnels come from industry packs (no
 // create operation in the contract yet). A chat enters the first stage of each funnel of its
-// account when the contact writes in (the bus event `message.received`, heard by every
-// instance: the placement's primary key keeps one row per chat and funnel).
-import { sql, type Kysely } from 'kysely';
+// account when the contact writes in: in the transaction that stores the message (an inbound
+// step, events/inbound-steps.ts), so no notification can be lost on the way; the placement's
+// primary key keeps one row per chat and funnel.
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
-import type { PlatformEvent } from '../../../events/bus.js';
+import type { StoredInbound } from '../../../events/inbound-steps.js';
 import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
 import type { Handler } from '../../../lib/handler-types.js';
 import { HttpProblem } from '../../../lib/problems.js';
@@ -108,31 +109,20 @@ export const listKanbanFunnels: Handler<operations['listKanbanFunnels']> = async
 };
 
 /** Puts the chat of an inbound message into the first stage of its account's funnels it is not in yet. */
-export async function placeInboundChat(platform: Platform, event: PlatformEvent): Promise<void> {
-  const messageId = event.data.messageId;
-  if (typeof messageId !== 'string') return;
-  const db = platform.store.db;
-  const message = await db
-    .selectFrom('messages')
-    .innerJoin('phone_numbers', 'phone_numbers.id', 'messages.phone_number_id')
-    .select(['messages.chat_id', 'phone_numbers.business_account_id'])
-    .where('messages.id', '=', messageId)
-    .where('messages.workspace_id', '=', event.workspaceId)
-    .executeTakeFirst();
-  if (!message?.chat_id) return;
-  const firstStages = await db
+export async function placeInboundChat(trx: Transaction<Database>, platform: Platform, message: StoredInbound): Promise<void> {
+  const firstStages = await trx
     .selectFrom('kanban_funnels as f')
     .innerJoin('kanban_stages as s', 's.funnel_id', 'f.id')
     .select(['f.id as funnel_id', 's.key'])
-    .where('f.workspace_id', '=', event.workspaceId)
-    .where((eb) => eb.or([eb('f.business_account_id', '=', message.business_account_id), eb('f.business_account_id', 'is', null)]))
+    .where('f.workspace_id', '=', message.workspaceId)
+    .where((eb) => eb.or([eb('f.business_account_id', '=', message.businessAccountId), eb('f.business_account_id', 'is', null)]))
     .where('s.position', '=', (eb) => eb.selectFrom('kanban_stages as s2').select((e) => e.fn.min('s2.position').as('p')).whereRef('s2.funnel_id', '=', 'f.id'))
     .execute();
   if (!firstStages.length) return;
   const now = platform.now();
-  await db
+  await trx
     .insertInto('kanban_placements')
-    .values(firstStages.map((s) => ({ funnel_id: s.funnel_id, chat_id: message.chat_id!, workspace_id: event.workspaceId, stage_key: s.key, entered_at: now })))
+    .values(firstStages.map((s) => ({ funnel_id: s.funnel_id, chat_id: message.chatId, workspace_id: message.workspaceId, stage_key: s.key, entered_at: now })))
     .onConflict((oc) => oc.columns(['funnel_id', 'chat_id']).doNothing())
     .execute();
 }

@@ -1,0 +1,30 @@
+// Delivery progress of campaign recipients: a provider status for a campaign's message moves its
+// recipient forward. It runs in the transaction of the status delivery (provider-webhook.ts), so
+// no notification stands between the status and the recipient.
+import type { Kysely, Transaction } from 'kysely';
+import type { Platform } from '../../../platform.js';
+import type { Database } from '../../../store/schema.js';
+import type { RecipientState } from '../../../store/schema/campaigns.js';
+
+/** The recipient states a provider status may follow (forward only; `read` is final). */
+const FROM: Record<string, RecipientState[]> = {
+  delivered: ['sent'],
+  read: ['sent', 'delivered'],
+  failed: ['sent', 'delivered'],
+};
+
+export async function applyMessageStatus(
+  db: Transaction<Database> | Kysely<Database>,
+  platform: Platform,
+  data: { messageId?: unknown; status?: unknown; errorCode?: unknown },
+): Promise<void> {
+  const { messageId, status } = data;
+  if (typeof messageId !== 'string' || typeof status !== 'string' || !FROM[status]) return;
+  const error = status === 'failed' ? JSON.stringify({ code: typeof data.errorCode === 'number' ? data.errorCode : 'failed', title: 'The provider reported the message failed.' }) : undefined;
+  await db
+    .updateTable('campaign_recipients')
+    .set({ state: status as RecipientState, updated_at: platform.now(), ...(error ? { error } : {}) })
+    .where('message_id', '=', messageId)
+    .where('state', 'in', FROM[status])
+    .execute();
+}
