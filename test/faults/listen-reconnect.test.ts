@@ -1,7 +1,8 @@
 // F-4 at the store level: PostgreSQL ends the dedicated LISTEN connection (a restart or failover
 // looks the same to the client); it reconnects and LISTENs again on every channel by itself, so
-// a NOTIFY sent afterwards arrives. (test/unit/store/connection-loss.test.ts shows the process
-// survives the loss; this shows the subscription does too.)
+// a NOTIFY sent afterwards arrives, and tells its `onReconnect` callbacks once per return (what
+// the subscribers re-read on). (test/unit/store/connection-loss.test.ts shows the process survives
+// the loss; this shows the subscription does too.)
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openTestStore } from '../support/store.js';
@@ -19,6 +20,8 @@ it('F-4 LISTEN connection terminated twice: re-LISTENs on every channel, later N
   const got: Record<string, string[]> = { fault_a: [], fault_b: [] };
   await store.listen('fault_a', (p) => got.fault_a.push(p));
   await store.listen('fault_b', (p) => got.fault_b.push(p));
+  let reconnects = 0;
+  const off = store.onReconnect(() => reconnects++);
   const database = new URL(store.url!).pathname.slice(1);
   for (const round of [1, 2]) {
     const { rows } = await sql<{ n: number }>`
@@ -34,7 +37,9 @@ it('F-4 LISTEN connection terminated twice: re-LISTENs on every channel, later N
     }, 15_000, `a NOTIFY after termination ${round}`);
     await store.notify('fault_b', `b${round}`);
     await waitFor(() => got.fault_b.includes(`b${round}`), 5_000, 'the second channel');
+    expect(reconnects).toBe(round);
   }
+  off();
   const duplicated = got.fault_b.length - new Set(got.fault_b).size + got.fault_a.length - new Set(got.fault_a).size;
   report('F-4 listen', { terminations: 2, lost: 2 - got.fault_b.length, duplicated });
   expect(got.fault_b).toEqual(['b1', 'b2']);

@@ -15,6 +15,8 @@ export interface DispatcherOptions {
   log?: (message: string, extra?: object) => void;
   /** Runs before the responders, for every claimed message (sequences stop on a reply). */
   beforeResponders?: (message: InboundMessage) => Promise<void>;
+  /** How often due messages are swept without a reason (INBOUND_SWEEP_MS). */
+  sweepMs?: number;
 }
 
 const SWEEP_MS = 2_000;
@@ -146,7 +148,7 @@ export function startDispatcher(platform: Platform, options: DispatcherOptions =
     { background: true },
   );
   const offReconnect = platform.store.onReconnect(sweep);
-  const timer = setInterval(sweep, SWEEP_MS);
+  const timer = setInterval(sweep, options.sweepMs ?? SWEEP_MS);
   timer.unref();
   sweep();
   return async () => {

@@ -41,7 +41,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
   let stopDispatcher: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
     running = true;
-    stopDispatcher = startDispatcher(platform, { log, beforeResponders: (m) => stopOnReply(platform, m) });
+    stopDispatcher = startDispatcher(platform, { log, beforeResponders: (m) => stopOnReply(platform, m), sweepMs: envMs('INBOUND_SWEEP_MS') });
     worker.start();
   });
   // Before the platform closes the store (its onClose hook was added first and runs last).
