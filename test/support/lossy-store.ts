@@ -6,13 +6,18 @@ import type { Store } from '../../server/store/db.js';
 export interface LossyStore extends Store {
   cut(): void;
   reconnect(): void;
+  /** Ends the cut without telling the callbacks (a test's set-up, not a fault). */
+  heal(): void;
   /** Notifications dropped so far. */
   readonly dropped: number;
+  /** Resolves once a dropped notification's `channel:payload` contains `needle` (5 s at most). */
+  droppedWith(needle: string): Promise<void>;
 }
 
 export function lossyStore(store: Store): LossyStore {
   let down = false;
-  let dropped = 0;
+  const dropped: string[] = [];
+  let arrived = () => {};
   const callbacks = new Set<() => void>();
   const fire = () => {
     for (const callback of [...callbacks]) callback();
@@ -22,8 +27,9 @@ export function lossyStore(store: Store): LossyStore {
     ...store,
     listen: (channel, listener) =>
       store.listen(channel, (payload) => {
-        if (down) dropped++;
-        else listener(payload);
+        if (!down) return listener(payload);
+        dropped.push(`${channel}:${payload}`);
+        arrived();
       }),
     onReconnect(callback) {
       callbacks.add(callback);
@@ -36,8 +42,22 @@ export function lossyStore(store: Store): LossyStore {
       down = false;
       fire();
     },
+    heal() {
+      down = false;
+    },
     get dropped() {
-      return dropped;
+      return dropped.length;
+    },
+    // On PostgreSQL a notification comes over its own connection some time after the commit.
+    async droppedWith(needle) {
+      const end = Date.now() + 5_000;
+      while (!dropped.some((d) => d.includes(needle))) {
+        if (Date.now() > end) throw new Error(`no dropped notification with ${needle}`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 50);
+          arrived = () => (clearTimeout(timer), resolve());
+        });
+      }
     },
   };
 }

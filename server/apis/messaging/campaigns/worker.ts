@@ -60,6 +60,8 @@ export class CampaignWorker {
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** A wake-up came since the current cycle started (it may have read the tables before the change). */
+  private nudged = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly sleepers = new Set<() => void>();
   private buffer: Outcome[] = [];
@@ -100,17 +102,17 @@ export class CampaignWorker {
     if (this.running) return;
     this.running = true;
     const { bus, store } = this.platform;
-    this.cleanups.push(await store.listen(WAKE_CHANNEL, () => this.wake?.()));
+    this.cleanups.push(await store.listen(WAKE_CHANNEL, () => this.nudge()));
     this.cleanups.push(
       // Every cycle re-reads campaigns and slots from the tables; notifications lost while the
       // LISTEN connection was away only delay, and its return starts a cycle at once.
-      store.onReconnect(() => this.wake?.()),
+      store.onReconnect(() => this.nudge()),
       bus.subscribe(STATE_EVENT, (e) => {
         const { campaignId, status } = e.data as { campaignId: string; status: string };
         this.stateEvents++;
         if (status === 'sending') this.halted.delete(campaignId);
         else this.halted.set(campaignId, { status, seq: this.stateEvents });
-        if (status === 'sending') this.wake?.();
+        if (status === 'sending') this.nudge();
       }),
       bus.subscribe('campaign.number_paused', (e) => {
         const { phoneNumberId, until } = e.data as { phoneNumberId: string; until: number };
@@ -132,12 +134,19 @@ export class CampaignWorker {
     for (const cleanup of this.cleanups.splice(0)) await cleanup();
   }
 
+  /** Starts a cycle now: ends the sleep, or, during a cycle, makes the next one start at once. */
+  private nudge() {
+    this.nudged = true;
+    this.wake?.();
+  }
+
   private log(message: string, extra?: object) {
     this.options.log?.(message, extra);
   }
 
   private async run() {
     while (this.running) {
+      this.nudged = false;
       let wakeAt = Date.now() + this.pollMs;
       try {
         wakeAt = Math.min(wakeAt, await this.cycle());
@@ -145,11 +154,12 @@ export class CampaignWorker {
         this.log('campaign cycle failed', { error: String(error) });
       }
       const wait = wakeAt - Date.now();
-      if (this.running && wait > 0) {
+      if (this.running && wait > 0 && !this.nudged) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, wait);
           this.wake = () => (clearTimeout(timer), resolve());
         });
+        this.wake = undefined;
       }
     }
   }
