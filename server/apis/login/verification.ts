@@ -191,8 +191,10 @@ export function startLogin(app: FastifyInstance): void {
   registerOutbox(platform);
   startStreams(app);
   const log = (what: string) => (error: unknown) => app.log.error({ err: error }, what);
-  // The signing keys are read (or made) outside the delivery's transaction, once per instance,
-  // when a delivery first brings a LOGIN.
+  // The signing keys are read (or made, once per database) outside any delivery's transaction: at
+  // start, so that a LOGIN, right or wrong, writes nothing else; again before a delivery that
+  // brings a LOGIN if that failed.
+  app.addHook('onReady', async () => void (await keyRing(platform).catch(log('login signing keys not loaded'))));
   const unsubscribe = registerInboundStep(platform, 'login', onInbound, (texts) => (texts.some((t) => loginCodeOf(t)) ? keyRing(platform) : undefined));
   let sweeping: Promise<unknown> | undefined;
   const timer = setInterval(() => {
