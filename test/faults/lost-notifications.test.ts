@@ -85,8 +85,8 @@ describe('lost notifications on PostgreSQL', () => {
     const sessions = [];
     for (let i = 0; i < count; i++) sessions.push(await startSession(a.info, i % 2 ? b.info.url : a.info.url));
     const streams = await Promise.all(sessions.map((s) => openStream(b.info.url, s)));
-    // PostgreSQL ends every connection of the database every 300 ms (as a restart or failover
-    // would) while the LOGINs arrive, 4 at a time, alternately at A and B.
+    // PostgreSQL ends every connection of the database every 200 ms (as a restart or failover
+    // would) while the LOGINs arrive, 2 at a time, alternately at A and B.
     let chaos = true;
     let terminations = 0;
     let backends = 0;
@@ -94,17 +94,17 @@ describe('lost notifications on PostgreSQL', () => {
       while (chaos) {
         backends += await terminate('all');
         terminations++;
-        await new Promise((r) => setTimeout(r, 300));
+        await new Promise((r) => setTimeout(r, 200));
       }
     })();
     let attempts = 0;
     const queue = sessions.map((s, i) => ({ s, url: i % 2 ? a.info.url : b.info.url }));
     await Promise.all(
-      Array.from({ length: 4 }, async () => {
+      Array.from({ length: 2 }, async () => {
         for (let next = queue.shift(); next; next = queue.shift()) {
           const tries = await deliverLogin(next.url, a.info, next.s.loginCode);
           attempts += tries;
-          await new Promise((r) => setTimeout(r, 50));
+          await new Promise((r) => setTimeout(r, 100));
         }
       }),
     );
@@ -121,7 +121,7 @@ describe('lost notifications on PostgreSQL', () => {
     const duplicated = events.length - new Set(events.map((e) => e.session_id)).size;
     const streamsLost = streamed.filter((ok) => !ok).length;
     report('lost-notify chaos', { logins: count, lost, duplicated, streamsLost, deliveries: attempts, terminations, backendsEnded: backends });
-    expect(terminations).toBeGreaterThan(3);
+    expect(terminations).toBeGreaterThanOrEqual(10);
     expect({ lost, duplicated, streamsLost }).toEqual({ lost: 0, duplicated: 0, streamsLost: 0 });
   }, 180_000);
 });
