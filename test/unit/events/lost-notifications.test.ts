@@ -10,6 +10,7 @@ import { hubOf } from '../../../server/apis/login/events-stream.js';
 import { loginKeyVerifier } from '../../../server/apis/login/auth.js';
 import { sweepInbound } from '../../../server/apis/messaging/automation/dispatcher.js';
 import { registerInboundResponder } from '../../../server/apis/messaging/automation/responders.js';
+import { pauseNumber, reserveSlots } from '../../../server/apis/messaging/campaigns/rate.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { apiKeyVerifier } from '../../../server/auth/api-keys.js';
 import { newId, newSecret } from '../../../server/lib/ids.js';
@@ -227,6 +228,18 @@ describe('lost notifications: each subscriber recovers', () => {
       const s = await recipientStates(base.db, id);
       return (s.queued ?? 0) + (s.sending ?? 0) === 0 && s;
     }, 10_000, 'every recipient sent');
+  });
+
+  it('number paused by the provider: B, which lost the notification, takes no slot of that number before the pause ends', async () => {
+    const w = await workspace(a);
+    cut();
+    const until = new Date(Date.now() + 60_000);
+    // What A's worker does on a provider 429 (worker.ts onSendError): the pause in the table, then the notification.
+    await pauseNumber(base.db, w.numberId, until);
+    await a.platform.bus.publish({ type: 'campaign.number_paused', workspaceId: w.workspaceId, data: { phoneNumberId: w.numberId, until: until.getTime() } });
+    await storeB.droppedWith(w.numberId);
+    const slots = await base.db.transaction().execute((trx) => reserveSlots(trx, w.numberId, 100, 2, new Date()));
+    expect(slots.at[0]!.getTime()).toBeGreaterThanOrEqual(until.getTime());
   });
 
   it('outbox: a row enqueued while its wake-up was lost is delivered when the LISTEN connection is back', async () => {
