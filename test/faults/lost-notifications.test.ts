@@ -8,6 +8,7 @@ import { createHmac, randomInt } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundPayload } from '../../bench/lib/login-push.js';
+import { elapse } from '../support/eventually.js';
 import { APP_SECRET, freshDatabase, openStream, report, startServer, startSession, waitFor, type Server, type ServerInfo } from './support.js';
 
 let database: Awaited<ReturnType<typeof freshDatabase>>;
@@ -48,7 +49,7 @@ async function deliverLogin(url: string, seed: ServerInfo, code: string): Promis
     const res = await fetch(`${url}/api/webhook/chatapp`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body }).catch(() => undefined);
     if (res?.status === 200) return attempt;
     if (attempt >= 100) throw new Error(`the LOGIN delivery was refused 100 times (last ${res?.status})`);
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'the provider retries a refused delivery after a pause');
   }
 }
 
@@ -94,7 +95,7 @@ describe('lost notifications on PostgreSQL', () => {
       while (chaos) {
         backends += await terminate('all');
         terminations++;
-        await new Promise((r) => setTimeout(r, 200));
+        await elapse(200, 'faults at a real pace: connections ended every 200 ms');
       }
     })();
     let attempts = 0;
@@ -104,7 +105,7 @@ describe('lost notifications on PostgreSQL', () => {
         for (let next = queue.shift(); next; next = queue.shift()) {
           const tries = await deliverLogin(next.url, a.info, next.s.loginCode);
           attempts += tries;
-          await new Promise((r) => setTimeout(r, 100));
+          await elapse(100, 'LOGINs spread over the faults, as users send them');
         }
       }),
     );
