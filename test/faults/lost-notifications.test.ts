@@ -4,7 +4,9 @@
 // stores it, so it is never lost; a stream on the other instance re-reads its session when that
 // instance's LISTEN connection is back, so it gets `verified` although the NOTIFY was lost.
 // Real time is unavoidable here: real processes, real connections ended by PostgreSQL.
+import { execFile } from 'node:child_process';
 import { createHmac, randomInt } from 'node:crypto';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundPayload } from '../../bench/lib/login-push.js';
@@ -20,6 +22,7 @@ beforeAll(async () => {
   database = await freshDatabase();
   // Terminations go through a connection to another database, which they never end.
   admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  admin.on('error', () => {}); // ended by the restart case
   await admin.connect();
   [a, b] = await Promise.all([startServer(database.url, { SEED: '1' }), startServer(database.url)]);
 });
@@ -123,6 +126,42 @@ describe('lost notifications on PostgreSQL', () => {
     const streamsLost = streamed.filter((ok) => !ok).length;
     report('lost-notify chaos', { logins: count, lost, duplicated, streamsLost, deliveries: attempts, terminations, backendsEnded: backends });
     expect(terminations).toBeGreaterThanOrEqual(10);
+    expect({ lost, duplicated, streamsLost }).toEqual({ lost: 0, duplicated: 0, streamsLost: 0 });
+  }, 180_000);
+
+  // A real restart of the PostgreSQL server (every connection ended, the server away for a
+  // moment), where the test may run one: PG_RESTART is the command (.ci/run sets it). Last in the
+  // file, since it ends the admin connection too.
+  it.runIf(process.env.PG_RESTART)('PostgreSQL restarted under a stream of LOGINs: every session verified, on the stream too', async () => {
+    const count = 30;
+    const sessions = [];
+    for (let i = 0; i < count; i++) sessions.push(await startSession(a.info, i % 2 ? b.info.url : a.info.url));
+    const streams = await Promise.all(sessions.map((s) => openStream(b.info.url, s)));
+    let restarted: Promise<unknown> | undefined;
+    let attempts = 0;
+    let delivered = 0;
+    const queue = sessions.map((s, i) => ({ s, url: i % 2 ? a.info.url : b.info.url }));
+    await Promise.all(
+      Array.from({ length: 2 }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          attempts += await deliverLogin(next.url, a.info, next.s.loginCode);
+          if (++delivered === 10) restarted = promisify(execFile)('sh', ['-c', process.env.PG_RESTART!]);
+          await elapse(100, 'LOGINs spread over the restart, as users send them');
+        }
+      }),
+    );
+    await restarted;
+    const ids = sessions.map((s) => s.sessionId);
+    const verified = async () =>
+      (await database.db.selectFrom('login_sessions').select('id').where('id', 'in', ids).where('status', '=', 'success').execute()).length;
+    await waitFor(async () => (await verified()) === count, 15_000, 'every session verified').catch(() => undefined);
+    const streamed = await Promise.all(streams.map((s) => s.until('event: verified', 15_000)));
+    streams.forEach((s) => s.close());
+    const events = await database.db.selectFrom('login_session_events').select('session_id').where('session_id', 'in', ids).where('event', '=', 'verified').execute();
+    const lost = count - (await verified());
+    const duplicated = events.length - new Set(events.map((e) => e.session_id)).size;
+    const streamsLost = streamed.filter((ok) => !ok).length;
+    report('lost-notify restart', { logins: count, lost, duplicated, streamsLost, deliveries: attempts });
     expect({ lost, duplicated, streamsLost }).toEqual({ lost: 0, duplicated: 0, streamsLost: 0 });
   }, 180_000);
 });
