@@ -24,6 +24,7 @@ import * as m021 from './migrations/021_outbox_fillfactor.js';
 import * as m022 from './migrations/022_connect_token_parent.js';
 import * as m023 from './migrations/023_retired_credentials.js';
 import * as m024 from './migrations/024_automation_inbound_due.js';
+import * as m025 from './migrations/025_provider_deliveries.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '022_connect_token_parent': m022,
   '023_retired_credentials': m023,
   '024_automation_inbound_due': m024,
+  '025_provider_deliveries': m025,
 };
 
 class StaticProvider implements MigrationProvider {

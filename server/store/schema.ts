@@ -12,6 +12,7 @@ import type { FormTables } from './schema/forms.js';
 import type { PackTables } from './schema/packs.js';
 import type { OperationsTables } from './schema/operations.js';
 import type { WebhookEndpointTables } from './schema/webhook-endpoints.js';
+import type { ProviderDeliveryTables } from './schema/provider-deliveries.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -231,7 +232,8 @@ export interface Database
     BotTables,
     FormTables,
     PackTables,
-    OperationsTables {
+    OperationsTables,
+    ProviderDeliveryTables {
   workspaces: WorkspacesTable;
   owners: OwnersTable;
   api_keys: ApiKeysTable;

@@ -1,0 +1,25 @@
+// Row types of the provider webhook's inbox (migration 025).
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface ProviderDeliveriesTable {
+  id: string;
+  /** Arrival order (claims take the oldest first); never written. */
+  seq: ColumnType<string, never, never>;
+  /** The delivery's JSON text as validated (NUL and lone surrogates already replaced). */
+  payload: string;
+  received_at: Timestamp;
+  attempts: Generated<number>;
+  /** While leased: when the lease ends; after a failed attempt: when the next may start. */
+  lease_until: NullableTimestamp;
+  leased_by: string | null;
+  last_error: string | null;
+  /** Set when the last attempt failed: a poison delivery, kept with its error and never claimed again. */
+  failed_at: NullableTimestamp;
+}
+
+export interface ProviderDeliveryTables {
+  provider_deliveries: ProviderDeliveriesTable;
+}
