@@ -12,7 +12,8 @@ import { setup as media } from './messaging/media/setup.js';
 import { setup as bots } from './messaging/bots/setup.js';
 import { setup as forms } from './messaging/forms/setup.js';
 import { setup as packsOperations } from './messaging/operations/setup.js';
+import { setupProviderInbox } from './messaging/provider-inbox.js';
 
 export async function setupAreas(app: FastifyInstance): Promise<void> {
-  for (const setup of [connectOAuth, connectContent, webhooks, messagingConfiguration, messagingInbox, campaigns, automation, media, bots, forms, packsOperations]) await setup(app);
+  for (const setup of [connectOAuth, connectContent, webhooks, messagingConfiguration, messagingInbox, campaigns, automation, media, bots, forms, packsOperations, setupProviderInbox]) await setup(app);
 }

@@ -1,9 +1,11 @@
 // Where the sandbox provider hands its Meta-format payloads: the same signed POST the real
 // provider makes, so signature checks, dedupe, statuses and events cannot differ between the two.
 // A signed delivery is never refused by a per-IP limit; any other failure is retried by the sandbox.
+// Under a burst the webhook stores deliveries and applies them just after (provider-inbox.ts).
 import type { FastifyInstance } from 'fastify';
 import { sha256Header } from '../../lib/signatures.js';
 import type { ProviderWebhookPayload } from '../../providers/types.js';
+import { providerInbox } from './provider-inbox.js';
 
 export function createInboundSink(app: FastifyInstance): (payload: ProviderWebhookPayload) => Promise<void> {
   return async (payload) => {
@@ -19,5 +21,8 @@ export function createInboundSink(app: FastifyInstance): (payload: ProviderWebho
       // The status code tells the sandbox whether to try again (retryableDelivery).
       throw Object.assign(new Error(`the inbound webhook answered ${response.statusCode}: ${response.body.slice(0, 300)}`), { statusCode: response.statusCode });
     }
+    // Under a burst the 200 means stored, not yet applied: the hand-off ends once it is applied,
+    // so the sandbox's idle() still means its statuses are in the store.
+    await providerInbox(app.platform)?.settled();
   };
 }

@@ -17,6 +17,7 @@ import { retryConflicts } from '../../store/retry-conflicts.js';
 import type { Database } from '../../store/schema.js';
 import { prepareInboundSteps, runInboundSteps } from '../../events/inbound-steps.js';
 import { emitEvent } from '../webhooks/emit.js';
+import { providerInbox } from './provider-inbox.js';
 import { SIGNATURE_CHALLENGE } from './provider-signature.js';
 import { applyMessageStatus } from './campaigns/recipient-status.js';
 import { ensureChat, touchChat } from './inbox/chats.js';
@@ -57,7 +58,10 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
   }
   // NUL and lone surrogates cannot be stored; the provider's text is kept with U+FFFD in their place (H8).
   const payload = hasUnstorableText(request.body) ? cleanUnstorable(request.body) : request.body;
-  await processProviderPayload(platform, payload, request.log);
+  // Processed now, or under a burst stored durably and processed from the inbox (provider-inbox.ts):
+  // either way the 200 leaves only once the delivery is safe.
+  const inbox = providerInbox(platform);
+  await (inbox ? inbox.receive(payload, request.log) : processProviderPayload(platform, payload, request.log));
   return { received: true as const };
 };
 
@@ -68,15 +72,28 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
  * transaction again. Any other database failure propagates and the provider retries; dedupe and
  * forward-only statuses make that safe.
  */
-export async function processProviderPayload(platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger): Promise<void> {
-  if (payload.object !== 'whatsapp_business_account') {
-    log.info({ object: payload.object }, 'provider webhook: object ignored');
-    return;
+export async function processProviderPayload(platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger, claim?: DeliveryClaim): Promise<void> {
+  const relevant = payload.object === 'whatsapp_business_account';
+  if (!relevant) log.info({ object: payload.object }, 'provider webhook: object ignored');
+  if (!relevant && !claim) return;
+  if (relevant) {
+    const texts = payload.entry.flatMap((e) => e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))));
+    await prepareInboundSteps(platform, texts);
   }
-  const texts = payload.entry.flatMap((e) => e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))));
-  await prepareInboundSteps(platform, texts);
-  await retryConflicts(() => platform.store.db.transaction().execute((trx) => applyChanges(trx, platform, payload, log)));
+  await retryConflicts(() =>
+    platform.store.db.transaction().execute(async (trx) => {
+      if (claim && !(await claim(trx))) return;
+      if (relevant) await applyChanges(trx, platform, payload, log);
+    }),
+  );
 }
+
+/**
+ * Runs first in the delivery's transaction when it comes from the inbox (provider-inbox.ts): it
+ * removes the delivery's row there, so the row goes if and only if the effects commit; false
+ * (another worker already did it) skips the delivery.
+ */
+export type DeliveryClaim = (trx: Transaction<Database>) => Promise<boolean>;
 
 async function applyChanges(trx: Transaction<Database>, platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger) {
   for (const change of payload.entry.flatMap((e) => e.changes)) {
