@@ -16,6 +16,7 @@ import { deliver, orderWebhook, shopifyHeaders, shopifyOrder, sign } from '../un
 import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
 import { CUSTOMER, INBOUND_URL, envelope, inbound, postInbound, settle, textMessage } from './inbound.js';
 import { metaStatusDelivery, metaTextDelivery } from '../fakes/meta-webhook-examples.js';
+import { eventually } from '../support/eventually.js';
 
 const app = await buildShared({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' } });
 const events: PlatformEvent[] = [];
@@ -205,7 +206,14 @@ describe('E. Inbound provider webhook', () => {
       const bodies = wamids.map((id) => JSON.stringify(metaTextDelivery(a, id)));
       const answers = await Promise.all(bodies.map((raw) => from('203.0.113.12', raw, signed(raw))));
       expect(statuses(answers)).toEqual({ 200: 210 });
-      const stored = await limitedApp.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', a.workspaceId).execute();
+      // A 200 means stored durably; under a burst the inbox processes them just after (provider-inbox.ts).
+      const stored = await eventually(
+        async () => {
+          const rows = await limitedApp.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', a.workspaceId).execute();
+          return rows.length >= wamids.length && rows;
+        },
+        { within: 30_000, what: 'the 210 messages processed', app: limitedApp },
+      );
       expect(stored.map((m) => m.provider_message_id).sort()).toEqual([...wamids].sort());
       // Statuses from the same address in the same minute, in Meta's published shape, are taken too.
       const id = await outboundOn(limitedApp, a, `wamid.E12.out.${a.workspaceId}`);

@@ -1,0 +1,221 @@
+// The provider webhook's durable inbox (server/apis/messaging/provider-inbox.ts): a burst is
+// acknowledged once stored and every delivery is then processed exactly once; a delivery stored
+// but not processed (a crash) is processed by the next app on the same store at start; two
+// workers on one store share the backlog without running a delivery twice; a delivery that keeps
+// failing is kept with its error. Runs on PGlite (unit) and PostgreSQL (pg).
+import type { FastifyInstance } from 'fastify';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { build, buildShared } from '../../helper.js';
+import { newId } from '../../../server/lib/ids.js';
+import { sha256Header } from '../../../server/lib/signatures.js';
+import { providerInbox } from '../../../server/apis/messaging/provider-inbox.js';
+import { metaTextDelivery } from '../../fakes/meta-webhook-examples.js';
+import { onPostgres, openTestStore } from '../../support/store.js';
+import { eventually } from '../../support/eventually.js';
+import { tenant, type Tenant } from './inbox/support.js';
+
+const URL = '/api/webhook/chatapp';
+
+function post(app: FastifyInstance, body: unknown) {
+  const raw = JSON.stringify(body);
+  return app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, raw) }, payload: raw });
+}
+
+function target(t: Tenant) {
+  return { providerPnId: t.providerPnId, number: t.number };
+}
+
+/** Inbound messages stored per wamid (a delivery processed twice would show as 2). */
+async function storedWamids(app: FastifyInstance, workspaceId: string): Promise<Map<string, number>> {
+  const rows = await app.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', workspaceId).where('direction', '=', 'inbound').execute();
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.provider_message_id!, (counts.get(r.provider_message_id!) ?? 0) + 1);
+  return counts;
+}
+
+async function pendingRows(app: FastifyInstance, ids?: string[]) {
+  let q = app.platform.store.db.selectFrom('provider_deliveries').selectAll();
+  if (ids) q = q.where('id', 'in', ids);
+  return q.execute();
+}
+
+/** A delivery as the inbox stores it, written directly (an instance that stored it and died). */
+async function storeDirectly(app: FastifyInstance, payload: unknown, lease?: { by: string; until: Date }) {
+  const id = newId('pdl');
+  await app.platform.store.db
+    .insertInto('provider_deliveries')
+    .values({ id, payload: JSON.stringify(payload), received_at: new Date(), ...(lease ? { leased_by: lease.by, lease_until: lease.until, attempts: 1 } : {}) })
+    .execute();
+  return id;
+}
+
+describe('one app', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildShared();
+  });
+
+  it('a burst of 300 signed deliveries: every one answered 200 once stored, every message then stored exactly once, the inbox emptied', async () => {
+    const t = await tenant(app);
+    const inbox = providerInbox(app.platform)!;
+    const storedBefore = inbox.stats.stored;
+    const wamids = Array.from({ length: 300 }, (_, i) => `wamid.inbox.${t.workspaceId}.${i}`);
+    const answers = await Promise.all(wamids.map((w, i) => post(app, metaTextDelivery(target(t), w, Date.now(), `4915112${String(i).padStart(6, '0')}`))));
+    expect(answers.map((a) => a.statusCode)).toEqual(wamids.map(() => 200));
+    expect(answers[0]!.json()).toEqual({ received: true });
+    // The burst went through the inbox (not every delivery processed before its answer).
+    expect(inbox.stats.stored - storedBefore).toBeGreaterThan(0);
+    const counts = await eventually(
+      async () => {
+        const c = await storedWamids(app, t.workspaceId);
+        return c.size === wamids.length && c;
+      },
+      { within: 30_000, what: 'all 300 messages', app },
+    );
+    expect([...counts.keys()].sort()).toEqual([...wamids].sort());
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    await eventually(async () => (await pendingRows(app)).filter((r) => r.failed_at === null).length === 0, { within: 10_000, what: 'the inbox drained' });
+  });
+
+  it('a delivery alone is processed before its answer, as before the inbox (nothing left in it)', async () => {
+    const t = await tenant(app);
+    await eventually(async () => (await pendingRows(app)).filter((r) => r.failed_at === null).length === 0, { within: 10_000, what: 'an empty inbox' });
+    const wamid = `wamid.inline.${t.workspaceId}`;
+    const res = await post(app, metaTextDelivery(target(t), wamid));
+    expect(res.statusCode, res.body).toBe(200);
+    expect((await storedWamids(app, t.workspaceId)).get(wamid)).toBe(1);
+    expect(await pendingRows(app)).toEqual([]);
+  });
+
+  it('a signed delivery that fails validation is refused with problem+json and not stored', async () => {
+    const t = await tenant(app);
+    const before = (await pendingRows(app)).length;
+    const body = metaTextDelivery(target(t), `wamid.invalid.${t.workspaceId}`) as { entry: unknown };
+    body.entry = 'not a list';
+    const res = await post(app, body);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect((await pendingRows(app)).length).toBe(before);
+    expect((await storedWamids(app, t.workspaceId)).size).toBe(0);
+  });
+});
+
+describe('recovery and sharing on one store', () => {
+  // Apps on one store share its at-rest key.
+  const shared = { env: { SECRET_KEY: 'provider-inbox-tests-share-this-secret-key-0123' } };
+  const env = { PROVIDER_INBOX_POLL_MS: '50', PROVIDER_INBOX_RETRY_MS: '5' };
+  const saved: Record<string, string | undefined> = {};
+  const setEnv = () => {
+    for (const [k, v] of Object.entries(env)) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  };
+  afterEach(() => {
+    for (const k of Object.keys(env)) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+  });
+
+  it('deliveries stored but never processed (the instance died) are processed by a new app on the same store at start', async () => {
+    const store = await openTestStore();
+    try {
+      const first = await build({ ...shared, overrides: { store } });
+      const t = await tenant(first);
+      await first.close(); // no worker runs on this store now
+      const waiting = `wamid.crash.${t.workspaceId}.never-claimed`;
+      const leased = `wamid.crash.${t.workspaceId}.lease-expired`;
+      const ids = [
+        await storeDirectly(first, metaTextDelivery(target(t), waiting)),
+        await storeDirectly(first, metaTextDelivery(target(t), leased), { by: 'an-instance-that-died', until: new Date(Date.now() - 1000) }),
+      ];
+      expect((await storedWamids(first, t.workspaceId)).size).toBe(0);
+      const second = await build({ ...shared, overrides: { store } });
+      const counts = await eventually(
+        async () => {
+          const c = await storedWamids(second, t.workspaceId);
+          return c.size === 2 && c;
+        },
+        { within: 10_000, what: 'both deliveries processed', app: second },
+      );
+      expect(Object.fromEntries(counts)).toEqual({ [waiting]: 1, [leased]: 1 });
+      expect(await pendingRows(second, ids)).toEqual([]);
+      await second.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('two workers on one store: each stored delivery is processed once, the work shared', async () => {
+    const store = await openTestStore();
+    try {
+      const seed = await build({ ...shared, overrides: { store } });
+      const t = await tenant(seed);
+      await seed.close();
+      const wamids = Array.from({ length: 120 }, (_, i) => `wamid.pair.${t.workspaceId}.${i}`);
+      for (const [i, w] of wamids.entries()) await storeDirectly(seed, metaTextDelivery(target(t), w, Date.now(), `4915113${String(i).padStart(6, '0')}`));
+      // Both start together and sweep the same backlog.
+      const [a, b] = await Promise.all([build({ ...shared, overrides: { store } }), build({ ...shared, overrides: { store } })]);
+      const counts = await eventually(
+        async () => {
+          const c = await storedWamids(a, t.workspaceId);
+          return c.size === wamids.length && c;
+        },
+        { within: 30_000, what: 'all 120 processed' },
+      );
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+      await eventually(async () => (await pendingRows(a)).length === 0, { within: 10_000, what: 'the inbox drained' });
+      const [sa, sb] = [providerInbox(a.platform)!.stats, providerInbox(b.platform)!.stats];
+      // Every row's effects committed once: no worker found a row gone (claims never overlapped), none failed.
+      expect(sa.processed + sb.processed).toBe(wamids.length);
+      expect(sa.skipped + sb.skipped).toBe(0);
+      expect(sa.failed + sb.failed).toBe(0);
+      if (onPostgres) {
+        // Two connections, FOR UPDATE SKIP LOCKED: both workers took part.
+        expect(sa.processed).toBeGreaterThan(0);
+        expect(sb.processed).toBeGreaterThan(0);
+      }
+      await Promise.all([a.close(), b.close()]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a poison delivery is tried up to the limit, then kept with its error and never claimed again', async () => {
+    setEnv();
+    const store = await openTestStore();
+    try {
+      const app = await build({ ...shared, overrides: { store } });
+      const t = await tenant(app);
+      // Valid JSON, but not a delivery processProviderPayload can apply (no `entry`): it throws each time.
+      const poison = await storeDirectly(app, { object: 'whatsapp_business_account' });
+      const good = `wamid.after-poison.${t.workspaceId}`;
+      await storeDirectly(app, metaTextDelivery(target(t), good));
+      const [row] = await eventually(
+        async () => {
+          const rows = await pendingRows(app, [poison]);
+          return rows[0]?.failed_at && rows;
+        },
+        { within: 20_000, what: 'the poison delivery given up' },
+      );
+      expect(row!.attempts).toBe(8);
+      expect(row!.last_error).toMatch(/entry|undefined|flatMap/);
+      expect(row!.lease_until).toBeNull();
+      expect(row!.leased_by).toBeNull();
+      // The good delivery behind it was not held up, and the poison row is not tried again.
+      expect((await storedWamids(app, t.workspaceId)).get(good)).toBe(1);
+      const failed = providerInbox(app.platform)!.stats.failed;
+      expect(failed).toBe(8);
+      const more = `wamid.later.${t.workspaceId}`;
+      await storeDirectly(app, metaTextDelivery(target(t), more));
+      providerInbox(app.platform)!.signal();
+      await eventually(async () => (await storedWamids(app, t.workspaceId)).get(more) === 1, { within: 10_000, what: 'a later delivery processed' });
+      expect(providerInbox(app.platform)!.stats.failed).toBe(8);
+      expect((await pendingRows(app, [poison]))[0]!.attempts).toBe(8);
+      await app.close();
+    } finally {
+      await store.close();
+    }
+  });
+});
