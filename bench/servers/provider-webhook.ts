@@ -1,6 +1,7 @@
 // The provider-webhook benchmark's server: the limits as shipped (120 requests a minute per IP on
 // public routes), PROVIDER_APP_SECRET from the environment, and a workspace with one sandbox
-// number (printed). A line `count` on stdin prints `{"stored":n}`, the inbound messages stored.
+// number (printed). A line `count` on stdin prints `{"stored":n,"pending":p,"failed":f}`: the
+// inbound messages stored, and the deliveries acknowledged but not yet processed (or kept as poison).
 import { createInterface } from 'node:readline';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
@@ -19,6 +20,10 @@ console.log(JSON.stringify({ url, pid: process.pid, providerPnId: numbers[0].pro
 createInterface({ input: process.stdin }).on('line', async (line) => {
   if (line !== 'count') return;
   const row = await db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).where('direction', '=', 'inbound').executeTakeFirstOrThrow();
-  console.log(JSON.stringify({ stored: Number(row.n) }));
+  const inbox = await db
+    .selectFrom('provider_deliveries')
+    .select((eb) => [eb.fn.countAll().filterWhere('failed_at', 'is', null).as('pending'), eb.fn.countAll().filterWhere('failed_at', 'is not', null).as('failed')])
+    .executeTakeFirstOrThrow();
+  console.log(JSON.stringify({ stored: Number(row.n), pending: Number(inbox.pending), failed: Number(inbox.failed) }));
 });
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));

@@ -50,7 +50,7 @@ export interface ProviderInboxOptions {
   maxBatchRows?: number;
 }
 
-/** Doubling from 1 s to 15 minutes: 8 attempts span about half an hour. */
+/** Quadrupling from 1 s up to 15 minutes: 8 attempts span about 35 minutes. */
 export const defaultRetryDelayMs = (attempt: number) => Math.min(15 * 60_000, 1000 * 2 ** (2 * (attempt - 1)));
 
 const inboxes = new WeakMap<Platform, ProviderInbox>();
