@@ -3,6 +3,7 @@
 // number (printed). A line `count` on stdin prints `{"stored":n,"pending":p,"failed":f}`: the
 // inbound messages stored, and the deliveries acknowledged but not yet processed (or kept as poison).
 import { createInterface } from 'node:readline';
+import { sql } from 'kysely';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
 import { newId } from '../../server/lib/ids.js';
@@ -19,11 +20,12 @@ console.log(JSON.stringify({ url, pid: process.pid, providerPnId: numbers[0].pro
 
 createInterface({ input: process.stdin }).on('line', async (line) => {
   if (line !== 'count') return;
-  const row = await db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).where('direction', '=', 'inbound').executeTakeFirstOrThrow();
-  const inbox = await db
-    .selectFrom('provider_deliveries')
-    .select((eb) => [eb.fn.countAll().filterWhere('failed_at', 'is', null).as('pending'), eb.fn.countAll().filterWhere('failed_at', 'is not', null).as('failed')])
-    .executeTakeFirstOrThrow();
-  console.log(JSON.stringify({ stored: Number(row.n), pending: Number(inbox.pending), failed: Number(inbox.failed) }));
+  // One statement, one snapshot: counted apart, a delivery processed between the two counts
+  // would be in neither (its message not yet counted, its row already gone).
+  const { rows } = await sql<{ stored: number; pending: number; failed: number }>`select
+      (select count(*) from messages where workspace_id = ${workspaceId} and direction = 'inbound')::int as stored,
+      (select count(*) from provider_deliveries where failed_at is null)::int as pending,
+      (select count(*) from provider_deliveries where failed_at is not null)::int as failed`.execute(db);
+  console.log(JSON.stringify(rows[0]));
 });
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
