@@ -96,6 +96,8 @@ export class ProviderInbox {
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** A signal came while the worker was awake (claiming, processing): its next sleep is skipped. */
+  private woken = false;
   private timer?: NodeJS.Timeout;
   private unlisten?: () => Promise<void>;
 
@@ -235,9 +237,10 @@ export class ProviderInbox {
     while (this.flushing || this.queue.length) await new Promise((resolve) => setImmediate(resolve));
   }
 
-  /** Wakes the worker (a delivery stored or finished, a notification). */
+  /** Wakes the worker (a delivery stored or finished, a notification); kept if it is not asleep. */
   signal(): void {
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.woken = true;
   }
 
   /**
@@ -261,6 +264,7 @@ export class ProviderInbox {
       const before = this.storedBatches;
       try {
         await this.pruneNowAndThen();
+        this.woken = false; // a delivery stored from here on is looked for again before sleeping
         rows = await this.claim();
       } catch (error) {
         this.log.warn({ error: describe(error) }, 'provider inbox: claim failed');
@@ -374,6 +378,10 @@ export class ProviderInbox {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(this.timer);
