@@ -17,6 +17,7 @@ import { expectNoChange, expectProblem, workspace, type Workspace } from './supp
 import { CUSTOMER, INBOUND_URL, envelope, inbound, postInbound, settle, textMessage } from './inbound.js';
 import { metaStatusDelivery, metaTextDelivery } from '../fakes/meta-webhook-examples.js';
 import { eventually } from '../support/eventually.js';
+import { providerInbox } from '../../server/apis/messaging/provider-inbox.js';
 
 const app = await buildShared({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' } });
 const events: PlatformEvent[] = [];
@@ -249,16 +250,23 @@ describe('E. Inbound provider webhook', () => {
       const a = await workspace(limitedApp);
       const db = limitedApp.platform.store.db;
       const raw = JSON.stringify(metaTextDelivery(a, `wamid.E14.${a.workspaceId}`));
-      const transactions = vi.spyOn(db, 'transaction');
+      // Where each transaction came from: the login session expiry sweep opens one every second on
+      // its own timer (a run of this case that spans its tick saw it); no other may open.
+      const opened: string[] = [];
+      const real = db.transaction.bind(db);
+      const transactions = vi.spyOn(db, 'transaction').mockImplementation(() => (opened.push(new Error().stack ?? ''), real()));
+      const received = vi.spyOn(providerInbox(limitedApp.platform)!, 'receive');
       try {
         await expectNoChange(limitedApp, async () => {
           for (const body of [raw, '{"object": "whatsapp_business_account", "entry": [', '{"__proto__": {"polluted": true}}']) {
             expectProblem(await from('203.0.113.16', body, sha256Header('another-secret', body)), 401, 'invalid-signature');
           }
         });
-        expect(transactions).not.toHaveBeenCalled();
+        expect(opened.filter((stack) => !stack.includes('expireSessions'))).toEqual([]);
+        expect(received).not.toHaveBeenCalled(); // nothing reached the handler, to be stored or applied
       } finally {
         transactions.mockRestore();
+        received.mockRestore();
       }
       // The same malformed bytes correctly signed reach the parser (E4): the signature came first.
       const malformed = '{"object": "whatsapp_business_account", "entry": [';
