@@ -221,7 +221,13 @@ export class ProviderInbox {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.unlisten = await this.platform.store.listen(CHANNEL, () => this.signal());
+    const unlisten = await this.platform.store.listen(CHANNEL, () => this.signal());
+    // Rows stored by other instances while this one's LISTEN connection was away: swept at once.
+    const offReconnect = this.platform.store.onReconnect(() => this.signal());
+    this.unlisten = async () => {
+      offReconnect();
+      await unlisten();
+    };
     this.loop = this.run(); // its first claim is the sweep on start
   }
 
