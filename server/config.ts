@@ -154,3 +154,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return config;
 }
+
+/**
+ * A duration in milliseconds from the environment, or undefined when unset or not positive: the
+ * workers' schedule overrides (`*_POLL_MS`, `*_LEASE_MS`, …) that area setup reads beside
+ * `loadConfig`, for tests and fault runs to shorten.
+ */
+export function envMs(name: string): number | undefined {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}

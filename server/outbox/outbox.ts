@@ -10,6 +10,7 @@ import type { Insertable } from 'kysely';
 import type { Database, DeliveryAttemptsTable, OutboxTable } from '../store/schema.js';
 import type { Store } from '../store/db.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './schedule.js';
+import { envMs } from '../config.js';
 
 export type OutboxRow = { [K in keyof OutboxTable]: OutboxTable[K] extends import('kysely').ColumnType<infer S, any, any> ? S : OutboxTable[K] };
 
@@ -67,10 +68,6 @@ interface Outcome {
   attempt?: Insertable<DeliveryAttemptsTable>;
 }
 
-function envMs(name: string): number | undefined {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
 const EXCERPT = 2048;
 
 export async function enqueue(tx: Transaction<Database> | Kysely<Database>, delivery: NewDelivery, at: Date = new Date()): Promise<string> {

@@ -16,6 +16,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { components } from '../../../generated/messaging/types.js';
 import { newId } from '../../lib/ids.js';
+import { envMs } from '../../config.js';
 import type { Platform } from '../../platform.js';
 import { processProviderPayload } from './provider-webhook.js';
 
@@ -404,23 +405,18 @@ function describe(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, 2000);
 }
 
-function envNumber(name: string): number | undefined {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
 /**
  * Creates this app's inbox; its worker starts when the app is ready and stops before the store
  * closes. PROVIDER_INBOX_LEASE_MS, _POLL_MS and _RETRY_MS (the first retry's delay) shorten the
  * schedule for the fault tests.
  */
 export async function setupProviderInbox(app: FastifyInstance): Promise<void> {
-  const retryMs = envNumber('PROVIDER_INBOX_RETRY_MS');
+  const retryMs = envMs('PROVIDER_INBOX_RETRY_MS');
   const inbox = new ProviderInbox({
     platform: app.platform,
     log: app.log,
-    leaseMs: envNumber('PROVIDER_INBOX_LEASE_MS'),
-    pollMs: envNumber('PROVIDER_INBOX_POLL_MS'),
+    leaseMs: envMs('PROVIDER_INBOX_LEASE_MS'),
+    pollMs: envMs('PROVIDER_INBOX_POLL_MS'),
     ...(retryMs ? { retryDelayMs: (attempt: number) => retryMs * 2 ** (attempt - 1) } : {}),
   });
   inboxes.set(app.platform, inbox);

@@ -9,13 +9,9 @@ import { registerAutomationResponders } from './inbound.js';
 import { setRunnerHooks } from './runner.js';
 import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
 import { TimerWorker } from './timers.js';
+import { envMs } from '../../../config.js';
 
 const CLAIM_TTL_MS = 7 * 86_400_000;
-
-function envMs(name: string): number | undefined {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
 
 export async function setup(app: FastifyInstance): Promise<void> {
   const platform = app.platform;

@@ -2,11 +2,7 @@
 // Delivery progress (statuses moving recipients forward) is in recipient-status.ts.
 import type { FastifyInstance } from 'fastify';
 import { CampaignWorker } from './worker.js';
-
-function envMs(name: string): number | undefined {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}
+import { envMs } from '../../../config.js';
 
 export async function setup(app: FastifyInstance): Promise<void> {
   const platform = app.platform;
