@@ -62,6 +62,29 @@ const statusOf = async (url: string, sessionId: string) => {
   return res.status === 200 ? ((await res.json()) as { status: string }).status : `http ${res.status}`;
 };
 
+/** `count` sessions started alternately at A and B, each with a stream open on B. */
+async function sessionsWithStreams(count: number) {
+  const sessions: Awaited<ReturnType<typeof startSession>>[] = [];
+  for (let i = 0; i < count; i++) sessions.push(await startSession(a.info, i % 2 ? b.info.url : a.info.url));
+  return { sessions, streams: await Promise.all(sessions.map((s) => openStream(b.info.url, s))) };
+}
+
+/** The sessions' LOGINs, two at a time, alternately at A and B; answers the deliveries it took. */
+async function deliverLogins(sessions: { loginCode: string }[], why: string): Promise<number> {
+  let attempts = 0;
+  const queue = sessions.map((s, i) => ({ s, url: i % 2 ? a.info.url : b.info.url }));
+  await Promise.all(
+    Array.from({ length: 2 }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const tries = await deliverLogin(next.url, a.info, next.s.loginCode);
+        attempts += tries;
+        await elapse(100, why);
+      }
+    }),
+  );
+  return attempts;
+}
+
 /**
  * What became of the sessions once the faults are over: those never verified (lost), `verified`
  * events stored twice for one session (duplicated), and streams that never saw `verified`.
@@ -106,9 +129,7 @@ describe('lost notifications on PostgreSQL', () => {
 
   it('every backend terminated again and again under a stream of LOGINs: every session verified, on the stream too', async () => {
     const count = 50;
-    const sessions = [];
-    for (let i = 0; i < count; i++) sessions.push(await startSession(a.info, i % 2 ? b.info.url : a.info.url));
-    const streams = await Promise.all(sessions.map((s) => openStream(b.info.url, s)));
+    const { sessions, streams } = await sessionsWithStreams(count);
     // PostgreSQL ends every connection of the database every 200 ms (as a restart or failover
     // would) while the LOGINs arrive, 2 at a time, alternately at A and B.
     let chaos = true;
@@ -121,17 +142,7 @@ describe('lost notifications on PostgreSQL', () => {
         await elapse(200, 'faults at a real pace: connections ended every 200 ms');
       }
     })();
-    let attempts = 0;
-    const queue = sessions.map((s, i) => ({ s, url: i % 2 ? a.info.url : b.info.url }));
-    await Promise.all(
-      Array.from({ length: 2 }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          const tries = await deliverLogin(next.url, a.info, next.s.loginCode);
-          attempts += tries;
-          await elapse(100, 'LOGINs spread over the faults, as users send them');
-        }
-      }),
-    );
+    const attempts = await deliverLogins(sessions, 'LOGINs spread over the faults, as users send them');
     chaos = false;
     await killer;
     const { lost, duplicated, streamsLost } = await outcome(sessions, streams, 10_000);
@@ -145,32 +156,17 @@ describe('lost notifications on PostgreSQL', () => {
   // file, since it ends the admin connection too.
   it.runIf(process.env.PG_RESTART)('PostgreSQL restarted under a stream of LOGINs: every session verified, on the stream too', async () => {
     const count = 30;
-    const sessions: Awaited<ReturnType<typeof startSession>>[] = [];
-    for (let i = 0; i < count; i++) sessions.push(await startSession(a.info, i % 2 ? b.info.url : a.info.url));
-    const streams = await Promise.all(sessions.map((s) => openStream(b.info.url, s)));
+    const { sessions, streams } = await sessionsWithStreams(count);
     const startedAt = async () => (await sql<{ at: Date }>`select pg_postmaster_start_time() as at`.execute(database.db)).rows[0]!.at.getTime();
     const before = await startedAt();
-    let attempts = 0;
-    // Ten LOGINs before the restart, ten while it runs, ten once the server is back; two at a
-    // time, alternately at A and B.
-    const deliver = async (part: typeof sessions) => {
-      const queue = part.map((s, i) => ({ s, url: i % 2 ? a.info.url : b.info.url }));
-      await Promise.all(
-        Array.from({ length: 2 }, async () => {
-          for (let next = queue.shift(); next; next = queue.shift()) {
-            const tries = await deliverLogin(next.url, a.info, next.s.loginCode);
-            attempts += tries;
-            await elapse(100, 'LOGINs spread over the restart, as users send them');
-          }
-        }),
-      );
-    };
-    await deliver(sessions.slice(0, 10));
+    // Ten LOGINs before the restart, ten while it runs, ten once the server is back.
+    const why = 'LOGINs spread over the restart, as users send them';
+    let attempts = await deliverLogins(sessions.slice(0, 10), why);
     const restarted = promisify(execFile)('sh', ['-c', process.env.PG_RESTART!]);
-    await deliver(sessions.slice(10, 20));
+    attempts += await deliverLogins(sessions.slice(10, 20), why);
     await restarted;
     expect(await startedAt()).toBeGreaterThan(before); // the server really restarted
-    await deliver(sessions.slice(20));
+    attempts += await deliverLogins(sessions.slice(20), why);
     const { lost, duplicated, streamsLost } = await outcome(sessions, streams, 15_000);
     report('lost-notify restart', { logins: count, lost, duplicated, streamsLost, deliveries: attempts });
     expect({ lost, duplicated, streamsLost }).toEqual({ lost: 0, duplicated: 0, streamsLost: 0 });
