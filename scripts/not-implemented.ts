@@ -1,8 +1,8 @@
 // Lists the operations that answer 501 (no handler yet), per API, as the README shows them.
 // `npm run readme:ops` rewrites the README's list; a unit test fails when it is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { implemented, operationIds } from '../server/apis/registry.js';
-import { API_NAMES } from '../server/contract.js';
+import { implemented } from '../server/app.js';
+import { API_NAMES, contractOperations } from '../server/contract.js';
 
 const START = '<!-- not-implemented:start -->';
 const END = '<!-- not-implemented:end -->';
@@ -12,7 +12,7 @@ export function notImplementedMarkdown(): string {
   let total = 0;
   for (const api of API_NAMES) {
     const done = implemented(api);
-    const missing = operationIds(api).filter((id) => !done.has(id));
+    const missing = contractOperations(api).map((op) => op.operationId).filter((id) => !done.has(id));
     total += missing.length;
     lines.push(`- **${api}** (${missing.length}): ${missing.length ? missing.map((id) => `\`${id}\``).join(', ') : 'none'}`);
   }

@@ -1,16 +1,33 @@
 // Builds the application (no listen): the platform (store, bus, outbox, providers), plugins,
-// the published documents and the four APIs.
+// the published documents and the areas of the four APIs (AREAS below: each area's folder holds
+// everything it does).
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Config } from './config.js';
-import { registerApis } from './apis/registry.js';
-import { API_NAMES, contractDocument } from './contract.js';
+import { handlerTable, implementedOperations, mountAreas, type Area } from './apis/area.js';
+import { accountArea } from './apis/account/area.js';
+import { connectContentArea } from './apis/connect/content/area.js';
+import { connectOAuthArea } from './apis/connect/oauth/area.js';
+import { loginArea } from './apis/login/area.js';
+import { automationArea } from './apis/messaging/automation/area.js';
+import { botsArea } from './apis/messaging/bots/area.js';
+import { campaignsArea } from './apis/messaging/campaigns/area.js';
+import { commerceArea } from './apis/messaging/commerce/area.js';
+import { configurationArea } from './apis/messaging/configuration/area.js';
+import { contactsArea } from './apis/messaging/contacts/area.js';
+import { formsArea } from './apis/messaging/forms/area.js';
+import { inboxArea } from './apis/messaging/inbox/area.js';
+import { mediaArea } from './apis/messaging/media/area.js';
+import { operationsArea } from './apis/messaging/operations/area.js';
+import { packsArea } from './apis/messaging/packs/area.js';
+import { providerArea } from './apis/messaging/provider-area.js';
+import { templatesArea } from './apis/messaging/templates/area.js';
+import { webhooksArea } from './apis/webhooks/area.js';
+import type { ApiName } from './contract.js';
 import { guardStorableText } from './lib/storable.js';
-import { guardRequestBodies, requiredBodies } from './lib/request-body.js';
-import { setupAreas } from './apis/areas.js';
-import { createInboundSink } from './apis/messaging/inbound-sink.js';
+import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import bodyParsers from './plugins/body-parsers.js';
 import documents from './plugins/documents.js';
@@ -22,6 +39,31 @@ import { isViewerUrl, sendViewerError } from './pages/viewer.js';
 import { validatorCompiler } from './lib/validation.js';
 import { mapSerializer } from './lib/openapi-maps.js';
 
+/** The areas of the product, in the order their plugins start (Login first: its LOGIN step). */
+export const AREAS: readonly Area[] = [
+  accountArea,
+  loginArea,
+  connectOAuthArea,
+  connectContentArea,
+  webhooksArea,
+  configurationArea,
+  contactsArea,
+  inboxArea,
+  templatesArea,
+  campaignsArea,
+  automationArea,
+  mediaArea,
+  commerceArea,
+  botsArea,
+  formsArea,
+  packsArea,
+  operationsArea,
+  providerArea,
+];
+
+/** operationIds that have a handler, per API (the README's list, the contract suite). */
+export const implemented = (api: ApiName) => implementedOperations(AREAS, api);
+
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
@@ -30,6 +72,7 @@ declare module 'fastify' {
 }
 
 export async function buildApp(config: Config, overrides: PlatformOverrides = {}, logging: { stream?: { write(line: string): void } } = {}): Promise<FastifyInstance> {
+  handlerTable(AREAS); // an operation handled twice or by nobody fails here, before anything opens
   const limits = { ...LIMITS, ...overrides.limits };
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(logging.stream ? { stream: logging.stream } : {}) },
@@ -89,14 +132,11 @@ export async function buildApp(config: Config, overrides: PlatformOverrides = {}
   });
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
-  guardRequestBodies(app, requiredBodies(API_NAMES.map((api) => contractDocument(api))));
+  guardRequestBodies(app);
   guardStorableText(app); // NUL and lone surrogates: 400 before any handler (H8)
-  await registerApis(app);
-  (await import('./apis/login/verification.js')).startLogin(app); // LOGIN messages, expiry, streams
-  await setupAreas(app); // Connect and Messaging: schemes, pages outside the contract, workers
+  await mountAreas(app, AREAS); // every contract operation, then each area's routes and work
   await app.register((await import('./plugins/pages.js')).default); // sign-in page (session cookie, CSRF)
   methodNotAllowed(app, methods);
-  platform.setInboundSink(createInboundSink(app)); // the sandbox posts through the provider's signed route
   return app;
 }
 

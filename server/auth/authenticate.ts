@@ -6,15 +6,15 @@
 // Every failure answers the same 401 body, whatever was wrong (missing, malformed, unknown,
 // revoked, expired, of the wrong kind), with a `WWW-Authenticate` naming the accepted schemes.
 // A valid credential without the needed scope answers 403 naming the scope.
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Operation, SecurityRequirement } from '../contract.js';
 import { setCapped } from '../lib/capped-map.js';
 import { HttpProblem } from '../lib/problems.js';
 import { apiKeyVerifier } from './api-keys.js';
 import { markDeadCredential, recordAuthFailure, type CredentialHeader } from './auth-failures.js';
 import { verifyOwnerToken } from './owner-jwt.js';
 
-/** One entry of an operation's `security`: scheme name → required scopes. */
-export type SecurityRequirement = Record<string, string[]>;
+export type { SecurityRequirement };
 
 /** Kinds of caller; other APIs add theirs by augmenting this interface. */
 export interface AuthKinds {
@@ -85,11 +85,19 @@ export function unauthorized(challenges: string[]): HttpProblem {
   return new HttpProblem(401, 'unauthorized', 'A valid credential is required.', {}, { 'www-authenticate': challenges.join(', ') });
 }
 
-export function authenticator(app: FastifyInstance, api: string, operationId: string, requirements: SecurityRequirement[]): preHandlerAsyncHookHandler {
-  const isPublic = requirements.length === 0 || requirements.some((r) => Object.keys(r).length === 0);
-  if (isPublic) return async () => {};
+/**
+ * The `onRequest` hook of an operation: it runs before any byte of the body is read, so a call
+ * without a valid credential answers 401 whatever its path ids or body, and an unauthenticated
+ * upload is never read. A request carrying two credentials is refused first (below).
+ */
+export function authenticator(app: FastifyInstance, operation: Pick<Operation, 'api' | 'operationId' | 'security'>): onRequestAsyncHookHandler {
+  const { api, operationId, security: requirements } = operation;
+  if (requirements.length === 0) return async () => {};
+  const isPublic = requirements.some((r) => Object.keys(r).length === 0);
+  if (isPublic) return async (request) => refuseTwoCredentials(request);
   const context: SchemeContext = { app, api, operationId };
   return async (request) => {
+    refuseTwoCredentials(request);
     let forbidden: HttpProblem | undefined;
     for (const requirement of requirements) {
       const outcome = await meet(request, requirement, context);
@@ -103,6 +111,25 @@ export function authenticator(app: FastifyInstance, api: string, operationId: st
     // Per IP, or per dead credential and workspace (catalogue K3, K10-K12, ./auth-failures.ts).
     throw (await recordAuthFailure(request)) ?? unauthorized(challenges(api, requirements));
   };
+}
+
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key']);
+
+/**
+ * More than one credential (`X-API-Key` and `Authorization`, or either twice) is 400 before any
+ * key is looked up: which one the request acts with would otherwise depend on the order schemes
+ * are tried (RFC 6750 §3.1 answers `invalid_request` to more than one method). Node keeps only the
+ * first `Authorization` of a request, so the raw headers are counted.
+ */
+function refuseTwoCredentials(request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (CREDENTIAL_HEADERS.has(raw[i]!.toLowerCase())) count++;
+  if (count > 1) {
+    throw new HttpProblem(400, 'validation', 'Send one credential: X-API-Key or Authorization, once.', {
+      errors: [{ pointer: '/header/authorization', detail: 'only one of X-API-Key and Authorization may be sent, once' }],
+    });
+  }
 }
 
 async function meet(request: FastifyRequest, requirement: SecurityRequirement, context: SchemeContext): Promise<{ auth?: AuthContext; forbidden?: HttpProblem }> {

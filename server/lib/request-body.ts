@@ -1,5 +1,5 @@
 // The request body against the contract, before any parser or handler sees it. Fastify validates
-// a body only when its Content-Type has a schema (glue keys body schemas by media type), so a
+// a body only when its Content-Type has a schema (body schemas are keyed by media type), so a
 // body sent as text/plain, or none at all, used to reach handlers unvalidated (500s that
 // schemathesis found, catalogue H12). Added to every contract route (onRoute):
 // - a declared body with another media type, or a malformed multipart type: 415;
@@ -8,8 +8,6 @@
 //   body, which many clients send on bare POSTs, is still accepted and ignored).
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { problem, sendProblem } from './problems.js';
-
-type Body = { content: Record<string, unknown> } | undefined;
 
 const mediaType = (request: FastifyRequest) => String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 const hasBody = (request: FastifyRequest) => Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
@@ -20,8 +18,7 @@ function unsupported(reply: FastifyReply, type: string, accepted: string[]) {
 }
 
 /** The media-type guard for one route. */
-function guard(body: Body) {
-  const accepted = Object.keys(body?.content ?? {}).map((t) => t.toLowerCase());
+function guard(accepted: string[]) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const type = mediaType(request);
     if (!accepted.length) {
@@ -48,25 +45,15 @@ function requireBody(request: FastifyRequest, reply: FastifyReply, done: () => v
   done();
 }
 
-/** Adds the guard to every route glue builds from a document (those carry `schema.operationId`). */
-export function guardRequestBodies(app: FastifyInstance, requiredBodies: Map<string, boolean>): void {
+/**
+ * Adds the guard to every contract route (those carry their operation). Call it after the
+ * rate-limit plugin: the guard then runs after the operation's authentication and rate limit.
+ */
+export function guardRequestBodies(app: FastifyInstance): void {
   app.addHook('onRoute', (route: RouteOptions) => {
-    const schema = route.schema as { operationId?: string; body?: Body } | undefined;
-    if (!schema?.operationId || !requiredBodies.has(schema.operationId)) return;
-    const hook = guard(schema.body);
-    // onRequest: before the parsers (multipart's runs as a preValidation hook of the instance).
-    route.onRequest = [hook as never, ...[route.onRequest ?? []].flat()];
-    if (requiredBodies.get(schema.operationId)) route.preValidation = [requireBody as never, ...[route.preValidation ?? []].flat()];
+    const operation = route.config?.operation;
+    if (!operation) return;
+    route.onRequest = [...[route.onRequest ?? []].flat(), guard(operation.bodyTypes) as never];
+    if (operation.bodyRequired) route.preValidation = [requireBody as never, ...[route.preValidation ?? []].flat()];
   });
-}
-
-/** operationId → whether its request body is required, from parsed OpenAPI documents. */
-export function requiredBodies(documents: unknown[]): Map<string, boolean> {
-  const map = new Map<string, boolean>();
-  for (const doc of documents as { paths?: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean } }>> }[]) {
-    for (const item of Object.values(doc.paths ?? {})) {
-      for (const op of Object.values(item)) if (op?.operationId) map.set(op.operationId, op.requestBody?.required === true);
-    }
-  }
-  return map;
 }

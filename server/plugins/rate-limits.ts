@@ -1,5 +1,5 @@
 // Rate limits (@fastify/rate-limit) for every route registered after this plugin: per
-// credential on operations whose contract `security` requires one, per client IP elsewhere.
+// credential where the operation authenticated one, per client IP elsewhere.
 // Answers carry RateLimit-Limit/-Remaining/-Reset (the IETF draft's separate fields, the
 // plugin's `enableDraftSpec`); a 429 adds Retry-After and is our problem+json. Besides, an IP
 // that failed authentication too often gets 429 for its credentials, and so does a revoked or
@@ -12,7 +12,6 @@ import { hash, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { API_NAMES, contractDocument } from '../contract.js';
 import {
   AUTH_FAILURE_IPS,
   AUTH_FAILURE_WINDOW_MS,
@@ -23,26 +22,6 @@ import {
 } from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
 import { setCapped } from '../lib/capped-map.js';
-
-let secured: Set<string> | undefined;
-
-/** `METHOD /fastify/:url` of each operation that needs a credential (no anonymous `{}` alternative). */
-function securedRoutes(): Set<string> {
-  if (secured) return secured;
-  secured = new Set();
-  for (const api of API_NAMES) {
-    const doc = contractDocument(api);
-    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths ?? {})) {
-      for (const [method, op] of Object.entries<any>(item)) {
-        const requirements: object[] = op?.operationId ? (op.security ?? doc.security ?? []) : [];
-        if (requirements.length && requirements.every((r) => Object.keys(r).length > 0)) {
-          secured.add(`${method.toUpperCase()} ${path.replace(/{(\w+)}/g, ':$1')}`);
-        }
-      }
-    }
-  }
-  return secured;
-}
 
 // The bucket key is SHA-256 of a secret that lives only in this process followed by the
 // credential, so neither the credential nor anything that could be checked against a guess of it
@@ -68,10 +47,10 @@ function credentialKey(credential: string): string {
 }
 
 export function rateLimitKey(request: FastifyRequest): string {
-  const value = securedRoutes().has(`${request.method} ${request.routeOptions.url}`) ? presentedCredential(request) : undefined;
-  // A credential is not verified here (that needs the database, and limits run first): invented
-  // values each get a bucket. The per-IP count of failed authentications below (catalogue K3)
-  // is what bounds guessing.
+  // The limit runs after authentication (server/apis/area.ts): on an operation that needs a
+  // credential, `auth` is set and the bucket is that verified credential's; an invented one was
+  // answered 401 before reaching here and counted against its IP below (catalogue K3).
+  const value = request.auth ? presentedCredential(request) : undefined;
   // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
   return value ? credentialKey(value) : `ip:${normalizeIP(request.ip)}`;
 }
@@ -97,7 +76,7 @@ export default fp(
     const { rateLimitPerMinute, rateLimitIpPerMinute, authFailuresPerIp } = app.config;
     await app.register(rateLimit, {
       global: true,
-      hook: 'onRequest', // before body parsing, authentication and any database work
+      hook: 'onRequest', // after the operation's authentication (a route hook before it), before the body is read
       timeWindow: 60_000,
       max: (_request, key) => (key.startsWith('key:') ? rateLimitPerMinute : rateLimitIpPerMinute),
       keyGenerator: rateLimitKey,

@@ -12,7 +12,7 @@ import { startProxies } from '../../mocks/proxy.mjs';
 import { proxyVerdict, type ProxyViolation } from './proxy-report.js';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
-import { implemented } from '../../server/apis/registry.js';
+import { implemented } from '../../server/app.js';
 import { API_NAMES } from '../../server/contract.js';
 import { openTestStore } from '../support/store.js';
 import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';

@@ -1,5 +1,7 @@
 // Catalogue group A (authentication) against the real APIs and the shared fixture: every refusal
 // is one 401 body (no hint why), changes nothing, and names the scheme in WWW-Authenticate.
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
@@ -12,7 +14,8 @@ import { buildShared } from '../helper.js';
 import { connectBearer } from '../support/connect.js';
 import { sameness } from '../unit/account/support.js';
 import { basic } from '../unit/connect/oauth/support.js';
-import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
+import { PROBLEMS, expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
+import { securedOperations, urlOf } from './sweep.js';
 import { expectProblems, recordErrors } from './logged-app.js';
 
 const clock = { now: Date.now() };
@@ -185,3 +188,84 @@ describe('A authentication', () => {
     await refused(() => app.inject({ url: '/api/account/me', headers: { authorization: w.owner } }));
   });
 });
+
+describe('A authentication comes first', () => {
+  // From their own address: these requests fail authentication on purpose, and K3 counts failures per IP.
+  const remoteAddress = '10.14.0.1';
+
+  it('A14 every secured operation without a credential: 401, whatever its path ids or body (swept from the documents)', async () => {
+    const operations = securedOperations();
+    expect(operations.length).toBeGreaterThan(100);
+    for (const op of operations) {
+      const url = urlOf(op, Object.fromEntries(op.params.map((name) => [name, 'nope%00'])));
+      // A body that would fail parsing and validation: authentication must answer before either.
+      const payload = op.body ? '{"broken": ' : undefined;
+      const headers: Record<string, string> = op.body ? { 'content-type': op.body.contentType.startsWith('multipart/') ? 'multipart/form-data; boundary=x' : 'application/json' } : {};
+      const res = await app.inject({ method: op.method as 'GET', url, headers, payload, remoteAddress });
+      expect(res.statusCode, `${op.operationId} ${op.method} ${url}: ${res.body}`).toBe(401);
+      expect(res.headers['content-type'], op.operationId).toBe('application/problem+json; charset=utf-8');
+      expect(res.json().type, op.operationId).toBe(`${PROBLEMS}unauthorized`);
+      expect(res.headers['www-authenticate'], op.operationId).toBeTruthy();
+    }
+  });
+
+  it('A15 two credentials (X-API-Key and Authorization, or Authorization twice): 400 before any key is looked up', async () => {
+    const w = await workspace(app);
+    const key = (await newKey(w)).secret as string;
+    for (const headers of [
+      { 'x-api-key': key, authorization: `ApiKey ${key}` },
+      { 'x-api-key': 'never-issued', authorization: w.owner },
+      { 'x-api-key': key, authorization: 'Bearer nothing' },
+    ]) {
+      const res = await expectNoChange(app, () => contacts(headers));
+      expect(expectProblem(res, 400, 'validation').errors).toEqual([{ pointer: '/header/authorization', detail: expect.stringContaining('only one') }]);
+    }
+    // Node keeps only the first Authorization of a request: the server counts them itself.
+    const port = await listening();
+    const twice = await rawRequest(port, `GET /api/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: ApiKey ${key}\r\nAuthorization: ApiKey other\r\nConnection: close\r\n\r\n`);
+    expect(twice).toMatch(/^HTTP\/1\.1 400 /);
+    expect(twice).toContain(`${PROBLEMS}validation`);
+    // One credential still works.
+    expect((await contacts({ 'x-api-key': key })).statusCode).toBe(200);
+  });
+
+  it('A16 an upload without a credential is answered 401 before its body is read', async () => {
+    const port = await listening();
+    // Announces 20 MB and sends none of it: the answer must come without waiting for the body.
+    const head = `POST /api/connect/documents HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: ${20 * 1024 * 1024}\r\n\r\n`;
+    const answer = await rawRequest(port, head, { endAfterWrite: false });
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toContain(`${PROBLEMS}unauthorized`);
+  });
+});
+
+let port: number | undefined;
+async function listening(): Promise<number> {
+  if (port === undefined) {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+  }
+  return port;
+}
+
+/** Writes `text` on a new connection and resolves with what the server answers first. */
+function rawRequest(port: number, text: string, { endAfterWrite = true } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(text);
+      if (endAfterWrite) socket.end();
+    });
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+      // The whole problem body has arrived once its closing brace has.
+      if (/\r\n\r\n[\s\S]*}\s*$/.test(answer)) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+  });
+}

@@ -50,13 +50,27 @@ function successBody(op: any): Operation['body'] {
   return { contentType, value: name ? examples[name]!.value : media.example ?? {} };
 }
 
+const documents = new Map<Api, any>();
+const documentOf = (api: Api) => documents.get(api) ?? documents.set(api, parse(readFileSync(new URL(`../../generated/${api}/openapi.3.1.yaml`, import.meta.url), 'utf8'))).get(api);
+
 export function operationsWithPathIds(): Operation[] {
-  const out: Operation[] = [];
+  return allOperations().filter((op) => op.params.length > 0);
+}
+
+/** Operations that never run without a credential: every alternative of their `security` names a scheme. */
+export function securedOperations(): Operation[] {
+  return allOperations().filter((op) => {
+    const security = (op.security ?? []) as Record<string, string[]>[];
+    return security.length > 0 && security.every((requirement) => Object.keys(requirement).length > 0);
+  });
+}
+
+function allOperations(): (Operation & { security: unknown })[] {
+  const out: (Operation & { security: unknown })[] = [];
   for (const api of APIS) {
-    const doc = parse(readFileSync(new URL(`../../generated/${api}/openapi.3.1.yaml`, import.meta.url), 'utf8'));
+    const doc = documentOf(api);
     for (const [path, item] of Object.entries(doc.paths as Record<string, any>)) {
       const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-      if (!params.length) continue;
       for (const method of METHODS) {
         const op = item[method];
         if (!op) continue;
@@ -70,6 +84,7 @@ export function operationsWithPathIds(): Operation[] {
           keys: params.map((p) => keyOf(api, path, p)),
           schemes: security.flatMap((s) => Object.keys(s)),
           body: successBody(op),
+          security,
         });
       }
     }

@@ -6,11 +6,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { build, buildShared } from '../helper.js';
 import { rateLimitKey } from '../../server/plugins/rate-limits.js';
+import { createKey, signUp } from './account/support.js';
 
 const P = 'https://chatapp.example/problems/';
 const AUTHED = '/api/chatapp/connections'; // listConnections: needs a Messaging key
 const PUBLIC = '/api/industry-packs/public'; // listIndustryPacks: security []
 const METADATA = '/.well-known/oauth-authorization-server'; // implemented, public
+const SIGN_UP = '/api/account/workspaces'; // createWorkspace: public, takes a JSON body
+
+/** A real Messaging key of a new workspace: authentication runs before limits and bodies. */
+async function messagingKey(app: FastifyInstance): Promise<string> {
+  const owner = await signUp(app);
+  return (await createKey(app, owner.token)).secret;
+}
 
 /** Every error body seen in this file, checked once more for leaks at the end (M1, M2). */
 const errors: { status: number; contentType: string; body: string }[] = [];
@@ -63,7 +71,7 @@ describe('http hygiene', () => {
   });
 
   it('K1 RateLimit-Limit, -Remaining and -Reset on API answers, per credential and per IP', async () => {
-    const keyed = await app.inject({ url: AUTHED, headers: { 'x-api-key': 'k-headers' } });
+    const keyed = await app.inject({ url: AUTHED, headers: { 'x-api-key': await messagingKey(app) } });
     expect(keyed.headers['ratelimit-limit']).toBe('600');
     expect(keyed.headers['ratelimit-remaining']).toBe('599');
     expect(Number(keyed.headers['ratelimit-reset'])).toBeGreaterThan(0);
@@ -73,7 +81,8 @@ describe('http hygiene', () => {
   });
 
   it('K1 the limiter key is a keyed hash, never the credential', () => {
-    const request = (headers: Record<string, string>) => ({ method: 'GET', ip: '10.0.0.1', headers, routeOptions: { url: AUTHED } }) as never;
+    // Limits run after authentication: `auth` is set on a request whose credential was verified.
+    const request = (headers: Record<string, string>) => ({ method: 'GET', ip: '10.0.0.1', headers, auth: { workspaceId: 'w', kind: 'api_key', scopes: [] } }) as never;
     const key = rateLimitKey(request({ 'x-api-key': 'sk_live_secret_value' }));
     expect(key).toMatch(/^key:[\w-]{43}$/);
     expect(key).not.toContain('secret');
@@ -84,11 +93,10 @@ describe('http hygiene', () => {
     expect(rateLimitKey(request({ 'x-api-key': long }))).toMatch(/^key:[\w-]{43}$/);
     expect(rateLimitKey(request({ 'x-api-key': long }))).toBe(rateLimitKey(request({ authorization: `ApiKey ${long}` })));
     expect(rateLimitKey(request({ 'x-api-key': long }))).not.toBe(key);
-    expect(rateLimitKey(request({}))).toBe('ip:10.0.0.1');
-    const v6 = (ip: string) => rateLimitKey({ method: 'GET', ip, headers: {}, routeOptions: { url: PUBLIC } } as never);
+    const v6 = (ip: string) => rateLimitKey({ method: 'GET', ip, headers: {} } as never);
     expect(v6('2001:db8:1:2::1')).toBe(v6('2001:db8:1:2:ffff::9')); // one /64, one bucket
-    // On a public route a credential header does not buy a fresh bucket: the IP counts.
-    expect(rateLimitKey({ method: 'GET', ip: '10.0.0.1', headers: { 'x-api-key': 'x' }, routeOptions: { url: PUBLIC } } as never)).toBe('ip:10.0.0.1');
+    // Without a verified credential (a public route) a credential header does not buy a fresh bucket: the IP counts.
+    expect(rateLimitKey({ method: 'GET', ip: '10.0.0.1', headers: { 'x-api-key': 'x' } } as never)).toBe('ip:10.0.0.1');
   });
 
   it('M4 a known path with another method: 405 with Allow', async () => {
@@ -110,13 +118,13 @@ describe('http hygiene', () => {
 
   it('M4 parser 413 for a 2 MiB JSON body', async () => {
     const payload = JSON.stringify({ token: 'x'.repeat(2 * 1024 * 1024) });
-    const res = seen(await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, payload }));
+    const res = seen(await app.inject({ method: 'POST', url: SIGN_UP, headers: { 'content-type': 'application/json' }, payload }));
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ type: `${P}payload-too-large`, status: 413 });
   });
 
   it('M4 malformed JSON and a wrong Content-Type: problems', async () => {
-    const post = (type: string, payload: string) => app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'content-type': type, 'x-api-key': 'k' }, payload });
+    const post = (type: string, payload: string) => app.inject({ method: 'POST', url: SIGN_UP, headers: { 'content-type': type }, payload });
     expect(seen(await post('application/json', '{"token": ')).json().type).toBe(`${P}malformed-body`);
     expect(seen(await post('text/xml', '<token/>')).json().type).toBe(`${P}unsupported-media-type`);
     expect(seen(await post('application/json', '')).json().type).toBe(`${P}malformed-body`);
@@ -181,9 +189,16 @@ describe('http hygiene with tiny limits', () => {
   });
 
   it('K1 a burst over one key: 429 rate-limited with Retry-After; other keys and IPs unaffected', async () => {
+    // Keys made from another IP: sign-up is a public route, limited per IP.
+    const keys = async () => {
+      const owner = seen(await app.inject({ method: 'POST', url: SIGN_UP, remoteAddress: '10.7.7.7', payload: { email: 'burst@example.test', password: 'correct horse battery staple', name: 'Burst', workspace_name: 'Burst', workspace_slug: 'burst' } })).json();
+      const create = (name: string) => app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${owner.session.access_token}` }, payload: { name } });
+      return [(await create('a')).json().secret as string, (await create('b')).json().secret as string];
+    };
+    const [keyA, keyB] = await keys();
     const call = (key: string) => app.inject({ url: AUTHED, headers: { 'x-api-key': key } });
-    for (let i = 0; i < 3; i++) expect((await call('key-a')).statusCode).not.toBe(429);
-    const limited = seen(await call('key-a'));
+    for (let i = 0; i < 3; i++) expect((await call(keyA!)).statusCode).not.toBe(429);
+    const limited = seen(await call(keyA!));
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
@@ -192,8 +207,8 @@ describe('http hygiene with tiny limits', () => {
     expect(limited.headers['x-content-type-options']).toBe('nosniff');
     expect(limited.json()).toMatchObject({ type: `${P}rate-limited`, status: 429, instance: AUTHED });
     // The same key by the Authorization header shares the bucket; another key has its own.
-    expect((await app.inject({ url: AUTHED, headers: { authorization: 'ApiKey key-a' } })).statusCode).toBe(429);
-    const other = await call('key-b');
+    expect((await app.inject({ url: AUTHED, headers: { authorization: `ApiKey ${keyA}` } })).statusCode).toBe(429);
+    const other = await call(keyB!);
     expect(other.statusCode).not.toBe(429);
     expect(other.headers['ratelimit-remaining']).toBe('2');
     // The IP that sent the burst still has its own (per-IP) bucket on public routes.

@@ -3,16 +3,19 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'yaml';
-import { messagingHandlers } from '../../server/apis/messaging/handlers.js';
+import { botsArea } from '../../server/apis/messaging/bots/area.js';
 import { build, buildShared } from '../helper.js';
+import { createKey, signUp } from './account/support.js';
 
 const NOT_IMPLEMENTED = 'https://chatapp.example/problems/not-implemented';
 
 describe('server skeleton', () => {
   // Building the app compiles every route's schemas; one app serves these read-only checks.
   let app: FastifyInstance;
+  let key: string;
   beforeAll(async () => {
     app = await buildShared();
+    key = (await createKey(app, (await signUp(app)).token)).secret;
   });
 
   it('answers /healthz once ready', async () => {
@@ -39,7 +42,7 @@ describe('server skeleton', () => {
   });
 
   it('answers malformed JSON with 400 malformed-body and no internals', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, payload: '{"name": ' });
+    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'content-type': 'application/json', 'x-api-key': key }, payload: '{"name": ' });
     expect(res.statusCode).toBe(400);
     const body = res.json();
     expect(body.type).toBe('https://chatapp.example/problems/malformed-body');
@@ -47,7 +50,7 @@ describe('server skeleton', () => {
   });
 
   it('answers a body that breaks the schema with 400 validation naming each field', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'x-api-key': 'k' }, payload: { name: 42, org_id: 'ws_123456789' } });
+    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'x-api-key': key }, payload: { name: 42, org_id: 'ws_123456789' } });
     expect(res.statusCode).toBe(400);
     const body = res.json();
     expect(body.type).toBe('https://chatapp.example/problems/validation');
@@ -56,26 +59,43 @@ describe('server skeleton', () => {
     expect(pointers).toContain('/body/org_id');
   });
 
-  it('answers an operation without a handler with 501 naming it (every operation has one today: one is taken away here)', async () => {
-    const handlers = messagingHandlers as Record<string, unknown>;
+  it('refuses to start with an operation nobody handles, and answers 501 for one listed as not implemented', async () => {
+    const handlers = botsArea.handlers!.messaging as Record<string, unknown>;
     const saved = handlers.createQuickReply;
     delete handlers.createQuickReply;
     let bare: FastifyInstance;
     try {
+      await expect(build()).rejects.toThrow(/operations nobody handles .*messaging:createQuickReply/);
+      botsArea.notImplemented = ['createQuickReply'];
       bare = await build();
     } finally {
       handlers.createQuickReply = saved;
+      delete botsArea.notImplemented;
     }
-    const res = await bare.inject({ method: 'POST', url: '/api/quick-replies', headers: { 'x-api-key': 'k' }, payload: { shortcut: 'hours', text: 'We open at 9.' } });
+    const request = (headers: Record<string, string>) => bare.inject({ method: 'POST', url: '/api/quick-replies', headers, payload: { shortcut: 'hours', text: 'We open at 9.' } });
+    // Authentication still comes first: an unknown key is 401 before the operation's 501.
+    expect((await request({ 'x-api-key': 'k' })).statusCode).toBe(401);
+    const key = await createKey(bare, (await signUp(bare)).token, { name: 'bare', scopes: ['messaging:read', 'messaging:write'] });
+    const res = await request({ 'x-api-key': key.secret });
     expect(res.statusCode).toBe(501);
     expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(res.json()).toMatchObject({ type: NOT_IMPLEMENTED, status: 501, operation_id: 'createQuickReply' });
-    // The app built with the handler answers the same request with its own rules (401 here: no such key).
-    expect((await app.inject({ method: 'POST', url: '/api/quick-replies', headers: { 'x-api-key': 'k' }, payload: { shortcut: 'hours', text: 'We open at 9.' } })).statusCode).toBe(401);
+  });
+
+  it('refuses to start when two areas handle one operation, naming both', async () => {
+    const saved = botsArea.handlers!.messaging!.createQuickReply;
+    const { formsArea } = await import('../../server/apis/messaging/forms/area.js');
+    const forms = formsArea.handlers!.messaging as Record<string, unknown>;
+    forms.createQuickReply = saved;
+    try {
+      await expect(build()).rejects.toThrow(/createQuickReply is handled by both messaging\/bots and messaging\/forms/);
+    } finally {
+      delete forms.createQuickReply;
+    }
   });
 
   it('answers an unsupported content type with 415', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/tags', headers: { 'content-type': 'text/csv', 'x-api-key': 'k' }, payload: 'a,b' });
+    const res = await app.inject({ method: 'POST', url: '/api/account/workspaces', headers: { 'content-type': 'text/csv' }, payload: 'a,b' });
     expect(res.statusCode).toBe(415);
     expect(res.json().type).toBe('https://chatapp.example/problems/unsupported-media-type');
   });

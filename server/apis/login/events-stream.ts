@@ -175,11 +175,14 @@ export function startStreams(app: FastifyInstance): StreamHub {
   return hub;
 }
 
-// The subscribe token, checked against the session's digest in constant time. An unknown session
-// is 404 whatever the token (the id is the resource), and so is a session of another workspace
-// when the token is a session's of the caller's; a wrong, missing or another session's token of
-// the same workspace is 401. All are answered here, before the handler opens anything.
+// The subscribe token, checked against the session's digest in constant time. No token, or one
+// that belongs to no session, is 401 whatever the id (authentication comes first). A real token
+// of another workspace's session, on an id that is unknown or of another workspace, is 404: the
+// same answer as an unknown id (catalogue B1), so a token holder cannot tell another workspace's
+// sessions from unknown ones. Another session's token of the same workspace is 401. All are
+// answered here, before the handler opens anything.
 const notFound = (sessionId: string) => new HttpProblem(404, 'not-found', `No login session ${sessionId}.`);
+const SESSION_ID = /^[a-z]{2,6}_[0-9A-Za-z]{8,48}$/; // the contract's ResourceId
 
 registerScheme(
   'SubscribeToken',
@@ -187,26 +190,23 @@ registerScheme(
     async verify(request, { app }) {
       const { sessionId } = request.params as { sessionId?: string };
       const token = (request.query as Record<string, unknown>).token;
-      if (!sessionId) return null;
-      const session = await app.platform.store.db
+      if (!sessionId || typeof token !== 'string' || !token) return null;
+      // Path ids are validated after authentication: one that no session can have is not looked up.
+      const session = !SESSION_ID.test(sessionId) ? undefined : await app.platform.store.db
         .selectFrom('login_sessions')
         .select(['id', 'workspace_id', 'subscribe_token_digest'])
         .where('id', '=', sessionId)
         .executeTakeFirst();
-      if (!session) throw notFound(sessionId);
-      if (typeof token !== 'string') return null;
-      if (!app.platform.secrets.matches(token, session.subscribe_token_digest)) {
-        // Another workspace's session token on this id: the same 404 as an unknown id (catalogue
-        // B1), so a token holder cannot tell another workspace's sessions from unknown ones.
-        const holder = await app.platform.store.db
-          .selectFrom('login_sessions')
-          .select('workspace_id')
-          .where('subscribe_token_digest', '=', app.platform.secrets.digest(token))
-          .executeTakeFirst();
-        if (holder && holder.workspace_id !== session.workspace_id) throw notFound(sessionId);
-        return null;
+      if (session && app.platform.secrets.matches(token, session.subscribe_token_digest)) {
+        return { workspaceId: session.workspace_id, kind: 'subscribe_token', sessionId: session.id, scopes: [] };
       }
-      return { workspaceId: session.workspace_id, kind: 'subscribe_token', sessionId: session.id, scopes: [] };
+      const holder = await app.platform.store.db
+        .selectFrom('login_sessions')
+        .select('workspace_id')
+        .where('subscribe_token_digest', '=', app.platform.secrets.digest(token))
+        .executeTakeFirst();
+      if (holder && holder.workspace_id !== session?.workspace_id) throw notFound(sessionId);
+      return null;
     },
     challenge: (api) => `SubscribeToken realm="${api}"`,
   },

@@ -13,10 +13,10 @@ export async function authHarness(app: FastifyInstance): Promise<FastifyInstance
   harness.decorate('config', app.config);
   await harness.register(problems);
   const echo = async (request: { auth?: unknown }) => ({ auth: request.auth });
-  harness.get('/api/contacts', { preHandler: authenticator(harness, 'messaging', 'listContacts', API_KEY) }, echo);
-  harness.post('/api/contacts', { preHandler: authenticator(harness, 'messaging', 'createContact', API_KEY) }, echo);
-  harness.post('/v1/auth/verify-token', { preHandler: authenticator(harness, 'login', 'verifyToken', API_KEY) }, echo);
-  harness.get('/connect-only', { preHandler: authenticator(harness, 'connect', 'listGrants', [{ ConnectOAuth: ['analytics:read'] }]) }, echo);
+  harness.get('/api/contacts', { onRequest: authenticator(harness, { api: 'messaging', operationId: 'listContacts', security: API_KEY }) }, echo);
+  harness.post('/api/contacts', { onRequest: authenticator(harness, { api: 'messaging', operationId: 'createContact', security: API_KEY }) }, echo);
+  harness.post('/v1/auth/verify-token', { onRequest: authenticator(harness, { api: 'login', operationId: 'verifyToken', security: API_KEY }) }, echo);
+  harness.get('/connect-only', { onRequest: authenticator(harness, { api: 'connect', operationId: 'listGrants', security: [{ ConnectOAuth: ['analytics:read'] }] }) }, echo);
   await harness.ready();
   return harness;
 }

@@ -3,12 +3,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../helper.js';
-import { expectProblem } from '../../security/support.js';
+import { expectProblem, workspace } from '../../security/support.js';
 
 describe('request bodies against the contract', () => {
   let app: FastifyInstance;
+  // Authentication comes before the body: these cases carry real credentials.
+  let owner: string;
+  let connect: string;
   beforeAll(async () => {
     app = await buildShared();
+    ({ owner, connect } = await workspace(app));
   }, 180_000);
 
   it('a required JSON body missing: 400 validation at /body', async () => {
@@ -23,12 +27,12 @@ describe('request bodies against the contract', () => {
   });
 
   it('multipart announced on an operation without a body: 415, not the parser error', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/account/api-keys/key_x/revoke', headers: { 'content-type': 'multipart/form-data' } });
+    const res = await app.inject({ method: 'POST', url: '/api/account/api-keys/key_x/revoke', headers: { 'content-type': 'multipart/form-data', authorization: owner } });
     expectProblem(res, 415, 'unsupported-media-type');
   });
 
   it('multipart without a boundary on an upload: 400 malformed-body', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/connect/documents', headers: { 'content-type': 'multipart/form-data' }, payload: 'x' });
+    const res = await app.inject({ method: 'POST', url: '/api/connect/documents', headers: { 'content-type': 'multipart/form-data', authorization: connect }, payload: 'x' });
     expectProblem(res, 400, 'malformed-body');
   });
 

@@ -137,7 +137,7 @@ export async function buildProbeApp(): Promise<{ app: FastifyInstance; clock: { 
   const { timed } = await import('../../../support/phases.js');
   const { TEST_PASSWORD_COST } = await import('../../../helper.js');
   const app = await timed('build', () => buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '10000' }), { store, now: () => new Date(clock.now), sandboxTestMode: true, passwordCost: TEST_PASSWORD_COST }));
-  app.get('/probe/analytics', { preHandler: authenticator(app, 'connect', 'probe', [{ ConnectOAuth: ['analytics:read'] }]) }, async (request) => ({ auth: request.auth }));
+  app.get('/probe/analytics', { onRequest: authenticator(app, { api: 'connect', operationId: 'probe', security: [{ ConnectOAuth: ['analytics:read'] }] }) }, async (request) => ({ auth: request.auth }));
   await app.ready();
   afterAll(async () => {
     await app.close();

@@ -1,0 +1,117 @@
+// An area is one part of the product, found in one folder: the contract operations it handles,
+// its routes outside the contract (pages, viewers, receivers), its background work (workers,
+// timers, bus subscriptions) and its state. `app.ts` lists the areas; `mountAreas` turns the
+// list into routes, one request pipeline per operation, and registers each area's plugin.
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { operations as AccountOperations } from '../../generated/account/types.js';
+import type { operations as ConnectOperations } from '../../generated/connect/types.js';
+import type { operations as LoginOperations } from '../../generated/login/types.js';
+import type { operations as MessagingOperations } from '../../generated/messaging/types.js';
+import { authenticator } from '../auth/authenticate.js';
+import { API_NAMES, contractOperations, type ApiName, type Operation } from '../contract.js';
+import type { Handlers } from '../lib/handler-types.js';
+import { problem, sendProblem } from '../lib/problems.js';
+
+interface OperationsOf {
+  account: AccountOperations;
+  connect: ConnectOperations;
+  login: LoginOperations;
+  messaging: MessagingOperations;
+}
+
+export interface Area {
+  /** `api/part`, e.g. `messaging/campaigns`: names the plugin and start-up errors. */
+  name: string;
+  /** The contract operations this area handles, by API and operationId. */
+  handlers?: { [A in ApiName]?: Handlers<OperationsOf[A]> };
+  /** Route options beyond the pipeline, by operationId (an own error format, a body hook). */
+  routes?: Record<string, Partial<RouteOptions>>;
+  /** Operations of the contract this server does not implement yet: they answer 501. */
+  notImplemented?: string[];
+  /** Everything else the area does in an app, started and stopped with it; state lives on the app. */
+  plugin?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The contract operation a route serves (absent on routes outside the contract). */
+    operation?: Operation;
+  }
+}
+
+interface Entry {
+  area: Area;
+  handler?: RouteHandlerMethod;
+  routes?: Partial<RouteOptions>;
+}
+
+/**
+ * Who handles each operation of the contract; an operation handled twice, or not at all, is an
+ * error naming it (buildApp checks before it opens anything).
+ */
+export function handlerTable(areas: readonly Area[]): Map<string, Entry> {
+  const table = new Map<string, Entry>();
+  const claim = (operationId: string, entry: Entry) => {
+    const other = table.get(operationId);
+    if (other) throw new Error(`operation ${operationId} is handled by both ${other.area.name} and ${entry.area.name}`);
+    table.set(operationId, entry);
+  };
+  for (const area of areas) {
+    for (const api of API_NAMES) {
+      for (const [operationId, handler] of Object.entries(area.handlers?.[api] ?? {})) {
+        claim(`${api}:${operationId}`, { area, handler: handler as RouteHandlerMethod, routes: area.routes?.[operationId] });
+      }
+    }
+    for (const operationId of area.notImplemented ?? []) claim(operationId, { area });
+  }
+  for (const operation of contractOperations()) {
+    const key = `${operation.api}:${operation.operationId}`;
+    if (!table.has(key) && table.has(operation.operationId)) table.set(key, table.get(operation.operationId)!);
+  }
+  const known = new Set(contractOperations().map((operation) => `${operation.api}:${operation.operationId}`));
+  const unknown = [...table.keys()].filter((key) => key.includes(':') && !known.has(key));
+  if (unknown.length) throw new Error(`handlers for operations the contract does not have: ${unknown.join(', ')}`);
+  const missing = [...known].filter((key) => !table.has(key));
+  if (missing.length) throw new Error(`operations nobody handles (give them a handler, or list them in an area's notImplemented): ${missing.join(', ')}`);
+  return table;
+}
+
+function notImplemented(operationId: string): RouteHandlerMethod {
+  return async (_request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, problem(501, 'not-implemented', `${operationId} is in the contract but not implemented by this server yet.`, { operation_id: operationId }));
+}
+
+/**
+ * Every contract operation as a route, then each area's plugin (in list order). An operation's
+ * pipeline: authenticate in `onRequest`, before any body byte is read (server/auth/); the rate
+ * limit by credential, appended by the rate-limit plugin; the media-type guard (lib/request-body);
+ * the body read and bounded; validation against the contract; the handler; serialization from
+ * the contract's response schemas.
+ */
+export async function mountAreas(app: FastifyInstance, areas: readonly Area[]): Promise<void> {
+  const table = handlerTable(areas);
+  for (const operation of contractOperations()) {
+    const entry = table.get(`${operation.api}:${operation.operationId}`)!;
+    const own = entry.routes ?? {};
+    app.route({
+      ...own,
+      method: operation.method,
+      url: operation.url,
+      schema: operation.schema,
+      config: { ...own.config, operation },
+      onRequest: [authenticator(app, operation), ...[own.onRequest ?? []].flat()],
+      handler: entry.handler ?? notImplemented(operation.operationId),
+    } as RouteOptions);
+  }
+  for (const area of areas) {
+    const plugin = area.plugin;
+    // Not encapsulated: the area's decorations and hooks are the app's.
+    if (plugin) await app.register(fp(async (instance: FastifyInstance) => plugin(instance), { name: area.name }));
+  }
+}
+
+/** operationIds that have a handler, per API (the README's list, the contract suite). */
+export function implementedOperations(areas: readonly Area[], api: ApiName): Set<string> {
+  return new Set(areas.flatMap((area) => Object.keys(area.handlers?.[api] ?? {})));
+}

@@ -1,0 +1,5 @@
+// Messaging contacts: contacts, tags, custom fields, segments.
+import type { Area } from '../../area.js';
+import { contactHandlers } from './handlers.js';
+
+export const contactsArea: Area = { name: 'messaging/contacts', handlers: { messaging: contactHandlers } };

@@ -1,0 +1,6 @@
+// Messaging operations: usage, agents, Google connection, kanban funnels.
+import type { Area } from '../../area.js';
+import { operationsHandlers } from './handlers.js';
+import { setup } from './setup.js';
+
+export const operationsArea: Area = { name: 'messaging/operations', handlers: { messaging: operationsHandlers }, plugin: setup };

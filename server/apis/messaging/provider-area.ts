@@ -1,0 +1,18 @@
+// The chat provider's webhook: its verification handshake, signed deliveries, the durable inbox
+// that applies them, and the sandbox's way in (the same signed route).
+import type { FastifyInstance } from 'fastify';
+import type { Area } from '../area.js';
+import { createInboundSink } from './inbound-sink.js';
+import { setupProviderInbox } from './provider-inbox.js';
+import { providerWebhookRoute } from './provider-signature.js';
+import { receiveProviderWebhook, verifyProviderWebhook } from './provider-webhook.js';
+
+export const providerArea: Area = {
+  name: 'messaging/provider',
+  handlers: { messaging: { verifyProviderWebhook, receiveProviderWebhook } },
+  routes: { receiveProviderWebhook: providerWebhookRoute },
+  async plugin(app: FastifyInstance) {
+    await setupProviderInbox(app);
+    app.platform.setInboundSink(createInboundSink(app));
+  },
+};
