@@ -1,41 +1,94 @@
 // Request validation the way the contract means it, with JSON Schema 2020-12 as the 3.1
-// documents are written: bodies strictly (no coercion; unknown fields refused by the schema's
-// `unevaluatedProperties`), path/query/header values coerced from their string form.
+// documents are written, by one Ajv instance: bodies strictly (no coercion; unknown fields
+// refused by the schema's `unevaluatedProperties`); path, query and header values first turned
+// from their string form into the types their schemas declare (OpenAPI's parameter
+// serialization: `?limit=5` is the integer 5, a repeated `?tag=` an array), then validated the
+// same way. Data checked against the contract's component schemas (industry packs, automation
+// node parameters) is stored as given, so a second instance checks it without filling defaults.
 import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { components } from '../../generated/account/types.js';
+import { contractDocument, type ApiName } from '../contract.js';
 
 type InvalidParam = components['schemas']['InvalidParam'];
 
-function makeAjv(coerce: boolean) {
-  const ajv = new Ajv2020.default({
-    coerceTypes: coerce ? 'array' : false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-  });
-  addFormats.default(ajv);
-  return ajv;
-}
-
-const strict = makeAjv(false);
-const coercing = makeAjv(true);
+const OPTIONS = { coerceTypes: false, removeAdditional: false, allErrors: true, strict: false } as const;
+/** Requests: a declared `default` fills an absent value, as the contract promises. */
+export const ajv = addFormats.default(new Ajv2020.default({ ...OPTIONS, useDefaults: true }));
+/** Data kept as given (pack contents, node parameters): checked, never changed. */
+export const checker = addFormats.default(new Ajv2020.default({ ...OPTIONS, useDefaults: false }));
 
 // Compiled once per process for each distinct schema: every app built from the same documents
-// (tests build many) reuses the validators instead of compiling them again. Keyed by content,
-// as each app's routes hold their own copies of the schemas; the set is bounded by the contract.
+// (tests build many) reuses the validators instead of compiling them again. The set is bounded
+// by the contract.
 const compiled = new Map<string, ValidateFunction>();
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const body = httpPart === 'body';
-  const key = `${body ? 'body' : 'coerced'} ${JSON.stringify(schema)}`;
+  const key = `${httpPart === 'body' ? 'body' : 'parameters'} ${JSON.stringify(schema)}`;
   let validate = compiled.get(key);
-  if (!validate) compiled.set(key, (validate = (body ? strict : coercing).compile(schema as object)));
+  if (!validate) compiled.set(key, (validate = httpPart === 'body' ? ajv.compile(schema as object) : parametersValidator(schema as Schema)));
   return validate;
 };
+
+type Schema = { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
+type Coerce = (value: unknown) => unknown;
+
+/** The validator of a path, query or header object: its values coerced from strings, then checked. */
+function parametersValidator(schema: Schema): ValidateFunction {
+  const validate = ajv.compile(schema as object);
+  const coercers = Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
+    const coerce = coercerOf(property);
+    return coerce ? [[name, coerce] as const] : [];
+  });
+  if (!coercers.length) return validate;
+  const wrapped = ((data: Record<string, unknown>) => {
+    if (data && typeof data === 'object') {
+      for (const [name, coerce] of coercers) if (data[name] !== undefined) data[name] = coerce(data[name]);
+    }
+    const valid = validate(data);
+    wrapped.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return wrapped;
+}
+
+const types = (schema: Schema) => [schema.type ?? []].flat();
+
+/** How a parameter's string form becomes its schema's type; undefined when it stays a string. */
+function coercerOf(schema: Schema): Coerce | undefined {
+  const [type] = types(schema);
+  if (type === 'array') {
+    const item = schema.items ? coercerOf(schema.items) : undefined;
+    return (value) => (Array.isArray(value) ? value : [value]).map((v) => (item ? item(v) : v));
+  }
+  const scalar = scalarCoercer(type);
+  // A scalar parameter sent once per value: a single repetition is the value itself.
+  return scalar && ((value) => scalar(Array.isArray(value) && value.length === 1 ? value[0] : value));
+}
+
+function scalarCoercer(type: string | undefined): Coerce | undefined {
+  const numeric = (value: unknown) => typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value));
+  if (type === 'integer') return (value) => (numeric(value) && Number.isInteger(Number(value)) ? Number(value) : value);
+  if (type === 'number') return (value) => (numeric(value) ? Number(value) : value);
+  if (type === 'boolean') return (value) => (value === 'true' ? true : value === 'false' ? false : value);
+  return undefined;
+}
+
+const components_ = new Set<ApiName>();
+
+/** The checker of `components/schemas/<name>` of an API's 3.1 document. */
+export function componentValidator(api: ApiName, name: string): ValidateFunction {
+  const id = `contract:${api}`;
+  if (!components_.has(api)) {
+    checker.addSchema(contractDocument(api), id);
+    components_.add(api);
+  }
+  const validate = checker.getSchema(`${id}#/components/schemas/${name}`);
+  if (!validate) throw new Error(`no schema ${name} in the ${api} document`);
+  return validate;
+}
 
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 

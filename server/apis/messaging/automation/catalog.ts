@@ -4,8 +4,9 @@
 // the flow validator checks parameters against the very same schemas, so neither can drift from
 // the spec or from each other.
 import { createHash } from 'node:crypto';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { contractDocument } from '../../../contract.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { componentSchemas } from '../../../contract.js';
+import { checker } from '../../../lib/validation.js';
 import type { components } from '../../../../generated/messaging/types.js';
 
 export type NodeType = components['schemas']['NodeType'];
@@ -131,15 +132,13 @@ let cached: Catalogue | undefined;
 /** The catalogue, built once from the generated contract. */
 export function catalogue(): Catalogue {
   if (cached) return cached;
-  const doc = contractDocument('messaging') as { components: { schemas: Record<string, Schema> } };
-  const schemas = doc.components.schemas;
-  const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+  const schemas = componentSchemas('messaging') as Record<string, Schema>;
   const byType = new Map<string, NodeTypeDef & { validate: ValidateFunction; schema: Schema }>();
   const data: NodeType[] = [];
   for (const def of DEFINITIONS) {
     if (!schemas[def.model]) throw new Error(`the contract has no ${def.model}`);
     const schema = inline(schemas[def.model], schemas) as Schema;
-    byType.set(def.type, { ...def, schema, validate: ajv.compile(schema) });
+    byType.set(def.type, { ...def, schema, validate: checker.compile(schema) });
     data.push({ type: def.type, kind: def.kind, name: def.name, description: def.description, parameters_schema: schema as NodeType['parameters_schema'], output_ports: def.ports, waits: def.waits });
   }
   const version = createHash('sha256').update(JSON.stringify(data)).digest('hex').slice(0, 16);
