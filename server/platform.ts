@@ -11,6 +11,10 @@ import { PASSWORD_COST, SecretBox } from './lib/secrets.js';
 import { Outbox } from './outbox/outbox.js';
 import { CloudApiProvider } from './providers/cloud-api.js';
 import { SandboxProvider } from './providers/sandbox.js';
+import { ApiKeyVerifier } from './auth/api-keys.js';
+import type { AuthFailureRecorder } from './auth/auth-failures.js';
+import { ownerTokenKeys, type OwnerTokenKeys } from './auth/owner-jwt.js';
+import type { InboundStepRegistry } from './events/inbound-steps.js';
 import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store } from './store/db.js';
@@ -35,6 +39,16 @@ export interface Platform {
   /** scrypt's N for new password hashes: PASSWORD_COST, unless a test asked for a cheaper one. */
   passwordCost: number;
   now: () => Date;
+  /** Verifies Messaging API keys, with this instance's cache of verified keys. */
+  apiKeys: ApiKeyVerifier;
+  /** The owner JWTs' signing key and the tokens verified recently on this instance. */
+  ownerTokens: OwnerTokenKeys;
+  /** Owners found recently (`workspace:owner` → until, epoch ms): see OwnerBearer in auth/authenticate.ts. */
+  ownerCache: Map<string, number>;
+  /** Counts failed authentications; installed by the rate-limit plugin (auth/auth-failures.ts). */
+  authFailureRecorder?: AuthFailureRecorder;
+  /** The steps areas run in an inbound message's transaction (events/inbound-steps.ts). */
+  inboundSteps: InboundStepRegistry;
   provider(kind: ProviderKind): ChatProvider;
   /** Where the sandbox hands its inbound payloads; set by the app to its own inbound route. */
   setInboundSink(sink: (payload: ProviderWebhookPayload) => Promise<void>): void;
@@ -129,6 +143,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret, appId: config.providerAppId, timeoutMs: overrides.timeouts?.providerMs });
   await bus.start();
   await outbox.start();
+  const apiKeys = new ApiKeyVerifier({ db: store.db, secrets, now, bus, store });
   return {
     config,
     store,
@@ -142,6 +157,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     instanceId,
     passwordCost: overrides.passwordCost ?? PASSWORD_COST,
     now,
+    apiKeys,
+    ownerTokens: ownerTokenKeys(secrets),
+    ownerCache: new Map(),
+    inboundSteps: new Map(),
     provider: (kind) => (kind === 'sandbox' ? sandbox : cloud),
     setInboundSink(sink) {
       inboundSink = sink;

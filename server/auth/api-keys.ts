@@ -142,14 +142,7 @@ export class ApiKeyVerifier {
   }
 }
 
-const verifiers = new WeakMap<Platform, ApiKeyVerifier>();
-
-/** The verifier of this server instance (one cache per platform). */
+/** The verifier of this server instance (one cache per platform, made by createPlatform). */
 export function apiKeyVerifier(platform: Platform): ApiKeyVerifier {
-  let verifier = verifiers.get(platform);
-  if (!verifier) {
-    verifier = new ApiKeyVerifier({ db: platform.store.db, secrets: platform.secrets, now: platform.now, bus: platform.bus, store: platform.store });
-    verifiers.set(platform, verifier);
-  }
-  return verifier;
+  return platform.apiKeys;
 }

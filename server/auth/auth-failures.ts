@@ -22,8 +22,16 @@
 // The counters are buckets of @fastify/rate-limit's in-memory store (LRUs with a bounded number
 // of keys), kept per instance like the other limits; this module only connects the
 // authenticators, which record, to the limiters the rate-limit plugin creates.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HttpProblem } from '../lib/problems.js';
+import type { Platform } from '../platform.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The credential headers a verifier found dead, with the workspace of each (markDeadCredential). */
+    deadCredentials: Map<CredentialHeader, string> | null;
+  }
+}
 
 /** A fixed window opened by the first failure of an IP, a dead credential or a workspace. */
 export const AUTH_FAILURE_WINDOW_MS = 10 * 60_000;
@@ -42,12 +50,11 @@ export type CredentialHeader = 'authorization' | 'x-api-key';
  * its workspace `deadIn`. Answers the 429 to send instead of the 401, if any. Installed per
  * platform by the rate-limit plugin.
  */
-type Recorder = (request: FastifyRequest, deadIn: string | undefined) => Promise<HttpProblem | undefined>;
+export type AuthFailureRecorder = (request: FastifyRequest, deadIn: string | undefined) => Promise<HttpProblem | undefined>;
 
-const recorders = new WeakMap<object, Recorder>();
-
-export function onAuthFailure(platform: object, record: Recorder): void {
-  recorders.set(platform, record);
+/** Installs the platform's recorder (the rate-limit plugin does, per platform). */
+export function onAuthFailure(platform: Platform, record: AuthFailureRecorder): void {
+  platform.authFailureRecorder = record;
 }
 
 /**
@@ -61,18 +68,19 @@ export function presentedCredential(request: FastifyRequest): string | undefined
   return authorization ? authorization.replace(/^\S+\s+/, '') : undefined;
 }
 
-const deadMarks = new WeakMap<FastifyRequest, Map<CredentialHeader, string>>();
+/** The request decoration the verifiers mark dead credentials in; once per app, before it is ready. */
+export function decorateDeadCredentials(app: FastifyInstance): void {
+  app.decorateRequest('deadCredentials', null);
+}
 
 /** A verifier found the credential in `header` issued by us to `workspaceId` but revoked or expired. */
 export function markDeadCredential(request: FastifyRequest, header: CredentialHeader, workspaceId: string): void {
-  let marks = deadMarks.get(request);
-  if (!marks) deadMarks.set(request, (marks = new Map()));
-  marks.set(header, workspaceId);
+  (request.deadCredentials ??= new Map()).set(header, workspaceId);
 }
 
 /** The workspace of the request's dead credential when every credential header it carries was found dead. */
 export function deadCredentialWorkspace(request: FastifyRequest): string | undefined {
-  const marks = deadMarks.get(request);
+  const marks = request.deadCredentials;
   if (!marks) return undefined;
   let workspaceId: string | undefined;
   for (const header of ['x-api-key', 'authorization'] as const) {
@@ -89,5 +97,5 @@ export function deadCredentialWorkspace(request: FastifyRequest): string | undef
  */
 export async function recordAuthFailure(request: FastifyRequest): Promise<HttpProblem | undefined> {
   if (presentedCredential(request) === undefined) return undefined;
-  return recorders.get(request.server.platform)?.(request, deadCredentialWorkspace(request));
+  return request.server.platform.authFailureRecorder?.(request, deadCredentialWorkspace(request));
 }

@@ -190,12 +190,6 @@ registerScheme('ApiKeyAuthorization', {
 // would take effect on every instance within OWNER_CACHE_MS.
 const OWNER_CACHE_MS = 5_000;
 const OWNER_CACHE_MAX = 10_000;
-const ownerCaches = new WeakMap<object, Map<string, number>>();
-function ownerCache(platform: object): Map<string, number> {
-  let cache = ownerCaches.get(platform);
-  if (!cache) ownerCaches.set(platform, (cache = new Map()));
-  return cache;
-}
 
 registerScheme('OwnerBearer', {
   async verify(request, { app }) {
@@ -205,7 +199,7 @@ registerScheme('OwnerBearer', {
     if (!claims) return null;
     // A token outlives nothing: the owner must still exist in the workspace it names (checked
     // at most every OWNER_CACHE_MS per owner, as API keys are: a query per request otherwise).
-    const cache = ownerCache(app.platform);
+    const cache = app.platform.ownerCache;
     const cacheKey = `${claims.workspaceId}:${claims.ownerId}`;
     const now = Date.now();
     if ((cache.get(cacheKey) ?? 0) <= now) {

@@ -5,6 +5,7 @@
 import { SignJWT, errors, jwtVerify } from 'jose';
 import { setCapped } from '../lib/capped-map.js';
 import { newId } from '../lib/ids.js';
+import type { SecretBox } from '../lib/secrets.js';
 import type { Platform } from '../platform.js';
 
 export type OwnerAudience = 'owner-api' | 'owner-browser';
@@ -23,17 +24,20 @@ export interface IssuedOwnerToken {
 /** Longer than any token we issue (a few hundred bytes); bigger ones are refused unparsed. */
 const MAX_TOKEN_LENGTH = 2048;
 
-// A WebCrypto key imported once: jose imports raw bytes or a KeyObject as a WebCrypto key on every
-// call, which was a tenth of the CPU time of an owner request.
-const keys = new WeakMap<Platform, Promise<CryptoKey>>();
+/** The per-instance state of owner tokens, a field of the platform (`platform.ownerTokens`). */
+export interface OwnerTokenKeys {
+  /**
+   * A WebCrypto key imported once: jose imports raw bytes or a KeyObject as a WebCrypto key on
+   * every call, which was a tenth of the CPU time of an owner request.
+   */
+  signingKey: Promise<CryptoKey>;
+  /** Tokens verified recently (see verifyOwnerToken), by `<audience> <token>`. */
+  verified: Map<string, { claims: OwnerClaims; exp: number }>;
+}
 
-function signingKey(platform: Platform): Promise<CryptoKey> {
-  let key = keys.get(platform);
-  if (!key) {
-    const bytes = Buffer.from(platform.secrets.digest('owner-jwt-key'));
-    keys.set(platform, (key = crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])));
-  }
-  return key;
+export function ownerTokenKeys(secrets: SecretBox): OwnerTokenKeys {
+  const bytes = Buffer.from(secrets.digest('owner-jwt-key'));
+  return { signingKey: crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']), verified: new Map() };
 }
 
 export async function issueOwnerToken(
@@ -52,7 +56,7 @@ export async function issueOwnerToken(
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(newId('jti'))
-    .sign(await signingKey(platform));
+    .sign(await platform.ownerTokens.signingKey);
   return { token, expiresAt: new Date(exp * 1000), expiresIn: lifetimeSeconds };
 }
 
@@ -60,7 +64,6 @@ export async function issueOwnerToken(
 // checking its signature and claims again each time was about 6% of an owner request's CPU. An
 // entry holds exactly the token that passed, for its audience, and still ends at its `exp`.
 const VERIFIED_MAX = 10_000;
-const verifiedTokens = new WeakMap<Platform, Map<string, { claims: OwnerClaims; exp: number }>>();
 
 /**
  * The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or
@@ -68,8 +71,7 @@ const verifiedTokens = new WeakMap<Platform, Map<string, { claims: OwnerClaims; 
  */
 export async function verifyOwnerToken(platform: Platform, token: string, audience: OwnerAudience = 'owner-api', onDead?: (workspaceId: string) => void): Promise<OwnerClaims | null> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return null;
-  let verified = verifiedTokens.get(platform);
-  if (!verified) verifiedTokens.set(platform, (verified = new Map()));
+  const { verified } = platform.ownerTokens;
   const cacheKey = `${audience} ${token}`;
   const nowSeconds = Math.floor(platform.now().getTime() / 1000);
   const hit = verified.get(cacheKey);
@@ -88,7 +90,7 @@ export async function verifyOwnerToken(platform: Platform, token: string, audien
 
 async function verifyUncached(platform: Platform, token: string, audience: OwnerAudience, onDead?: (workspaceId: string) => void): Promise<{ claims: OwnerClaims; exp: number } | null> {
   try {
-    const { payload } = await jwtVerify(token, await signingKey(platform), {
+    const { payload } = await jwtVerify(token, await platform.ownerTokens.signingKey, {
       algorithms: ['HS256'],
       typ: 'JWT',
       issuer: platform.config.publicUrl,

@@ -38,12 +38,12 @@ interface Registered {
   prepare?: Prepare;
 }
 
-const registries = new WeakMap<Platform, Map<string, Registered>>();
+/** The steps of one instance by name, in registration order (`platform.inboundSteps`). */
+export type InboundStepRegistry = Map<string, Registered>;
 
 /** Registers a step under `name` on this instance (again: replaces it); returns its removal. */
 export function registerInboundStep(platform: Platform, name: string, step: InboundStep, prepare?: Prepare): () => void {
-  let steps = registries.get(platform);
-  if (!steps) registries.set(platform, (steps = new Map()));
+  const steps = platform.inboundSteps;
   const entry = { step, prepare };
   steps.set(name, entry);
   return () => {
@@ -53,10 +53,10 @@ export function registerInboundStep(platform: Platform, name: string, step: Inbo
 
 /** Runs every step's preparation; call before opening the delivery's transaction. */
 export async function prepareInboundSteps(platform: Platform, texts: string[]): Promise<void> {
-  for (const { prepare } of [...(registries.get(platform)?.values() ?? [])]) await prepare?.(texts);
+  for (const { prepare } of [...platform.inboundSteps.values()]) await prepare?.(texts);
 }
 
 /** Runs every step, in registration order, in the delivery's transaction. */
 export async function runInboundSteps(trx: Transaction<Database>, platform: Platform, message: StoredInbound): Promise<void> {
-  for (const { step } of [...(registries.get(platform)?.values() ?? [])]) await step(trx, platform, message);
+  for (const { step } of [...platform.inboundSteps.values()]) await step(trx, platform, message);
 }

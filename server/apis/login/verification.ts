@@ -18,6 +18,7 @@ import { startStreams } from './events-stream.js';
 import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from './hosted-webhook.js';
 import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';
 import { issueToken, keyRing } from './tokens.js';
+import { decorateDeadCredentials } from '../../auth/auth-failures.js';
 
 /**
  * `LOGIN K7Q2M9XD`, any case and spacing, an optional `:`/`-`/`#`, one trailing punctuation mark.
@@ -188,6 +189,7 @@ function registerOutbox(platform: Platform): void {
 /** Starts the Login background work of this instance; everything stops when the app closes. */
 export function startLogin(app: FastifyInstance): void {
   const { platform } = app;
+  decorateDeadCredentials(app); // for the verifiers of every API: this runs once per app, before it is ready
   registerOutbox(platform);
   startStreams(app);
   const log = (what: string) => (error: unknown) => app.log.error({ err: error }, what);
