@@ -13,10 +13,15 @@ export interface UploadedPart {
   mimetype: string;
 }
 
-const parts = new WeakMap<FastifyRequest, UploadedPart[]>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The file parts of an upload request, in order (null: not an upload). */
+    uploadedParts: UploadedPart[] | null;
+  }
+}
 
 export function uploadedParts(request: FastifyRequest): UploadedPart[] {
-  return parts.get(request) ?? [];
+  return request.uploadedParts ?? [];
 }
 
 /** busboy's own errors (no boundary, body cut short) carry no status: they are the client's. */
@@ -32,10 +37,11 @@ function clientError(error: unknown): never {
 }
 
 export function captureUploadParts(app: FastifyInstance, method: string, url: string): void {
+  app.decorateRequest('uploadedParts', null);
   app.addHook('preParsing', async (request) => {
     if (request.method !== method || request.routeOptions.url !== url) return;
     const seen: UploadedPart[] = [];
-    parts.set(request, seen);
+    request.uploadedParts = seen;
     const original = request.parts;
     request.parts = function (this: FastifyRequest, ...args: Parameters<FastifyRequest['parts']>) {
       const iterator = original.apply(this, args);

@@ -15,11 +15,16 @@ export interface FilePart {
   mimetype: string;
 }
 
-const seenParts = new WeakMap<FastifyRequest, FilePart[]>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The file parts of a multipart request on a media route, in order (null: another route). */
+    mediaFileParts: FilePart[] | null;
+  }
+}
 
 /** The file parts of a multipart request on a media route, in order. */
 export function fileParts(request: FastifyRequest): FilePart[] {
-  return seenParts.get(request) ?? [];
+  return request.mediaFileParts ?? [];
 }
 
 /** One file and a handful of text fields (a send has seven at most). */
@@ -51,10 +56,11 @@ export function parserProblem(error: unknown): HttpProblem {
 }
 
 export function captureMediaParts(app: FastifyInstance, routes: { method: string; url: string }[]): void {
+  app.decorateRequest('mediaFileParts', null);
   app.addHook('preParsing', async (request) => {
     if (!routes.some((r) => r.method === request.method && r.url === request.routeOptions.url)) return;
     const seen: FilePart[] = [];
-    seenParts.set(request, seen);
+    request.mediaFileParts = seen;
     const original = request.parts;
     request.parts = function (this: FastifyRequest, options?: Parameters<FastifyRequest['parts']>[0]) {
       const self = this;
