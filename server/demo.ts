@@ -162,7 +162,7 @@ async function createLoginApp(app: FastifyInstance, workspaceId: string): Promis
     if (res.statusCode !== 501) throw new Error(`the Login API could not create the demo Login app (${res.statusCode}): ${res.body.slice(0, 300)}`);
   }
   const { createApp } = await import('./apis/login/apps.js');
-  const created = await createApp(platform, workspaceId, body, app.log);
+  const created = await createApp(app, workspaceId, body, app.log);
   return { workspaceId, appId: created.app.id, apiKey: created.apiKey };
 }
 

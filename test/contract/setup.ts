@@ -15,7 +15,6 @@ import { loadConfig } from '../../server/config.js';
 import { implemented } from '../../server/app.js';
 import { API_NAMES } from '../../server/contract.js';
 import { openTestStore } from '../support/store.js';
-import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';
 import { SERVER_SECRETS } from './http.js';
 import { seedConnect } from './seed-connect.js';
 import { seedMessaging } from './seed-messaging.js';
@@ -69,7 +68,7 @@ export default async function setup(project: TestProject) {
         { store, sandboxTestMode: true },
       );
       base = await app.listen({ port: 0, host: '127.0.0.1' });
-      serviceNumber = { providerPhoneNumberId: (await servicePhoneNumber(app.platform)).provider_phone_number_id };
+      serviceNumber = { providerPhoneNumberId: (await app.loginServiceNumber.get()).provider_phone_number_id };
       stops.push(async () => {
         await app.close();
         await store.close();

@@ -12,8 +12,6 @@ import { onPostgres } from '../support/store.js';
 import { startReceiver } from '../support/receiver.js';
 import { forgeLoginToken } from '../support/login-keys.js';
 import { insertLoginApp } from '../support/login-app.js';
-import { keyRing } from '../../server/apis/login/tokens.js';
-import { hubOf } from '../../server/apis/login/events-stream.js';
 import { expectNoChange, expectProblem, workspace, type Workspace } from './support.js';
 import { inbound, postInbound, settle, textMessage, until, type Inbox } from './inbound.js';
 
@@ -68,7 +66,7 @@ async function verifiedBy(w: Workspace, write: (code: string) => string) {
 /** Cyrillic and Greek letters drawn like the Latin ones (and Cyrillic О like the digit 0). */
 const LOOK_ALIKES: Record<string, string> = { A: '\u0410', B: '\u0412', C: '\u0421', E: '\u0415', H: '\u041D', K: '\u041A', M: '\u041C', P: '\u0420', T: '\u0422', X: '\u0425', N: '\u039D', Z: '\u0396', '0': '\u041E' };
 
-const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app.platform, claims, header);
+const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app, claims, header);
 
 /** Each token refused without user data; then the real one still verifies once (none consumed it). */
 async function expectAllInvalid(w: Workspace, real: string, tokens: string[]) {
@@ -94,7 +92,7 @@ describe('D. Login sessions and verification tokens', () => {
         expect(res.body).not.toContain(other.subscribeToken);
       }
     });
-    expect(hubOf(app.platform).count(s.sessionId)).toBe(0);
+    expect(app.loginStreams.count(s.sessionId)).toBe(0);
   });
 
   it('D2 signed LOGIN message with a wrong code: no session change, no event, no token', async () => {
@@ -195,7 +193,7 @@ describe('D. Login sessions and verification tokens', () => {
     const { token } = await verifiedToken(a);
     const claims = decodeJwt(token);
     const now = Math.floor(clock / 1000);
-    const ring = await keyRing(app.platform);
+    const ring = await app.loginSigningKeys.ring();
     const tokens = [
       await forged({ ...claims, exp: now - 1 }),
       await forged({ ...claims, nbf: now + 3600 }),

@@ -14,7 +14,6 @@ import { loadConfig } from '../../server/config.js';
 import { createPlatform, type Platform } from '../../server/platform.js';
 import { hashPassword, PASSWORD_COST } from '../../server/lib/secrets.js';
 import { sendFromSandboxPhone } from '../../server/apis/messaging/sandbox-phone.js';
-import { servicePhoneNumber } from '../../server/apis/login/service-phone.js';
 import { loginWebhookSecrets } from '../../server/apis/login/hosted-webhook.js';
 import { createSandboxAccount } from '../../server/providers/sandbox.js';
 import { buildShared } from '../helper.js';
@@ -271,7 +270,7 @@ describe('L3 logs', async () => {
       const events = await fetch(`http://127.0.0.1:${port}/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}`, { signal: stream.signal });
       expect(events.status).toBe(200);
       await call({ url: `/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}x`, headers: { 'user-agent': 'evil\u001b[31m\u0007 agent' } });
-      const service = await servicePhoneNumber(app.platform);
+      const service = await app.loginServiceNumber.get();
       await sendFromSandboxPhone(app, { phoneNumberId: service.id, from: customer, name: 'Lena', text: `LOGIN ${session.loginCode}` });
       const verification = await eventually(async () => (await call({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': loginKey } })).json().verificationToken as string | undefined, { within: 3_000, what: 'the verification token', app });
       expect(verification).toMatch(/^eyJ/);

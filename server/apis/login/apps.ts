@@ -2,7 +2,7 @@
 // Everything stays within the caller's workspace: another workspace's app id answers the same
 // 404 as an unknown one (B1). The API key is stored as a keyed digest and the webhook secret
 // AES-GCM encrypted (it must be readable to sign); both appear only in create and rotate answers.
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
 import type { components, operations } from '../../../generated/login/types.js';
 import { authOf } from '../../auth/authenticate.js';
@@ -15,8 +15,8 @@ import { FetchFailedError, UnsafeUrlError } from '../../lib/safe-fetch.js';
 import type { Platform } from '../../platform.js';
 import { ProviderError } from '../../providers/types.js';
 import type { LoginAppsTable } from '../../store/schema.js';
-import { LOGIN_KEY_PREFIX_LENGTH, loginKeyVerifier } from './auth.js';
-import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, servicePhoneNumber, unknownNumber, type LoginNumber } from './service-phone.js';
+import { LOGIN_KEY_PREFIX_LENGTH } from './auth.js';
+import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, unknownNumber, type LoginNumber } from './service-phone.js';
 
 type S = components['schemas'];
 export type LoginAppRow = Selectable<LoginAppsTable>;
@@ -44,9 +44,9 @@ export async function findApp(platform: Platform, workspaceId: string, appId: st
 const needsSetup = (app: Pick<Settings, 'use_service_phone' | 'phone_number_id'>) => !app.use_service_phone || app.phone_number_id !== null;
 
 /** The contract's LoginApp for each row; numbers are looked up once per call, not per row. */
-export async function appViews(platform: Platform, rows: LoginAppRow[]): Promise<S['LoginApp'][]> {
-  const { db } = platform.store;
-  const service = rows.some((r) => r.use_service_phone) ? await servicePhoneNumber(platform) : undefined;
+export async function appViews(server: FastifyInstance, rows: LoginAppRow[]): Promise<S['LoginApp'][]> {
+  const { db } = server.platform.store;
+  const service = rows.some((r) => r.use_service_phone) ? await server.loginServiceNumber.get() : undefined;
   const primaries = new Map<string, Promise<LoginNumber | undefined>>();
   /** The number users message by default, when one is usable. */
   const numberOf = async (row: LoginAppRow): Promise<LoginNumber | undefined> => {
@@ -56,7 +56,7 @@ export async function appViews(platform: Platform, rows: LoginAppRow[]): Promise
       : await (primaries.get(row.workspace_id) ?? primaries.set(row.workspace_id, primaryOwnNumber(db, row.workspace_id)).get(row.workspace_id));
     return own && isActiveNumber(own) ? own : undefined;
   };
-  return Promise.all(rows.map(async (row) => appView(platform, row, await numberOf(row))));
+  return Promise.all(rows.map(async (row) => appView(server.platform, row, await numberOf(row))));
 }
 
 function appView(platform: Platform, row: LoginAppRow, number: LoginNumber | undefined): S['LoginApp'] {
@@ -163,7 +163,8 @@ export interface CreatedApp {
   webhookSecret: string;
 }
 
-export async function createApp(platform: Platform, workspaceId: string, body: S['LoginAppCreate'], log: FastifyBaseLogger): Promise<CreatedApp> {
+export async function createApp(server: FastifyInstance, workspaceId: string, body: S['LoginAppCreate'], log: FastifyBaseLogger): Promise<CreatedApp> {
+  const { platform } = server;
   const settings: Settings = {
     name: body.name,
     use_service_phone: body.use_service_phone ?? true,
@@ -195,20 +196,22 @@ export async function createApp(platform: Platform, workspaceId: string, body: S
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return { app: (await appViews(platform, [row]))[0]!, apiKey, webhookSecret };
+  return { app: (await appViews(server, [row]))[0]!, apiKey, webhookSecret };
 }
 
-export async function listApps(platform: Platform, workspaceId: string, { limit = 20, cursor }: ListQuery) {
+export async function listApps(server: FastifyInstance, workspaceId: string, { limit = 20, cursor }: ListQuery) {
+  const { platform } = server;
   const scope = { workspaceId, operation: 'listLoginApps' };
   const after = decodeKeyset(platform.secrets, scope, cursor);
   let query = platform.store.db.selectFrom('login_apps').selectAll().where('workspace_id', '=', workspaceId);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   const page = keysetPage(platform.secrets, scope, rows, limit, (row) => row);
-  return { ...page, data: await appViews(platform, page.data) };
+  return { ...page, data: await appViews(server, page.data) };
 }
 
-export async function updateApp(platform: Platform, workspaceId: string, appId: string, body: S['LoginAppUpdate'], log: FastifyBaseLogger): Promise<S['LoginApp']> {
+export async function updateApp(server: FastifyInstance, workspaceId: string, appId: string, body: S['LoginAppUpdate'], log: FastifyBaseLogger): Promise<S['LoginApp']> {
+  const { platform } = server;
   const current = await findApp(platform, workspaceId, appId);
   const pick = <K extends keyof Settings>(key: K): Settings[K] => (body[key] === undefined ? current[key] : (body[key] as Settings[K]));
   const next: Settings = {
@@ -230,10 +233,11 @@ export async function updateApp(platform: Platform, workspaceId: string, appId: 
     .returningAll()
     .executeTakeFirst();
   if (!row) throw notFound(appId); // deleted meanwhile
-  return (await appViews(platform, [row]))[0]!;
+  return (await appViews(server, [row]))[0]!;
 }
 
-export async function deleteApp(platform: Platform, workspaceId: string, appId: string): Promise<void> {
+export async function deleteApp(server: FastifyInstance, workspaceId: string, appId: string): Promise<void> {
+  const { platform } = server;
   // Sessions and receipts go with it (ON DELETE CASCADE), so its tokens no longer verify; its
   // key stays known as retired (server/auth/retired-credentials.ts).
   const deleted = await platform.store.db.transaction().execute(async (tx) => {
@@ -242,10 +246,11 @@ export async function deleteApp(platform: Platform, workspaceId: string, appId: 
     return row;
   });
   if (!deleted) throw notFound(appId);
-  await loginKeyVerifier(platform).invalidate(appId, workspaceId);
+  await server.loginKeys.invalidate(appId, workspaceId);
 }
 
-export async function rotateApiKey(platform: Platform, workspaceId: string, appId: string): Promise<S['LoginAppApiKey']> {
+export async function rotateApiKey(server: FastifyInstance, workspaceId: string, appId: string): Promise<S['LoginAppApiKey']> {
+  const { platform } = server;
   const apiKey = newApiKey();
   const now = platform.now();
   const row = await platform.store.db.transaction().execute(async (tx) => {
@@ -260,7 +265,7 @@ export async function rotateApiKey(platform: Platform, workspaceId: string, appI
       .executeTakeFirst();
   });
   if (!row) throw notFound(appId);
-  await loginKeyVerifier(platform).invalidate(appId, workspaceId); // the old key is refused at once (A3)
+  await server.loginKeys.invalidate(appId, workspaceId); // the old key is refused at once (A3)
   return { app_id: row.id, api_key: apiKey, api_key_prefix: row.api_key_prefix, rotated_at: now.toISOString() };
 }
 
@@ -288,7 +293,8 @@ export async function rotateWebhookSecret(platform: Platform, workspaceId: strin
   return { app_id: appId, webhook_secret: secret, webhook_secret_prefix: row.webhook_secret_prefix, rotated_at: now.toISOString(), previous_secret_expires_at: until?.toISOString() ?? null };
 }
 
-export async function retrySetup(platform: Platform, workspaceId: string, appId: string, log: FastifyBaseLogger): Promise<S['LoginApp']> {
+export async function retrySetup(server: FastifyInstance, workspaceId: string, appId: string, log: FastifyBaseLogger): Promise<S['LoginApp']> {
+  const { platform } = server;
   const current = await findApp(platform, workspaceId, appId);
   if (!needsSetup(current)) throw new HttpProblem(409, 'conflict', `App ${appId} uses the shared service number; there is no provider webhook to set up.`);
   const { columns: setup, refusedByProvider } = await providerWebhookSetup(platform, workspaceId, current, log);
@@ -308,7 +314,7 @@ export async function retrySetup(platform: Platform, workspaceId: string, appId:
     if (!refusedByProvider) throw new HttpProblem(409, 'conflict', detail); // no usable number: fix that first
     throw new HttpProblem(502, 'provider-error', detail, setup.provider_webhook_code !== null ? { provider_code: setup.provider_webhook_code } : {});
   }
-  return (await appViews(platform, [row]))[0]!;
+  return (await appViews(server, [row]))[0]!;
 }
 
 export async function listReceipts(platform: Platform, workspaceId: string, appId: string, { limit = 20, cursor }: ListQuery): Promise<{ data: S['HostedWebhookReceipt'][]; has_more: boolean; next_cursor: string | null }> {
@@ -333,29 +339,29 @@ export async function listReceipts(platform: Platform, workspaceId: string, appI
 
 export const createLoginApp: Handler<operations['createLoginApp']> = async (request, reply) => {
   const { workspaceId } = authOf(request);
-  const { app, apiKey, webhookSecret } = await createApp(request.server.platform, workspaceId, request.body, request.log);
+  const { app, apiKey, webhookSecret } = await createApp(request.server, workspaceId, request.body, request.log);
   reply.code(201).headers({ location: `/api/login/apps/${app.id}`, 'cache-control': 'no-store' });
   return { ...app, api_key: apiKey, webhook_secret: webhookSecret };
 };
 
 export const listLoginApps: Handler<operations['listLoginApps']> = async (request) =>
-  listApps(request.server.platform, authOf(request).workspaceId, (request.query ?? {}) as ListQuery);
+  listApps(request.server, authOf(request).workspaceId, (request.query ?? {}) as ListQuery);
 
 export const getLoginApp: Handler<operations['getLoginApp']> = async (request) => {
-  const platform = request.server.platform;
-  return (await appViews(platform, [await findApp(platform, authOf(request).workspaceId, request.params.appId)]))[0]!;
+  const { server } = request;
+  return (await appViews(server, [await findApp(server.platform, authOf(request).workspaceId, request.params.appId)]))[0]!;
 };
 
 export const updateLoginApp: Handler<operations['updateLoginApp']> = async (request) =>
-  updateApp(request.server.platform, authOf(request).workspaceId, request.params.appId, request.body, request.log);
+  updateApp(request.server, authOf(request).workspaceId, request.params.appId, request.body, request.log);
 
 export const deleteLoginApp: Handler<operations['deleteLoginApp']> = async (request, reply) => {
-  await deleteApp(request.server.platform, authOf(request).workspaceId, request.params.appId);
+  await deleteApp(request.server, authOf(request).workspaceId, request.params.appId);
   return reply.code(204).send();
 };
 
 export const rotateLoginAppApiKey: Handler<operations['rotateLoginAppApiKey']> = async (request, reply) => {
-  const rotated = await rotateApiKey(request.server.platform, authOf(request).workspaceId, request.params.appId);
+  const rotated = await rotateApiKey(request.server, authOf(request).workspaceId, request.params.appId);
   reply.header('cache-control', 'no-store');
   return rotated;
 };
@@ -368,7 +374,7 @@ export const rotateLoginAppWebhookSecret: Handler<operations['rotateLoginAppWebh
 };
 
 export const retryLoginAppWebhookSetup: Handler<operations['retryLoginAppWebhookSetup']> = async (request) =>
-  retrySetup(request.server.platform, authOf(request).workspaceId, request.params.appId, request.log);
+  retrySetup(request.server, authOf(request).workspaceId, request.params.appId, request.log);
 
 export const listLoginAppWebhookReceipts: Handler<operations['listLoginAppWebhookReceipts']> = async (request) =>
   listReceipts(request.server.platform, authOf(request).workspaceId, request.params.appId, (request.query ?? {}) as ListQuery);

@@ -14,6 +14,13 @@ import { retiredCredentialWorkspace } from '../../auth/retired-credentials.js';
 import { setCapped } from '../../lib/capped-map.js';
 import type { Platform } from '../../platform.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Verifies Login app keys, with this instance's cache (made by startLogin). */
+    loginKeys: LoginKeyVerifier;
+  }
+}
+
 declare module '../../auth/authenticate.js' {
   interface AuthKinds {
     login_app: true;
@@ -90,17 +97,9 @@ export class LoginKeyVerifier {
   }
 }
 
-const verifiers = new WeakMap<Platform, LoginKeyVerifier>();
-
-export function loginKeyVerifier(platform: Platform): LoginKeyVerifier {
-  let verifier = verifiers.get(platform);
-  if (!verifier) verifiers.set(platform, (verifier = new LoginKeyVerifier(platform)));
-  return verifier;
-}
-
 async function loginKey(request: FastifyRequest, header: CredentialHeader, secret: string | undefined): Promise<AuthContext | null> {
   if (!secret) return null;
-  const app = await loginKeyVerifier(request.server.platform).verify(secret, (workspaceId) => markDeadCredential(request, header, workspaceId));
+  const app = await request.server.loginKeys.verify(secret, (workspaceId) => markDeadCredential(request, header, workspaceId));
   return app && { workspaceId: app.workspaceId, kind: 'login_app', appId: app.appId, scopes: [] };
 }
 

@@ -20,6 +20,13 @@ import { HttpProblem } from '../../lib/problems.js';
 import type { Platform } from '../../platform.js';
 import { expireSessions, SESSION_EVENT, type SessionEventName } from './sessions.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This instance's open login streams (startStreams, by startLogin). */
+    loginStreams: StreamHub;
+  }
+}
+
 declare module '../../auth/authenticate.js' {
   interface AuthKinds {
     subscribe_token: true;
@@ -158,17 +165,9 @@ export class StreamHub {
   }
 }
 
-const hubs = new WeakMap<Platform, StreamHub>();
-
-export function hubOf(platform: Platform): StreamHub {
-  const hub = hubs.get(platform);
-  if (!hub) throw new Error('login streams are not started (startLogin)');
-  return hub;
-}
-
 export function startStreams(app: FastifyInstance): StreamHub {
   const hub = new StreamHub(app.platform, (error) => app.log.warn({ err: error }, 'login streams: re-reading sessions failed'));
-  hubs.set(app.platform, hub);
+  app.decorate('loginStreams', hub);
   hub.start();
   // Before the server stops accepting: open streams would keep server.close() waiting (F-14).
   app.addHook('preClose', async () => hub.stop());
@@ -221,7 +220,7 @@ function lastEventId(header: unknown): bigint | undefined {
 export const streamLoginSessionEvents: Handler<operations['streamLoginSessionEvents']> = async (request, reply) => {
   const { platform } = request.server;
   const sessionId = authOf(request).sessionId!;
-  const hub = hubOf(platform);
+  const hub = request.server.loginStreams;
   if (hub.count(sessionId) >= STREAMS_PER_SESSION) {
     throw new HttpProblem(429, 'rate-limited', `At most ${STREAMS_PER_SESSION} streams per session; close one first.`, {}, { 'retry-after': '5' });
   }

@@ -2,6 +2,7 @@
 // workspace's own connected numbers. Used by the Login-app operations (validation, the displayed
 // number, provider webhook set-up) and by session start (`resolveLoginNumber`).
 import { randomInt } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import { HttpProblem } from '../../lib/problems.js';
 import type { Platform } from '../../platform.js';
@@ -45,21 +46,30 @@ export async function primaryOwnNumber(db: Kysely<Database>, workspaceId: string
     .executeTakeFirst();
 }
 
-const memo = new WeakMap<Platform, Promise<LoginNumber>>();
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The shared service number of this instance (made by startLogin). */
+    loginServiceNumber: ServiceNumber;
+  }
+}
 
 /**
  * The shared service number: LOGIN_SERVICE_PHONE_NUMBER_ID when configured (a Cloud API number
  * of the operator), else a sandbox number in the platform-owned workspace, created on first use.
  * One promise per instance; across instances the workspace row lock makes creation happen once.
  */
-export function servicePhoneNumber(platform: Platform): Promise<LoginNumber> {
-  let pending = memo.get(platform);
-  if (!pending) {
-    pending = loadServiceNumber(platform);
-    memo.set(platform, pending);
-    pending.catch(() => memo.delete(platform)); // a failure is retried on the next call
+export class ServiceNumber {
+  private pending?: Promise<LoginNumber>;
+
+  constructor(private readonly platform: Platform) {}
+
+  get(): Promise<LoginNumber> {
+    if (!this.pending) {
+      this.pending = loadServiceNumber(this.platform);
+      this.pending.catch(() => (this.pending = undefined)); // a failure is retried on the next call
+    }
+    return this.pending;
   }
-  return pending;
 }
 
 async function loadServiceNumber(platform: Platform): Promise<LoginNumber> {
@@ -109,11 +119,11 @@ export const inactiveNumber = (n: LoginNumber, pointer = '/body/phone_number_id'
  * inactive one, or no usable own number: 422.
  */
 export async function resolveLoginNumber(
-  platform: Platform,
+  server: FastifyInstance,
   app: Pick<Selectable<LoginAppsTable>, 'workspace_id' | 'use_service_phone' | 'phone_number_id'>,
   choice: { phone_number_id?: string; use_service_phone?: boolean } = {},
 ): Promise<LoginNumber> {
-  const { db } = platform.store;
+  const { db } = server.platform.store;
   if (choice.phone_number_id !== undefined && choice.use_service_phone !== undefined) {
     throw validation('phone_number_id and use_service_phone are mutually exclusive.', ['/body/phone_number_id', '/body/use_service_phone'], 'send only one of phone_number_id and use_service_phone');
   }
@@ -124,7 +134,7 @@ export async function resolveLoginNumber(
     return own;
   }
   if (choice.use_service_phone ?? app.use_service_phone) {
-    const service = await servicePhoneNumber(platform);
+    const service = await server.loginServiceNumber.get();
     if (!isActiveNumber(service)) throw new HttpProblem(422, 'unprocessable', 'The shared service number is not active at the moment; try again later.');
     return service;
   }

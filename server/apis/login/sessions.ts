@@ -128,7 +128,7 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
   const db = platform.store.db;
   const app = await db.selectFrom('login_apps').selectAll().where('id', '=', appId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!app) throw new HttpProblem(404, 'not-found', `No Login app ${appId}.`); // deleted since its key was checked
-  const number = await resolveLoginNumber(platform, app, request.body ?? {});
+  const number = await resolveLoginNumber(request.server, app, request.body ?? {});
   const now = platform.now();
   const id = newId('ls');
   const subscribeToken = `st_${base62(40)}`;

@@ -6,6 +6,7 @@
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { compactVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { base62 } from '../../lib/ids.js';
 import type { Platform } from '../../platform.js';
@@ -38,17 +39,26 @@ interface KeyRing {
   jwks: PublicKey[];
 }
 
-const rings = new WeakMap<Platform, Promise<KeyRing>>();
-
-/** This instance's key ring, loaded (or generated, the first time anywhere) once. */
-export function keyRing(platform: Platform): Promise<KeyRing> {
-  let ring = rings.get(platform);
-  if (!ring) {
-    ring = loadRing(platform);
-    ring.catch(() => rings.delete(platform)); // a database hiccup must not poison the cache
-    rings.set(platform, ring);
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This instance's signing keys of verification tokens (made by startLogin). */
+    loginSigningKeys: SigningKeys;
   }
-  return ring;
+}
+
+/** The key ring of one instance, loaded (or generated, the first time anywhere) on first use, once. */
+export class SigningKeys {
+  private loading?: Promise<KeyRing>;
+
+  constructor(private readonly platform: Platform) {}
+
+  ring(): Promise<KeyRing> {
+    if (!this.loading) {
+      this.loading = loadRing(this.platform);
+      this.loading.catch(() => (this.loading = undefined)); // a database hiccup must not poison the cache
+    }
+    return this.loading;
+  }
 }
 
 async function loadRing(platform: Platform): Promise<KeyRing> {
@@ -85,8 +95,9 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
-export async function issueToken(platform: Platform, claims: { appId: string; sessionId: string; phone: string; at: Date }): Promise<IssuedToken> {
-  const ring = await keyRing(platform);
+export async function issueToken(server: FastifyInstance, claims: { appId: string; sessionId: string; phone: string; at: Date }): Promise<IssuedToken> {
+  const { platform } = server;
+  const ring = await server.loginSigningKeys.ring();
   const iat = Math.floor(claims.at.getTime() / 1000);
   const jti = randomUUID();
   // Header { alg: ES256, typ: JWT, kid }; every time claim is given, so the signer adds none.
@@ -110,7 +121,8 @@ export type Verdict = S['TokenVerificationValid'] | { valid: false; reason: Inva
  * (malformed, invalid_signature, invalid_claims, wrong_app, expired, already_used); only the
  * last step writes, so a token refused earlier is left redeemable.
  */
-export async function verifyToken(platform: Platform, appId: string, token: string): Promise<Verdict> {
+export async function verifyToken(server: FastifyInstance, appId: string, token: string): Promise<Verdict> {
+  const { platform } = server;
   const invalid = (reason: InvalidReason): Verdict => ({ valid: false, reason });
   let header: ReturnType<typeof decodeProtectedHeader>;
   let claims: ReturnType<typeof decodeJwt>;
@@ -123,7 +135,7 @@ export async function verifyToken(platform: Platform, appId: string, token: stri
   }
   // Only our own keys, picked by kid: `alg: none`, HS256 with the public key, and embedded or
   // remote keys (`jwk`, `jku`, `x5u`, `x5c`) never get as far as a signature check (D9, D10).
-  const ring = await keyRing(platform);
+  const ring = await server.loginSigningKeys.ring();
   const key = typeof header.kid === 'string' ? ring.publicKeys.get(header.kid) : undefined;
   if (header.alg !== 'ES256' || !key || header.crit !== undefined) return invalid('invalid_signature');
   try {
@@ -158,10 +170,10 @@ export async function verifyToken(platform: Platform, appId: string, token: stri
 
 export const getLoginJwks: Handler<operations['getLoginJwks']> = async (request, reply) => {
   reply.header('cache-control', 'public, max-age=300');
-  return { keys: (await keyRing(request.server.platform)).jwks };
+  return { keys: (await request.server.loginSigningKeys.ring()).jwks };
 };
 
 export const verifyTokenHandler: Handler<operations['verifyToken']> = async (request, reply) => {
   reply.header('cache-control', 'no-store');
-  return verifyToken(request.server.platform, loginCaller(request).appId, request.body.token);
+  return verifyToken(request.server, loginCaller(request).appId, request.body.token);
 };

@@ -17,7 +17,9 @@ import type { Database, LoginAppsTable } from '../../store/schema.js';
 import { startStreams } from './events-stream.js';
 import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from './hosted-webhook.js';
 import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';
-import { issueToken, keyRing } from './tokens.js';
+import { issueToken, SigningKeys } from './tokens.js';
+import { LoginKeyVerifier } from './auth.js';
+import { ServiceNumber } from './service-phone.js';
 import { decorateDeadCredentials } from '../../auth/auth-failures.js';
 
 /**
@@ -82,26 +84,30 @@ interface InboundLogin {
 export const MAX_MISSES = 10;
 const MISS_WINDOW_MS = 10 * 60 * 1000;
 const MAX_TRACKED = 100_000;
-const misses = new WeakMap<Platform, Map<string, number[]>>();
 
-function recentMisses(platform: Platform, key: string, now: number): number[] {
-  let byPhone = misses.get(platform);
-  if (!byPhone) misses.set(platform, (byPhone = new Map()));
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The recent wrong codes per `number:phone` on this instance, epoch ms (made by startLogin). */
+    loginCodeMisses: Map<string, number[]>;
+  }
+}
+
+function recentMisses(byPhone: Map<string, number[]>, key: string, now: number): number[] {
   const recent = (byPhone.get(key) ?? []).filter((at) => at > now - MISS_WINDOW_MS);
   if (recent.length) byPhone.set(key, recent);
   else byPhone.delete(key);
   return recent;
 }
 
-function recordMiss(platform: Platform, key: string, now: number): void {
-  const byPhone = misses.get(platform)!;
-  setCapped(byPhone, key, [...recentMisses(platform, key, now), now], MAX_TRACKED);
+function recordMiss(byPhone: Map<string, number[]>, key: string, now: number): void {
+  setCapped(byPhone, key, [...recentMisses(byPhone, key, now), now], MAX_TRACKED);
 }
 
-export async function verifySession(platform: Platform, trx: Transaction<Database>, message: InboundLogin): Promise<boolean> {
+export async function verifySession(server: FastifyInstance, trx: Transaction<Database>, message: InboundLogin): Promise<boolean> {
+  const { platform, loginCodeMisses: misses } = server;
   const now = platform.now();
   const guesser = `${message.phoneNumberId}:${message.from}`;
-  if (recentMisses(platform, guesser, now.getTime()).length >= MAX_MISSES) return false;
+  if (recentMisses(misses, guesser, now.getTime()).length >= MAX_MISSES) return false;
   // The session, its app's destination and the sender's profile name in one statement.
   const found = await trx
     .selectFrom('login_sessions as s')
@@ -116,13 +122,13 @@ export async function verifySession(platform: Platform, trx: Transaction<Databas
     .where('s.expires_at', '>', now)
     .executeTakeFirst();
   const digits = E164.exec(message.from)?.[1];
-  if (!found) recordMiss(platform, guesser, now.getTime());
+  if (!found) recordMiss(misses, guesser, now.getTime());
   if (!found || !digits || !found.webhook_destination) return false; // no destination: the app is gone
   const app = { id: found.app_id, webhook_destination: found.webhook_destination, production_webhook_url: found.production_webhook_url, staging_webhook_url: found.staging_webhook_url };
   const phone = `+${digits}`;
   const profileName = found.contact_name?.slice(0, 256) ?? null; // the contract's maxLength
   // Wasted only if a concurrent delivery or the sweep gets there first.
-  const token = await issueToken(platform, { appId: app.id, sessionId: found.id, phone, at: now });
+  const token = await issueToken(server, { appId: app.id, sessionId: found.id, phone, at: now });
   const updated = await trx
     .updateTable('login_sessions')
     .set({
@@ -159,10 +165,10 @@ export async function verifySession(platform: Platform, trx: Transaction<Databas
 }
 
 /** The inbound step: a text that reads as LOGIN verifies its session with the message. */
-async function onInbound(trx: Transaction<Database>, platform: Platform, message: StoredInbound): Promise<void> {
+async function onInbound(server: FastifyInstance, trx: Transaction<Database>, message: StoredInbound): Promise<void> {
   if (message.type !== 'text' || message.text === undefined) return;
   const code = loginCodeOf(message.text);
-  if (code) await verifySession(platform, trx, { phoneNumberId: message.phoneNumberId, code, messageId: message.messageId, contactId: message.contactId, from: message.from });
+  if (code) await verifySession(server, trx, { phoneNumberId: message.phoneNumberId, code, messageId: message.messageId, contactId: message.contactId, from: message.from });
 }
 
 /** The outbox endpoint kind `login_app`: the app's current destination, signed per attempt. */
@@ -189,6 +195,10 @@ function registerOutbox(platform: Platform): void {
 /** Starts the Login background work of this instance; everything stops when the app closes. */
 export function startLogin(app: FastifyInstance): void {
   const { platform } = app;
+  app.decorate('loginKeys', new LoginKeyVerifier(platform));
+  app.decorate('loginSigningKeys', new SigningKeys(platform));
+  app.decorate('loginServiceNumber', new ServiceNumber(platform));
+  app.decorate('loginCodeMisses', new Map<string, number[]>());
   decorateDeadCredentials(app); // for the verifiers of every API: this runs once per app, before it is ready
   registerOutbox(platform);
   startStreams(app);
@@ -196,8 +206,8 @@ export function startLogin(app: FastifyInstance): void {
   // The signing keys are read (or made, once per database) outside any delivery's transaction: at
   // start, so that a LOGIN, right or wrong, writes nothing else; again before a delivery that
   // brings a LOGIN if that failed.
-  app.addHook('onReady', async () => void (await keyRing(platform).catch(log('login signing keys not loaded'))));
-  const unsubscribe = registerInboundStep(platform, 'login', onInbound, (texts) => (texts.some((t) => loginCodeOf(t)) ? keyRing(platform) : undefined));
+  app.addHook('onReady', async () => void (await app.loginSigningKeys.ring().catch(log('login signing keys not loaded'))));
+  const unsubscribe = registerInboundStep(platform, 'login', (trx, _platform, message) => onInbound(app, trx, message), (texts) => (texts.some((t) => loginCodeOf(t)) ? app.loginSigningKeys.ring() : undefined));
   let sweeping: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     sweeping ??= expireSessions(platform)

@@ -11,6 +11,7 @@ export async function authHarness(app: FastifyInstance): Promise<FastifyInstance
   const harness = Fastify();
   harness.decorate('platform', app.platform);
   harness.decorate('config', app.config);
+  harness.decorate('loginKeys', app.loginKeys); // the app's cache, which its rotations clear
   await harness.register(problems);
   const echo = async (request: { auth?: unknown }) => ({ auth: request.auth });
   harness.get('/api/contacts', { onRequest: authenticator(harness, { api: 'messaging', operationId: 'listContacts', security: API_KEY }) }, echo);

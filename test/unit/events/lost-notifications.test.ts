@@ -6,8 +6,6 @@
 // periodic sweep called by the test. The periodic timers are set to an hour, so only the test moves.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { hubOf } from '../../../server/apis/login/events-stream.js';
-import { loginKeyVerifier } from '../../../server/apis/login/auth.js';
 import { sweepInbound } from '../../../server/apis/messaging/automation/dispatcher.js';
 import { registerInboundResponder } from '../../../server/apis/messaging/automation/responders.js';
 import { pauseNumber, reserveSlots } from '../../../server/apis/messaging/campaigns/rate.js';
@@ -116,10 +114,10 @@ describe('lost notifications: each subscriber recovers', () => {
     await f.login();
     await storeB.droppedWith(f.sessionId);
     expect(stream.text()).not.toContain('event: verified');
-    expect(hubOf(b.platform).count(f.sessionId)).toBe(1);
+    expect(b.loginStreams.count(f.sessionId)).toBe(1);
     storeB.reconnect();
     expect(await stream.done).toMatch(/event: verified\n/);
-    expect(hubOf(b.platform).count(f.sessionId)).toBe(0);
+    expect(b.loginStreams.count(f.sessionId)).toBe(0);
   });
 
   it('Login stream: without a reconnect, the periodic re-read (at each heartbeat) sends what was missed', async () => {
@@ -129,7 +127,7 @@ describe('lost notifications: each subscriber recovers', () => {
     await f.login();
     await storeB.droppedWith(f.sessionId);
     expect(stream.text()).not.toContain('event: verified');
-    expect(await hubOf(b.platform).resync()).toBe(1);
+    expect(await b.loginStreams.resync()).toBe(1);
     expect(await stream.done).toMatch(/event: verified\n/);
   });
 
@@ -278,12 +276,12 @@ describe('lost notifications: each subscriber recovers', () => {
 
   it('key caches: a Login key rotated on A while B lost the invalidation is refused by B once it reconnects', async () => {
     const f = await loginFixture();
-    const verifierB = loginKeyVerifier(b.platform);
+    const verifierB = b.loginKeys;
     expect(await verifierB.verify(f.apiKey)).toMatchObject({ appId: f.appId });
     cut();
     await base.db.updateTable('login_apps').set({ api_key_digest: a.platform.secrets.digest(newSecret('lk_live_')) }).where('id', '=', f.appId).execute();
     const app = await base.db.selectFrom('login_apps').select('workspace_id').where('id', '=', f.appId).executeTakeFirstOrThrow();
-    await loginKeyVerifier(a.platform).invalidate(f.appId, app.workspace_id);
+    await a.loginKeys.invalidate(f.appId, app.workspace_id);
     await storeB.droppedWith(f.appId);
     expect(await verifierB.verify(f.apiKey)).toMatchObject({ appId: f.appId }); // cached
     storeB.reconnect();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { newId } from '../../../server/lib/ids.js';
 import { createSandboxAccount } from '../../../server/providers/sandbox.js';
-import { resolveLoginNumber, servicePhoneNumber, SERVICE_WORKSPACE_ID } from '../../../server/apis/login/service-phone.js';
+import { resolveLoginNumber, SERVICE_WORKSPACE_ID } from '../../../server/apis/login/service-phone.js';
 import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../fakes/fake-provider.js';
 import { build, buildShared } from '../../helper.js';
 import { authHarness } from '../account/harness.js';
@@ -44,7 +44,7 @@ describe('Login apps', () => {
     expect(created.webhook_secret_prefix).toBe(created.webhook_secret.slice(0, 10));
     expect(created.provider_webhook).toEqual({ status: 'not_required', last_error: null, provider_code: null, updated_at: null });
     expect(created.hosted_webhook_url).toBe(`${app.config.publicUrl}/api/chatapp-auth/webhook/${created.id}`);
-    const service = await servicePhoneNumber(app.platform);
+    const service = await app.loginServiceNumber.get();
     expect(created.display_phone_number).toBe(service.display_phone_number);
     // The service number's provider id, which a delivery signed by hand must name (metadata.phone_number_id).
     expect(created.provider_phone_number_id).toBe(service.provider_phone_number_id);
@@ -277,24 +277,24 @@ describe('Login apps', () => {
       const own = await createSandboxAccount(app.platform.store.db, a.workspace.id);
       const theirs = await createSandboxAccount(app.platform.store.db, b.workspace.id);
       const appRow = { workspace_id: a.workspace.id, use_service_phone: true, phone_number_id: null };
-      await expect(resolveLoginNumber(app.platform, appRow, { phone_number_id: own.numbers[0]!.id, use_service_phone: true })).rejects.toMatchObject({
+      await expect(resolveLoginNumber(app, appRow, { phone_number_id: own.numbers[0]!.id, use_service_phone: true })).rejects.toMatchObject({
         status: 400,
         problem: { errors: [{ pointer: '/body/phone_number_id' }, { pointer: '/body/use_service_phone' }] },
       });
-      await expect(resolveLoginNumber(app.platform, appRow, { phone_number_id: theirs.numbers[0]!.id })).rejects.toMatchObject({ status: 404 });
-      expect((await resolveLoginNumber(app.platform, appRow, { phone_number_id: own.numbers[0]!.id })).id).toBe(own.numbers[0]!.id);
-      expect((await resolveLoginNumber(app.platform, appRow)).workspace_id).toBe(SERVICE_WORKSPACE_ID);
-      expect((await resolveLoginNumber(app.platform, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id })).id).toBe(own.numbers[0]!.id);
-      expect((await resolveLoginNumber(app.platform, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id }, { use_service_phone: true })).workspace_id).toBe(SERVICE_WORKSPACE_ID);
-      await expect(resolveLoginNumber(app.platform, appRow, { use_service_phone: false })).rejects.toMatchObject({ status: 422 }); // no cloud-API number
+      await expect(resolveLoginNumber(app, appRow, { phone_number_id: theirs.numbers[0]!.id })).rejects.toMatchObject({ status: 404 });
+      expect((await resolveLoginNumber(app, appRow, { phone_number_id: own.numbers[0]!.id })).id).toBe(own.numbers[0]!.id);
+      expect((await resolveLoginNumber(app, appRow)).workspace_id).toBe(SERVICE_WORKSPACE_ID);
+      expect((await resolveLoginNumber(app, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id })).id).toBe(own.numbers[0]!.id);
+      expect((await resolveLoginNumber(app, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id }, { use_service_phone: true })).workspace_id).toBe(SERVICE_WORKSPACE_ID);
+      await expect(resolveLoginNumber(app, appRow, { use_service_phone: false })).rejects.toMatchObject({ status: 422 }); // no cloud-API number
       await app.platform.store.db.updateTable('phone_numbers').set({ status: 'RESTRICTED' }).where('id', '=', own.numbers[0]!.id).execute();
-      await expect(resolveLoginNumber(app.platform, appRow, { phone_number_id: own.numbers[0]!.id })).rejects.toMatchObject({ status: 422 });
+      await expect(resolveLoginNumber(app, appRow, { phone_number_id: own.numbers[0]!.id })).rejects.toMatchObject({ status: 422 });
     });
   });
 
   it('the service number is created once, also under concurrent first calls', async () => {
     const fresh = await build();
-    const numbers = await Promise.all([servicePhoneNumber(fresh.platform), servicePhoneNumber(fresh.platform)]);
+    const numbers = await Promise.all([fresh.loginServiceNumber.get(), fresh.loginServiceNumber.get()]);
     expect(numbers[0]).toEqual(numbers[1]);
     const rows = await fresh.platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', SERVICE_WORKSPACE_ID).execute();
     expect(rows).toHaveLength(1);

@@ -10,7 +10,7 @@ import { build, buildShared } from '../../helper.js';
 import { insertLoginApp } from '../../support/login-app.js';
 import { openStore, type Store } from '../../../server/store/db.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { hubOf, STREAMS_PER_SESSION } from '../../../server/apis/login/events-stream.js';
+import { STREAMS_PER_SESSION } from '../../../server/apis/login/events-stream.js';
 import { elapse, eventually } from '../../support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');
@@ -115,7 +115,7 @@ describe('event stream', () => {
     expect(s.res.headers.get('x-accel-buffering')).toBe('no');
     expect(s.res.headers.get('connection')).toBe('keep-alive');
     await s.waitFor('retry: 2000\n\n');
-    hubOf(app.platform).heartbeat(); // the 15 s timer calls this
+    app.loginStreams.heartbeat(); // the 15 s timer calls this
     await s.waitFor(': heartbeat\n\n');
     await login(f);
     const text = await s.done();
@@ -128,7 +128,7 @@ describe('event stream', () => {
     const gone = await open(f.url());
     await gone.waitFor('retry');
     gone.close();
-    await until(() => hubOf(app.platform).count(f.sessionId) === 0);
+    await until(() => app.loginStreams.count(f.sessionId) === 0);
     await login(f);
     await until(async () => (await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', '=', f.sessionId).execute()).length === 1);
     const [event] = await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', '=', f.sessionId).execute();
@@ -158,7 +158,7 @@ describe('event stream', () => {
     }
     const unknown = await fetch(f.url(f.subscribeToken, 'ls_0000000000000000'));
     expect(unknown.status).toBe(404);
-    expect(hubOf(app.platform).count(f.sessionId)).toBe(0);
+    expect(app.loginStreams.count(f.sessionId)).toBe(0);
   });
 
   it(`K6 at most ${STREAMS_PER_SESSION} streams per session: the next one 429; closing one frees its slot`, async () => {
@@ -169,7 +169,7 @@ describe('event stream', () => {
     expect(over.status).toBe(429);
     expect(over.headers.get('retry-after')).toBe('5');
     streams.pop()!.close();
-    await until(() => hubOf(app.platform).count(f.sessionId) < STREAMS_PER_SESSION);
+    await until(() => app.loginStreams.count(f.sessionId) < STREAMS_PER_SESSION);
     const again = await open(f.url());
     expect(again.res.status).toBe(200);
     for (const s of [...streams, again]) s.close();
@@ -177,7 +177,7 @@ describe('event stream', () => {
 
   it('F-13 1,000 open/close cycles leave no stream, listener or timer behind', async () => {
     const f = await fixture();
-    const hub = hubOf(app.platform);
+    const hub = app.loginStreams;
     const subscribers = (app.platform.bus as unknown as { subscribers: Map<string, Set<unknown>> }).subscribers;
     const before = { bus: subscribers.get('login.session')?.size, sockets: await connections() };
     for (let i = 0; i < 1000; i++) {

@@ -10,7 +10,6 @@ import { onPostgres } from '../../support/store.js';
 import { forgeLoginToken } from '../../support/login-keys.js';
 import { insertLoginApp } from '../../support/login-app.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { keyRing } from '../../../server/apis/login/tokens.js';
 import { eventually } from '../../support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');
@@ -43,7 +42,7 @@ async function verifiedToken(a: LoginApp) {
 const verify = (a: LoginApp, token: string) =>
   app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' }, payload: JSON.stringify({ token }) });
 
-const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app.platform, claims, header);
+const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app, claims, header);
 
 describe('verify-token', () => {
   it('D7 once valid with the user, then already_used without user data; never cached', async () => {
@@ -92,7 +91,7 @@ describe('verify-token', () => {
     const { token, sessionId } = await verifiedToken(a);
     const claims = decodeJwt(token);
     const t = Math.floor(clock / 1000);
-    const ring = await keyRing(app.platform);
+    const ring = await app.loginSigningKeys.ring();
     const cases: [string, string][] = [
       [await forged({ ...claims, nbf: t + 3600 }), 'invalid_claims'],
       [await forged({ ...claims, iss: 'https://evil.example' }), 'invalid_claims'],
