@@ -17,7 +17,6 @@ import { expectNoChange, expectProblem, workspace, type Workspace } from './supp
 import { CUSTOMER, INBOUND_URL, envelope, inbound, postInbound, settle, textMessage } from './inbound.js';
 import { metaStatusDelivery, metaTextDelivery } from '../fakes/meta-webhook-examples.js';
 import { eventually } from '../support/eventually.js';
-import { providerInbox } from '../../server/apis/messaging/provider-inbox.js';
 
 const app = await buildShared({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' } });
 const events: PlatformEvent[] = [];
@@ -255,7 +254,7 @@ describe('E. Inbound provider webhook', () => {
       const opened: string[] = [];
       const real = db.transaction.bind(db);
       const transactions = vi.spyOn(db, 'transaction').mockImplementation(() => (opened.push(new Error().stack ?? ''), real()));
-      const received = vi.spyOn(providerInbox(limitedApp.platform)!, 'receive');
+      const received = vi.spyOn(limitedApp.providerInbox, 'receive');
       try {
         await expectNoChange(limitedApp, async () => {
           for (const body of [raw, '{"object": "whatsapp_business_account", "entry": [', '{"__proto__": {"polluted": true}}']) {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sha256Header } from '../../lib/signatures.js';
 import type { ProviderWebhookPayload } from '../../providers/types.js';
-import { providerInbox } from './provider-inbox.js';
+import type {} from './provider-inbox.js';
 
 export function createInboundSink(app: FastifyInstance): (payload: ProviderWebhookPayload) => Promise<void> {
   return async (payload) => {
@@ -23,6 +23,6 @@ export function createInboundSink(app: FastifyInstance): (payload: ProviderWebho
     }
     // Under a burst the 200 means stored, not yet applied: the hand-off ends once it is applied,
     // so the sandbox's idle() still means its statuses are in the store.
-    await providerInbox(app.platform)?.settled();
+    await app.providerInbox.settled();
   };
 }

@@ -19,6 +19,7 @@ import { newId } from '../../lib/ids.js';
 import { envMs } from '../../config.js';
 import type { Platform } from '../../platform.js';
 import { processProviderPayload } from './provider-webhook.js';
+import { setupProviderSignature } from './provider-signature.js';
 
 type Payload = components['schemas']['ProviderWebhookPayload'];
 type Row = { id: string; seq: string; payload: string; attempts: number };
@@ -54,11 +55,11 @@ export interface ProviderInboxOptions {
 /** Quadrupling from 1 s up to 15 minutes: 8 attempts span about 35 minutes. */
 export const defaultRetryDelayMs = (attempt: number) => Math.min(15 * 60_000, 1000 * 2 ** (2 * (attempt - 1)));
 
-const inboxes = new WeakMap<Platform, ProviderInbox>();
-
-/** The inbox of this app's platform, once `setupProviderInbox` ran. */
-export function providerInbox(platform: Platform): ProviderInbox | undefined {
-  return inboxes.get(platform);
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The provider webhook's inbox of this instance (setupProviderInbox). */
+    providerInbox: ProviderInbox;
+  }
 }
 
 export class ProviderInbox {
@@ -419,7 +420,8 @@ export async function setupProviderInbox(app: FastifyInstance): Promise<void> {
     pollMs: envMs('PROVIDER_INBOX_POLL_MS'),
     ...(retryMs ? { retryDelayMs: (attempt: number) => retryMs * 2 ** (attempt - 1) } : {}),
   });
-  inboxes.set(app.platform, inbox);
+  app.decorate('providerInbox', inbox);
+  setupProviderSignature(app);
   app.addHook('onReady', async () => inbox.start());
   app.addHook('preClose', async () => inbox.stop());
 }

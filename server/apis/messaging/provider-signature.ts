@@ -6,13 +6,16 @@
 // rate, 429 past it (E13): a missing or malformed header before the body is read, a wrong HMAC
 // as soon as the bytes are in, before they are parsed, validated or stored (E14).
 import { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { HttpProblem } from '../../lib/problems.js';
 import { verifySha256Header } from '../../lib/signatures.js';
-import type { Platform } from '../../platform.js';
 import { limited } from '../../plugins/rate-limits.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Refused deliveries per client IP (the rate-limit plugin's memory store); setupProviderSignature. */
+    providerRefusals: Counter;
+  }
   interface FastifyRequest {
     /** Set once `X-Hub-Signature-256` matched the raw body (provider webhook only). */
     providerSigned?: boolean;
@@ -23,24 +26,17 @@ export const SIGNATURE_CHALLENGE = { 'www-authenticate': 'Signature realm="provi
 const HEADER = /^sha256=[0-9a-f]{64}$/i;
 const WRONG = 'X-Hub-Signature-256 is missing or does not match the raw body.';
 
-type Counter = ReturnType<FastifyRequest['server']['createRateLimit']>;
-/** Refused deliveries per client IP, one bucket store per app (the rate-limit plugin's memory store). */
-const counters = new WeakMap<Platform, Counter>();
+type Counter = ReturnType<FastifyInstance['createRateLimit']>;
 
-function refusals(request: FastifyRequest): Counter {
-  const { server } = request;
-  let counter = counters.get(server.platform);
-  if (!counter) {
-    // IPv6 clients per /64, as every per-IP bucket here.
-    counter = server.createRateLimit({ max: server.config.rateLimitIpPerMinute, timeWindow: 60_000, keyGenerator: (r) => `provider-refused:${normalizeIP(r.ip)}` });
-    counters.set(server.platform, counter);
-  }
-  return counter;
+/** The per-IP count of refusals, one bucket store per app; run by setupProviderInbox. */
+export function setupProviderSignature(app: FastifyInstance): void {
+  // IPv6 clients per /64, as every per-IP bucket here.
+  app.decorate('providerRefusals', app.createRateLimit({ max: app.config.rateLimitIpPerMinute, timeWindow: 60_000, keyGenerator: (r) => `provider-refused:${normalizeIP(r.ip)}` }));
 }
 
 /** 401 `invalid-signature`, or 429 once this address has had its share of refusals this minute. */
 async function refusal(request: FastifyRequest): Promise<HttpProblem> {
-  const count = await refusals(request)(request);
+  const count = await request.server.providerRefusals(request);
   if (!count.isAllowed && count.isExceeded) {
     request.log.warn({ limiter: 'provider-refused' }, 'provider webhook: too many unsigned or badly signed deliveries from this IP');
     return limited(count.ttl);

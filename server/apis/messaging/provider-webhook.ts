@@ -17,7 +17,7 @@ import { retryConflicts } from '../../store/retry-conflicts.js';
 import type { Database } from '../../store/schema.js';
 import { prepareInboundSteps, runInboundSteps } from '../../events/inbound-steps.js';
 import { emitEvent } from '../webhooks/emit.js';
-import { providerInbox } from './provider-inbox.js';
+import type {} from './provider-inbox.js';
 import { SIGNATURE_CHALLENGE } from './provider-signature.js';
 import { applyMessageStatus } from './campaigns/recipient-status.js';
 import { ensureChat, touchChat } from './inbox/chats.js';
@@ -60,8 +60,7 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
   const payload = hasUnstorableText(request.body) ? cleanUnstorable(request.body) : request.body;
   // Processed now, or under a burst stored durably and processed from the inbox (provider-inbox.ts):
   // either way the 200 leaves only once the delivery is safe.
-  const inbox = providerInbox(platform);
-  await (inbox ? inbox.receive(payload, request.log) : processProviderPayload(platform, payload, request.log));
+  await request.server.providerInbox.receive(payload, request.log);
   return { received: true as const };
 };
 

@@ -8,7 +8,6 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { build, buildShared } from '../../helper.js';
 import { newId } from '../../../server/lib/ids.js';
 import { sha256Header } from '../../../server/lib/signatures.js';
-import { providerInbox } from '../../../server/apis/messaging/provider-inbox.js';
 import { metaTextDelivery } from '../../fakes/meta-webhook-examples.js';
 import { onPostgres, openTestStore } from '../../support/store.js';
 import { eventually } from '../../support/eventually.js';
@@ -57,7 +56,7 @@ describe('one app', () => {
 
   it('a burst of 300 signed deliveries: every one answered 200 once stored, every message then stored exactly once, the inbox emptied', async () => {
     const t = await tenant(app);
-    const inbox = providerInbox(app.platform)!;
+    const inbox = app.providerInbox;
     const storedBefore = inbox.stats.stored;
     const wamids = Array.from({ length: 300 }, (_, i) => `wamid.inbox.${t.workspaceId}.${i}`);
     const answers = await Promise.all(wamids.map((w, i) => post(app, metaTextDelivery(target(t), w, Date.now(), `4915112${String(i).padStart(6, '0')}`))));
@@ -166,7 +165,7 @@ describe('recovery and sharing on one store', () => {
       );
       expect([...counts.values()].every((n) => n === 1)).toBe(true);
       await eventually(async () => (await pendingRows(a)).length === 0, { within: 10_000, what: 'the inbox drained' });
-      const [sa, sb] = [providerInbox(a.platform)!.stats, providerInbox(b.platform)!.stats];
+      const [sa, sb] = [a.providerInbox.stats, b.providerInbox.stats];
       // Every row's effects committed once: no worker found a row gone (claims never overlapped), none failed.
       expect(sa.processed + sb.processed).toBe(wamids.length);
       expect(sa.skipped + sb.skipped).toBe(0);
@@ -205,13 +204,13 @@ describe('recovery and sharing on one store', () => {
       expect(row!.leased_by).toBeNull();
       // The good delivery behind it was not held up, and the poison row is not tried again.
       expect((await storedWamids(app, t.workspaceId)).get(good)).toBe(1);
-      const failed = providerInbox(app.platform)!.stats.failed;
+      const failed = app.providerInbox.stats.failed;
       expect(failed).toBe(8);
       const more = `wamid.later.${t.workspaceId}`;
       await storeDirectly(app, metaTextDelivery(target(t), more));
-      providerInbox(app.platform)!.signal();
+      app.providerInbox.signal();
       await eventually(async () => (await storedWamids(app, t.workspaceId)).get(more) === 1, { within: 10_000, what: 'a later delivery processed' });
-      expect(providerInbox(app.platform)!.stats.failed).toBe(8);
+      expect(app.providerInbox.stats.failed).toBe(8);
       expect((await pendingRows(app, [poison]))[0]!.attempts).toBe(8);
       await app.close();
     } finally {
