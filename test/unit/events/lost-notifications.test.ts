@@ -137,7 +137,7 @@ describe('lost notifications: each subscriber recovers', () => {
     beforeAll(() => {
       seen = [];
       const responder = { name: 'probe', order: 0, respond: async (_: unknown, m: { messageId: string }) => (seen.push(m.messageId), false) };
-      offs = [registerInboundResponder(a.platform, responder), registerInboundResponder(b.platform, responder)];
+      offs = [registerInboundResponder(a, responder), registerInboundResponder(b, responder)];
     });
     afterAll(() => offs.forEach((off) => off()));
 
@@ -162,9 +162,9 @@ describe('lost notifications: each subscriber recovers', () => {
       const message = await sendFromSandboxPhone(a, { phoneNumberId: w.numberId, from: '+4915112349002', text: 'hello' });
       await Promise.all([storeA.droppedWith(message.messageId), storeB.droppedWith(message.messageId)]);
       expect(seen).not.toContain(message.messageId);
-      expect(await sweepInbound(b.platform)).toBe(1);
+      expect(await sweepInbound(b)).toBe(1);
       expect(seen.filter((id) => id === message.messageId)).toHaveLength(1);
-      expect(await sweepInbound(a.platform)).toBe(0); // claimed once across instances
+      expect(await sweepInbound(a)).toBe(0); // claimed once across instances
     });
   });
 

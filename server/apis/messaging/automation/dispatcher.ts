@@ -5,11 +5,12 @@
 // notification can be lost (a LISTEN connection reconnecting), sweep the due rows at start, when
 // their LISTEN connection is back, and every SWEEP_MS. The claim makes dispatch at-most-once: an
 // instance that dies mid-way leaves that message unanswered rather than answered twice.
+import type { FastifyInstance } from 'fastify';
 import type { Transaction } from 'kysely';
 import type { StoredInbound } from '../../../events/inbound-steps.js';
 import type { Platform } from '../../../platform.js';
 import type { Database } from '../../../store/schema.js';
-import { inboundResponders, type InboundMessage } from './responders.js';
+import type { InboundMessage } from './responders.js';
 
 export interface DispatcherOptions {
   log?: (message: string, extra?: object) => void;
@@ -84,7 +85,8 @@ async function messageOf(platform: Platform, messageId: string): Promise<Inbound
 }
 
 /** Runs the responders for a message this instance has claimed; answers the one that handled it. */
-async function respond(platform: Platform, messageId: string, options: DispatcherOptions): Promise<string | null> {
+async function respond(app: FastifyInstance, messageId: string, options: DispatcherOptions): Promise<string | null> {
+  const { platform } = app;
   const message = await messageOf(platform, messageId);
   if (!message) return null;
   try {
@@ -92,7 +94,7 @@ async function respond(platform: Platform, messageId: string, options: Dispatche
   } catch (error) {
     options.log?.('inbound pre-dispatch failed', { messageId, error: String(error) });
   }
-  for (const responder of inboundResponders(platform)) {
+  for (const responder of app.inboundResponders.list()) {
     try {
       if (await responder.respond(platform, message)) return responder.name;
     } catch (error) {
@@ -104,17 +106,17 @@ async function respond(platform: Platform, messageId: string, options: Dispatche
 }
 
 /** Dispatches one due message if this instance claims it; answers the responder that handled it, or null. */
-export async function dispatchInbound(platform: Platform, messageId: string, options: DispatcherOptions = {}): Promise<string | null> {
-  if (!(await claim(platform, messageId))) return null;
-  return respond(platform, messageId, options);
+export async function dispatchInbound(app: FastifyInstance, messageId: string, options: DispatcherOptions = {}): Promise<string | null> {
+  if (!(await claim(app.platform, messageId))) return null;
+  return respond(app, messageId, options);
 }
 
 /** Claims and dispatches every due message (what lost notifications left); answers how many. */
-export async function sweepInbound(platform: Platform, options: DispatcherOptions = {}, running: () => boolean = () => true): Promise<number> {
+export async function sweepInbound(app: FastifyInstance, options: DispatcherOptions = {}, running: () => boolean = () => true): Promise<number> {
   let total = 0;
   while (running()) {
-    const ids = await claimDue(platform, SWEEP_BATCH);
-    for (const id of ids) await respond(platform, id, options);
+    const ids = await claimDue(app.platform, SWEEP_BATCH);
+    for (const id of ids) await respond(app, id, options);
     total += ids.length;
     if (ids.length < SWEEP_BATCH) break;
   }
@@ -122,7 +124,8 @@ export async function sweepInbound(platform: Platform, options: DispatcherOption
 }
 
 /** Subscribes the dispatcher and starts its sweeps; returns a function that stops it and waits for dispatches in flight. */
-export function startDispatcher(platform: Platform, options: DispatcherOptions = {}): () => Promise<void> {
+export function startDispatcher(app: FastifyInstance, options: DispatcherOptions = {}): () => Promise<void> {
+  const { platform } = app;
   const inFlight = new Set<Promise<unknown>>();
   let running = true;
   const track = (p: Promise<unknown>) => {
@@ -132,7 +135,7 @@ export function startDispatcher(platform: Platform, options: DispatcherOptions =
   let sweeping: Promise<unknown> | undefined;
   const sweep = () => {
     if (!running || sweeping) return;
-    sweeping = sweepInbound(platform, options, () => running)
+    sweeping = sweepInbound(app, options, () => running)
       .catch((error) => options.log?.('inbound sweep failed', { error: String(error) }))
       .finally(() => (sweeping = undefined));
     track(sweeping);
@@ -143,7 +146,7 @@ export function startDispatcher(platform: Platform, options: DispatcherOptions =
     (event) => {
       const messageId = (event.data as { messageId?: unknown }).messageId;
       if (typeof messageId !== 'string') return;
-      track(dispatchInbound(platform, messageId, options).catch((error) => options.log?.('inbound dispatch failed', { error: String(error) })));
+      track(dispatchInbound(app, messageId, options).catch((error) => options.log?.('inbound dispatch failed', { error: String(error) })));
     },
     { background: true },
   );

@@ -1,10 +1,11 @@
 // The automation's inbound responders: order 10 resumes a run waiting for this contact's reply
 // (or form submission); order 20 starts the oldest active flow with a matching trigger.
+import type { FastifyInstance } from 'fastify';
 import { sql, type SqlBool } from 'kysely';
 import type { Platform } from '../../../platform.js';
 import type { Inbound } from './engine.js';
 import { registerInboundResponder, type InboundMessage } from './responders.js';
-import { loadGraph, resumeWithReply, startRun } from './runner.js';
+import { loadGraph, resumeWithReply, startRun, type RunnerHooks } from './runner.js';
 import { triggerMatches } from './triggers.js';
 
 /** The stored message as a node sees it (full text, the clicked id, a form's answers). */
@@ -22,7 +23,7 @@ export async function inboundOf(platform: Platform, message: InboundMessage): Pr
   };
 }
 
-async function resumeWaiting(platform: Platform, message: InboundMessage): Promise<boolean> {
+async function resumeWaiting(platform: Platform, message: InboundMessage, hooks: RunnerHooks): Promise<boolean> {
   const waiting = await platform.store.db
     .selectFrom('automation_executions')
     .select(['id', 'wait_kind'])
@@ -42,12 +43,12 @@ async function resumeWaiting(platform: Platform, message: InboundMessage): Promi
     // A submission carries the run's id as its flow token: another run's form does not resume this one.
     const token = inbound.formResponse?.flow_token;
     if (run.wait_kind === 'form' && typeof token === 'string' && token !== run.id) continue;
-    if (await resumeWithReply(platform, run.id, inbound)) return true;
+    if (await resumeWithReply(platform, run.id, inbound, hooks)) return true;
   }
   return false;
 }
 
-async function startMatchingFlow(platform: Platform, message: InboundMessage): Promise<boolean> {
+async function startMatchingFlow(platform: Platform, message: InboundMessage, hooks: RunnerHooks): Promise<boolean> {
   const db = platform.store.db;
   if (!message.businessAccountId) return false;
   const flows = await db
@@ -89,17 +90,17 @@ async function startMatchingFlow(platform: Platform, message: InboundMessage): P
         messageId: message.messageId,
         chatId: inbound.chatId,
         text: inbound.text,
-      });
+      }, hooks);
       return true;
     }
   }
   return false;
 }
 
-export function registerAutomationResponders(platform: Platform): () => void {
+export function registerAutomationResponders(app: FastifyInstance, hooks: RunnerHooks): () => void {
   const offs = [
-    registerInboundResponder(platform, { name: 'automation.waiting_run', order: 10, respond: resumeWaiting }),
-    registerInboundResponder(platform, { name: 'automation.flow_trigger', order: 20, respond: startMatchingFlow }),
+    registerInboundResponder(app, { name: 'automation.waiting_run', order: 10, respond: (platform, message) => resumeWaiting(platform, message, hooks) }),
+    registerInboundResponder(app, { name: 'automation.flow_trigger', order: 20, respond: (platform, message) => startMatchingFlow(platform, message, hooks) }),
   ];
   return () => offs.forEach((off) => off());
 }

@@ -3,6 +3,7 @@
 // inbound message once across instances and runs the responders by `order` until one answers true.
 // Orders in use: 10 = a flow run waiting for this contact's reply, 20 = active flows whose trigger
 // matches, 30 = message bots' keyword replies, 40 = chatbot.
+import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../../platform.js';
 
 export interface InboundMessage {
@@ -29,24 +30,35 @@ export interface InboundResponder {
   respond(platform: Platform, message: InboundMessage): Promise<boolean>;
 }
 
-// Per platform (one per server instance; tests build several apps in one process).
-const registries = new WeakMap<Platform, InboundResponder[]>();
-
-/** Registers a responder on this instance; returns a function that removes it. */
-export function registerInboundResponder(platform: Platform, responder: InboundResponder): () => void {
-  let list = registries.get(platform);
-  if (!list) registries.set(platform, (list = []));
-  list.push(responder);
-  // Stable sort: responders of equal order run in registration order.
-  list.sort((a, b) => a.order - b.order);
-  return () => {
-    const current = registries.get(platform);
-    const index = current?.indexOf(responder) ?? -1;
-    if (current && index >= 0) current.splice(index, 1);
-  };
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The inbound responders of this instance (made by automation's setup, which runs the dispatcher). */
+    inboundResponders: InboundResponders;
+  }
 }
 
-/** The responders of this instance, lowest order first (a copy: responders may unregister while running). */
-export function inboundResponders(platform: Platform): InboundResponder[] {
-  return [...(registries.get(platform) ?? [])];
+/** The responders of one instance (tests build several apps in one process). */
+export class InboundResponders {
+  private readonly responders: InboundResponder[] = [];
+
+  /** Registers a responder; returns a function that removes it. */
+  register(responder: InboundResponder): () => void {
+    this.responders.push(responder);
+    // Stable sort: responders of equal order run in registration order.
+    this.responders.sort((a, b) => a.order - b.order);
+    return () => {
+      const index = this.responders.indexOf(responder);
+      if (index >= 0) this.responders.splice(index, 1);
+    };
+  }
+
+  /** Lowest order first (a copy: responders may unregister while running). */
+  list(): InboundResponder[] {
+    return [...this.responders];
+  }
+}
+
+/** Registers a responder on this instance; returns a function that removes it. */
+export function registerInboundResponder(app: FastifyInstance, responder: InboundResponder): () => void {
+  return app.inboundResponders.register(responder);
 }

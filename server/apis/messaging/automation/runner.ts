@@ -19,15 +19,11 @@ const MAX_STEPS_PER_DRIVE = 1000;
 const TRIGGER_KEY = '$trigger';
 const REPLY_KEY = '$reply';
 
+/** What a run tells its instance; given by the caller, which has them from automation's setup. */
 export interface RunnerHooks {
   /** Tells the timer worker of a new wait (so a short delay fires on time). */
   waited?: (fireAt: Date) => void;
   log?: (message: string, extra?: object) => void;
-}
-
-const hooks = new WeakMap<Platform, RunnerHooks>();
-export function setRunnerHooks(platform: Platform, h: RunnerHooks): void {
-  hooks.set(platform, h);
 }
 
 const graphs = new Map<string, FlowGraph>();
@@ -75,7 +71,7 @@ export interface StartRun {
 }
 
 /** Starts a run at a trigger and drives it until it waits or ends. */
-export async function startRun(platform: Platform, run: StartRun): Promise<string> {
+export async function startRun(platform: Platform, run: StartRun, hooks: RunnerHooks): Promise<string> {
   const db = platform.store.db;
   const now = platform.now();
   const id = newId('exe');
@@ -110,7 +106,7 @@ export async function startRun(platform: Platform, run: StartRun): Promise<strin
       .execute();
     await trx.updateTable('automation_flows').set({ last_execution_at: now }).where('id', '=', run.flowId).execute();
   });
-  if (first) await drive(platform, id);
+  if (first) await drive(platform, id, hooks);
   return id;
 }
 
@@ -128,9 +124,9 @@ export async function takeWaiting(platform: Platform, executionId: string, input
 }
 
 /** Resumes a waiting run with a reply and drives it; false when another instance or the timer got there first. */
-export async function resumeWithReply(platform: Platform, executionId: string, reply: Inbound): Promise<boolean> {
+export async function resumeWithReply(platform: Platform, executionId: string, reply: Inbound, hooks: RunnerHooks): Promise<boolean> {
   if (!(await takeWaiting(platform, executionId, { kind: 'reply', reply }))) return false;
-  await drive(platform, executionId);
+  await drive(platform, executionId, hooks);
   return true;
 }
 
@@ -140,8 +136,8 @@ function loadRow(platform: Platform, id: string) {
 }
 
 /** Runs the leased execution node by node until it waits, ends, fails or is cancelled. */
-export async function drive(platform: Platform, executionId: string): Promise<void> {
-  const log = hooks.get(platform)?.log;
+export async function drive(platform: Platform, executionId: string, hooks: RunnerHooks): Promise<void> {
+  const { log } = hooks;
   let row: Row = await loadRow(platform, executionId);
   if (!row) return;
   const graph = await loadGraph(platform, row.flow_id, row.flow_version);
@@ -166,7 +162,7 @@ export async function drive(platform: Platform, executionId: string): Promise<vo
     }
     vars[REPLY_KEY] = state.reply;
     const resumed = input.kind !== 'enter';
-    if (!(await persist(platform, row, node.type, graph, result, startedAt, resumed, vars))) return;
+    if (!(await persist(platform, row, node.type, graph, result, startedAt, resumed, vars, hooks))) return;
     if (result.kind !== 'next') return;
     row = await loadRow(platform, executionId);
   }
@@ -174,7 +170,7 @@ export async function drive(platform: Platform, executionId: string): Promise<vo
 }
 
 /** Commits one step; false when the run is no longer this instance's to move (cancelled, deleted, re-leased). */
-async function persist(platform: Platform, row: NonNullable<Row>, nodeType: string, graph: FlowGraph, result: NodeResult, startedAt: Date, resumed: boolean, vars: Record<string, unknown>): Promise<boolean> {
+async function persist(platform: Platform, row: NonNullable<Row>, nodeType: string, graph: FlowGraph, result: NodeResult, startedAt: Date, resumed: boolean, vars: Record<string, unknown>, hooks: RunnerHooks): Promise<boolean> {
   const db = platform.store.db;
   const now = platform.now();
   const nodeId = row.current_node_id!;
@@ -241,7 +237,7 @@ async function persist(platform: Platform, row: NonNullable<Row>, nodeType: stri
     }
     return true;
   });
-  if (ok && result.kind === 'wait') hooks.get(platform)?.waited?.(result.fireAt);
+  if (ok && result.kind === 'wait') hooks.waited?.(result.fireAt);
   return ok;
 }
 

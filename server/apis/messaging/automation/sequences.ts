@@ -4,6 +4,7 @@
 // `contact_created` are picked up by the timer worker (contacts tagged or created after the
 // sequence), `keyword` by an inbound responder (order 25). A reply ends the enrolment when the
 // sequence says `stop_on_reply`.
+import type { FastifyInstance } from 'fastify';
 import { sql, type SqlBool } from 'kysely';
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
@@ -191,8 +192,8 @@ export async function stopOnReply(platform: Platform, message: InboundMessage): 
 }
 
 /** Responder 25: an inbound text equal to an active sequence's keyword enrols the contact. */
-export function registerSequenceResponder(platform: Platform): () => void {
-  return registerInboundResponder(platform, {
+export function registerSequenceResponder(app: FastifyInstance): () => void {
+  return registerInboundResponder(app, {
     name: 'automation.sequence_keyword',
     order: 25,
     async respond(p, message) {

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { registerInboundStep } from '../../../events/inbound-steps.js';
 import { recordDue, startDispatcher } from './dispatcher.js';
 import { registerAutomationResponders } from './inbound.js';
-import { setRunnerHooks } from './runner.js';
+import { InboundResponders } from './responders.js';
+import type { RunnerHooks } from './runner.js';
 import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
 import { TimerWorker } from './timers.js';
 import { envMs } from '../../../config.js';
@@ -15,6 +16,8 @@ const CLAIM_TTL_MS = 7 * 86_400_000;
 
 export async function setup(app: FastifyInstance): Promise<void> {
   const platform = app.platform;
+  // Before the other areas' setups: bots and forms register their responders here too.
+  app.decorate('inboundResponders', new InboundResponders());
   const log = (message: string, extra?: object) => app.log.warn(extra ?? {}, message);
   let running = false;
   let lastSweep = 0;
@@ -32,12 +35,12 @@ export async function setup(app: FastifyInstance): Promise<void> {
       return sendDueSteps(platform, () => running);
     },
   });
-  setRunnerHooks(platform, { waited: (at) => worker.notify(at), log });
-  const offResponders = [registerAutomationResponders(platform), registerSequenceResponder(platform), registerInboundStep(platform, 'automation', recordDue)];
+  const runner: RunnerHooks = { waited: (at) => worker.notify(at), log };
+  const offResponders = [registerAutomationResponders(app, runner), registerSequenceResponder(app), registerInboundStep(platform, 'automation', recordDue)];
   let stopDispatcher: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
     running = true;
-    stopDispatcher = startDispatcher(platform, { log, beforeResponders: (m) => stopOnReply(platform, m), sweepMs: envMs('INBOUND_SWEEP_MS') });
+    stopDispatcher = startDispatcher(app, { log, beforeResponders: (m) => stopOnReply(platform, m), sweepMs: envMs('INBOUND_SWEEP_MS') });
     worker.start();
   });
   // Before the platform closes the store (its onClose hook was added first and runs last).

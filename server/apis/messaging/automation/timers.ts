@@ -5,7 +5,7 @@
 // the next due row or the poll interval, and is woken early when this instance creates a short wait.
 import { sql } from 'kysely';
 import type { Platform } from '../../../platform.js';
-import { drive, LEASE_MS } from './runner.js';
+import { drive, LEASE_MS, type RunnerHooks } from './runner.js';
 
 export interface TimerWorkerOptions {
   platform: Platform;
@@ -24,7 +24,11 @@ export class TimerWorker {
   private readonly pollMs: number;
   private readonly batch: number;
 
+  /** The runs this worker drives report their waits to it. */
+  private readonly hooks: RunnerHooks;
+
   constructor(private readonly options: TimerWorkerOptions) {
+    this.hooks = { waited: (at) => this.notify(at), log: options.log };
     this.pollMs = options.pollMs ?? 1_000;
     this.batch = options.batch ?? 20;
   }
@@ -75,7 +79,7 @@ export class TimerWorker {
       for (const id of taken) {
         if (!this.running) break;
         try {
-          await drive(platform, id);
+          await drive(platform, id, this.hooks);
         } catch (error) {
           this.options.log?.('automation run failed', { executionId: id, error: String(error) });
         }

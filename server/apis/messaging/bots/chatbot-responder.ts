@@ -16,12 +16,7 @@ interface Cached {
   index: SimilarityIndex<Answer>;
 }
 
-// Indexes per instance, rebuilt when the chatbot is trained again (trained_at changes).
-const caches = new WeakMap<Platform, Map<string, Cached>>();
-
-async function indexOf(platform: Platform, chatbotId: string, trainedAt: Date): Promise<SimilarityIndex<Answer>> {
-  let cache = caches.get(platform);
-  if (!cache) caches.set(platform, (cache = new Map()));
+async function indexOf(platform: Platform, cache: Map<string, Cached>, chatbotId: string, trainedAt: Date): Promise<SimilarityIndex<Answer>> {
   const hit = cache.get(chatbotId);
   if (hit && hit.stamp === trainedAt.getTime()) return hit.index;
   const pairs = await platform.store.db.selectFrom('chatbot_qa_pairs').select(['question', 'alternatives', 'answer']).where('chatbot_id', '=', chatbotId).orderBy('position').execute();
@@ -48,6 +43,8 @@ async function chatbotFor(platform: Platform, message: InboundMessage) {
 }
 
 export function chatbotResponder(log: FastifyBaseLogger): InboundResponder {
+  // Indexes of this instance's responder, rebuilt when the chatbot is trained again (trained_at changes).
+  const cache = new Map<string, Cached>();
   return {
     name: 'chatbot',
     order: 40,
@@ -57,7 +54,7 @@ export function chatbotResponder(log: FastifyBaseLogger): InboundResponder {
       if (!bot?.trained_at) return false;
       const contact = await contactFacts(platform, message.workspaceId, message.contactId);
       if (!contact) return false;
-      const best = (await indexOf(platform, bot.id, bot.trained_at)).best(message.text);
+      const best = (await indexOf(platform, cache, bot.id, bot.trained_at)).best(message.text);
       try {
         if (best && best.score >= bot.match_threshold) {
           await sendText(platform, message.workspaceId, message.phoneNumberId, contact, best.item.answer);

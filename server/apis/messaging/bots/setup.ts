@@ -7,6 +7,6 @@ import { keywordResponder, scheduleResponder } from './message-bot-responder.js'
 
 export async function setup(app: FastifyInstance): Promise<void> {
   const log = app.log.child({ area: 'bots' });
-  const off = [keywordResponder(log), scheduleResponder(log), chatbotResponder(log)].map((r) => registerInboundResponder(app.platform, r));
+  const off = [keywordResponder(log), scheduleResponder(log), chatbotResponder(log)].map((r) => registerInboundResponder(app, r));
   app.addHook('onClose', async () => off.forEach((f) => f()));
 }

@@ -4,6 +4,6 @@ import { registerInboundResponder } from '../automation/responders.js';
 import { submissionResponder } from './submissions.js';
 
 export async function setup(app: FastifyInstance): Promise<void> {
-  const off = registerInboundResponder(app.platform, submissionResponder(app.log.child({ area: 'forms' })));
+  const off = registerInboundResponder(app, submissionResponder(app.log.child({ area: 'forms' })));
   app.addHook('onClose', async () => off());
 }

@@ -29,7 +29,7 @@ it('E6 one inbound message dispatched twice (two instances hearing one event) st
   const flow = await createFlow(app, w, hello);
   const first = await inboundText(app, w, '+4915112340008', 'hello');
   await until(async () => (await executions(app, flow.id)).length === 1, 10_000, 'the run');
-  expect(await Promise.all([dispatchInbound(app.platform, first.messageId), dispatchInbound(app.platform, first.messageId)])).toEqual([null, null]);
+  expect(await Promise.all([dispatchInbound(app, first.messageId), dispatchInbound(app, first.messageId)])).toEqual([null, null]);
   await elapse(300, 'absence: a second run would start with no event to wait on');
   expect(await executions(app, flow.id)).toHaveLength(1);
   await api(app, w.key)('DELETE', `/api/automation/${flow.id}`);
@@ -38,9 +38,9 @@ it('E6 one inbound message dispatched twice (two instances hearing one event) st
 it('E6b responders run by order until one answers; a failing responder does not stop the next', async () => {
   const calls: string[] = [];
   const offs = [
-    registerInboundResponder(app.platform, { name: 'late', order: 50, respond: async () => (calls.push('late'), true) }),
-    registerInboundResponder(app.platform, { name: 'broken', order: 1, respond: async () => (calls.push('broken'), Promise.reject(new Error('boom'))) }),
-    registerInboundResponder(app.platform, { name: 'never', order: 60, respond: async () => (calls.push('never'), true) }),
+    registerInboundResponder(app, { name: 'late', order: 50, respond: async () => (calls.push('late'), true) }),
+    registerInboundResponder(app, { name: 'broken', order: 1, respond: async () => (calls.push('broken'), Promise.reject(new Error('boom'))) }),
+    registerInboundResponder(app, { name: 'never', order: 60, respond: async () => (calls.push('never'), true) }),
   ];
   try {
     await inboundText(app, w, '+4915112340009', 'no flow matches this');

@@ -3,7 +3,7 @@
 // with the message (which responders ran, which one handled it).
 import type { FastifyInstance } from 'fastify';
 import type { InboundContent } from '../../../../server/providers/types.js';
-import { inboundResponders, registerInboundResponder, type InboundMessage } from '../../../../server/apis/messaging/automation/responders.js';
+import { registerInboundResponder, type InboundMessage } from '../../../../server/apis/messaging/automation/responders.js';
 import { sandbox, type Tenant } from '../inbox/support.js';
 import { eventually } from '../../../support/eventually.js';
 
@@ -33,7 +33,7 @@ function observe(app: FastifyInstance): Map<string, Outcome> {
     if (!o) seen.set(id, (o = { ran: [], handledBy: null, done: false }));
     return o;
   };
-  for (const responder of inboundResponders(app.platform)) {
+  for (const responder of app.inboundResponders.list()) {
     const original = responder.respond.bind(responder);
     responder.respond = async (platform, message: InboundMessage) => {
       const o = entry(message.messageId);
@@ -43,7 +43,7 @@ function observe(app: FastifyInstance): Map<string, Outcome> {
       return handled;
     };
   }
-  registerInboundResponder(app.platform, {
+  registerInboundResponder(app, {
     name: 'test.unhandled',
     order: Number.MAX_SAFE_INTEGER,
     respond: async (_platform, message) => {
