@@ -100,8 +100,12 @@ export async function demoWorkspaceId(platform: Platform): Promise<string | unde
   return row?.workspace_id;
 }
 
-/** One lookup or creation at a time per app instance; a failure is not remembered, so the next request retries. */
-const pending = new WeakMap<FastifyInstance, Promise<DemoLoginApp | null>>();
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The demo Login app of this instance (made by the pages plugin, which serves /demo/login). */
+    demoLogin: DemoLogin;
+  }
+}
 
 /**
  * The demo workspace's Login app and its API key: read from the store (decrypted), or created
@@ -109,12 +113,19 @@ const pending = new WeakMap<FastifyInstance, Promise<DemoLoginApp | null>>();
  * first start). Throws when the Login API cannot create the app.
  */
 export function demoLoginApp(app: FastifyInstance): Promise<DemoLoginApp | null> {
-  let promise = pending.get(app);
-  if (!promise) {
-    promise = loadOrCreate(app).finally(() => pending.delete(app));
-    pending.set(app, promise);
+  return app.demoLogin.get();
+}
+
+export class DemoLogin {
+  /** One lookup or creation at a time; a failure is not remembered, so the next request retries. */
+  private pending?: Promise<DemoLoginApp | null>;
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  get(): Promise<DemoLoginApp | null> {
+    this.pending ??= loadOrCreate(this.app).finally(() => (this.pending = undefined));
+    return this.pending;
   }
-  return promise;
 }
 
 async function loadOrCreate(app: FastifyInstance): Promise<DemoLoginApp | null> {

@@ -8,6 +8,7 @@ import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance } from 'fastify';
 import signInPages from '../pages/sign-in.js';
 import demoLoginPages from '../pages/demo-login.js';
+import { DemoLogin } from '../demo.js';
 import sandboxPhonePages from '../pages/sandbox-phone.js';
 
 export default fp(
@@ -20,6 +21,7 @@ export default fp(
       cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: production, signed: true },
     });
     await app.register(signInPages);
+    app.decorate('demoLogin', new DemoLogin(app)); // on the root: seeding asks it too
     await app.register(demoLoginPages); // /demo/login and its assets (DEMO on)
     await app.register(sandboxPhonePages); // /sandbox/phone (DEMO on, or not production)
     await app.register(import('../pages/login-apps.js')); // Login apps settings
