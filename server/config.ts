@@ -53,6 +53,32 @@ export interface Config {
   googleClientId?: string;
   /** Where Google sends the owner back (GOOGLE_REDIRECT_URI), exactly as registered on the client; needed with the client id. */
   googleRedirectUri?: string;
+  /** Most recipients of one campaign (CAMPAIGN_MAX_RECIPIENTS; tests lower it). */
+  campaignMaxRecipients: number;
+  /** How long a stopping server waits for what is in flight before it exits 1 (SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs: number;
+  /** The background workers' schedules; undefined keeps each worker's own default. */
+  workers: WorkerSchedules;
+}
+
+/**
+ * Milliseconds that tests and fault runs shorten (`*_LEASE_MS`, `*_POLL_MS`, …); an unset, zero,
+ * negative or non-numeric value leaves the worker's default.
+ */
+export interface WorkerSchedules {
+  /** OUTBOX_LEASE_MS: how long a webhook delivery is leased (outbox default 60 s). */
+  outboxLeaseMs?: number;
+  /** CAMPAIGN_LEASE_MS, CAMPAIGN_POLL_MS: the campaign worker's lease and poll interval. */
+  campaignLeaseMs?: number;
+  campaignPollMs?: number;
+  /** AUTOMATION_POLL_MS: the automation timer worker's poll interval. */
+  automationPollMs?: number;
+  /** INBOUND_SWEEP_MS: how often the inbound dispatcher sweeps for due messages it was not woken for. */
+  inboundSweepMs?: number;
+  /** PROVIDER_INBOX_LEASE_MS, _POLL_MS, _RETRY_MS (the first retry's delay, doubled each attempt). */
+  providerInboxLeaseMs?: number;
+  providerInboxPollMs?: number;
+  providerInboxRetryMs?: number;
 }
 
 export class ConfigError extends Error {}
@@ -97,6 +123,11 @@ function providerAppId(value: string | undefined, problems: string[]): string | 
   if (/^\d{1,32}$/.test(value)) return value;
   problems.push(`PROVIDER_APP_ID must be the numeric Meta app id, got "${value}"`);
   return undefined;
+}
+
+function optionalMs(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -150,17 +181,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     googleClientId: env.GOOGLE_CLIENT_ID || undefined,
     // Kept byte for byte: Google compares it with the registered URI exactly.
     googleRedirectUri: env.GOOGLE_REDIRECT_URI ? (absoluteUrl(env.GOOGLE_REDIRECT_URI, 'GOOGLE_REDIRECT_URI', problems), env.GOOGLE_REDIRECT_URI) : undefined,
+    campaignMaxRecipients: Number.isInteger(Number(env.CAMPAIGN_MAX_RECIPIENTS)) && Number(env.CAMPAIGN_MAX_RECIPIENTS) > 0 ? Number(env.CAMPAIGN_MAX_RECIPIENTS) : 100_000,
+    shutdownGraceMs: Number(env.SHUTDOWN_GRACE_MS) || 25_000,
+    workers: {
+      outboxLeaseMs: optionalMs(env.OUTBOX_LEASE_MS),
+      campaignLeaseMs: optionalMs(env.CAMPAIGN_LEASE_MS),
+      campaignPollMs: optionalMs(env.CAMPAIGN_POLL_MS),
+      automationPollMs: optionalMs(env.AUTOMATION_POLL_MS),
+      inboundSweepMs: optionalMs(env.INBOUND_SWEEP_MS),
+      providerInboxLeaseMs: optionalMs(env.PROVIDER_INBOX_LEASE_MS),
+      providerInboxPollMs: optionalMs(env.PROVIDER_INBOX_POLL_MS),
+      providerInboxRetryMs: optionalMs(env.PROVIDER_INBOX_RETRY_MS),
+    },
   };
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return config;
 }
 
-/**
- * A duration in milliseconds from the environment, or undefined when unset or not positive: the
- * workers' schedule overrides (`*_POLL_MS`, `*_LEASE_MS`, …) that area setup reads beside
- * `loadConfig`, for tests and fault runs to shorten.
- */
-export function envMs(name: string): number | undefined {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : undefined;
-}

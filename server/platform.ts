@@ -124,6 +124,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const outbox = new Outbox({
     store,
     instanceId,
+    leaseMs: config.workers.outboxLeaseMs,
     now,
     random: overrides.random,
     post: async (url, headers, body) => {

@@ -10,7 +10,6 @@ import type { Insertable } from 'kysely';
 import type { Database, DeliveryAttemptsTable, OutboxTable } from '../store/schema.js';
 import type { Store } from '../store/db.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './schedule.js';
-import { envMs } from '../config.js';
 
 export type OutboxRow = { [K in keyof OutboxTable]: OutboxTable[K] extends import('kysely').ColumnType<infer S, any, any> ? S : OutboxTable[K] };
 
@@ -107,8 +106,9 @@ export class Outbox {
   constructor(private readonly options: OutboxOptions) {
     this.now = options.now ?? (() => new Date());
     // The lease must outlive one attempt (the webhook client times out at 10 s), or a slow
-    // receiver would get the row twice. OUTBOX_LEASE_MS shortens it for the fault tests.
-    this.leaseMs = options.leaseMs ?? envMs('OUTBOX_LEASE_MS') ?? 60_000;
+    // receiver would get the row twice. OUTBOX_LEASE_MS shortens it for the fault tests (the
+    // platform passes it from the configuration).
+    this.leaseMs = options.leaseMs ?? 60_000;
     this.batchSize = options.batchSize ?? 32;
     this.pollMs = options.pollMs ?? 1_000;
   }

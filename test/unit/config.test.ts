@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../server/config.js';
 
@@ -26,5 +28,43 @@ describe('configuration', () => {
     for (const bad of ['-1', '1.5', '10s', '300001', ' 5']) {
       expect(() => loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: bad }), bad).toThrow(/REFRESH_TOKEN_REUSE_GRACE_MS must be an integer 0-300000 \(milliseconds\), got/);
     }
+  });
+
+  it('the campaign cap, the shutdown grace and the workers\' schedules: defaults, overrides, and an unusable value leaves the default', () => {
+    const defaults = loadConfig({});
+    expect(defaults).toMatchObject({ campaignMaxRecipients: 100_000, shutdownGraceMs: 25_000 });
+    expect(Object.values(defaults.workers).every((v) => v === undefined)).toBe(true);
+    const set = loadConfig({
+      CAMPAIGN_MAX_RECIPIENTS: '50',
+      SHUTDOWN_GRACE_MS: '15000',
+      OUTBOX_LEASE_MS: '12000',
+      CAMPAIGN_LEASE_MS: '2000',
+      CAMPAIGN_POLL_MS: '3600000',
+      AUTOMATION_POLL_MS: '200',
+      INBOUND_SWEEP_MS: '3600000',
+      PROVIDER_INBOX_LEASE_MS: '1000',
+      PROVIDER_INBOX_POLL_MS: '50',
+      PROVIDER_INBOX_RETRY_MS: '5',
+    });
+    expect(set).toMatchObject({ campaignMaxRecipients: 50, shutdownGraceMs: 15_000 });
+    expect(set.workers).toEqual({
+      outboxLeaseMs: 12_000,
+      campaignLeaseMs: 2000,
+      campaignPollMs: 3_600_000,
+      automationPollMs: 200,
+      inboundSweepMs: 3_600_000,
+      providerInboxLeaseMs: 1000,
+      providerInboxPollMs: 50,
+      providerInboxRetryMs: 5,
+    });
+    const unusable = loadConfig({ CAMPAIGN_MAX_RECIPIENTS: '1.5', SHUTDOWN_GRACE_MS: 'soon', CAMPAIGN_POLL_MS: '0', AUTOMATION_POLL_MS: '-5', INBOUND_SWEEP_MS: 'hourly' });
+    expect(unusable).toMatchObject({ campaignMaxRecipients: 100_000, shutdownGraceMs: 25_000 });
+    expect(unusable.workers).toMatchObject({ campaignPollMs: undefined, automationPollMs: undefined, inboundSweepMs: undefined });
+  });
+
+  it('is read by server/config.ts alone: no other module of server/ reads the environment', () => {
+    const server = fileURLToPath(new URL('../../server/', import.meta.url));
+    const readers = readdirSync(server, { recursive: true, encoding: 'utf8' }).filter((file) => /\.[cm]?[jt]s$/.test(file) && readFileSync(`${server}${file}`, 'utf8').includes('process.env'));
+    expect(readers).toEqual(['config.ts']);
   });
 });

@@ -16,7 +16,6 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { components } from '../../../generated/messaging/types.js';
 import { newId } from '../../lib/ids.js';
-import { envMs } from '../../config.js';
 import type { Platform } from '../../platform.js';
 import { processProviderPayload } from './provider-webhook.js';
 import { setupProviderSignature } from './provider-signature.js';
@@ -412,12 +411,12 @@ function describe(error: unknown): string {
  * schedule for the fault tests.
  */
 export async function setupProviderInbox(app: FastifyInstance): Promise<void> {
-  const retryMs = envMs('PROVIDER_INBOX_RETRY_MS');
+  const { providerInboxLeaseMs, providerInboxPollMs, providerInboxRetryMs: retryMs } = app.config.workers;
   const inbox = new ProviderInbox({
     platform: app.platform,
     log: app.log,
-    leaseMs: envMs('PROVIDER_INBOX_LEASE_MS'),
-    pollMs: envMs('PROVIDER_INBOX_POLL_MS'),
+    leaseMs: providerInboxLeaseMs,
+    pollMs: providerInboxPollMs,
     ...(retryMs ? { retryDelayMs: (attempt: number) => retryMs * 2 ** (attempt - 1) } : {}),
   });
   app.decorate('providerInbox', inbox);

@@ -22,7 +22,7 @@ import { createKey, signUp } from '../account/support.js';
 import { addContacts, call, recipientStates, until, workspace } from '../messaging/campaigns/support.js';
 
 const HOUR = String(3_600_000);
-const env = { SECRET_KEY: 'lost-notifications-test-secret-key-0123456789' };
+const env = { SECRET_KEY: 'lost-notifications-test-secret-key-0123456789', INBOUND_SWEEP_MS: HOUR, CAMPAIGN_POLL_MS: HOUR };
 let base: Store;
 let storeA: LossyStore;
 let storeB: LossyStore;
@@ -31,23 +31,13 @@ let b: FastifyInstance;
 let baseB: string;
 
 beforeAll(async () => {
-  const saved = { sweep: process.env.INBOUND_SWEEP_MS, poll: process.env.CAMPAIGN_POLL_MS };
-  process.env.INBOUND_SWEEP_MS = HOUR;
-  process.env.CAMPAIGN_POLL_MS = HOUR;
-  try {
-    base = await openTestStore();
-    storeA = lossyStore(base);
-    storeB = lossyStore(base);
-    // A's sandbox answers with statuses after its usual delays, so they come after the campaign
-    // worker has written its messages (with none, a status can overtake that write).
-    a = await buildShared({ env, overrides: { store: storeA, sandboxTestMode: false } });
-    b = await buildShared({ env, overrides: { store: storeB } });
-  } finally {
-    for (const [name, value] of [['INBOUND_SWEEP_MS', saved.sweep], ['CAMPAIGN_POLL_MS', saved.poll]] as const) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
+  base = await openTestStore();
+  storeA = lossyStore(base);
+  storeB = lossyStore(base);
+  // A's sandbox answers with statuses after its usual delays, so they come after the campaign
+  // worker has written its messages (with none, a status can overtake that write).
+  a = await buildShared({ env, overrides: { store: storeA, sandboxTestMode: false } });
+  b = await buildShared({ env, overrides: { store: storeB } });
   baseB = await b.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {

@@ -4,7 +4,7 @@
 // workers on one store share the backlog without running a delivery twice; a delivery that keeps
 // failing is kept with its error. Runs on PGlite (unit) and PostgreSQL (pg).
 import type { FastifyInstance } from 'fastify';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { build, buildShared } from '../../helper.js';
 import { newId } from '../../../server/lib/ids.js';
 import { sha256Header } from '../../../server/lib/signatures.js';
@@ -102,20 +102,6 @@ describe('one app', () => {
 describe('recovery and sharing on one store', () => {
   // Apps on one store share its at-rest key.
   const shared = { env: { SECRET_KEY: 'provider-inbox-tests-share-this-secret-key-0123' } };
-  const env = { PROVIDER_INBOX_POLL_MS: '50', PROVIDER_INBOX_RETRY_MS: '5' };
-  const saved: Record<string, string | undefined> = {};
-  const setEnv = () => {
-    for (const [k, v] of Object.entries(env)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
-  };
-  afterEach(() => {
-    for (const k of Object.keys(env)) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
-  });
 
   it('deliveries stored but never processed (the instance died) are processed by a new app on the same store at start', async () => {
     const store = await openTestStore();
@@ -182,10 +168,9 @@ describe('recovery and sharing on one store', () => {
   });
 
   it('a poison delivery is tried up to the limit, then kept with its error and never claimed again', async () => {
-    setEnv();
     const store = await openTestStore();
     try {
-      const app = await build({ ...shared, overrides: { store } });
+      const app = await build({ env: { ...shared.env, PROVIDER_INBOX_POLL_MS: '50', PROVIDER_INBOX_RETRY_MS: '5' }, overrides: { store } });
       const t = await tenant(app);
       // Valid JSON, but not a delivery processProviderPayload can apply (no `entry`): it throws each time.
       const poison = await storeDirectly(app, { object: 'whatsapp_business_account' });

@@ -10,7 +10,6 @@ import { InboundResponders } from './responders.js';
 import type { RunnerHooks } from './runner.js';
 import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
 import { TimerWorker } from './timers.js';
-import { envMs } from '../../../config.js';
 
 const CLAIM_TTL_MS = 7 * 86_400_000;
 
@@ -23,7 +22,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
   let lastSweep = 0;
   const worker = new TimerWorker({
     platform,
-    pollMs: envMs('AUTOMATION_POLL_MS'),
+    pollMs: app.config.workers.automationPollMs,
     log,
     extra: async () => {
       // Claims only need to outlive provider redeliveries of a message (hours): kept a week.
@@ -40,7 +39,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
   let stopDispatcher: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
     running = true;
-    stopDispatcher = startDispatcher(app, { log, beforeResponders: (m) => stopOnReply(platform, m), sweepMs: envMs('INBOUND_SWEEP_MS') });
+    stopDispatcher = startDispatcher(app, { log, beforeResponders: (m) => stopOnReply(platform, m), sweepMs: app.config.workers.inboundSweepMs });
     worker.start();
   });
   // Before the platform closes the store (its onClose hook was added first and runs last).

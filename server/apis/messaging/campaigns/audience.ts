@@ -8,12 +8,6 @@ import type { CampaignAudience } from './message.js';
 
 export type { CampaignAudience };
 
-/** Most recipients of one campaign (CAMPAIGN_MAX_RECIPIENTS lowers it for tests). */
-export function maxRecipients(): number {
-  const n = Number(process.env.CAMPAIGN_MAX_RECIPIENTS);
-  return Number.isInteger(n) && n > 0 ? n : 100_000;
-}
-
 function selection(a: CampaignAudience): Audience {
   switch (a.type) {
     case 'all_contacts':
@@ -45,9 +39,9 @@ export async function recipientsQuery(db: Kysely<Database> | Transaction<Databas
   return query;
 }
 
-/** How many contacts the audience has now; stops counting past the cap. */
-export async function countRecipients(db: Kysely<Database> | Transaction<Database>, workspaceId: string, a: CampaignAudience): Promise<number> {
-  const limited = (await recipientsQuery(db, workspaceId, a)).limit(maxRecipients() + 1);
+/** How many contacts the audience has now; stops counting past `cap` (config.campaignMaxRecipients). */
+export async function countRecipients(db: Kysely<Database> | Transaction<Database>, workspaceId: string, a: CampaignAudience, cap: number): Promise<number> {
+  const limited = (await recipientsQuery(db, workspaceId, a)).limit(cap + 1);
   const row = await db.selectFrom(limited.as('r')).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -14,7 +14,7 @@ import type { Database } from '../../../store/schema.js';
 import type { CampaignStatusValue } from '../../../store/schema/campaigns.js';
 import { resolveSender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
-import { checkCampaignAudience, countRecipients, maxRecipients } from './audience.js';
+import { checkCampaignAudience, countRecipients } from './audience.js';
 import { campaignView, progressOf, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
 import type { CampaignAudience, TemplateValues } from './message.js';
 import { checkMedia, checkTemplateValues } from './validate.js';
@@ -40,9 +40,9 @@ async function senderNumber(platform: Platform, workspaceId: string, phone: stri
   return { ...sender, e164 };
 }
 
-const tooMany = (count: number, status: 400 | 422) =>
-  new HttpProblem(status, status === 400 ? 'validation' : 'unprocessable', `The audience has ${count > maxRecipients() ? `more than ${maxRecipients()}` : count} contacts; a campaign takes at most ${maxRecipients()}.`, {
-    errors: [{ pointer: '/body/audience', detail: `matches more than ${maxRecipients()} contacts` }],
+const tooMany = (count: number, status: 400 | 422, cap: number) =>
+  new HttpProblem(status, status === 400 ? 'validation' : 'unprocessable', `The audience has ${count > cap ? `more than ${cap}` : count} contacts; a campaign takes at most ${cap}.`, {
+    errors: [{ pointer: '/body/audience', detail: `matches more than ${cap} contacts` }],
   });
 
 const createCampaign: Handler<operations['createCampaign']> = async (request, reply) => {
@@ -72,8 +72,9 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
     throw new HttpProblem(422, 'unprocessable', 'scheduled_at is in the past.', { errors: [{ pointer: '/body/scheduled_at', detail: 'must be in the future' }] });
   }
   await checkCampaignAudience(db, workspaceId, audience);
-  const count = await countRecipients(db, workspaceId, audience);
-  if (count > maxRecipients()) throw tooMany(count, 400); // K8: refused before any row or job exists
+  const cap = platform.config.campaignMaxRecipients;
+  const count = await countRecipients(db, workspaceId, audience, cap);
+  if (count > cap) throw tooMany(count, 400, cap); // K8: refused before any row or job exists
 
   const status: CampaignStatusValue = body.draft ? 'draft' : scheduledAt ? 'scheduled' : 'sending';
   const row = await db.transaction().execute(async (trx) => {
@@ -99,7 +100,7 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    return status === 'sending' ? startSending(trx, created, now) : created;
+    return status === 'sending' ? startSending(trx, created, now, cap) : created;
   });
   reply.code(201);
   return view(platform, row);
@@ -156,12 +157,12 @@ async function setStatus(trx: Transaction<Database>, row: CampaignRow, status: C
 }
 
 /** Starts sending now, or waits for a future `scheduled_at`; the audience is checked against the cap again. */
-async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date): Promise<CampaignRow> {
+async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date, cap: number): Promise<CampaignRow> {
   if (row.scheduled_at && new Date(row.scheduled_at).getTime() > now.getTime()) return setStatus(trx, row, 'scheduled', now);
   try {
-    return await startSending(trx, row, now);
+    return await startSending(trx, row, now, cap);
   } catch (error) {
-    if (error instanceof TooManyRecipients) throw tooMany(error.count, 422);
+    if (error instanceof TooManyRecipients) throw tooMany(error.count, 422, error.cap);
     throw error;
   }
 }
@@ -169,7 +170,7 @@ async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date): P
 const startCampaign: Handler<operations['startCampaign']> = async (request) =>
   transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
     if (row.status !== 'draft') throw new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status}; only a draft can be started.`);
-    return begin(trx, row, now);
+    return begin(trx, row, now, request.server.platform.config.campaignMaxRecipients);
   });
 
 const pauseCampaign: Handler<operations['pauseCampaign']> = async (request) =>
@@ -182,7 +183,7 @@ const resumeCampaign: Handler<operations['resumeCampaign']> = async (request) =>
   transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
     if (row.status !== 'paused') throw new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status}, not paused.`);
     // Paused while scheduled: recipients are not fixed yet.
-    return row.started_at ? setStatus(trx, row, 'sending', now) : begin(trx, row, now);
+    return row.started_at ? setStatus(trx, row, 'sending', now) : begin(trx, row, now, request.server.platform.config.campaignMaxRecipients);
   });
 
 const cancelCampaign: Handler<operations['cancelCampaign']> = async (request) =>

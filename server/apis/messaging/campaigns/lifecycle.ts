@@ -6,7 +6,7 @@ import type { components } from '../../../../generated/messaging/types.js';
 import type { Database } from '../../../store/schema.js';
 import type { CampaignsTable } from '../../../store/schema/campaigns.js';
 import { emitEvent } from '../../webhooks/emit.js';
-import { countRecipients, maxRecipients, recipientsQuery, type CampaignAudience } from './audience.js';
+import { countRecipients, recipientsQuery, type CampaignAudience } from './audience.js';
 
 type Campaign = components['schemas']['Campaign'];
 type Progress = components['schemas']['CampaignProgress'];
@@ -62,8 +62,11 @@ export function campaignView(row: CampaignRow, progress: Progress): Campaign {
 }
 
 export class TooManyRecipients extends Error {
-  constructor(readonly count: number) {
-    super(`The audience has more than ${maxRecipients()} contacts.`);
+  constructor(
+    readonly count: number,
+    readonly cap: number,
+  ) {
+    super(`The audience has more than ${cap} contacts.`);
   }
 }
 
@@ -71,10 +74,10 @@ export class TooManyRecipients extends Error {
  * Fixes the recipients (one `insert … select`, each contact once) and moves the campaign to
  * `sending`. The caller holds the campaign's row lock. Throws TooManyRecipients, rolling back.
  */
-export async function startSending(trx: Transaction<Database>, c: CampaignRow, now: Date): Promise<CampaignRow> {
+export async function startSending(trx: Transaction<Database>, c: CampaignRow, now: Date, cap: number): Promise<CampaignRow> {
   // Counted first (stopping past the cap), so a huge audience never gets inserted at all.
-  const count = await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience);
-  if (count > maxRecipients()) throw new TooManyRecipients(count);
+  const count = await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience, cap);
+  if (count > cap) throw new TooManyRecipients(count, cap);
   const source = (await recipientsQuery(trx, c.workspace_id, c.audience as CampaignAudience)).select(sql<string>`${c.id}`.as('campaign_id'));
   await trx
     .insertInto('campaign_recipients')

@@ -2,14 +2,13 @@
 // Delivery progress (statuses moving recipients forward) is in recipient-status.ts.
 import type { FastifyInstance } from 'fastify';
 import { CampaignWorker } from './worker.js';
-import { envMs } from '../../../config.js';
 
 export async function setup(app: FastifyInstance): Promise<void> {
   const platform = app.platform;
   const worker = new CampaignWorker({
     platform,
-    leaseMs: envMs('CAMPAIGN_LEASE_MS'),
-    pollMs: envMs('CAMPAIGN_POLL_MS'),
+    leaseMs: app.config.workers.campaignLeaseMs,
+    pollMs: app.config.workers.campaignPollMs,
     log: (message, extra) => app.log.warn(extra ?? {}, message),
   });
   app.addHook('onReady', async () => worker.start());

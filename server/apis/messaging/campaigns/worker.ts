@@ -214,7 +214,7 @@ export class CampaignWorker {
           .executeTakeFirst();
         if (!c) return false;
         try {
-          await startSending(trx, c, now);
+          await startSending(trx, c, now, this.platform.config.campaignMaxRecipients);
         } catch (error) {
           if (!(error instanceof TooManyRecipients)) throw error;
           await failCampaign(trx, c.id, error.message, now);

@@ -1,7 +1,7 @@
 // Bad inputs of the campaign operations (bad-inputs catalogue B1, B3, G, H14, K8) and the state
 // machine: each refusal is a problem naming the field and changes nothing (no campaign, no
 // recipient, no outbox row, no message).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../../helper.js';
 import { newId } from '../../../../server/lib/ids.js';
@@ -14,18 +14,10 @@ let a: Workspace;
 let b: Workspace;
 let aContacts: string[];
 
-// The recipient cap is read from the environment when a campaign is created (K8 at a small size);
-// restored after the file, as the next file in this worker must see the real cap.
-const cap = process.env.CAMPAIGN_MAX_RECIPIENTS;
-afterAll(() => {
-  if (cap === undefined) delete process.env.CAMPAIGN_MAX_RECIPIENTS;
-  else process.env.CAMPAIGN_MAX_RECIPIENTS = cap;
-});
-
 beforeAll(async () => {
-  process.env.CAMPAIGN_MAX_RECIPIENTS = '50';
-  // Private targets refused as in production, so the media URL guard is what answers (group G).
-  app = await buildShared({ env: { ALLOW_PRIVATE_URLS: 'false', RATE_LIMIT_IP_PER_MINUTE: '1000' } });
+  // Private targets refused as in production, so the media URL guard is what answers (group G);
+  // a small recipient cap for K8.
+  app = await buildShared({ env: { ALLOW_PRIVATE_URLS: 'false', RATE_LIMIT_IP_PER_MINUTE: '1000', CAMPAIGN_MAX_RECIPIENTS: '50' } });
   a = await workspace(app);
   b = await workspace(app);
   aContacts = await addContacts(app.platform.store.db, a.workspaceId, 3);
