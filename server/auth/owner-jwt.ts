@@ -61,8 +61,8 @@ export async function issueOwnerToken(
 }
 
 // Tokens verified recently, per platform: a client sends the same token with every request, and
-// checking its signature and claims again each time was about 6% of an owner request's CPU. An
-// entry holds exactly the token that passed, for its audience, and still ends at its `exp`.
+// checking its signature and claims again each time was a noticeable part of an owner request's
+// CPU. An entry holds exactly the token that passed, for its audience, and still ends at its `exp`.
 const VERIFIED_MAX = 10_000;
 
 /**

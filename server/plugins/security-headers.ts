@@ -5,8 +5,8 @@
 // Helmet decides the headers from its options alone, never from the request, so they are worked
 // out once here (its middleware run against a recorder) and set on each reply by one callback
 // hook. @fastify/helmet called `helmet(options)` on every request instead, parsing the CSP
-// directives and building the middleware list again each time (~20 µs of an owner GET, in an
-// async hook of its own besides).
+// directives and building the middleware list again each time, in an async hook of its own
+// besides.
 import fp from 'fastify-plugin';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { ServerResponse } from 'node:http';

@@ -23,9 +23,9 @@ import { PGliteStatements } from './pglite-statements.js';
 // one stretch of promise callbacks, and Node's nextTick queue waits until every chain in flight
 // has finished. HTTP responses leave for the socket on that queue (a response uncorks its socket
 // on the next tick): a login stream's `verified` frame waited for the automation's dozen queries
-// on the same message (~2 ms). So once a stretch has run STRETCH_MS, the next query waits a tick
+// on the same message. So once a stretch has run STRETCH_MS, the next query waits a tick
 // and what is queued there goes first. A tick before every query did the same for the stream
-// but cost a campaign on PGlite 4% of its send rate.
+// but cost a campaign on PGlite part of its send rate.
 const STRETCH_MS = 0.5;
 let stretchStart = -1; // -1: no stretch running (its marker tick has run)
 

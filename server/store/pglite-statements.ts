@@ -4,20 +4,18 @@
 // named statement (its parameter types remembered) and every later run is one call (Bind,
 // Describe, Execute, Sync). PostgreSQL's plan cache then does what it does for any prepared
 // statement (plan_cache_mode auto): five runs planned with their values, then a generic plan when
-// it costs no more, so a repeated lookup is no longer planned on every run; this took 20% off an
-// owner GET and raised webhook deliveries from about 1,850 to 2,650 a second.
+// it costs no more, so a repeated lookup is no longer planned on every run.
 // A generic plan cannot use a partial index whose predicate the query states with a parameter
 // (`status = $3` against `where status = 'pending'`): such a query costs more generic and is
 // planned on every run, so our queries state those predicates as literals (the sign-in path is
 // checked by test/unit/login/plan-cache.test.ts). In `on conflict (…) where status = $1` it is
 // worse, the arbiter index is not found at all: such a statement is parsed as the unnamed
-// statement on every run, and so planned with its values. Measured on a primary-key lookup:
-// 0.31 ms per query with pg.query → 0.19 ms with per-run plans.
+// statement on every run, and so planned with its values (still cheaper than pg.query's six calls).
 // Values are serialised and fields parsed by PGlite's own serializers and type parsers, exactly as
 // `pg.query` does; errors are the same `DatabaseError`s. The rows are put together here
 // (`results` below) rather than by PGlite's parseResults, which builds each row through an array
-// of [name, value] pairs and Object.fromEntries and looks each field's parser up again: on a page
-// of 21 rows that was ~35 µs, about half of it spent on the pairs.
+// of [name, value] pairs and Object.fromEntries and looks each field's parser up again for every
+// row, most of its cost spent on the pairs.
 import { parse, protocol, types, type PGlite, type Results } from '@electric-sql/pglite';
 
 interface Statement {

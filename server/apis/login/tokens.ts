@@ -31,7 +31,7 @@ interface KeyRing {
   /**
    * Signs with the active key, synchronously (fast-jwt over node:crypto). jose signs through
    * WebCrypto, whose answer comes back as an event-loop callback: behind the other subscribers'
-   * queries of the same message, that one hop held a sign-in's `verified` event by ~3 ms.
+   * queries of the same message, that one hop held back a sign-in's `verified` event.
    */
   sign: (claims: Record<string, unknown>) => string;
   /** Every published key by kid (the active one and any retired one still listed). */
