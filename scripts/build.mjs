@@ -1,0 +1,46 @@
+// `npm run build`: compiles server/ into dist/ (tsconfig.build.json), then copies what the server
+// reads at run time relative to its own modules, so that dist/ keeps the repository's layout:
+// every file under server/ that is not TypeScript (browser scripts and styles, pack data) to the
+// same path under dist/server/, and the documents of generated/ and the guides of docs/ that
+// server/contract.ts and server/pages/docs-catalogue.ts find from `import.meta.url`.
+// tsc is incremental (dist/.tsbuildinfo), so `npm start` rebuilding an unchanged tree is quick.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+const typescript = /\.[cm]?tsx?$/;
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+if (compiled.status !== 0) process.exit(compiled.status ?? 1);
+
+function* files(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(path);
+    else if (entry.isFile()) yield path;
+  }
+}
+
+let copied = 0;
+for (const folder of ['server', 'generated', 'docs']) {
+  for (const file of files(join(root, folder))) {
+    if (typescript.test(file)) continue;
+    const path = relative(root, file);
+    // A browser script beside a module of the same name would overwrite its compiled output.
+    if (path.endsWith('.js') && existsSync(join(root, path.replace(/\.js$/, '.ts')))) {
+      console.error(`${path}: a .ts file of the same name compiles to this path in dist/`);
+      process.exit(1);
+    }
+    const target = join(dist, path);
+    if (existsSync(target) && statSync(target).mtimeMs >= statSync(file).mtimeMs && statSync(target).size === statSync(file).size) continue;
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(file, target);
+    copied++;
+  }
+}
+if (copied) console.log(`dist/: compiled server/, copied ${copied} files`);
