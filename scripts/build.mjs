@@ -3,9 +3,13 @@
 // every file under server/ that is not TypeScript (browser scripts and styles, pack data) to the
 // same path under dist/server/, and the documents of generated/ and the guides of docs/ that
 // server/contract.ts and server/pages/docs-catalogue.ts find from `import.meta.url`.
-// tsc is incremental (dist/.tsbuildinfo), so `npm start` rebuilding an unchanged tree is quick.
+// `--if-changed` (npm's prestart) skips tsc when no TypeScript source under server/ and neither
+// tsconfig is newer than the start of the last build that succeeded (dist/.build-stamp): with
+// isolatedModules each output depends on its own source and the options alone, and typechecking
+// is `npm test`'s job, so `npm start` on an unchanged tree starts at once. Otherwise tsc runs, and
+// it is incremental (dist/.tsbuildinfo).
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +18,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 const typescript = /\.[cm]?tsx?$/;
 
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-if (compiled.status !== 0) process.exit(compiled.status ?? 1);
+const stamp = join(dist, '.build-stamp');
+const started = new Date();
 
 function* files(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -24,6 +27,19 @@ function* files(dir) {
     if (entry.isDirectory()) yield* files(path);
     else if (entry.isFile()) yield path;
   }
+}
+
+function sourcesChanged() {
+  if (!existsSync(stamp)) return true;
+  const built = statSync(stamp).mtimeMs;
+  const inputs = [join(root, 'tsconfig.json'), join(root, 'tsconfig.build.json'), ...[...files(join(root, 'server'))].filter((f) => typescript.test(f))];
+  return inputs.some((file) => statSync(file).mtimeMs > built);
+}
+
+if (!process.argv.includes('--if-changed') || sourcesChanged()) {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  if (compiled.status !== 0) process.exit(compiled.status ?? 1);
 }
 
 let copied = 0;
@@ -43,4 +59,7 @@ for (const folder of ['server', 'generated', 'docs']) {
     copied++;
   }
 }
-if (copied) console.log(`dist/: compiled server/, copied ${copied} files`);
+// Stamped with the time the build started, so that a source saved while tsc ran counts as changed.
+closeSync(openSync(stamp, 'a'));
+utimesSync(stamp, started, started);
+if (copied) console.log(`dist/: copied ${copied} files beside the compiled server/`);
