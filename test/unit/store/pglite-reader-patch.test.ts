@@ -1,53 +1,44 @@
-// scripts/patch-pglite.mjs (npm's postinstall): PGlite's protocol reader decodes text fields from
-// a view of the message buffer instead of a copy of each. The installed package carries the fix,
-// the script is idempotent and refuses code it does not know, and every kind of text reads back
-// as written, fields of many rows in one message included.
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// patches/@electric-sql+pglite+0.5.16.patch (patch-package, npm's postinstall; docs/dependencies.md):
+// PGlite's protocol reader decodes text fields from a view of the message buffer instead of a copy
+// of each. The patch changes that one method in each build of the reader and nothing else, the
+// installed package carries it, and every kind of text reads back as written, fields of many rows
+// in one message included.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { patchPGlite } from '../../../scripts/patch-pglite.mjs';
 import { PGliteStatements } from '../../../server/store/pglite-statements.js';
 
 const installed = fileURLToPath(new URL('../../../node_modules/@electric-sql/pglite/', import.meta.url));
+const patch = readFileSync(new URL('../../../patches/@electric-sql+pglite+0.5.16.patch', import.meta.url), 'utf8');
 const FILES = ['dist/chunk-Y6PULSM7.js', 'dist/index.cjs', 'dist/node-postgres/index.cjs'];
-
-/** A copy of the installed package's files that the script touches, with the original reader put back. */
-function unpatchedCopy(): string {
-  const root = mkdtempSync(join(tmpdir(), 'pglite-patch-'));
-  cpSync(join(installed, 'package.json'), join(root, 'package.json'));
-  for (const file of FILES) {
-    const text = readFileSync(join(installed, file), 'utf8').replace(
-      /string\(t\)\{let (\w)=(\w)\(this,(\w+)\)\.decode\(new Uint8Array\(\2\(this,\w+\)\.buffer,\2\(this,\w+\),t\)\);return \w\(this,\w+,\2\(this,\w+\)\+t\),\1\}/,
-      (_m, _v, get, decoder) => `string(t){return ${get}(this,${decoder}).decode(this.bytes(t))}`,
-    );
-    cpSync(join(installed, file), join(root, file));
-    writeFileSync(join(root, file), text);
-  }
-  return root;
-}
+// The reader's string() as published (decodes a copy made by bytes()) and as patched (decodes a
+// view, then moves the offset as bytes() did), with each build's minified names.
+const PUBLISHED = /string\(t\)\{return (\w)\(this,(\w+)\)\.decode\(this\.bytes\(t\)\)\}/;
+const PATCHED = /string\(t\)\{let (\w)=(\w)\(this,(\w+)\)\.decode\(new Uint8Array\(\2\(this,\w+\)\.buffer,\2\(this,(\w+)\),t\)\);return \w\(this,\4,\2\(this,\4\)\+t\),\1\}/;
 
 describe('PGlite reader patch', () => {
-  it('is applied to the installed package (npm install runs it)', () => {
-    expect(patchPGlite(installed)).toBe(0);
-    for (const file of FILES) expect(readFileSync(join(installed, file), 'utf8')).toContain('decode(new Uint8Array(');
+  it('changes string() in the three builds of the reader and nothing else', () => {
+    expect([...patch.matchAll(/^\+\+\+ b\/node_modules\/@electric-sql\/pglite\/(.+)$/gm)].map((m) => m[1])).toEqual(FILES);
+    const removed = [...patch.matchAll(/^-(?!--)(.*)$/gm)].map((m) => m[1]!);
+    const added = [...patch.matchAll(/^\+(?!\+\+)(.*)$/gm)].map((m) => m[1]!);
+    expect([removed.length, added.length]).toEqual([3, 3]);
+    for (const [i, before] of removed.entries()) {
+      const after = added[i]!;
+      expect(before.match(new RegExp(PUBLISHED, 'g'))).toHaveLength(1);
+      expect(after.match(new RegExp(PATCHED, 'g'))).toHaveLength(1);
+      expect(after.replace(PATCHED, 'string()')).toBe(before.replace(PUBLISHED, 'string()'));
+    }
   });
 
-  it('patches each file once, then changes nothing; refuses another version or unknown code', () => {
-    const root = unpatchedCopy();
-    for (const file of FILES) expect(readFileSync(join(root, file), 'utf8')).toContain('.decode(this.bytes(t))}');
-    expect(patchPGlite(root)).toBe(3);
-    const once = FILES.map((file) => readFileSync(join(root, file), 'utf8'));
-    expect(patchPGlite(root)).toBe(0);
-    expect(FILES.map((file) => readFileSync(join(root, file), 'utf8'))).toEqual(once);
-    for (const [i, file] of FILES.entries()) expect(once[i]).toBe(readFileSync(join(installed, file), 'utf8'));
-
-    writeFileSync(join(root, FILES[0]!), 'export {}');
-    expect(() => patchPGlite(root)).toThrow(/not the expected code/);
-    writeFileSync(join(root, 'package.json'), JSON.stringify({ version: '0.6.0' }));
-    expect(() => patchPGlite(root)).toThrow(/is for @electric-sql\/pglite 0\.5\.16, found 0\.6\.0/);
+  it('is applied to the installed package (npm install runs patch-package)', () => {
+    const added = [...patch.matchAll(/^\+(?!\+\+)(.*)$/gm)].map((m) => m[1]!);
+    for (const [i, file] of FILES.entries()) {
+      const text = readFileSync(join(installed, file), 'utf8');
+      expect(text.split('\n')).toContain(added[i]);
+      expect(text).not.toMatch(PUBLISHED);
+    }
   });
 
   describe('reads text back as written', () => {
