@@ -35,7 +35,7 @@ import problems from './plugins/problems.js';
 import rateLimits from './plugins/rate-limits.js';
 import securityHeaders, { BASELINE_HEADERS } from './plugins/security-headers.js';
 import { problem, sendProblem, type ProblemDetails } from './lib/problems.js';
-import { isViewerUrl, sendViewerError } from './pages/viewer.js';
+import { isViewerUrl, sendViewerError } from './apis/connect/content/viewer-page.js';
 import { validatorCompiler } from './lib/validation.js';
 import { mapSerializer } from './lib/openapi-maps.js';
 

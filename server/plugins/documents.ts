@@ -1,10 +1,10 @@
 // Serves the published contract, /openapi/<api>.3.0.yaml and /openapi/<api>.3.1.yaml, and the
-// docs pages that present it (/docs, server/pages/docs.ts). Both are public and ahead of the rate limits.
+// docs pages that present it (/docs, server/site/docs-page.ts). Both are public and ahead of the rate limits.
 import { readFileSync } from 'node:fs';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { API_NAMES, documentPath, documentText } from '../contract.js';
-import docsPages from '../pages/docs.js';
+import docsPages from '../site/docs-page.js';
 
 export default fp(
   async function documents(app: FastifyInstance) {

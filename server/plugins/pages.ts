@@ -6,10 +6,10 @@ import fp from 'fastify-plugin';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance } from 'fastify';
-import signInPages from '../pages/sign-in.js';
-import demoLoginPages from '../pages/demo-login.js';
+import signInPages from '../apis/account/sign-in-page.js';
+import demoLoginPages from '../apis/login/demo-page.js';
+import sandboxPhonePages from '../apis/messaging/sandbox-phone-page.js';
 import { DemoLogin } from '../demo.js';
-import sandboxPhonePages from '../pages/sandbox-phone.js';
 
 export default fp(
   async function pages(app: FastifyInstance) {
@@ -24,8 +24,13 @@ export default fp(
     app.decorate('demoLogin', new DemoLogin(app)); // on the root: seeding asks it too
     await app.register(demoLoginPages); // /demo/login and its assets (DEMO on)
     await app.register(sandboxPhonePages); // /sandbox/phone (DEMO on, or not production)
-    await app.register(import('../pages/login-apps.js')); // Login apps settings
-    await app.register(import('../pages/settings.js')); // the other settings pages (/account, keys, webhooks, numbers, usage)
+    // The owner's settings pages, each beside its area's routes (Connect clients: the Connect OAuth area's setup).
+    await app.register(import('../apis/account/overview-page.js')); // /account
+    await app.register(import('../apis/account/api-keys-page.js'));
+    await app.register(import('../apis/webhooks/settings-page.js'));
+    await app.register(import('../apis/login/apps-page.js'));
+    await app.register(import('../apis/messaging/configuration/numbers-page.js'));
+    await app.register(import('../apis/messaging/operations/usage-page.js'));
   },
   { name: 'pages' },
 );

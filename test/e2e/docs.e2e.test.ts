@@ -11,7 +11,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../server/app.js';
 import { loadConfig } from '../../server/config.js';
-import { APIS, loadGuides } from '../../server/pages/docs-catalogue.js';
+import { APIS, loadGuides } from '../../server/site/docs-catalogue.js';
 import { freePort } from '../support/free-port.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Store } from '../../server/store/db.js';
 import { buildShared } from '../helper.js';
-import { viewerHeaders } from '../../server/pages/viewer.js';
+import { viewerHeaders } from '../../server/apis/connect/content/viewer-page.js';
 import { CREATORS } from './creators.js';
 import { expectNoChange, expectNoLeak, expectProblem, workspace, type Workspace } from './support.js';
 import { expectProblems, loggedApp, recordErrors } from './logged-app.js';
@@ -32,7 +32,7 @@ function throwingOn(table: string, state: { armed: boolean }) {
 
 
 /**
- * The viewer's HTML error page (server/pages/viewer.ts) with `status`: its headers (CSP, framing
+ * The viewer's HTML error page (server/apis/connect/content/viewer-page.ts) with `status`: its headers (CSP, framing
  * by this origin, nosniff, no Referer, no-store), its title, no script, nothing internal, no JSON.
  */
 function expectViewerPage(res: LightMyRequestResponse, status: number, what: string) {

@@ -3,8 +3,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '../../helper.js';
-import { APIS, loadGuides } from '../../../server/pages/docs-catalogue.js';
-import { SCALAR_SCRIPT } from '../../../server/pages/docs.js';
+import { APIS, loadGuides } from '../../../server/site/docs-catalogue.js';
+import { SCALAR_SCRIPT } from '../../../server/site/docs-page.js';
 
 let app: FastifyInstance;
 beforeAll(async () => {

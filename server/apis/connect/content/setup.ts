@@ -12,7 +12,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type {} from '@fastify/cookie';
 import { base62 } from '../../../lib/ids.js';
 import { HttpProblem } from '../../../lib/problems.js';
-import { sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from '../../../pages/viewer.js';
+import { sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from './viewer-page.js';
 import type { Platform } from '../../../platform.js';
 import { contentDisposition } from './filenames.js';
 import { SLUG_LENGTH } from './links.js';
@@ -53,7 +53,7 @@ interface Asset {
 
 function loadAssets(): Map<string, Asset> {
   const here = dirname(fileURLToPath(import.meta.url));
-  const pagesDir = join(here, '../../../pages/viewer');
+  const pagesDir = join(here, 'assets');
   const pdfjs = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
   const assets = new Map<string, Asset>();
   const js = 'text/javascript; charset=utf-8';

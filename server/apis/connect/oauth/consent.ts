@@ -12,8 +12,8 @@ import type { operations } from '../../../../generated/connect/types.js';
 import { issueOwnerToken } from '../../../auth/owner-jwt.js';
 import type { Handler } from '../../../lib/handler-types.js';
 import { HttpProblem } from '../../../lib/problems.js';
-import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, hiddenFields, sendConsentPage, signUpView } from '../../../pages/consent.js';
-import { SIGN_IN_PATH, currentOwner, sameOriginPost, sessionCookieName } from '../../../pages/sign-in.js';
+import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, hiddenFields, sendConsentPage, signUpView } from './consent-page.js';
+import { SIGN_IN_PATH, currentOwner, sameOriginPost, sessionCookieName } from '../../account/sign-in-page.js';
 import {
   approve,
   authorizeQuery,

@@ -4,7 +4,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '../../../lib/problems.js';
 import { toProblem } from '../../../plugins/problems.js';
-import { errorView, sendConsentPage } from '../../../pages/consent.js';
+import { errorView, sendConsentPage } from './consent-page.js';
 import type { components } from '../../../../generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];

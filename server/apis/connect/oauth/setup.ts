@@ -2,7 +2,7 @@
 // settings page. Registered on the root instance, so the cookie and CSRF plugins (registered
 // later by server/plugins/pages.ts) apply to them when the app is made ready.
 import type { FastifyInstance } from 'fastify';
-import { registerClientPages } from '../../../pages/connect-clients.js';
+import { registerClientPages } from './clients-page.js';
 import './bearer.js';
 import { registerConsentPost } from './consent.js';
 

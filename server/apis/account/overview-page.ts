@@ -1,12 +1,12 @@
 // /account: the workspace at a glance (name, slug, plan, how many of each thing it has) with
 // links to every settings page. Counts are read scoped to the signed-in owner's workspace.
 import type { FastifyInstance } from 'fastify';
-import type { operations as AccountOps } from '../../generated/account/types.js';
-import { getAccount } from '../apis/account/workspaces.js';
-import { html } from './sign-in.js';
-import { NAV, when } from './settings-layout.js';
-import { callApi, registerSettingsPage, type Ok, type PageContext } from './settings-routes.js';
-import { usageOf } from './settings-usage.js';
+import type { operations as AccountOps } from '../../../generated/account/types.js';
+import { getAccount } from './workspaces.js';
+import { html } from './sign-in-page.js';
+import { NAV, when } from '../../html/settings-layout.js';
+import { callApi, registerSettingsPage, type Ok, type PageContext } from '../../html/settings-routes.js';
+import { usageOf } from '../messaging/operations/usage-page.js';
 
 export const OVERVIEW_PATH = '/account';
 

@@ -6,11 +6,11 @@
 // Sign-in, CSRF and origin checks, errors and the layout are the settings pages' own
 // (./settings-routes.ts, ./settings-layout.ts); every value goes through `html`, which escapes it.
 import type { FastifyInstance } from 'fastify';
-import type { components } from '../../generated/login/types.js';
-import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret } from '../apis/login/apps.js';
-import { html } from './sign-in.js';
-import { secretsNotice, type Html } from './settings-layout.js';
-import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from './settings-routes.js';
+import type { components } from '../../../generated/login/types.js';
+import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret } from './apps.js';
+import { html } from '../account/sign-in-page.js';
+import { secretsNotice, type Html } from '../../html/settings-layout.js';
+import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
 
 type S = components['schemas'];
 type Page = Html;

@@ -12,12 +12,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { sendFromSandboxPhone } from '../apis/messaging/sandbox-phone.js';
-import { SERVICE_WORKSPACE_ID } from '../apis/login/service-phone.js';
-import { demoWorkspaceId } from '../demo.js';
-import { HttpProblem } from '../lib/problems.js';
-import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from './demo-login.js';
-import { currentOwner, html, sameOriginPost } from './sign-in.js';
+import { sendFromSandboxPhone } from './sandbox-phone.js';
+import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
+import { demoWorkspaceId } from '../../demo.js';
+import { HttpProblem } from '../../lib/problems.js';
+import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '../login/demo-page.js';
+import { currentOwner, html, sameOriginPost } from '../account/sign-in-page.js';
 
 const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
 const HISTORY = 30;

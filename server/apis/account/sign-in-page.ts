@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { issueOwnerToken, verifyOwnerToken } from '../auth/owner-jwt.js';
-import { HttpProblem } from '../lib/problems.js';
-import { authenticateOwner } from '../apis/account/sessions.js';
+import { issueOwnerToken, verifyOwnerToken } from '../../auth/owner-jwt.js';
+import { HttpProblem } from '../../lib/problems.js';
+import { authenticateOwner } from './sessions.js';
 
 export const SIGN_IN_PATH = '/account/sign-in';
 export const SIGN_OUT_PATH = '/account/sign-out';

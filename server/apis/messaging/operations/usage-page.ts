@@ -1,12 +1,12 @@
 // /account/usage: the plan, its limits and this month's usage, exactly as the Messaging API's
 // usage operation computes them (its `upgrade_url` points here).
 import type { FastifyInstance } from 'fastify';
-import type { operations } from '../../generated/messaging/types.js';
-import { getUsage } from '../apis/messaging/operations/usage.js';
-import { PLANS } from '../apis/messaging/operations/plans.js';
-import { html } from './sign-in.js';
-import { when } from './settings-layout.js';
-import { callApi, registerSettingsPage, type Ok, type PageContext } from './settings-routes.js';
+import type { operations } from '../../../../generated/messaging/types.js';
+import { getUsage } from './usage.js';
+import { PLANS } from './plans.js';
+import { html } from '../../account/sign-in-page.js';
+import { when } from '../../../html/settings-layout.js';
+import { callApi, registerSettingsPage, type Ok, type PageContext } from '../../../html/settings-routes.js';
 
 export const USAGE_PATH = '/account/usage';
 

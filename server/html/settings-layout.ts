@@ -3,7 +3,7 @@
 // no 'unsafe-inline'), and the headers are the sign-in page's (no framing, no-store, no referrer).
 import type { FastifyReply } from 'fastify';
 import type { HttpProblem } from '../lib/problems.js';
-import { SIGN_OUT_PATH, formPageCsp, html, htmlDocument, pageHeaders, type SignedInOwner } from './sign-in.js';
+import { SIGN_OUT_PATH, formPageCsp, html, htmlDocument, pageHeaders, type SignedInOwner } from '../apis/account/sign-in-page.js';
 
 export type Html = ReturnType<typeof html>;
 

@@ -8,12 +8,12 @@
 // The routes are added to the root instance by the OAuth area's setup, before the cookie and
 // CSRF plugins are registered; the settings routing looks `csrfProtection` up per request.
 import type { FastifyInstance } from 'fastify';
-import type { components } from '../../generated/connect/types.js';
-import { createClient, deleteClient, listClients, rotateClientSecret, updateClient } from '../apis/connect/oauth/clients.js';
-import { listGrants, revokeGrant } from '../apis/connect/oauth/grants.js';
-import { html } from './sign-in.js';
-import type { Html } from './settings-layout.js';
-import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from './settings-routes.js';
+import type { components } from '../../../../generated/connect/types.js';
+import { createClient, deleteClient, listClients, rotateClientSecret, updateClient } from './clients.js';
+import { listGrants, revokeGrant } from './grants.js';
+import { html } from '../../account/sign-in-page.js';
+import type { Html } from '../../../html/settings-layout.js';
+import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../../html/settings-routes.js';
 
 type S = components['schemas'];
 type Page = Html;

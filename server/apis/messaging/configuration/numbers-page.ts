@@ -4,14 +4,14 @@
 // action runs the Messaging API's own handler. Cloud accounts are connected through the API (a
 // system-user token is not something to paste into a settings form we keep no record of).
 import type { FastifyInstance } from 'fastify';
-import type { operations } from '../../generated/messaging/types.js';
-import { createConnection, deleteConnection, listConnections } from '../apis/messaging/configuration/connections.js';
-import { listPhoneNumbers } from '../apis/messaging/configuration/numbers.js';
-import { setupProviderWebhooks } from '../apis/messaging/configuration/provider-setup.js';
-import { findAccount } from '../apis/messaging/configuration/accounts.js';
-import { html } from './sign-in.js';
-import { actionForm, when } from './settings-layout.js';
-import { callApi, field, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from './settings-routes.js';
+import type { operations } from '../../../../generated/messaging/types.js';
+import { createConnection, deleteConnection, listConnections } from './connections.js';
+import { listPhoneNumbers } from './numbers.js';
+import { setupProviderWebhooks } from './provider-setup.js';
+import { findAccount } from './accounts.js';
+import { html } from '../../account/sign-in-page.js';
+import { actionForm, when } from '../../../html/settings-layout.js';
+import { callApi, field, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../../html/settings-routes.js';
 
 export const NUMBERS_PATH = '/account/numbers';
 const WABA_ID = /^waba_[0-9A-Za-z]{8,48}$/;

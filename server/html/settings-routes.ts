@@ -10,7 +10,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHa
 import type { AuthContext } from '../auth/authenticate.js';
 import type { Handler } from '../lib/handler-types.js';
 import { HttpProblem } from '../lib/problems.js';
-import { SIGN_IN_PATH, currentOwner, html, sameOriginPost, sendPage, type SignedInOwner } from './sign-in.js';
+import { SIGN_IN_PATH, currentOwner, html, sameOriginPost, sendPage, type SignedInOwner } from '../apis/account/sign-in-page.js';
 import { problemMessage, sendSettingsPage, type Html } from './settings-layout.js';
 
 /** What an action leaves on the page it re-renders. */

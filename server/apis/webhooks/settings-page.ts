@@ -5,16 +5,16 @@
 // functions the Connect handlers are built on (server/apis/webhooks/deliveries.ts), scoped the
 // same way. A signing secret appears once, in the answer to the create or rotate POST.
 import type { FastifyInstance } from 'fastify';
-import type { components as C, operations as ConnectOps } from '../../generated/connect/types.js';
-import type { components as M, operations as MessagingOps } from '../../generated/messaging/types.js';
-import { connectWebhookHandlers as connect } from '../apis/webhooks/connect-handlers.js';
-import { getDelivery, listDeliveries, redeliver } from '../apis/webhooks/deliveries.js';
-import { EVENT_TYPES, type WebhookApi } from '../apis/webhooks/emit.js';
-import { findEndpoint } from '../apis/webhooks/endpoints.js';
-import { messagingWebhookHandlers as messaging } from '../apis/webhooks/messaging-handlers.js';
-import { html } from './sign-in.js';
-import { actionForm, secretsNotice, when, type Html } from './settings-layout.js';
-import { callApi, field, fields, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from './settings-routes.js';
+import type { components as C, operations as ConnectOps } from '../../../generated/connect/types.js';
+import type { components as M, operations as MessagingOps } from '../../../generated/messaging/types.js';
+import { connectWebhookHandlers as connect } from './connect-handlers.js';
+import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
+import { EVENT_TYPES, type WebhookApi } from './emit.js';
+import { findEndpoint } from './endpoints.js';
+import { messagingWebhookHandlers as messaging } from './messaging-handlers.js';
+import { html } from '../account/sign-in-page.js';
+import { actionForm, secretsNotice, when, type Html } from '../../html/settings-layout.js';
+import { callApi, field, fields, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../html/settings-routes.js';
 
 export const WEBHOOKS_PATH = '/account/webhooks';
 const API = /^(connect|messaging)$/;

@@ -2,11 +2,11 @@
 // (the key shown once, in that answer), rotation (the new key shown once) and revocation behind
 // a confirmation step. Every change runs the account API's own handler.
 import type { FastifyInstance } from 'fastify';
-import type { components, operations } from '../../generated/account/types.js';
-import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../apis/account/api-keys.js';
-import { html } from './sign-in.js';
-import { actionForm, secretsNotice, when } from './settings-layout.js';
-import { callApi, type Ok, field, fields, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from './settings-routes.js';
+import type { components, operations } from '../../../generated/account/types.js';
+import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api-keys.js';
+import { html } from './sign-in-page.js';
+import { actionForm, secretsNotice, when } from '../../html/settings-layout.js';
+import { callApi, type Ok, field, fields, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
 
 type S = components['schemas'];
 type Scope = S['ApiKeyScope'];

@@ -8,7 +8,7 @@
 // from the data attributes of a non-executable <script id="api-reference"> element.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import scalarReference from '@scalar/fastify-api-reference';
-import { html, htmlDocument, pageHeaders } from './sign-in.js';
+import { html, htmlDocument, pageHeaders } from '../apis/account/sign-in-page.js';
 import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
 import { DOCS_CSS } from './docs-style.js';
 import type { ApiName } from '../contract.js';

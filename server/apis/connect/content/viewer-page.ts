@@ -3,7 +3,7 @@
 // from data- attributes (escaped like every value here) and renders PDFs with pdf.js.
 // The page may be framed by this origin only; no Referer leaves it (the URL is the secret).
 import type { FastifyReply } from 'fastify';
-import { html, htmlDocument, pageHeaders } from './sign-in.js';
+import { html, htmlDocument, pageHeaders } from '../../account/sign-in-page.js';
 
 export const VIEWER_PREFIX = '/l';
 export const VIEWER_ASSETS = `${VIEWER_PREFIX}/assets`;

@@ -14,9 +14,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { demoLoginApp, type DemoLoginApp } from '../demo.js';
-import { HttpProblem } from '../lib/problems.js';
-import { html, htmlDocument, pageHeaders, sameOriginPost } from './sign-in.js';
+import { demoLoginApp, type DemoLoginApp } from '../../demo.js';
+import { HttpProblem } from '../../lib/problems.js';
+import { html, htmlDocument, pageHeaders, sameOriginPost } from '../account/sign-in-page.js';
 
 export const DEMO_LOGIN_PATH = '/demo/login';
 export const DEMO_ASSETS_PATH = '/demo/assets';

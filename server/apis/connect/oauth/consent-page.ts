@@ -5,7 +5,7 @@
 // X-Frame-Options) and allows forms to post here and to be redirected on to the client's
 // redirect URI only: browsers apply `form-action` to the redirect after a form post too.
 import type { FastifyReply } from 'fastify';
-import { html, htmlDocument, pageHeaders, styleHash } from './sign-in.js';
+import { html, htmlDocument, pageHeaders, styleHash } from '../../account/sign-in-page.js';
 
 type Html = ReturnType<typeof html>;
 
