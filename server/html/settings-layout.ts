@@ -2,10 +2,11 @@
 // and a sign-out button, then the page. The stylesheet is allowed by its hash (no inline script,
 // no 'unsafe-inline'), and the headers are the sign-in page's (no framing, no-store, no referrer).
 import type { FastifyReply } from 'fastify';
+import { SIGN_OUT_PATH, type SignedInOwner } from '../auth/owner-session.js';
 import type { HttpProblem } from '../lib/problems.js';
-import { SIGN_OUT_PATH, formPageCsp, html, htmlDocument, pageHeaders, type SignedInOwner } from '../apis/account/sign-in-page.js';
-
-export type Html = ReturnType<typeof html>;
+import { csrfField } from './forms.js';
+import { html, htmlDocument, type Html } from './html.js';
+import { formPageCsp, pageHeaders, styleElement } from './page-headers.js';
 
 export const NAV: { path: string; label: string }[] = [
   { path: '/account', label: 'Overview' },
@@ -31,9 +32,6 @@ const CSS = [
   '.who{font-size:.9rem}.who form{display:inline}',
 ].join('');
 
-/** The constant stylesheet as trusted markup: a template of one literal part, nothing interpolated. */
-const STYLE = html(Object.assign([CSS], { raw: [CSS] }));
-
 const CSP = formPageCsp(CSS);
 
 export interface LayoutParts {
@@ -54,9 +52,9 @@ export function sendSettingsPage(reply: FastifyReply, status: number, parts: Lay
     .send(
       htmlDocument(
         `${title} · Settings`,
-        html`<style>${STYLE}</style>`,
+        styleElement(CSS),
         html`<header><nav aria-label="Settings">${nav}</nav>
-<div class="who">${owner.name} (${owner.email}) <form method="post" action="${SIGN_OUT_PATH}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Sign out</button></form></div></header>
+<div class="who">${owner.name} (${owner.email}) <form method="post" action="${SIGN_OUT_PATH}">${csrfField(csrf)}<button type="submit">Sign out</button></form></div></header>
 <main><h1>${title}</h1>
 ${body}</main>`,
       ),
@@ -74,7 +72,7 @@ export const problemMessage = (error: HttpProblem) =>
 
 /** A one-field form posting to `action`, with the CSRF token (a button and optional inputs). */
 export function actionForm(action: string, csrf: string, label: string, extra: Html | string = '', inline = true): Html {
-  return html`<form${inline ? html` class="inline"` : ''} method="post" action="${action}"><input type="hidden" name="_csrf" value="${csrf}">${extra}<button type="submit">${label}</button></form>`;
+  return html`<form${inline ? html` class="inline"` : ''} method="post" action="${action}">${csrfField(csrf)}${extra}<button type="submit">${label}</button></form>`;
 }
 
 export const when = (date: string | null | undefined) => (date ? date.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');

@@ -8,10 +8,13 @@
 // early), so `csrfProtection` is looked up when a request arrives.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { AuthContext } from '../auth/authenticate.js';
+import { SIGN_IN_PATH, currentOwner, type SignedInOwner } from '../auth/owner-session.js';
 import type { Handler } from '../lib/handler-types.js';
 import { HttpProblem } from '../lib/problems.js';
-import { SIGN_IN_PATH, currentOwner, html, sameOriginPost, sendPage, type SignedInOwner } from '../apis/account/sign-in-page.js';
-import { problemMessage, sendSettingsPage, type Html } from './settings-layout.js';
+import { sendFormPage } from './form-page.js';
+import { refuseCrossSitePost } from './forms.js';
+import { html, type Html } from './html.js';
+import { problemMessage, sendSettingsPage } from './settings-layout.js';
 
 /** What an action leaves on the page it re-renders. */
 export interface Extras {
@@ -47,18 +50,6 @@ export type Ok<Op> = Op extends { responses: infer R }
   : never;
 
 export const formError = (detail: string) => new HttpProblem(400, 'validation', detail);
-
-/** A text field of a posted form ('' if absent or repeated). */
-export function field(body: unknown, name: string): string {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return typeof value === 'string' ? value : '';
-}
-
-/** A repeated field (checkboxes): every string value. */
-export function fields(body: unknown, name: string): string[] {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
-}
 
 const formOf = (body: unknown): Record<string, string | string[]> => {
   const out: Record<string, string | string[]> = {};
@@ -107,7 +98,7 @@ function errorPage(page: SettingsPage) {
     // The layout needs the owner; an error page before one is known stays minimal.
     const owner = (request as { settingsOwner?: SignedInOwner }).settingsOwner;
     if (owner) return sendSettingsPage(reply, status, { title: page.title, owner, csrf: reply.generateCsrf(csrfCookie(request)), section: page.section ?? page.path, body });
-    return sendPage(reply, status, page.title, html`<h1>${page.title}</h1><p role="alert">${message}</p><p><a href="${SIGN_IN_PATH}">Sign in</a></p>`);
+    return sendFormPage(reply, status, page.title, html`<h1>${page.title}</h1><p role="alert">${message}</p><p><a href="${SIGN_IN_PATH}">Sign in</a></p>`);
   };
 }
 
@@ -115,7 +106,6 @@ const csrfCookie = (request: FastifyRequest) => ({ path: '/', httpOnly: true, sa
 
 export function registerSettingsPage(app: FastifyInstance, page: SettingsPage) {
   const section = page.section ?? page.path;
-  const checkOrigin: preHandlerHookHandler = (request, _reply, done) => done(sameOriginPost(request) ? undefined : new HttpProblem(403, 'forbidden', 'This form was not sent from this site.'));
   const checkCsrf: preHandlerHookHandler = function (request, reply, done) {
     request.server.csrfProtection.call(this, request, reply, done);
   };
@@ -160,7 +150,7 @@ export function registerSettingsPage(app: FastifyInstance, page: SettingsPage) {
       const shapes = { ...page.ids, ...ids };
       app.post(`${page.path}${suffix}`, {
         errorHandler: errorPage(page),
-        preHandler: [checkOrigin, checkCsrf],
+        preHandler: [refuseCrossSitePost, checkCsrf],
         handler: serve(async (ctx) => {
           for (const [name, shape] of Object.entries(shapes)) if (ctx.params[name] !== undefined && !shape.test(ctx.params[name])) throw notFound();
           return run(ctx);

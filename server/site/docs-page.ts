@@ -8,15 +8,11 @@
 // from the data attributes of a non-executable <script id="api-reference"> element.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import scalarReference from '@scalar/fastify-api-reference';
-import { html, htmlDocument, pageHeaders } from '../apis/account/sign-in-page.js';
+import type { ApiName } from '../contract.js';
+import { html, htmlDocument, trustedHtml, type Html } from '../html/html.js';
+import { pageHeaders } from '../html/page-headers.js';
 import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
 import { DOCS_CSS } from './docs-style.js';
-import type { ApiName } from '../contract.js';
-
-type Html = ReturnType<typeof html>;
-
-/** Markup we wrote ourselves (rendered guides), inserted unescaped: `html` escapes values, not its strings. */
-const trusted = (markup: string): Html => html(Object.assign([markup], { raw: [markup] }));
 
 const SCALAR_PREFIX = `${DOCS_ASSETS_PATH}/scalar` as const;
 export const SCALAR_SCRIPT = `${SCALAR_PREFIX}/js/scalar.js`;
@@ -171,7 +167,7 @@ ${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
       title: guide.title,
       current: name,
       body: html`<main class="guide"><p class="crumbs"><a href="${DOCS_PATH}">Docs</a> › <a href="${referenceUrl(name)}">${APIS.find((a) => a.name === name)!.title}</a> › Getting started</p>
-<article>${trusted(guide.html)}</article></main>`,
+<article>${trustedHtml(guide.html)}</article></main>`,
     });
   });
 

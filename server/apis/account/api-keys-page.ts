@@ -3,10 +3,11 @@
 // a confirmation step. Every change runs the account API's own handler.
 import type { FastifyInstance } from 'fastify';
 import type { components, operations } from '../../../generated/account/types.js';
-import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api-keys.js';
-import { html } from './sign-in-page.js';
+import { csrfField, formField, formFields } from '../../html/forms.js';
+import { html } from '../../html/html.js';
 import { actionForm, secretsNotice, when } from '../../html/settings-layout.js';
-import { callApi, type Ok, field, fields, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
+import { callApi, type Ok, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
+import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api-keys.js';
 
 type S = components['schemas'];
 type Scope = S['ApiKeyScope'];
@@ -17,13 +18,13 @@ const SCOPES: Scope[] = ['messaging:read', 'messaging:write'];
 
 function createForm(ctx: PageContext, extras: Extras) {
   const form = extras.form ?? {};
-  const chosen = form.scopes === undefined ? SCOPES : fields(form, 'scopes');
+  const chosen = form.scopes === undefined ? SCOPES : formFields(form, 'scopes');
   return html`<section><h2>New API key</h2>
 <form method="post" action="${API_KEYS_PATH}">
-<input type="hidden" name="_csrf" value="${ctx.csrf}">
-<label>Name <input name="name" maxlength="100" required value="${field(form, 'name')}"></label>
+${csrfField(ctx.csrf)}
+<label>Name <input name="name" maxlength="100" required value="${formField(form, 'name')}"></label>
 <fieldset><legend>Scopes</legend>${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${chosen.includes(s) ? html` checked` : ''}> ${s}</label>`)}</fieldset>
-<label>Expires (optional, UTC) <input type="datetime-local" name="expires_at" value="${field(form, 'expires_at')}"></label>
+<label>Expires (optional, UTC) <input type="datetime-local" name="expires_at" value="${formField(form, 'expires_at')}"></label>
 <button type="submit">Create key</button>
 </form></section>`;
 }
@@ -49,11 +50,11 @@ ${createForm(ctx, extras)}`;
 
 /** The form as the API's create body; the API's own checks (future expiry) run after this. */
 function createBody(body: unknown) {
-  const name = field(body, 'name').trim();
+  const name = formField(body, 'name').trim();
   if (name.length < 1 || name.length > 100) throw formError('Enter a name of 1 to 100 characters.');
-  const scopes = fields(body, 'scopes');
+  const scopes = formFields(body, 'scopes');
   if (!scopes.length || scopes.some((s) => !SCOPES.includes(s as Scope)) || new Set(scopes).size !== scopes.length) throw formError('Choose at least one scope from the list.');
-  const expires = field(body, 'expires_at');
+  const expires = formField(body, 'expires_at');
   let expiresAt: string | undefined;
   if (expires) {
     // datetime-local has no zone; the form says UTC.
@@ -80,7 +81,7 @@ export default async function apiKeysPages(app: FastifyInstance): Promise<void> 
 
   page.post('/:keyId/revoke', async (ctx) => {
     const keyId = ctx.params.keyId!;
-    if (field(ctx.request.body, 'confirm') !== 'yes') {
+    if (formField(ctx.request.body, 'confirm') !== 'yes') {
       const key = await callApi<S['ApiKey']>(getApiKey, ctx, { params: { keyId } }); // 404 for another workspace's key
       return { notice: confirmRevoke(ctx, key) };
     }

@@ -2,11 +2,12 @@
 // links to every settings page. Counts are read scoped to the signed-in owner's workspace.
 import type { FastifyInstance } from 'fastify';
 import type { operations as AccountOps } from '../../../generated/account/types.js';
-import { getAccount } from './workspaces.js';
-import { html } from './sign-in-page.js';
+import type { operations as MessagingOps } from '../../../generated/messaging/types.js';
+import { html } from '../../html/html.js';
 import { NAV, when } from '../../html/settings-layout.js';
 import { callApi, registerSettingsPage, type Ok, type PageContext } from '../../html/settings-routes.js';
-import { usageOf } from '../messaging/operations/usage-page.js';
+import { getUsage } from '../messaging/operations/usage.js';
+import { getAccount } from './workspaces.js';
 
 export const OVERVIEW_PATH = '/account';
 
@@ -39,7 +40,7 @@ async function counts(ctx: PageContext): Promise<Record<Table, number>> {
 
 async function render(ctx: PageContext) {
   const account = await callApi<Ok<AccountOps['getAccount']>>(getAccount, ctx);
-  const [usage, n] = await Promise.all([usageOf(ctx), counts(ctx)]);
+  const [usage, n] = await Promise.all([callApi<Ok<MessagingOps['getUsage']>>(getUsage, ctx), counts(ctx)]);
   const figures: [string, string, number][] = [
     ['/account/api-keys', 'API keys (not revoked)', n.api_keys],
     ['/account/connect-clients', 'Connect clients', n.connect_clients],

@@ -4,13 +4,14 @@
 // (URL checks, numbers of this workspace only) are the API's. A new key or secret is shown in
 // the answer to the POST that made it, once, and never again (no-store, nothing in a URL).
 // Sign-in, CSRF and origin checks, errors and the layout are the settings pages' own
-// (./settings-routes.ts, ./settings-layout.ts); every value goes through `html`, which escapes it.
+// (server/html/settings-routes.ts, settings-layout.ts); every value goes through `html`, which escapes it.
 import type { FastifyInstance } from 'fastify';
 import type { components } from '../../../generated/login/types.js';
+import { csrfField, formField } from '../../html/forms.js';
+import { html, type Html } from '../../html/html.js';
+import { secretsNotice } from '../../html/settings-layout.js';
+import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
 import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret } from './apps.js';
-import { html } from '../account/sign-in-page.js';
-import { secretsNotice, type Html } from '../../html/settings-layout.js';
-import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
 
 type S = components['schemas'];
 type Page = Html;
@@ -23,20 +24,20 @@ const OVERLAPS = [0, 3600, 86400];
 
 /** The create form as the API's body; the API's own checks run after this. */
 function createBody(body: unknown): S['LoginAppCreate'] {
-  const name = field(body, 'name');
+  const name = formField(body, 'name');
   if (name.length < 1 || name.length > 100) throw formError('Enter a name of 1 to 100 characters.');
-  const destination = field(body, 'webhook_destination') || 'none';
+  const destination = formField(body, 'webhook_destination') || 'none';
   if (!DESTINATIONS.includes(destination as S['LoginWebhookDestination'])) throw formError('Choose a webhook destination from the list.');
-  const phoneNumberId = field(body, 'phone_number_id');
+  const phoneNumberId = formField(body, 'phone_number_id');
   if (phoneNumberId && !RESOURCE_ID.test(phoneNumberId)) throw formError('Choose a phone number from the list.');
   const url = (name: string) => {
-    const value = field(body, name).trim();
+    const value = formField(body, name).trim();
     if (value.length > 2048) throw formError('Webhook URLs are at most 2,048 characters.');
     return value || null;
   };
   return {
     name,
-    use_service_phone: field(body, 'phone_source') !== 'own',
+    use_service_phone: formField(body, 'phone_source') !== 'own',
     phone_number_id: phoneNumberId || null,
     webhook_destination: destination as S['LoginWebhookDestination'],
     production_webhook_url: url('production_webhook_url'),
@@ -47,11 +48,11 @@ function createBody(body: unknown): S['LoginAppCreate'] {
 // ---- Views ----------------------------------------------------------------------------------
 
 function createForm(csrf: string, numbers: { id: string; display_phone_number: string }[], form: Record<string, unknown>) {
-  const value = (name: string) => field(form, name);
+  const value = (name: string) => formField(form, name);
   const selected = (name: string, option: string) => (value(name) === option ? html` selected` : '');
   return html`<h2>New Login app</h2>
 <form method="post" action="${LOGIN_APPS_PATH}">
-<input type="hidden" name="_csrf" value="${csrf}">
+${csrfField(csrf)}
 <label>Name <input name="name" maxlength="100" required value="${value('name')}"></label>
 <label>Phone source <select name="phone_source"><option value="service">Shared service number</option><option value="own"${selected('phone_source', 'own')}>Own number</option></select></label>
 <label>Own number <select name="phone_number_id"><option value="">Primary cloud-API number</option>${numbers.map((n) => html`<option value="${n.id}"${selected('phone_number_id', n.id)}>${n.display_phone_number}</option>`)}</select></label>
@@ -64,7 +65,7 @@ function createForm(csrf: string, numbers: { id: string; display_phone_number: s
 
 function appSection(app: S['LoginApp'], receipts: S['HostedWebhookReceipt'][], csrf: string) {
   const action = (path: string, label: string, extra: Page | string = '') =>
-    html`<form method="post" action="${LOGIN_APPS_PATH}/${app.id}/${path}"><input type="hidden" name="_csrf" value="${csrf}">${extra}<button type="submit">${label}</button></form>`;
+    html`<form method="post" action="${LOGIN_APPS_PATH}/${app.id}/${path}">${csrfField(csrf)}${extra}<button type="submit">${label}</button></form>`;
   const webhook = app.provider_webhook;
   return html`<section>
 <h2>${app.name}</h2>
@@ -112,7 +113,7 @@ export default async function loginAppsPages(app: FastifyInstance): Promise<void
   }, ids);
 
   page.post('/:appId/rotate-webhook-secret', async (ctx) => {
-    const overlap = Number(field(ctx.request.body, 'previous_secret_valid_for') || 0);
+    const overlap = Number(formField(ctx.request.body, 'previous_secret_valid_for') || 0);
     if (!OVERLAPS.includes(overlap)) throw formError('Choose an overlap from the list.');
     const rotated = await rotateWebhookSecret(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx), overlap);
     return { notice: secretsNotice('New webhook secret', [['Webhook secret', rotated.webhook_secret]]) };

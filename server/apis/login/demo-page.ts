@@ -15,14 +15,14 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { demoLoginApp, type DemoLoginApp } from '../../demo.js';
+import { csrfField, sameOriginPost } from '../../html/forms.js';
+import { html, htmlDocument, type Html } from '../../html/html.js';
+import { pageHeaders } from '../../html/page-headers.js';
 import { HttpProblem } from '../../lib/problems.js';
-import { html, htmlDocument, pageHeaders, sameOriginPost } from '../account/sign-in-page.js';
 
 export const DEMO_LOGIN_PATH = '/demo/login';
 export const DEMO_ASSETS_PATH = '/demo/assets';
 export const SANDBOX_PHONE_PATH = '/sandbox/phone';
-
-type Html = ReturnType<typeof html>;
 
 // ---- Pages and assets ----------------------------------------------------------------------------
 
@@ -418,7 +418,7 @@ function demoView(csrf: string, user: DemoUser | null, unavailable: string | nul
 <p class="ok" id="signed-in-as">Signed in as <span id="user-phone">${user?.phone ?? ''}</span><span id="user-name">${user?.name ? ` (${user.name})` : ''}</span></p>
 <p class="muted">The phone number was proven by the message it sent; this site’s server redeemed the single-use verification token before trusting it.</p>
 <form method="post" action="${DEMO_LOGIN_PATH}/sign-out">
-<input type="hidden" name="_csrf" value="${csrf}">
+${csrfField(csrf)}
 <button type="submit" class="secondary">Sign out</button>
 </form>
 </section>

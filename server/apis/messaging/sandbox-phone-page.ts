@@ -12,19 +12,19 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { sendFromSandboxPhone } from './sandbox-phone.js';
-import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
+import { currentOwner } from '../../auth/owner-session.js';
 import { demoWorkspaceId } from '../../demo.js';
+import { csrfField, formField, refuseCrossSitePost } from '../../html/forms.js';
+import { html, type Html } from '../../html/html.js';
 import { HttpProblem } from '../../lib/problems.js';
 import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '../login/demo-page.js';
-import { currentOwner, html, sameOriginPost } from '../account/sign-in-page.js';
+import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
+import { sendFromSandboxPhone } from './sandbox-phone.js';
 
 const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
 const HISTORY = 30;
 const MAX_CONVERSATIONS = 10;
 const E164 = /^\+[1-9]\d{7,14}$/;
-
-type Html = ReturnType<typeof html>;
 
 interface SandboxNumber {
   id: string;
@@ -220,7 +220,7 @@ ${error ? html`<p role="alert">${error}</p>` : ''}
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
 ${numbers.length
   ? html`<form method="post" action="${SEND_PATH}">
-<input type="hidden" name="_csrf" value="${csrf}">
+${csrfField(csrf)}
 <label for="to">To</label>
 <select id="to" name="to" required>
 ${numbers.map((n) => html`<option value="${n.id}"${n.id === selected?.id ? html` selected` : ''}>${label(n)}</option>`)}
@@ -259,15 +259,6 @@ ${demoLink ? html`<p class="muted">Signing in on <a href="${DEMO_LOGIN_PATH}">th
 }
 
 // ---- Routes -------------------------------------------------------------------------------------
-
-function field(body: unknown, name: string): string {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return typeof value === 'string' ? value : '';
-}
-
-async function checkOrigin(request: FastifyRequest): Promise<void> {
-  if (!sameOriginPost(request)) throw new HttpProblem(403, 'forbidden', 'This form was not sent from this site.');
-}
 
 export default async function sandboxPhonePages(app: FastifyInstance): Promise<void> {
   const { demo, production } = app.config;
@@ -308,9 +299,9 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     return render(request, reply, 200, { to, from: state.from, name: state.name, text }, sent ? { notice: 'Sent.' } : {});
   });
 
-  app.post(SEND_PATH, { preHandler: [checkOrigin, app.csrfProtection] }, async (request, reply) => {
+  app.post(SEND_PATH, { preHandler: [refuseCrossSitePost, app.csrfProtection] }, async (request, reply) => {
     const body = request.body;
-    const draft: Draft = { to: field(body, 'to').slice(0, 64), from: field(body, 'from').slice(0, 32), name: field(body, 'name').slice(0, 100).trim(), text: field(body, 'text').slice(0, 4096) };
+    const draft: Draft = { to: formField(body, 'to').slice(0, 64), from: formField(body, 'from').slice(0, 32), name: formField(body, 'name').slice(0, 100).trim(), text: formField(body, 'text').slice(0, 4096) };
     const numbers = await visibleNumbers(request);
     const number = findNumber(numbers, draft.to);
     const from = normalizePhone(draft.from);

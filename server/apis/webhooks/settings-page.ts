@@ -7,14 +7,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { components as C, operations as ConnectOps } from '../../../generated/connect/types.js';
 import type { components as M, operations as MessagingOps } from '../../../generated/messaging/types.js';
+import { csrfField, formField, formFields } from '../../html/forms.js';
+import { html, type Html } from '../../html/html.js';
+import { actionForm, secretsNotice, when } from '../../html/settings-layout.js';
+import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../html/settings-routes.js';
 import { connectWebhookHandlers as connect } from './connect-handlers.js';
 import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
 import { EVENT_TYPES, type WebhookApi } from './emit.js';
 import { findEndpoint } from './endpoints.js';
 import { messagingWebhookHandlers as messaging } from './messaging-handlers.js';
-import { html } from '../account/sign-in-page.js';
-import { actionForm, secretsNotice, when, type Html } from '../../html/settings-layout.js';
-import { callApi, field, fields, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../html/settings-routes.js';
 
 export const WEBHOOKS_PATH = '/account/webhooks';
 const API = /^(connect|messaging)$/;
@@ -35,15 +36,15 @@ const apiOf = (ctx: PageContext) => ctx.params.api as WebhookApi;
 // ---- The list -------------------------------------------------------------------------------
 
 function createForm(api: WebhookApi, ctx: PageContext, extras: Extras) {
-  const mine = extras.form && field(extras.form, 'api') === api ? extras.form : {};
-  const chosen = fields(mine, 'enabled_events');
+  const mine = extras.form && formField(extras.form, 'api') === api ? extras.form : {};
+  const chosen = formFields(mine, 'enabled_events');
   const choices = api === 'connect' ? ['*', ...EVENT_TYPES.connect] : EVENT_TYPES.messaging;
   return html`<h3>New ${LABEL[api]} endpoint</h3>
 <form method="post" action="${WEBHOOKS_PATH}/${api}">
-<input type="hidden" name="_csrf" value="${ctx.csrf}"><input type="hidden" name="api" value="${api}">
-<label>URL (https) <input type="url" name="url" maxlength="2048" required value="${field(mine, 'url')}"></label>
+${csrfField(ctx.csrf)}<input type="hidden" name="api" value="${api}">
+<label>URL (https) <input type="url" name="url" maxlength="2048" required value="${formField(mine, 'url')}"></label>
 <fieldset><legend>Events</legend>${choices.map((e) => html`<label><input type="checkbox" name="enabled_events" value="${e}"${chosen.includes(e) ? html` checked` : ''}> ${e === '*' ? '* (every event)' : e}</label>`)}</fieldset>
-<label>Description (optional) <input name="description" maxlength="${LIMITS[api].description}" value="${field(mine, 'description')}"></label>
+<label>Description (optional) <input name="description" maxlength="${LIMITS[api].description}" value="${formField(mine, 'description')}"></label>
 <button type="submit">Create endpoint</button>
 </form>`;
 }
@@ -76,11 +77,11 @@ ${extras.notice ?? ''}
 
 /** The create form as the API's body; the API then checks the URL (SSRF policy) and the events. */
 function createBody(api: WebhookApi, body: unknown) {
-  const url = field(body, 'url').trim();
+  const url = formField(body, 'url').trim();
   if (!url || url.length > 2048) throw formError('Enter the endpoint URL (at most 2,048 characters).');
-  const events = fields(body, 'enabled_events');
+  const events = formFields(body, 'enabled_events');
   if (events.length < 1 || events.length > LIMITS[api].events) throw formError(`Choose 1 to ${LIMITS[api].events} events.`);
-  const description = field(body, 'description').trim();
+  const description = formField(body, 'description').trim();
   if (description.length > LIMITS[api].description) throw formError(`The description is at most ${LIMITS[api].description} characters.`);
   return { url, enabled_events: events, ...(description ? { description } : {}) };
 }
@@ -139,7 +140,7 @@ export default async function webhooksPages(app: FastifyInstance): Promise<void>
   log.post('/rotate-secret', async (ctx) => {
     const api = apiOf(ctx);
     if (api === 'connect') {
-      const overlap = Number(field(ctx.request.body, 'overlap_seconds') || 86400);
+      const overlap = Number(formField(ctx.request.body, 'overlap_seconds') || 86400);
       if (!OVERLAPS.includes(overlap)) throw formError('Choose how long the old secret keeps signing from the list.');
       const rotated = await callApi<Ok<ConnectOps['rotateWebhookEndpointSecret']>>(connect.rotateWebhookEndpointSecret, ctx, { params: endpointParams(ctx), body: { overlap_seconds: overlap } });
       return { notice: secretsNotice(`New signing secret for ${rotated.id}`, [['Signing secret', rotated.secret]]) };
@@ -159,7 +160,7 @@ export default async function webhooksPages(app: FastifyInstance): Promise<void>
   log.post('/delete', async (ctx) => {
     const api = apiOf(ctx);
     const platform = ctx.request.server.platform;
-    if (field(ctx.request.body, 'confirm') !== 'yes') {
+    if (formField(ctx.request.body, 'confirm') !== 'yes') {
       const endpoint = await findEndpoint(platform.store.db, ctx.owner.workspaceId, api, ctx.params.endpointId!); // 404 for another workspace's
       const confirm = actionForm(`${logPath(api, endpoint.id)}/delete`, ctx.csrf, 'Yes, delete it', html`<input type="hidden" name="confirm" value="yes">`);
       return { notice: html`<section role="alert"><h2>Delete this endpoint?</h2><p><code>${endpoint.url}</code> stops receiving events; deliveries waiting for it are cancelled.</p>${confirm}<a href="${WEBHOOKS_PATH}">Cancel</a></section>` };

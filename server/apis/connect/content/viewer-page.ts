@@ -3,7 +3,8 @@
 // from data- attributes (escaped like every value here) and renders PDFs with pdf.js.
 // The page may be framed by this origin only; no Referer leaves it (the URL is the secret).
 import type { FastifyReply } from 'fastify';
-import { html, htmlDocument, pageHeaders } from '../../account/sign-in-page.js';
+import { html, htmlDocument, type Html } from '../../../html/html.js';
+import { pageHeaders } from '../../../html/page-headers.js';
 
 export const VIEWER_PREFIX = '/l';
 export const VIEWER_ASSETS = `${VIEWER_PREFIX}/assets`;
@@ -43,7 +44,7 @@ export interface ViewerPage {
   session?: { beaconUrl: string; token: string };
 }
 
-function layout(title: string, body: ReturnType<typeof html>, script: boolean) {
+function layout(title: string, body: Html, script: boolean) {
   return htmlDocument(
     title,
     html`

@@ -3,17 +3,17 @@
 // rotation, delete, and the workspace's grants with a revoke button. It calls the functions the
 // owner API uses, so the rules are the API's. A new secret is shown once, in the answer to the
 // POST that made it (no-store, never in a URL). Sign-in, CSRF and origin checks, errors and the
-// layout are the settings pages' own (./settings-routes.ts, ./settings-layout.ts).
+// layout are the settings pages' own (server/html/settings-routes.ts, settings-layout.ts).
 //
 // The routes are added to the root instance by the OAuth area's setup, before the cookie and
 // CSRF plugins are registered; the settings routing looks `csrfProtection` up per request.
 import type { FastifyInstance } from 'fastify';
 import type { components } from '../../../../generated/connect/types.js';
+import { csrfField, formField } from '../../../html/forms.js';
+import { html, type Html } from '../../../html/html.js';
+import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../../html/settings-routes.js';
 import { createClient, deleteClient, listClients, rotateClientSecret, updateClient } from './clients.js';
 import { listGrants, revokeGrant } from './grants.js';
-import { html } from '../../account/sign-in-page.js';
-import type { Html } from '../../../html/settings-layout.js';
-import { field, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../../html/settings-routes.js';
 
 type S = components['schemas'];
 type Page = Html;
@@ -23,14 +23,14 @@ const CLIENT_ID = /^cli_[0-9A-Za-z]{8,48}$/;
 const GRANT_ID = /^grt_[0-9A-Za-z]{8,48}$/;
 
 function nameField(body: unknown): string {
-  const name = field(body, 'name').trim();
+  const name = formField(body, 'name').trim();
   if (name.length < 1 || name.length > 100) throw formError('Enter a name of 1 to 100 characters.');
   return name;
 }
 
 /** One redirect URI a line, 1 to 10; the API checks each. */
 function urisField(body: unknown): string[] {
-  const uris = field(body, 'redirect_uris').split(/\r?\n/).map((u) => u.trim()).filter(Boolean);
+  const uris = formField(body, 'redirect_uris').split(/\r?\n/).map((u) => u.trim()).filter(Boolean);
   if (uris.length < 1 || uris.length > 10) throw formError('Enter 1 to 10 redirect URIs, one a line.');
   if (uris.some((u) => u.length > 2048)) throw formError('Redirect URIs are at most 2,048 characters.');
   return uris;
@@ -40,7 +40,7 @@ function urisField(body: unknown): string[] {
 
 function clientSection(client: S['ConnectClient'], csrf: string) {
   const action = (path: string, label: string, extra: Page | string = '') =>
-    html`<form method="post" action="${CONNECT_CLIENTS_PATH}/${client.client_id}/${path}"><input type="hidden" name="_csrf" value="${csrf}">${extra}<button type="submit">${label}</button></form>`;
+    html`<form method="post" action="${CONNECT_CLIENTS_PATH}/${client.client_id}/${path}">${csrfField(csrf)}${extra}<button type="submit">${label}</button></form>`;
   return html`<section>
 <h2>${client.name}</h2>
 <p>Client id <code>${client.client_id}</code> · ${client.client_type}${client.secret_prefix ? html` · secret <code>${client.secret_prefix}…</code>` : ''}</p>
@@ -60,7 +60,7 @@ function grantsSection(grants: S['Grant'][], csrf: string) {
     (g) =>
       html`<li>${g.client_name} (<code>${g.client_id}</code>): ${g.scopes.join(', ')} · ${g.status}${
         g.status === 'active'
-          ? html`<form method="post" action="${CONNECT_CLIENTS_PATH}/grants/${g.id}/revoke"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit">Revoke</button></form>`
+          ? html`<form method="post" action="${CONNECT_CLIENTS_PATH}/grants/${g.id}/revoke">${csrfField(csrf)}<button type="submit">Revoke</button></form>`
           : ''
       }</li>`,
   )}</ul>`;
@@ -69,10 +69,10 @@ function grantsSection(grants: S['Grant'][], csrf: string) {
 function createForm(csrf: string, form: Record<string, unknown>) {
   return html`<h2>New Connect client</h2>
 <form method="post" action="${CONNECT_CLIENTS_PATH}">
-<input type="hidden" name="_csrf" value="${csrf}">
-<label>Name <input name="name" maxlength="100" required value="${field(form, 'name')}"></label>
-<label>Type <select name="client_type"><option value="confidential">Confidential (server-side, with a secret)</option><option value="public"${field(form, 'client_type') === 'public' ? html` selected` : ''}>Public (no secret, PKCE)</option></select></label>
-<label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required>${field(form, 'redirect_uris')}</textarea></label>
+${csrfField(csrf)}
+<label>Name <input name="name" maxlength="100" required value="${formField(form, 'name')}"></label>
+<label>Type <select name="client_type"><option value="confidential">Confidential (server-side, with a secret)</option><option value="public"${formField(form, 'client_type') === 'public' ? html` selected` : ''}>Public (no secret, PKCE)</option></select></label>
+<label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required>${formField(form, 'redirect_uris')}</textarea></label>
 <button type="submit">Create</button>
 </form>`;
 }
@@ -103,7 +103,7 @@ export function registerClientPages(app: FastifyInstance): void {
   const clientIdOf = (ctx: PageContext) => ctx.params.clientId!;
 
   page.post('', async ({ request, owner }) => {
-    const type = field(request.body, 'client_type') === 'public' ? 'public' : 'confidential';
+    const type = formField(request.body, 'client_type') === 'public' ? 'public' : 'confidential';
     const created = await createClient(request.server.platform, owner.workspaceId, { name: nameField(request.body), client_type: type, redirect_uris: urisField(request.body) });
     return { notice: secretNotice(`Created ${created.name}`, created.client_id, created.client_secret) };
   });

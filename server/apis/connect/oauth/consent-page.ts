@@ -5,9 +5,9 @@
 // X-Frame-Options) and allows forms to post here and to be redirected on to the client's
 // redirect URI only: browsers apply `form-action` to the redirect after a form post too.
 import type { FastifyReply } from 'fastify';
-import { html, htmlDocument, pageHeaders, styleHash } from '../../account/sign-in-page.js';
-
-type Html = ReturnType<typeof html>;
+import { hiddenFields } from '../../../html/forms.js';
+import { html, htmlDocument, type Html } from '../../../html/html.js';
+import { pageHeaders, styleElement, styleHash } from '../../../html/page-headers.js';
 
 export const AUTHORIZE_PATH = '/connect/authorize';
 /**
@@ -52,12 +52,7 @@ export function sendConsentPage(reply: FastifyReply, status: number, title: stri
   return reply
     .code(status)
     .headers(pageHeaders(consentCsp(redirectUri)))
-    .send(htmlDocument(title, html`<style>${CSS}</style>`, html`<main>${body}</main>`));
-}
-
-/** Hidden inputs that carry the authorization request through a form post. */
-export function hiddenFields(fields: Record<string, string | undefined>): Html {
-  return html`${Object.entries(fields).map(([name, value]) => (value === undefined ? '' : html`<input type="hidden" name="${name}" value="${value}">`))}`;
+    .send(htmlDocument(title, styleElement(CSS), html`<main>${body}</main>`));
 }
 
 export function consentView(input: { clientName: string; workspaceName: string; ownerEmail: string; scopes: string[]; hidden: Html; csrfToken: string }): Html {
@@ -67,7 +62,7 @@ export function consentView(input: { clientName: string; workspaceName: string; 
 <ul>${input.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <code>${s}</code></li>`)}</ul>
 <form method="post" action="${DECISION_PATH}">
 ${input.hidden}
-<input type="hidden" name="csrf_token" value="${input.csrfToken}">
+${hiddenFields({ csrf_token: input.csrfToken })}
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>`;

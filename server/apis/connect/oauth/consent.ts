@@ -10,10 +10,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../../../../generated/connect/types.js';
 import { issueOwnerToken } from '../../../auth/owner-jwt.js';
+import { SIGN_IN_PATH, currentOwner, sessionCookieName } from '../../../auth/owner-session.js';
+import { formField as field, hiddenFields, sameOriginPost } from '../../../html/forms.js';
 import type { Handler } from '../../../lib/handler-types.js';
 import { HttpProblem } from '../../../lib/problems.js';
-import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, hiddenFields, sendConsentPage, signUpView } from './consent-page.js';
-import { SIGN_IN_PATH, currentOwner, sameOriginPost, sessionCookieName } from '../../account/sign-in-page.js';
+import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, sendConsentPage, signUpView } from './consent-page.js';
 import {
   approve,
   authorizeQuery,
@@ -35,11 +36,6 @@ function ensureCookies(request: FastifyRequest): Record<string, string | undefin
 
 function sessionCookie(request: FastifyRequest): string | undefined {
   return ensureCookies(request)[sessionCookieName(request.server.config.production)];
-}
-
-function field(body: unknown, name: string): string {
-  const value = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  return typeof value === 'string' ? value : '';
 }
 
 const hidden = (request: AuthRequest) => hiddenFields(request.carried);

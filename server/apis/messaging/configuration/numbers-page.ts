@@ -5,13 +5,14 @@
 // system-user token is not something to paste into a settings form we keep no record of).
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '../../../../generated/messaging/types.js';
+import { csrfField, formField } from '../../../html/forms.js';
+import { html } from '../../../html/html.js';
+import { actionForm, when } from '../../../html/settings-layout.js';
+import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../../html/settings-routes.js';
+import { findAccount } from './accounts.js';
 import { createConnection, deleteConnection, listConnections } from './connections.js';
 import { listPhoneNumbers } from './numbers.js';
 import { setupProviderWebhooks } from './provider-setup.js';
-import { findAccount } from './accounts.js';
-import { html } from '../../account/sign-in-page.js';
-import { actionForm, when } from '../../../html/settings-layout.js';
-import { callApi, field, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../../html/settings-routes.js';
 
 export const NUMBERS_PATH = '/account/numbers';
 const WABA_ID = /^waba_[0-9A-Za-z]{8,48}$/;
@@ -41,8 +42,8 @@ ${numbers.data.length
     )}</tbody></table>`
   : html`<p>No phone numbers yet.</p>`}
 <section><h2>Connect a sandbox account</h2><p>A sandbox number that stays on this server: messages to it appear on the sandbox phone.</p>
-<form method="post" action="${NUMBERS_PATH}/sandbox"><input type="hidden" name="_csrf" value="${ctx.csrf}">
-<label>Name <input name="name" maxlength="200" value="${extras.form ? field(extras.form, 'name') : 'Sandbox'}" required></label>
+<form method="post" action="${NUMBERS_PATH}/sandbox">${csrfField(ctx.csrf)}
+<label>Name <input name="name" maxlength="200" value="${extras.form ? formField(extras.form, 'name') : 'Sandbox'}" required></label>
 <button type="submit">Connect sandbox</button></form>
 <p>A cloud API account is connected with <code>POST /api/chatapp/connections</code> (its system-user token goes to the API, never through a page).</p></section>`;
 }
@@ -52,7 +53,7 @@ export default async function numbersPages(app: FastifyInstance): Promise<void> 
   const ids = { wabaId: WABA_ID };
 
   page.post('/sandbox', async (ctx) => {
-    const name = field(ctx.request.body, 'name').trim();
+    const name = formField(ctx.request.body, 'name').trim();
     if (name.length < 1 || name.length > 200) throw formError('Enter a name of 1 to 200 characters.');
     const created = await callApi<Ok<operations['createConnection']>>(createConnection, ctx, { body: { kind: 'sandbox', name } });
     return { notice: html`<p role="status">Connected ${created.name} with ${created.phone_numbers_count} number(s).</p>` };
@@ -65,7 +66,7 @@ export default async function numbersPages(app: FastifyInstance): Promise<void> 
 
   page.post('/:wabaId/disconnect', async (ctx) => {
     const wabaId = ctx.params.wabaId!;
-    if (field(ctx.request.body, 'confirm') !== 'yes') {
+    if (formField(ctx.request.body, 'confirm') !== 'yes') {
       const account = await findAccount(ctx.request.server.platform.store.db, ctx.owner.workspaceId, wabaId); // 404 for another workspace's
       const yes = actionForm(`${NUMBERS_PATH}/${account.id}/disconnect`, ctx.csrf, 'Yes, disconnect', html`<input type="hidden" name="confirm" value="yes">`);
       return { notice: html`<section role="alert"><h2>Disconnect ${account.name}?</h2><p>Its numbers stop sending and receiving; messages stay. Connecting the same account again revives them.</p>${yes}<a href="${NUMBERS_PATH}">Cancel</a></section>` };

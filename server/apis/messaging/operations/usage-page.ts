@@ -2,11 +2,11 @@
 // usage operation computes them (its `upgrade_url` points here).
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '../../../../generated/messaging/types.js';
-import { getUsage } from './usage.js';
-import { PLANS } from './plans.js';
-import { html } from '../../account/sign-in-page.js';
+import { html } from '../../../html/html.js';
 import { when } from '../../../html/settings-layout.js';
 import { callApi, registerSettingsPage, type Ok, type PageContext } from '../../../html/settings-routes.js';
+import { PLANS } from './plans.js';
+import { getUsage } from './usage.js';
 
 export const USAGE_PATH = '/account/usage';
 
@@ -16,7 +16,7 @@ type Counter = Usage['counters']['messages'];
 const number = (n: number | null) => (n === null ? 'unlimited' : n.toLocaleString('en-US'));
 const percent = (c: Counter) => (c.limit ? Math.min(100, Math.round((c.used / c.limit) * 100)) : 0);
 
-export async function usageOf(ctx: PageContext): Promise<Usage> {
+async function usageOf(ctx: PageContext): Promise<Usage> {
   return callApi<Usage>(getUsage, ctx);
 }
 
