@@ -7,6 +7,7 @@ import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance } from 'fastify';
 import signInPages from '../apis/account/sign-in-page.js';
+import { demoLayoutAssets } from '../html/demo-layout.js';
 import demoLoginPages from '../apis/login/demo-page.js';
 import sandboxPhonePages from '../apis/messaging/sandbox-phone-page.js';
 import { DemoLogin } from '../demo.js';
@@ -22,7 +23,8 @@ export default fp(
     });
     await app.register(signInPages);
     app.decorate('demoLogin', new DemoLogin(app)); // on the root: seeding asks it too
-    await app.register(demoLoginPages); // /demo/login and its assets (DEMO on)
+    await app.register(demoLayoutAssets); // /demo/assets/: the demo pages' stylesheet and icon
+    await app.register(demoLoginPages); // /demo/login and its script (DEMO on)
     await app.register(sandboxPhonePages); // /sandbox/phone (DEMO on, or not production)
     // The owner's settings pages, each beside its area's routes (Connect clients: the Connect OAuth area's setup).
     await app.register(import('../apis/account/overview-page.js')); // /account

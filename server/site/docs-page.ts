@@ -9,16 +9,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import scalarReference from '@scalar/fastify-api-reference';
 import type { ApiName } from '../contract.js';
+import { readAssets, serveAssets } from '../html/assets.js';
 import { html, htmlDocument, trustedHtml, type Html } from '../html/html.js';
 import { pageHeaders } from '../html/page-headers.js';
 import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
-import { DOCS_CSS } from './docs-style.js';
 
 const SCALAR_PREFIX = `${DOCS_ASSETS_PATH}/scalar` as const;
 export const SCALAR_SCRIPT = `${SCALAR_PREFIX}/js/scalar.js`;
 const CSS_URL = `${DOCS_ASSETS_PATH}/docs.css`;
 const FAVICON_URL = `${DOCS_ASSETS_PATH}/favicon.svg`;
-const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b7a53"/><path d="M9 9h9a5 5 0 0 1 0 10h-5v4H9z" fill="#fff"/></svg>';
+/** The pages' stylesheet (in the look of the demo pages) and icon, read once: ./assets/. */
+const ASSETS_DIR = new URL('./assets/', import.meta.url);
+const STYLESHEET = readAssets(ASSETS_DIR, ['docs.css']);
+const ICON = readAssets(ASSETS_DIR, ['favicon.svg']);
 
 /** Landing page and guides: this origin's stylesheet and links, nothing else. */
 const PAGE_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"].join('; ');
@@ -116,8 +119,8 @@ export default async function docsPages(app: FastifyInstance) {
     },
   });
 
-  app.get(FAVICON_URL, async (_request, reply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON));
-  app.get(CSS_URL, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(DOCS_CSS));
+  serveAssets(app, DOCS_ASSETS_PATH, ICON, 'public, max-age=86400');
+  serveAssets(app, DOCS_ASSETS_PATH, STYLESHEET, 'public, max-age=3600');
 
   app.get(DOCS_PATH, async (_request, reply) =>
     layout(reply, 200, {

@@ -6,285 +6,22 @@
 // the verification token (status) and redeems it (verify-token). The browser only ever sees what
 // a client's browser would: the session id, its subscribe token and what it shows.
 //
-// The page is plain HTML with one external script and stylesheet served from `/demo/assets/`
-// (CSP `script-src 'self'`, nothing inline, no other host). The session being signed in and the
+// The page is plain HTML with one external script, ./assets/demo-login.js served as
+// /demo/assets/demo-login.js, and the demo pages' stylesheet (server/html/demo-layout.ts): CSP
+// `script-src 'self'`, nothing inline, no other host. The session being signed in and the
 // signed-in user live in signed httpOnly cookies of this browser, not in the page.
-//
-// Also here: the shared assets of the demo pages and `sendDemoPage`, used by /sandbox/phone.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { demoLoginApp, type DemoLoginApp } from '../../demo.js';
+import { readAssets, serveAssets } from '../../html/assets.js';
+import { DEMO_ASSETS_CACHE, DEMO_ASSETS_PATH, DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '../../html/demo-layout.js';
 import { csrfField, sameOriginPost } from '../../html/forms.js';
-import { html, htmlDocument, type Html } from '../../html/html.js';
-import { pageHeaders } from '../../html/page-headers.js';
+import { html } from '../../html/html.js';
 import { HttpProblem } from '../../lib/problems.js';
 
-export const DEMO_LOGIN_PATH = '/demo/login';
-export const DEMO_ASSETS_PATH = '/demo/assets';
-export const SANDBOX_PHONE_PATH = '/sandbox/phone';
-
-// ---- Pages and assets ----------------------------------------------------------------------------
-
-/** The CSP of the demo pages: scripts, styles and images from this origin only, fetch/SSE to it. */
-export function demoCsp(options: { script: boolean }): string {
-  return [
-    "default-src 'none'",
-    ...(options.script ? ["script-src 'self'", "connect-src 'self'"] : []),
-    "style-src 'self'",
-    "img-src 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; ');
-}
-
-/** Sends a demo page: the shared stylesheet, an optional script, and the headers of every page. */
-export function sendDemoPage(reply: FastifyReply, status: number, page: { title: string; body: Html; script?: string; head?: Html }): FastifyReply {
-  return reply
-    .code(status)
-    .headers(pageHeaders(demoCsp({ script: Boolean(page.script) })))
-    .send(
-      htmlDocument(
-        page.title,
-        html`
-<link rel="icon" href="${DEMO_ASSETS_PATH}/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="${DEMO_ASSETS_PATH}/demo.css">
-${page.head ?? ''}${page.script ? html`<script src="${DEMO_ASSETS_PATH}/${page.script}" defer></script>` : ''}
-`,
-        page.body,
-      ),
-    );
-}
-
-const CSS = `
-:root{color-scheme:light;--ink:#1d2329;--muted:#5b6670;--line:#d9dee3;--accent:#0b7a53;--bg:#f6f7f8}
-*{box-sizing:border-box}
-[hidden]{display:none!important}
-body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg);margin:0}
-main{max-width:34rem;margin:2.5rem auto;padding:0 1rem}
-.card{background:#fff;border:1px solid var(--line);border-radius:12px;padding:1.5rem;margin:0 0 1rem}
-.card>h2:first-child{margin-top:0}
-summary{cursor:pointer;font-weight:600}
-.brand{font-weight:700;letter-spacing:.02em;margin:0 0 1rem}
-.brand small{font-weight:400;color:var(--muted);margin-left:.4rem}
-h1{font-size:1.4rem;margin:0 0 .75rem}
-h2{font-size:1.05rem;margin:1.25rem 0 .5rem}
-p{margin:.5rem 0}
-.muted,small{color:var(--muted)}
-.qr{width:232px;height:232px;margin:1rem auto;padding:8px;background:#fff;border:1px solid var(--line);border-radius:8px}
-.qr svg{display:block;width:100%;height:100%}
-.code{font:700 1.6rem/1.2 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.12em;text-align:center;margin:.5rem 0}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#eef1f3;border-radius:4px;padding:.05rem .3rem}
-a{color:var(--accent)}
-.link{word-break:break-all;font-size:.9rem}
-.button,button{display:inline-block;font:inherit;font-weight:600;color:#fff;background:var(--accent);border:0;border-radius:8px;padding:.6rem 1.1rem;cursor:pointer;text-decoration:none}
-.button.secondary,button.secondary{background:#e7ecef;color:var(--ink)}
-.note{background:#fff8e1;border:1px solid #f1d58a;border-radius:8px;padding:.6rem .8rem;font-size:.92rem}
-.ok{color:var(--accent);font-weight:600}
-[role=alert]{color:#a00}
-label{display:block;font-weight:600;margin:.75rem 0 .25rem}
-input,select,textarea{display:block;width:100%;font:inherit;padding:.5rem .6rem;border:1px solid var(--line);border-radius:8px;background:#fff}
-textarea{min-height:4.5rem;resize:vertical}
-form button{margin-top:1rem}
-.numbers{list-style:none;padding:0;margin:.5rem 0}
-.numbers li{padding:.35rem 0;border-bottom:1px solid var(--line)}
-.numbers li:last-child{border-bottom:0}
-.chat{list-style:none;padding:0;margin:.5rem 0;display:flex;flex-direction:column;gap:.4rem}
-.chat li{max-width:85%;padding:.45rem .7rem;border-radius:10px;background:#eef1f3;word-wrap:break-word}
-.chat li.in{align-self:flex-end;background:#d9f4e6}
-.chat li small{display:block;font-size:.75rem}
-.spin{display:inline-block;width:.8rem;height:.8rem;border:2px solid var(--line);border-top-color:var(--accent);border-radius:50%;animation:spin 1s linear infinite;vertical-align:-.05rem;margin-right:.35rem}
-@keyframes spin{to{transform:rotate(360deg)}}
-`;
-
-const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="4" fill="#0b7a53"/><path d="M4 11l1-3a4 4 0 1 1 2 2z" fill="#fff"/></svg>';
-
-// The page's script. Plain ES2017 for any browser; no build step. It draws the QR code by copying
-// the SVG's shapes into new SVG elements (never innerHTML), listens on the stream, and falls back
-// to asking the backend every 2 s when EventSource is missing or fails.
-const SCRIPT = String.raw`(function () {
-  'use strict';
-  var root = document.getElementById('demo-login');
-  if (!root) return;
-  var meta = document.querySelector('meta[name="csrf-token"]');
-  var csrf = meta ? meta.getAttribute('content') : '';
-  var session = null, source = null, pollTimer = null, tickTimer = null, finished = true, completing = false;
-
-  function $(id) { return document.getElementById(id); }
-  function show(view) {
-    var views = root.querySelectorAll('[data-view]');
-    for (var i = 0; i < views.length; i++) views[i].hidden = views[i].getAttribute('data-view') !== view;
-    root.setAttribute('data-state', view);
-  }
-  function post(path) {
-    return fetch(path, {
-      method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: '{}'
-    }).then(function (res) {
-      return res.json().catch(function () { return {}; }).then(function (data) {
-        if (!res.ok) throw new Error(data.error || ('The server answered ' + res.status + '.'));
-        return data;
-      });
-    });
-  }
-  function stop() {
-    finished = true;
-    if (source) { source.close(); source = null; }
-    if (pollTimer) { clearInterval(pollTimer); pollTimer = null; }
-    if (tickTimer) { clearInterval(tickTimer); tickTimer = null; }
-  }
-  function fail(error) {
-    stop();
-    $('error-text').textContent = (error && error.message) || 'Something went wrong.';
-    show('error');
-  }
-  function transport(text) { $('transport').textContent = text; }
-
-  function start() {
-    stop();
-    finished = false;
-    completing = false;
-    session = null;
-    show('loading');
-    post('/demo/login/api/start').then(function (s) {
-      session = s;
-      render(s);
-      listen(s);
-    }).catch(fail);
-  }
-
-  function render(s) {
-    drawQr($('qr'), s.qrCodeSvg);
-    $('code').textContent = s.loginCode;
-    $('message').textContent = s.messageText;
-    $('number').textContent = s.displayPhoneNumber;
-    $('app-name').textContent = s.authAppName;
-    var link = $('wa-link');
-    link.href = s.waLink;
-    link.textContent = s.waLink;
-    $('wa-link-button').href = s.waLink;
-    if (s.sandboxPhoneUrl) {
-      $('sandbox-link').href = s.sandboxPhoneUrl;
-      $('sandbox').hidden = false;
-      $('chat-app').hidden = true;
-    } else {
-      $('sandbox').hidden = true;
-      $('chat-app').hidden = false;
-    }
-    tick();
-    tickTimer = setInterval(tick, 1000);
-    show('pending');
-  }
-
-  function tick() {
-    if (!session) return;
-    var left = Math.max(0, Math.round((Date.parse(session.expiresAt) - Date.now()) / 1000));
-    $('countdown').textContent = Math.floor(left / 60) + ':' + ('0' + (left % 60)).slice(-2);
-    // The stream says "expired" itself; if it cannot, the backend will.
-    if (left === 0) startPolling();
-  }
-
-  function listen(s) {
-    if (typeof window.EventSource !== 'function') return startPolling();
-    transport('Waiting for the push (Server-Sent Events)…');
-    var url = '/v1/auth/chatapp/events/' + encodeURIComponent(s.sessionId) + '?token=' + encodeURIComponent(s.subscribeToken);
-    var es = new EventSource(url);
-    source = es;
-    es.addEventListener('verified', function () {
-      es.close();
-      source = null;
-      complete(true);
-    });
-    es.addEventListener('expired', function () {
-      es.close();
-      source = null;
-      expired();
-    });
-    es.onerror = function () {
-      if (finished || source !== es) return;
-      if (es.readyState === EventSource.CLOSED) source = null;
-      startPolling();
-    };
-  }
-
-  function startPolling() {
-    if (pollTimer || finished) return;
-    transport('Checking every 2 seconds…');
-    pollTimer = setInterval(function () { complete(false); }, 2000);
-  }
-
-  function complete(pushed) {
-    if (completing || finished) return;
-    completing = true;
-    post('/demo/login/api/complete').then(function (r) {
-      completing = false;
-      if (finished) return;
-      if (r.status === 'success') signedIn(r);
-      else if (r.status === 'expired') expired();
-      else if (pushed) startPolling();
-    }, function (error) {
-      completing = false;
-      if (!finished) fail(error);
-    });
-  }
-
-  function expired() { stop(); show('expired'); }
-
-  function signedIn(r) {
-    stop();
-    $('user-phone').textContent = r.phone;
-    $('user-name').textContent = r.name ? ' (' + r.name + ')' : '';
-    show('signed-in');
-  }
-
-  var SVG = 'http://www.w3.org/2000/svg';
-  var ELEMENTS = { svg: true, g: true, path: true, rect: true };
-  var ATTRIBUTES = { viewBox: true, width: true, height: true, d: true, x: true, y: true, fill: true, stroke: true, 'stroke-width': true, 'shape-rendering': true, transform: true };
-  function copy(node) {
-    if (node.namespaceURI !== SVG || !ELEMENTS[node.localName]) return null;
-    var out = document.createElementNS(SVG, node.localName);
-    for (var i = 0; i < node.attributes.length; i++) {
-      var a = node.attributes[i];
-      if (!a.namespaceURI && ATTRIBUTES[a.name] && !/url\(|javascript:/i.test(a.value)) out.setAttribute(a.name, a.value);
-    }
-    for (var c = node.firstElementChild; c; c = c.nextElementSibling) {
-      var child = copy(c);
-      if (child) out.appendChild(child);
-    }
-    return out;
-  }
-  function drawQr(target, text) {
-    target.textContent = '';
-    var doc = new DOMParser().parseFromString(text || '', 'image/svg+xml');
-    var svg = doc.documentElement ? copy(doc.documentElement) : null;
-    if (!svg) return;
-    svg.setAttribute('aria-hidden', 'true');
-    target.appendChild(svg);
-  }
-
-  $('restart').addEventListener('click', start);
-  $('retry').addEventListener('click', start);
-  if (root.getAttribute('data-state') === 'loading') start();
-})();
-`;
-
-const ASSETS: Record<string, { type: string; body: string }> = {
-  'demo.css': { type: 'text/css; charset=utf-8', body: CSS },
-  'demo-login.js': { type: 'text/javascript; charset=utf-8', body: SCRIPT },
-  'favicon.svg': { type: 'image/svg+xml', body: FAVICON },
-};
-
-/** The demo pages' stylesheet, script and icon (for /demo/login and /sandbox/phone). */
-export async function demoAssets(app: FastifyInstance): Promise<void> {
-  app.get<{ Params: { name: string } }>(`${DEMO_ASSETS_PATH}/:name`, async (request, reply) => {
-    const asset = Object.hasOwn(ASSETS, request.params.name) ? ASSETS[request.params.name] : undefined;
-    if (!asset) return reply.callNotFound();
-    return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=300' }).send(asset.body);
-  });
-}
+/** The page's script, read once: ./assets/demo-login.js. */
+const SCRIPTS = readAssets(new URL('./assets/', import.meta.url), ['demo-login.js']);
 
 // ---- Cookies ----------------------------------------------------------------------------------
 
@@ -458,8 +195,8 @@ async function checkOrigin(request: FastifyRequest): Promise<void> {
 
 export default async function demoLoginPages(app: FastifyInstance): Promise<void> {
   const { demo, production } = app.config;
-  if (demo || !production) await app.register(demoAssets);
   if (!demo) return;
+  serveAssets(app, DEMO_ASSETS_PATH, SCRIPTS, DEMO_ASSETS_CACHE);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status =

@@ -108,6 +108,19 @@ describe('/docs/<api>', () => {
     expect(Object.values(csp).join(' ')).not.toMatch(/unsafe-eval|https?:|\*/);
   });
 
+  it('serves its stylesheet and icon from this server with their types, cacheable', async () => {
+    const css = await get('/docs/assets/docs.css');
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.headers['cache-control']).toBe('public, max-age=3600');
+    expect(css.body).toContain('.docs-nav{');
+    const icon = await get('/docs/assets/favicon.svg');
+    expect(icon.headers['content-type']).toBe('image/svg+xml');
+    expect(icon.headers['cache-control']).toBe('public, max-age=86400');
+    expect(icon.body).toMatch(/^<svg /);
+    expect((await get('/docs/assets/nope.css')).statusCode).toBe(404);
+  });
+
   it("serves Scalar's script from this server, cacheable, and nothing else of the plugin", async () => {
     const script = await get(SCALAR_SCRIPT);
     expect(script.statusCode).toBe(200);

@@ -2,6 +2,7 @@
 // /sandbox/phone (the simulated phone). Headers (CSP without inline script, no framing),
 // escaping, CSRF and origin checks, the API key never reaching the browser, the whole flow
 // through the backend routes, and both pages absent when they must be.
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { demoLoginApp, seedDemoWorkspace, type DemoLoginApp } from '../../../server/demo.js';
@@ -102,6 +103,9 @@ describe('demo pages', () => {
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(js.headers['x-content-type-options']).toBe('nosniff');
+    expect(js.headers['cache-control']).toBe('public, max-age=300');
+    // The script is the Login area's file, served as it is on disk.
+    expect(js.body).toBe(readFileSync(new URL('../../../server/apis/login/assets/demo-login.js', import.meta.url), 'utf8'));
     expect(js.body).toContain("addEventListener('verified'");
     expect(js.body).toContain('new EventSource(');
     expect(js.body).not.toMatch(/innerHTML|eval\(|https?:\/\/(?!www\.w3\.org\/2000\/svg')/);
@@ -288,7 +292,7 @@ describe('demo pages', () => {
 describe('demo pages switched off', () => {
   it('production without DEMO: /sandbox/phone, /demo/login and the assets answer 404', async () => {
     const app = await build({ env: { NODE_ENV: 'production', DEMO: 'false', SECRET_KEY: 'k'.repeat(40), ALLOW_PRIVATE_URLS: 'false' } });
-    for (const url of ['/sandbox/phone', '/demo/login', '/demo/assets/demo-login.js']) {
+    for (const url of ['/sandbox/phone', '/demo/login', '/demo/assets/demo-login.js', '/demo/assets/demo.css']) {
       const res = await app.inject(url);
       expect(res.statusCode).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -323,7 +327,9 @@ describe('demo pages switched off', () => {
   it('DEMO off outside production: the sandbox phone stays, the Login demo is gone', async () => {
     const app = await build({ env: { DEMO: 'false' } });
     expect((await app.inject('/sandbox/phone')).statusCode).toBe(200);
+    expect((await app.inject('/demo/assets/demo.css')).statusCode).toBe(200);
     expect((await app.inject('/demo/login')).statusCode).toBe(404);
+    expect((await app.inject('/demo/assets/demo-login.js')).statusCode).toBe(404);
   });
 
   it('DEMO on without a demo workspace: the page says so instead of failing', async () => {

@@ -1,5 +1,5 @@
-// Connect content routes outside the contract: the public viewer /l/<slug>, its assets (the
-// viewer script and pdf.js from node_modules), the document bytes of a link and the reader
+// Connect content routes outside the contract: the public viewer /l/<slug> (./viewer-page.ts),
+// its assets (./assets/viewer.js and viewer.css, pdf.js from node_modules), the document bytes of a link and the reader
 // activity beacons. Everything a browser can open under /l/ (the page, the file, the assets, an
 // unknown or malformed path) is refused with the viewer's HTML error page; only the beacon route,
 // which the page's script alone calls with a JSON body, answers problem+json. Everything here is
@@ -7,9 +7,9 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
+import { readAssets, type Asset } from '../../../html/assets.js';
 import { base62 } from '../../../lib/ids.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import { sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from './viewer-page.js';
@@ -46,19 +46,11 @@ function readerId(request: FastifyRequest, reply: FastifyReply): string {
 
 // ---- Assets -------------------------------------------------------------------------------------
 
-interface Asset {
-  body: Buffer;
-  type: string;
-}
-
+/** The viewer's own script and stylesheet (./assets/), then pdf.js and its data from node_modules. */
 function loadAssets(): Map<string, Asset> {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const pagesDir = join(here, 'assets');
+  const assets = readAssets(new URL('./assets/', import.meta.url), ['viewer.js', 'viewer.css']);
   const pdfjs = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
-  const assets = new Map<string, Asset>();
   const js = 'text/javascript; charset=utf-8';
-  assets.set('viewer.js', { body: readFileSync(join(pagesDir, 'viewer.js')), type: js });
-  assets.set('viewer.css', { body: readFileSync(join(pagesDir, 'viewer.css')), type: 'text/css; charset=utf-8' });
   assets.set('pdf.min.mjs', { body: readFileSync(join(pdfjs, 'legacy/build/pdf.min.mjs')), type: js });
   assets.set('pdf.worker.min.mjs', { body: readFileSync(join(pdfjs, 'legacy/build/pdf.worker.min.mjs')), type: js });
   // Fonts and character maps pdf.js fetches for PDFs that do not embed theirs: a fixed list.

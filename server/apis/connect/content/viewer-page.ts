@@ -1,6 +1,7 @@
 // The public document viewer's HTML (`/l/<slug>`) and its error pages. No inline script or style:
-// the page loads /l/assets/viewer.css and the module /l/assets/viewer.js, which reads what it needs
-// from data- attributes (escaped like every value here) and renders PDFs with pdf.js.
+// the page loads /l/assets/viewer.css and the module /l/assets/viewer.js (./assets/, served by
+// ./setup.ts), which reads what it needs from data- attributes (escaped like every value here) and
+// renders PDFs with pdf.js.
 // The page may be framed by this origin only; no Referer leaves it (the URL is the secret).
 import type { FastifyReply } from 'fastify';
 import { html, htmlDocument, type Html } from '../../../html/html.js';
