@@ -11,7 +11,7 @@ import type { AuthContext } from '../auth/authenticate.js';
 import { SIGN_IN_PATH, currentOwner, type SignedInOwner } from '../auth/owner-session.js';
 import type { Handler } from '../lib/handler-types.js';
 import { HttpProblem } from '../lib/problems.js';
-import { sendFormPage } from './form-page.js';
+import { sendFormPage } from './form-layout.js';
 import { refuseCrossSitePost } from './forms.js';
 import { html, type Html } from './html.js';
 import { problemMessage, sendSettingsPage } from './settings-layout.js';

@@ -9,7 +9,7 @@ import type {} from '@fastify/csrf-protection';
 import { issueOwnerToken } from '../../auth/owner-jwt.js';
 import { SIGN_IN_PATH, SIGN_OUT_PATH, currentOwner, sessionCookieName, type SignedInOwner } from '../../auth/owner-session.js';
 import { HttpProblem } from '../../lib/problems.js';
-import { sendFormPage } from '../../html/form-page.js';
+import { sendFormPage } from '../../html/form-layout.js';
 import { csrfField, formField, refuseCrossSitePost } from '../../html/forms.js';
 import { html } from '../../html/html.js';
 import { authenticateOwner } from './sessions.js';
