@@ -2,7 +2,7 @@
 // reads at run time relative to its own modules, so that dist/ keeps the repository's layout:
 // every file under server/ that is not TypeScript (browser scripts and styles, pack data) to the
 // same path under dist/server/, and the documents of generated/ and the guides of docs/ that
-// server/contract.ts and server/pages/docs-catalogue.ts find from `import.meta.url`.
+// server/contract.ts and server/site/docs-catalogue.ts find from `import.meta.url`.
 // `--if-changed` (npm's prestart) skips tsc when no TypeScript source under server/ and neither
 // tsconfig is newer than the start of the last build that succeeded (dist/.build-stamp): with
 // isolatedModules each output depends on its own source and the options alone, and typechecking
