@@ -17,6 +17,7 @@ import {
   AUTH_FAILURE_WINDOW_MS,
   DEAD_FAILURES_PER_WORKSPACE_FACTOR,
   deadCredentialWorkspace,
+  decorateDeadCredentials,
   onAuthFailure,
   presentedCredential,
 } from '../auth/auth-failures.js';
@@ -73,6 +74,7 @@ function clientIdOf(request: FastifyRequest): string | undefined {
 
 export default fp(
   async function rateLimits(app: FastifyInstance) {
+    decorateDeadCredentials(app); // the verifiers of every API mark dead credentials on the request
     const { rateLimitPerMinute, rateLimitIpPerMinute, authFailuresPerIp } = app.config;
     await app.register(rateLimit, {
       global: true,

@@ -20,7 +20,6 @@ import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js
 import { issueToken, SigningKeys } from './tokens.js';
 import { LoginKeyVerifier } from './auth.js';
 import { ServiceNumber } from './service-phone.js';
-import { decorateDeadCredentials } from '../../auth/auth-failures.js';
 
 /**
  * `LOGIN K7Q2M9XD`, any case and spacing, an optional `:`/`-`/`#`, one trailing punctuation mark.
@@ -199,7 +198,6 @@ export function startLogin(app: FastifyInstance): void {
   app.decorate('loginSigningKeys', new SigningKeys(platform));
   app.decorate('loginServiceNumber', new ServiceNumber(platform));
   app.decorate('loginCodeMisses', new Map<string, number[]>());
-  decorateDeadCredentials(app); // for the verifiers of every API: this runs once per app, before it is ready
   registerOutbox(platform);
   startStreams(app);
   const log = (what: string) => (error: unknown) => app.log.error({ err: error }, what);
