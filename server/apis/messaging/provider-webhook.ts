@@ -20,8 +20,9 @@ import { emitEvent } from '../webhooks/emit.js';
 import type {} from './provider-inbox.js';
 import { SIGNATURE_CHALLENGE } from './provider-signature.js';
 import { applyMessageStatus } from './campaigns/recipient-status.js';
-import { ensureChat, touchChat } from './inbox/chats.js';
-import { eventContent, WINDOW_MS } from './inbox/views.js';
+import { ensureChat, touchChat } from './chats.js';
+import { eventContent } from './inbox/views.js';
+import { WINDOW_MS } from './outbound/service-window.js';
 
 type S = components['schemas'];
 type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string; display_phone_number: string; business_account_id: string | null } };

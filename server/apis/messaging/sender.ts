@@ -2,6 +2,7 @@
 // our id (`pn_…`) or the provider's phone-number id. Another workspace's number, or an unknown
 // one, answers 404 naming the field, before any provider call.
 import type { Platform } from '../../platform.js';
+import { toE164 } from '../../lib/phone.js';
 import { HttpProblem } from '../../lib/problems.js';
 import type { ChatProvider, ProviderKind, ProviderNumber } from '../../providers/types.js';
 import type { Database } from '../../store/schema.js';
@@ -39,6 +40,23 @@ export async function resolveSender(platform: Platform, workspaceId: string, pho
       accessToken: account.access_token_enc ? platform.secrets.decrypt(account.access_token_enc) : null,
     },
   };
+}
+
+/** The sender of a send or an upload by its number (E.164 in any layout), our `pn_…` id or the provider's id. */
+export async function senderOf(platform: Platform, workspaceId: string, given: string): Promise<Sender> {
+  const pointer = '/body/chatapp_phone_number';
+  const e164 = toE164(given);
+  const row = e164
+    ? await platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', workspaceId).where('display_phone_number', '=', e164).executeTakeFirst()
+    : undefined;
+  try {
+    return await resolveSender(platform, workspaceId, row?.id ?? given, pointer);
+  } catch (error) {
+    if (error instanceof HttpProblem && error.status === 404) {
+      throw new HttpProblem(404, 'not-found', `${e164 ?? 'This number'} is not a number of a connected account of this workspace.`, { errors: [{ pointer, detail: 'unknown sender number' }] });
+    }
+    throw error;
+  }
 }
 
 function notFound(pointer: string): HttpProblem {

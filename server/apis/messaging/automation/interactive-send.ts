@@ -1,21 +1,20 @@
-// Interactive messages (reply buttons, lists, forms) from a flow. `deliver` (inbox/send.ts) has
-// no interactive kind because the contract's SendMessageRequest has none, so this checks the
+// Interactive messages (reply buttons, lists, forms) from a flow. `deliver` (outbound/deliver.ts)
+// has no interactive kind because the contract's SendMessageRequest has none, so this checks the
 // sender of the workspace and the 24-hour window itself, then records and sends through the same
 // `recordAndSend` as deliver (row `pending` before the provider call, chat touched, row settled).
 import { HttpProblem } from '../../../lib/problems.js';
 import type { Platform } from '../../../platform.js';
 import type { OutboundMessage } from '../../../providers/types.js';
+import { recordAndSend } from '../outbound/record-and-send.js';
+import { windowOpen } from '../outbound/service-window.js';
 import { resolveSender } from '../sender.js';
-import { recordAndSend } from '../inbox/outbound.js';
-import { WINDOW_MS } from '../inbox/views.js';
 
 export async function sendInteractive(platform: Platform, workspaceId: string, phoneNumberId: string, contactId: string, message: OutboundMessage, text: string): Promise<string> {
   const db = platform.store.db;
   const now = platform.now();
   const sender = await resolveSender(platform, workspaceId, phoneNumberId);
   const contact = await db.selectFrom('contacts').select(['id', 'phone', 'last_inbound_at']).where('id', '=', contactId).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
-  const last = contact.last_inbound_at ? new Date(contact.last_inbound_at).getTime() : null;
-  if (last === null || now.getTime() - last >= WINDOW_MS) {
+  if (!windowOpen(contact.last_inbound_at, now)) {
     throw new HttpProblem(422, 'outside-window', 'The customer has not written in the last 24 hours: only an approved template can be sent.');
   }
   const content = { text, ...(message.type === 'interactive' ? { interactive: message.interactive } : {}) };

@@ -11,7 +11,7 @@ import { newId } from '../../../lib/ids.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import type { Database } from '../../../store/schema.js';
 import { accountNotFound, findAccount } from '../configuration/accounts.js';
-import { buildTemplateMessage } from '../inbox/template-message.js';
+import { buildTemplateMessage } from '../outbound/template-fit.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import { sequenceView, UNIT_MS } from './sequences.js';
 

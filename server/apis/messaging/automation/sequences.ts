@@ -15,7 +15,7 @@ import type { Platform } from '../../../platform.js';
 import type { AutomationSequencesTable } from '../../../store/schema/automation.js';
 import type { Selectable } from 'kysely';
 import { findAccount } from '../configuration/accounts.js';
-import { deliver } from '../inbox/send.js';
+import { deliver } from '../outbound/deliver.js';
 import { sendError } from './effects.js';
 import { registerInboundResponder, type InboundMessage } from './responders.js';
 import { LEASE_MS } from './runner.js';

@@ -3,7 +3,7 @@
 import type { components } from '../../../../generated/messaging/types.js';
 import type { Platform } from '../../../platform.js';
 import type { MessageBotReplyRow } from '../../../store/schema/bots.js';
-import { deliver } from '../inbox/send.js';
+import { deliver } from '../outbound/deliver.js';
 
 type SendBody = components['schemas']['SendMessageRequest'];
 

@@ -1,12 +1,11 @@
 // A campaign's audience in the contract's shape, mapped onto the contacts area's audience query,
 // plus what only campaigns have: `exclude_tags` and the recipient cap (K8).
 import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely';
+import type { components } from '../../../../generated/messaging/types.js';
 import type { Database } from '../../../store/schema.js';
 import { audienceQuery, checkAudience, type Audience } from '../contacts/audience.js';
 
-import type { CampaignAudience } from './message.js';
-
-export type { CampaignAudience };
+export type CampaignAudience = components['schemas']['CampaignAudience'];
 
 function selection(a: CampaignAudience): Audience {
   switch (a.type) {

@@ -14,9 +14,9 @@ import type { Database } from '../../../store/schema.js';
 import type { CampaignStatusValue } from '../../../store/schema/campaigns.js';
 import { resolveSender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
-import { checkCampaignAudience, countRecipients } from './audience.js';
+import type { TemplateValues } from '../outbound/template-components.js';
+import { checkCampaignAudience, countRecipients, type CampaignAudience } from './audience.js';
 import { campaignView, progressOf, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
-import type { CampaignAudience, TemplateValues } from './message.js';
 import { checkMedia, checkTemplateValues } from './validate.js';
 
 type ListQuery = NonNullable<operations['listCampaigns']['parameters']['query']>;

@@ -1,14 +1,15 @@
 // What a worker needs to send a campaign's messages, loaded once per batch: the sender (with its
-// decrypted token), the effective rate, the template values, uploaded media ids and the route.
+// decrypted token), the effective rate, the stored template and the values, uploaded media ids
+// and the route.
 // A campaign that can no longer be sent (account disconnected, template no longer approved)
 // yields a reason instead, and the worker fails it.
 import type { Platform } from '../../../platform.js';
 import type { SendOptions } from '../../../providers/types.js';
 import { marketingSettings } from '../configuration/marketing.js';
 import { resolveSender, type Sender } from '../sender.js';
-import { findTemplate } from '../templates/lookup.js';
+import { findTemplate, type TemplateRow } from '../templates/lookup.js';
+import type { MediaIds, TemplateValues } from '../outbound/template-components.js';
 import type { CampaignRow } from './lifecycle.js';
-import type { MediaIds, TemplateValues } from './message.js';
 import { providerCatalogIds } from '../commerce/carousel.js';
 
 export interface SendContext {
@@ -16,6 +17,8 @@ export interface SendContext {
   sender: Sender;
   /** Messages per second: the campaign's, never above the number's. */
   rate: number;
+  /** The approved template as stored, which the message is built from. */
+  stored: TemplateRow;
   template: TemplateValues;
   templateId: string | null;
   mediaIds: MediaIds;
@@ -61,8 +64,7 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
   }
   let sendValues = values;
   if (values.carousel?.type === 'product') {
-    // The provider knows its own catalog ids: the cards are sent with them (message.ts keeps a
-    // card's id when the map lacks it, so resolving here needs no change there).
+    // The provider knows its own catalog ids: the cards are sent with them.
     const catalogs = await providerCatalogIds(db, c.workspace_id, sender.account.id, values.carousel.cards);
     if ('failure' in catalogs) return catalogs;
     sendValues = { ...values, carousel: { ...values.carousel, cards: values.carousel.cards.map((card) => ({ ...card, catalog_id: catalogs.get(card.catalog_id)! })) } };
@@ -76,6 +78,7 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
     campaign: c,
     sender,
     rate: Math.max(1, Math.min(c.rate_per_second, sender.number.messages_per_second)),
+    stored: template,
     template: sendValues,
     templateId: template.id,
     mediaIds,

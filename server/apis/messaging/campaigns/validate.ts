@@ -6,10 +6,10 @@ import { HttpProblem } from '../../../lib/problems.js';
 import type { Platform } from '../../../platform.js';
 import type { Database } from '../../../store/schema.js';
 import type { TemplateRow } from '../templates/lookup.js';
-import type { TemplateValues } from './message.js';
+import type { TemplateValues } from '../outbound/template-components.js';
 import { mediaIdsOf } from './send-context.js';
 import { checkProductCards } from '../commerce/carousel.js';
-import { checkMediaUrl } from '../inbox/send.js';
+import { checkMediaUrl } from '../outbound/media-url.js';
 
 const unprocessable = (pointer: string, detail: string, message: string) =>
   new HttpProblem(422, 'unprocessable', message, { errors: [{ pointer, detail }] });

@@ -12,8 +12,9 @@ import { newId } from '../../../lib/ids.js';
 import type { Platform } from '../../../platform.js';
 import { ProviderError } from '../../../providers/types.js';
 import type { Database } from '../../../store/schema.js';
+import { recordAccepted, sendOutbound } from '../outbound/record-and-send.js';
+import { recipientFields, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
 import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
-import { templateMessage, type RecipientFields } from './message.js';
 import { pauseNumber, reserveSlots } from './rate.js';
 import { loadSendContext, type SendContext } from './send-context.js';
 import { SendWindow } from './send-window.js';
@@ -275,8 +276,7 @@ export class CampaignWorker {
     batch.rows.forEach((row, i) => {
       const r: Leased = { ...row, attempts: row.attempts + 1 };
       const contact = batch.contacts.get(r.contact_id);
-      const fields: RecipientFields = { name: contact?.name ?? null, phone: r.phone, email: contact?.email ?? null, custom_fields: (contact?.custom_fields as Record<string, unknown>) ?? null };
-      const p = this.dispatch(ctx, r, batch.slots.at[i]!, fields).catch((error) => this.log('campaign send failed', { error: String(error) }));
+      const p = this.dispatch(ctx, r, batch.slots.at[i]!, recipientFields(contact, r.phone)).catch((error) => this.log('campaign send failed', { error: String(error) }));
       this.inFlight.add(p);
       void p.finally(() => this.inFlight.delete(p));
     });
@@ -335,8 +335,8 @@ export class CampaignWorker {
     const answeredCampaign = this.window(r.campaign_id).start(ctx.rate);
     const answered = () => (answeredNumber(), answeredCampaign());
     try {
-      const message = templateMessage(ctx.template, contact, ctx.mediaIds);
-      const res = await ctx.sender.provider.sendMessage(ctx.sender.providerNumber, r.phone, message, { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` });
+      const { message } = templateMessage(ctx.stored, ctx.template, contact, ctx.mediaIds);
+      const res = await sendOutbound(ctx.sender, r.phone, { type: 'template', template: message }, { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` });
       answered();
       this.record({ kind: 'sent', r, ctx, messageId: newId('msg'), providerMessageId: res.providerMessageId, at: this.platform.now() });
     } catch (error) {
@@ -405,28 +405,21 @@ export class CampaignWorker {
   private async write(trx: Transaction<Database>, batch: Outcome[]) {
     const now = this.platform.now();
     const sent = batch.filter((o): o is Extract<Outcome, { kind: 'sent' }> => o.kind === 'sent');
-    if (sent.length) {
-      await trx
-        .insertInto('messages')
-        .values(
-          sent.map((o) => ({
-            id: o.messageId,
-            workspace_id: o.ctx.campaign.workspace_id,
-            phone_number_id: o.ctx.campaign.phone_number_id,
-            contact_id: o.r.contact_id,
-            direction: 'outbound' as const,
-            type: 'template',
-            content: JSON.stringify({ template: { name: o.ctx.template.name, language: o.ctx.template.language, template_id: o.ctx.templateId } }),
-            provider_message_id: o.providerMessageId,
-            status: 'accepted',
-            error: null,
-            template_id: o.ctx.templateId,
-            created_at: o.at,
-            status_at: o.at,
-          })),
-        )
-        .execute();
-    }
+    // The messages the provider accepted, recorded with their recipients' states.
+    await recordAccepted(
+      trx,
+      sent.map((o) => ({
+        id: o.messageId,
+        workspaceId: o.ctx.campaign.workspace_id,
+        phoneNumberId: o.ctx.campaign.phone_number_id,
+        contactId: o.r.contact_id,
+        type: 'template',
+        content: templateContent({ id: o.ctx.templateId, name: o.ctx.template.name, language: o.ctx.template.language }, null),
+        providerMessageId: o.providerMessageId,
+        templateId: o.ctx.templateId,
+        at: o.at,
+      })),
+    );
     const values = batch.map((o) => {
       const state = o.kind === 'sent' ? 'sent' : o.kind === 'failed' ? 'failed' : 'queued';
       const messageId = o.kind === 'sent' ? o.messageId : null;

@@ -4,7 +4,7 @@
 import type { components } from '../../../../generated/messaging/types.js';
 import { HttpProblem } from '../../../lib/problems.js';
 import type { VariableMapping } from '../../../store/schema/commerce.js';
-import { variablesOf } from '../inbox/template-message.js';
+import { variablesOf } from '../outbound/template-components.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { OrderFields } from './order-fields.js';
 

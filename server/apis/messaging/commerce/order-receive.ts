@@ -10,7 +10,7 @@ import { HttpProblem } from '../../../lib/problems.js';
 import { sameText } from '../../../lib/signatures.js';
 import type { Platform } from '../../../platform.js';
 import type { OrderPlatform, VariableMapping } from '../../../store/schema/commerce.js';
-import { deliver } from '../inbox/send.js';
+import { deliver } from '../outbound/deliver.js';
 import { findTemplate } from '../templates/lookup.js';
 import { fillTemplate } from './order-mapping.js';
 import { customerPhone, eventOf, normaliseOrder, type NormalisedOrder, type OrderEvent, type OrderFields } from './order-fields.js';

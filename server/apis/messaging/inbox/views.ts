@@ -2,9 +2,9 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { components } from '../../../../generated/messaging/types.js';
 import type { Database, MessagesTable } from '../../../store/schema.js';
+import { WINDOW_MS } from '../outbound/service-window.js';
 
 type S = components['schemas'];
-export const WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export type MessageRow = Selectable<MessagesTable> & { chatapp_phone_number: string };
 

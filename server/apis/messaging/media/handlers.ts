@@ -5,7 +5,7 @@
 import type { components, operations } from '../../../../generated/messaging/types.js';
 import { authOf } from '../../../auth/authenticate.js';
 import type { Handler, Handlers } from '../../../lib/handler-types.js';
-import { senderOf } from '../inbox/send.js';
+import { senderOf } from '../sender.js';
 import { deviceFile, formFields, uploadAndRecord, type UploadRow } from './uploads.js';
 
 type S = components['schemas'];

@@ -1,16 +1,24 @@
-// The second half of every free-form or template send, whoever sends (POST /api/chatapp/send, a
-// flow's interactive message): the parts are recorded `pending` in the contact's chat, then sent
-// in order, each row settled `accepted` with its wamid; the first refusal settles its row (`unknown`
-// after a timeout, never re-sent blindly; `failed` otherwise) and the parts after it, and throws
-// the provider's problem.
+// The one writer of outbound messages: every row of `messages` with direction `outbound` is
+// written here, and every message goes to the provider adapter's sendMessage from here. Two ways:
+//
+// - recordAndSend (POST /api/chatapp/send, automation, bots, order webhooks): the parts are
+//   recorded `pending` in the contact's chat, then sent in order, each row settled `accepted`
+//   with its wamid; the first refusal settles its row (`unknown` after a timeout, never re-sent
+//   blindly; `failed` otherwise) and the parts after it, and throws the provider's problem.
+// - sendOutbound then recordAccepted (the campaign worker): the call is made at the recipient's
+//   send slot, and the accepted messages are recorded afterwards in batches, in the worker's
+//   transaction that also settles the recipients. These rows join no chat.
+import type { Kysely, Transaction } from 'kysely';
 import type { components } from '../../../../generated/messaging/types.js';
 import { newId } from '../../../lib/ids.js';
 import type { Platform } from '../../../platform.js';
-import { ProviderError, type OutboundMessage, type SendOptions } from '../../../providers/types.js';
+import { ProviderError, type OutboundMessage, type SendOptions, type SendResult } from '../../../providers/types.js';
+import type { Database } from '../../../store/schema.js';
+import { ensureChat, touchChat } from '../chats.js';
 import type { Sender } from '../sender.js';
-import { ensureChat, touchChat } from './chats.js';
 
 type S = components['schemas'];
+type Db = Transaction<Database> | Kysely<Database>;
 
 export interface Part {
   type: string;
@@ -30,6 +38,69 @@ export interface Outbound {
   templateId?: string | null;
   /** Our id of the message the first part quotes. */
   replyToId?: string | null;
+}
+
+/** A message the provider accepted before it was recorded (a campaign's). */
+export interface AcceptedMessage {
+  id: string;
+  workspaceId: string;
+  phoneNumberId: string;
+  contactId: string;
+  type: string;
+  content: Record<string, unknown>;
+  providerMessageId: string;
+  templateId: string | null;
+  at: Date;
+}
+
+interface OutboundRow {
+  id: string;
+  workspaceId: string;
+  phoneNumberId: string;
+  contactId: string;
+  chatId: string | null;
+  type: string;
+  content: Record<string, unknown>;
+  status: 'pending' | 'accepted';
+  providerMessageId: string | null;
+  templateId: string | null;
+  replyToId: string | null;
+  at: Date;
+}
+
+/** The `messages` row of an outbound message. */
+function messageRow(r: OutboundRow) {
+  return {
+    id: r.id,
+    workspace_id: r.workspaceId,
+    phone_number_id: r.phoneNumberId,
+    contact_id: r.contactId,
+    chat_id: r.chatId,
+    direction: 'outbound' as const,
+    type: r.type,
+    content: JSON.stringify(r.content),
+    provider_message_id: r.providerMessageId,
+    status: r.status,
+    error: null,
+    template_id: r.templateId,
+    reply_to_id: r.replyToId,
+    created_at: r.at,
+    status_at: r.at,
+  };
+}
+
+/** The provider call of an outbound message, made for every sender through here. */
+export function sendOutbound(sender: Sender, to: string, message: OutboundMessage, options: SendOptions): Promise<SendResult> {
+  return sender.provider.sendMessage(sender.providerNumber, to, message, options);
+}
+
+/** Records messages the provider has accepted, in one statement of the caller's transaction. */
+export async function recordAccepted(db: Db, sent: AcceptedMessage[]): Promise<void> {
+  if (!sent.length) return;
+  await db
+    .insertInto('messages')
+    .values(sent.map((m) => messageRow({ ...m, chatId: null, status: 'accepted', replyToId: null })))
+    .execute();
 }
 
 export async function recordAndSend(platform: Platform, out: Outbound): Promise<{ contactId: string; chatId: string; results: S['SentMessagePart'][] }> {
@@ -54,22 +125,22 @@ export async function recordAndSend(platform: Platform, out: Outbound): Promise<
       const at = new Date(now.getTime() + i);
       await trx
         .insertInto('messages')
-        .values({
-          id: p.id,
-          workspace_id: workspaceId,
-          phone_number_id: sender.number.id,
-          contact_id: contactId,
-          chat_id: chatId,
-          direction: 'outbound',
-          type: p.type,
-          content: JSON.stringify(p.content),
-          status: 'pending',
-          error: null,
-          template_id: out.templateId ?? null,
-          reply_to_id: i === 0 ? out.replyToId ?? null : null,
-          created_at: at,
-          status_at: at,
-        })
+        .values(
+          messageRow({
+            id: p.id,
+            workspaceId,
+            phoneNumberId: sender.number.id,
+            contactId,
+            chatId,
+            type: p.type,
+            content: p.content,
+            status: 'pending',
+            providerMessageId: null,
+            templateId: out.templateId ?? null,
+            replyToId: i === 0 ? out.replyToId ?? null : null,
+            at,
+          }),
+        )
         .execute();
       await touchChat(trx, { workspaceId, phoneNumberId: sender.number.id, contactId, messageId: p.id, at, inbound: false });
     }
@@ -81,7 +152,7 @@ export async function recordAndSend(platform: Platform, out: Outbound): Promise<
     try {
       // Our id rides along in the callback data: a status can settle the row even when the call timed out.
       const partOptions = { ...out.options, ...(i === 0 ? {} : { replyTo: undefined }), bizOpaqueCallbackData: p.id };
-      const sent = await sender.provider.sendMessage(sender.providerNumber, out.to, p.message, partOptions);
+      const sent = await sendOutbound(sender, out.to, p.message, partOptions);
       await db
         .updateTable('messages')
         .set({ provider_message_id: sent.providerMessageId, status: 'accepted', status_at: platform.now() })

@@ -1,0 +1,75 @@
+// One send of the contract's SendMessageRequest for a workspace, every rule applied: what
+// `POST /api/chatapp/send` does after authentication. Automation, bots and order webhooks send
+// through here so the 24-hour window, storage and the inbox cannot differ from the API's.
+// In order: the sender, the recipient and the quoted message; the parts (parts.ts: template,
+// media URLs); the 24-hour rule (service-window.ts); a device file's upload; then the parts are
+// recorded and sent (record-and-send.ts). Refusals throw HttpProblem.
+import type { components } from '../../../../generated/messaging/types.js';
+import { requireE164 } from '../../../lib/phone.js';
+import { HttpProblem } from '../../../lib/problems.js';
+import type { Platform } from '../../../platform.js';
+import { senderOf } from '../sender.js';
+import { devicePart, sendParts, type DeviceSend } from './parts.js';
+import { recordAndSend } from './record-and-send.js';
+import { requireOpenWindow } from './service-window.js';
+
+type S = components['schemas'];
+type Body = S['SendMessageRequest'];
+type Result = S['SendMessageResult'];
+
+/** `chatapp_phone_number` may be our `pn_…` id. A DeviceSend is the API's multipart form. */
+export async function deliver(platform: Platform, workspaceId: string, body: Body | DeviceSend): Promise<Result> {
+  const db = platform.store.db;
+  const now = platform.now();
+  const sender = await senderOf(platform, workspaceId, body.chatapp_phone_number);
+  const to = requireE164(body.contact_no, '/body/contact_no');
+  const contact = await db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('phone', '=', to).executeTakeFirst();
+
+  let replyTo: string | undefined;
+  if (body.reply_to) {
+    const quoted = contact
+      ? await db
+          .selectFrom('messages')
+          .select('provider_message_id')
+          .where('id', '=', body.reply_to)
+          .where('workspace_id', '=', workspaceId)
+          .where('contact_id', '=', contact.id)
+          .where('phone_number_id', '=', sender.number.id)
+          .executeTakeFirst()
+      : undefined;
+    if (!quoted?.provider_message_id) {
+      const detail = 'No message with this id in this chat.';
+      throw new HttpProblem(404, 'not-found', detail, { errors: [{ pointer: '/body/reply_to', detail }] });
+    }
+    replyTo = quoted.provider_message_id;
+  }
+
+  const { parts, options, route, templateId } = await sendParts(platform, workspaceId, sender, { to, contact }, body, now);
+  requireOpenWindow(body.messageType, contact?.last_inbound_at, now);
+  if ('file' in body) parts.push(await devicePart(platform, workspaceId, sender, body));
+
+  const { contactId, chatId, results } = await recordAndSend(platform, {
+    workspaceId,
+    sender,
+    to,
+    parts,
+    options: { ...(replyTo ? { replyTo } : {}), ...options },
+    templateId,
+    replyToId: body.reply_to ?? null,
+  });
+
+  const first = results[0];
+  return {
+    id: first.id,
+    wamid: first.wamid,
+    status: first.status,
+    messageType: body.messageType,
+    contact_id: contactId,
+    chat_id: chatId,
+    contact_no: to,
+    chatapp_phone_number: sender.number.display_phone_number,
+    route,
+    ...(body.messageType === 'media_group' ? { parts: results } : {}),
+    created_at: now.toISOString(),
+  };
+}
