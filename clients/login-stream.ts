@@ -142,7 +142,7 @@ export interface WaitOptions extends Omit<WatchOptions, 'fetch'>, PollOptions {
  * token. When the stream cannot connect or is refused it polls instead; `expired` rejects.
  */
 export async function waitForLogin(options: WaitOptions): Promise<LoginSessionStatus> {
-  const { client, sessionId, signal } = options;
+  const { client, sessionId } = options;
   try {
     await watchLoginSession({ ...options, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
   } catch (error) {

@@ -43,7 +43,7 @@ const MAX_SIGNATURES = 8;
 
 function one(header: HeaderValue, name: string): string {
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (!value || !value.trim()) throw new WebhookSignatureError('missing_header', `The ${name} header is missing.`);
+  if (!value?.trim()) throw new WebhookSignatureError('missing_header', `The ${name} header is missing.`);
   return value;
 }
 

@@ -82,7 +82,7 @@ if (breakingMode) {
     '# API changelog',
     '',
     'The changes of the published API surface (`generated/<api>/openapi.3.1.yaml`), written by',
-    '`npm run api:changelog` from [oasdiff](https://github.com/oasdiff/oasdiff) ' + `${OASDIFF_VERSION}. Do not edit by hand.`,
+    `\`npm run api:changelog\` from [oasdiff](https://github.com/oasdiff/oasdiff) ${OASDIFF_VERSION}. Do not edit by hand.`,
     `Releases are the git tags \`v*\`; before the first one, changes are counted from the ${BASELINE.label}.`,
     '`npm run api:breaking` fails on a breaking change against the last release.',
     '',

@@ -25,6 +25,7 @@ export type RequestOf<Op> = FastifyRequest<{
 }>;
 
 /** A handler for one operation: it returns the success body, or sends through `reply` itself. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that sent its answer returns nothing
 export type Handler<Op> = (request: RequestOf<Op>, reply: FastifyReply) => Promise<SuccessOf<Op> | FastifyReply | void>;
 
 /** The handlers of an API, keyed by operationId; a missing one answers 501 not-implemented. */

@@ -6,11 +6,11 @@ import { HttpProblem } from './problems.js';
 /** E.164 of `input`, or null when it is not a valid number. Digits without `+` are read as international. */
 export function toE164(input: string): string | null {
   const text = input.trim();
-  if (!/^\+?[0-9 ().\-]{4,32}$/.test(text)) return null;
+  if (!/^\+?[0-9 ().-]{4,32}$/.test(text)) return null;
   const parsed = parsePhoneNumberFromString(text.startsWith('+') ? text : `+${text}`);
   // Possible (right length for its country), not "valid": the 555-01xx test range Meta and the
   // sandbox use is assigned to no one, and real new ranges reach libphonenumber's data late.
-  return parsed && parsed.isPossible() ? parsed.number : null;
+  return parsed?.isPossible() ? parsed.number : null;
 }
 
 /** E.164 of `input`, or a 400 validation problem pointing at `pointer`. */

@@ -31,7 +31,7 @@ export function sameText(given: string, expected: string): boolean {
 
 /** Constant-time check of a `sha256=<hex>` header over the raw body. */
 export function verifySha256Header(header: string | undefined, secret: string, rawBody: Buffer | string): boolean {
-  if (!header || !header.startsWith('sha256=')) return false;
+  if (!header?.startsWith('sha256=')) return false;
   const given = header.slice('sha256='.length);
   if (!/^[0-9a-f]{64}$/i.test(given)) return false;
   const a = Buffer.from(given.toLowerCase(), 'hex');

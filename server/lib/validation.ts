@@ -101,13 +101,13 @@ export function toInvalidParams(error: { validation?: unknown; validationContext
   const list = (error.validation ?? []) as ErrorObject[];
   return list.slice(0, MAX_LISTED_ERRORS).map((e) => {
     let pointer = `/${part}${e.instancePath}`;
-    if (e.keyword === 'required') pointer += `/${escape(String(e.params.missingProperty))}`;
-    if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') pointer += `/${escape(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;
+    if (e.keyword === 'required') pointer += `/${escapePointer(String(e.params.missingProperty))}`;
+    if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') pointer += `/${escapePointer(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;
     return { pointer, detail: describe(e) };
   });
 }
 
-function escape(token: string) {
+function escapePointer(token: string) {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

@@ -10,7 +10,7 @@
 // the limit global; the README's "Limits" section says so.
 import { hash, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
-import rateLimit, { normalizeIP, type RateLimitOptions } from '@fastify/rate-limit';
+import rateLimit, { normalizeIP, } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   AUTH_FAILURE_IPS,

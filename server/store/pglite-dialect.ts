@@ -53,7 +53,7 @@ class PGliteConnection implements DatabaseConnection {
     };
   }
 
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: the driver interface wants a generator; PGlite has no cursor to stream
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on PGlite');
   }

@@ -123,7 +123,7 @@ export class FakeProvider {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: any = undefined;
+    let body: any ;
     if (/^application\/octet-stream/i.test(req.headers['content-type'] ?? '')) {
       body = Buffer.concat(chunks); // a resumable upload's bytes
     } else if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) {

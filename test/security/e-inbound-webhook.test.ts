@@ -197,7 +197,10 @@ describe('E. Inbound provider webhook', () => {
     const from = (ip: string, raw: string, signature: string | null) =>
       limitedApp.inject({ method: 'POST', url: INBOUND_URL, remoteAddress: ip, headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-hub-signature-256': signature }) }, payload: raw });
     const signed = (raw: string) => sha256Header(limitedApp.platform.providerAppSecret, raw);
-    const statuses = (responses: { statusCode: number }[]) => responses.reduce<Record<number, number>>((n, r) => ({ ...n, [r.statusCode]: (n[r.statusCode] ?? 0) + 1 }), {});
+    const statuses = (responses: { statusCode: number }[]) => responses.reduce<Record<number, number>>((n, r) => {
+      n[r.statusCode] = (n[r.statusCode] ?? 0) + 1;
+      return n;
+    }, {});
 
     it('E12 210 signed deliveries in one burst from one IP (Meta\'s own payloads): 0 answers 429, every message stored, its statuses applied', async () => {
       expect(perMinute).toBe(120);

@@ -71,7 +71,7 @@ describe('H validation', async () => {
 
   // The flow validator refuses parameters nested deeper than 32 levels (walked iteratively).
   it('H7 JSON nested 10,000 deep in a flow node parameters: 400 or 413, no stack overflow', async () => {
-    const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
     const raw = `{"name":"deep","waba_id":"${w.wabaId}","triggers":[{"id":"t","type":"message_received","parameters":{}}],"nodes":[{"id":"n","type":"send_text","parameters":${deep}}],"connections":[]}`;
     const res = await expectNoChange(app, () => post('/api/automation', raw));
     expect([400, 413], res.body).toContain(res.statusCode);

@@ -122,7 +122,7 @@ describe.each(UPLOADS)('$name', (u) => {
   it('I6 1,000 file parts; 10,000 fields; a 10 MB field: 413 or 400; nothing stored', async () => {
     const boundary = 'XbOuNdArY';
     const part = (n: number) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f${n}.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n`;
-    const thousand = Array.from({ length: 1000 }, (_, i) => part(i)).join('') + `--${boundary}--\r\n`;
+    const thousand = `${Array.from({ length: 1000 }, (_, i) => part(i)).join('')}--${boundary}--\r\n`;
     const fields = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`f${i}`, 'x']));
     await nothing(async () => {
       for (const res of [

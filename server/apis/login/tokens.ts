@@ -164,7 +164,7 @@ export async function verifyToken(server: FastifyInstance, appId: string, token:
     .where('id', '=', sid as string)
     .returning(['id', 'phone', 'profile_name', 'verified_at'])
     .executeTakeFirst();
-  if (!used || !used.phone || !used.verified_at) return invalid('already_used');
+  if (!used?.phone || !used.verified_at) return invalid('already_used');
   return { valid: true, user: { phone: used.phone, name: used.profile_name }, sessionId: used.id, verifiedAt: used.verified_at.toISOString() };
 }
 

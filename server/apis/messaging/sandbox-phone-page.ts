@@ -182,7 +182,7 @@ function describe(type: string, content: unknown): string {
   if (value && typeof value.text === 'string') return value.text;
   if (value && typeof value.text?.body === 'string') return value.text.body;
   if (value && typeof value.caption === 'string') return `[${type}] ${value.caption}`;
-  if (value && value.template && typeof value.template.name === 'string') return `[template ${value.template.name}]`;
+  if (value?.template && typeof value.template.name === 'string') return `[template ${value.template.name}]`;
   return `[${type}]`;
 }
 

@@ -16,7 +16,7 @@ import {
   unwrap,
   type TokenResponse,
 } from '../../../clients/index.js';
-import { ALL_SCOPES, Browser, consentSetup, hiddenInputs, REDIRECT, type Client } from '../connect/oauth/support.js';
+import { ALL_SCOPES, type Browser, consentSetup, hiddenInputs, REDIRECT, type Client } from '../connect/oauth/support.js';
 import { serve, type Served } from './support.js';
 
 let s: Served;

@@ -10,7 +10,7 @@ import { buildShared } from '../../helper.js';
 import { newId } from '../../../server/lib/ids.js';
 import { sha256Header } from '../../../server/lib/signatures.js';
 import type { PlatformEvent } from '../../../server/events/bus.js';
-import { createSandboxAccount, SandboxProvider } from '../../../server/providers/sandbox.js';
+import { createSandboxAccount, type SandboxProvider } from '../../../server/providers/sandbox.js';
 import { createInboundSink } from '../../../server/apis/messaging/inbound-sink.js';
 import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
 import { onPostgres } from '../../support/store.js';

@@ -170,8 +170,8 @@ describe('Connect webhook endpoints', () => {
 describe('B8 malformed ids', () => {
   it('B8 abc, 500 characters, %00 in every id position: 400 or 404, never 500', async () => {
     const created = await createConnectEndpoint(app, a, { url: 'https://crm.test/b8', enabled_events: ['link.opened'] });
-    for (const bad of ['abc', 'whe_' + 'a'.repeat(496), 'whe_abc%00def', '%00']) {
-      for (const url of [`${BASE}/${bad}`, `${BASE}/${bad}/deliveries`, `${BASE}/${created.id}/deliveries/${bad}`, '/api/webhook-endpoints/' + bad]) {
+    for (const bad of ['abc', `whe_${'a'.repeat(496)}`, 'whe_abc%00def', '%00']) {
+      for (const url of [`${BASE}/${bad}`, `${BASE}/${bad}/deliveries`, `${BASE}/${created.id}/deliveries/${bad}`, `/api/webhook-endpoints/${bad}`]) {
         const res = await app.inject({ method: 'GET', url, headers: url.startsWith(BASE) ? a.connect : a.messaging });
         expect([400, 404], `${url.slice(0, 80)} → ${res.statusCode}`).toContain(res.statusCode);
         expect(res.headers['content-type']).toContain('application/problem+json');

@@ -52,7 +52,7 @@ async function exchangeCode(platform: Platform, client: ClientRow, body: unknown
       return invalidGrant('This code was issued without a code_challenge.');
     }
     const grant = await tx.selectFrom('connect_grants').select(['id', 'workspace_id', 'client_id', 'status']).where('id', '=', row.grant_id).executeTakeFirst();
-    if (!grant || grant.status !== 'active') return invalidGrant();
+    if (grant?.status !== 'active') return invalidGrant();
     await tx.updateTable('connect_codes').set({ used_at: now }).where('id', '=', row.id).execute();
     return { tokens: await issueTokens(tx, secrets, now, grant, row.id, row.scopes), workspaceId: grant.workspace_id };
   });
@@ -81,7 +81,7 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
   const { secrets } = platform;
   const outcome = await platform.store.db.transaction().execute(async (tx): Promise<OAuthFailure | { tokens: IssuedTokens; workspaceId: string }> => {
     const found = await findToken(tx, secrets, value);
-    if (!found || found.kind !== 'refresh') return invalidGrant();
+    if (found?.kind !== 'refresh') return invalidGrant();
     // The row lock orders concurrent refreshes of one token: the first rotates it, the others
     // then see `rotated_at` and are answered by the grace period or revoke the family.
     const row = await tx.selectFrom('connect_tokens').selectAll().where('id', '=', found.id).forUpdate().executeTakeFirstOrThrow();
@@ -98,7 +98,7 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
     }
     if (row.expires_at.getTime() <= now.getTime()) return invalidGrant();
     const grant = await tx.selectFrom('connect_grants').select(['id', 'workspace_id', 'client_id', 'status']).where('id', '=', row.grant_id).executeTakeFirst();
-    if (!grant || grant.status !== 'active') return invalidGrant();
+    if (grant?.status !== 'active') return invalidGrant();
     let scopes = row.scopes;
     if (scope !== undefined) {
       const asked = scope.split(' ').filter(Boolean);

@@ -2,8 +2,8 @@
 // nothing inline). Plain ES2017 for any browser; no build step. It draws the QR code by copying
 // the SVG's shapes into new SVG elements (never by parsing markup into the page), listens on the
 // stream, and falls back to asking the backend every 2 s when EventSource is missing or fails.
-(function () {
-  'use strict';
+(() => {
+  
   var root = document.getElementById('demo-login');
   if (!root) return;
   var meta = document.querySelector('meta[name="csrf-token"]');
@@ -22,12 +22,10 @@
       credentials: 'same-origin',
       headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
       body: '{}'
-    }).then(function (res) {
-      return res.json().catch(function () { return {}; }).then(function (data) {
-        if (!res.ok) throw new Error(data.error || ('The server answered ' + res.status + '.'));
+    }).then((res) => res.json().catch(() => ({})).then((data) => {
+        if (!res.ok) throw new Error(data.error || (`The server answered ${res.status}.`));
         return data;
-      });
-    });
+      }));
   }
   function stop() {
     finished = true;
@@ -37,7 +35,7 @@
   }
   function fail(error) {
     stop();
-    $('error-text').textContent = (error && error.message) || 'Something went wrong.';
+    $('error-text').textContent = (error?.message) || 'Something went wrong.';
     show('error');
   }
   function transport(text) { $('transport').textContent = text; }
@@ -48,7 +46,7 @@
     completing = false;
     session = null;
     show('loading');
-    post('/demo/login/api/start').then(function (s) {
+    post('/demo/login/api/start').then((s) => {
       session = s;
       render(s);
       listen(s);
@@ -81,7 +79,7 @@
   function tick() {
     if (!session) return;
     var left = Math.max(0, Math.round((Date.parse(session.expiresAt) - Date.now()) / 1000));
-    $('countdown').textContent = Math.floor(left / 60) + ':' + ('0' + (left % 60)).slice(-2);
+    $('countdown').textContent = `${Math.floor(left / 60)}:${(`0${left % 60}`).slice(-2)}`;
     // The stream says "expired" itself; if it cannot, the backend will.
     if (left === 0) startPolling();
   }
@@ -89,20 +87,20 @@
   function listen(s) {
     if (typeof window.EventSource !== 'function') return startPolling();
     transport('Waiting for the push (Server-Sent Events)…');
-    var url = '/v1/auth/chatapp/events/' + encodeURIComponent(s.sessionId) + '?token=' + encodeURIComponent(s.subscribeToken);
+    var url = `/v1/auth/chatapp/events/${encodeURIComponent(s.sessionId)}?token=${encodeURIComponent(s.subscribeToken)}`;
     var es = new EventSource(url);
     source = es;
-    es.addEventListener('verified', function () {
+    es.addEventListener('verified', () => {
       es.close();
       source = null;
       complete(true);
     });
-    es.addEventListener('expired', function () {
+    es.addEventListener('expired', () => {
       es.close();
       source = null;
       expired();
     });
-    es.onerror = function () {
+    es.onerror = () => {
       if (finished || source !== es) return;
       if (es.readyState === EventSource.CLOSED) source = null;
       startPolling();
@@ -112,19 +110,19 @@
   function startPolling() {
     if (pollTimer || finished) return;
     transport('Checking every 2 seconds…');
-    pollTimer = setInterval(function () { complete(false); }, 2000);
+    pollTimer = setInterval(() => { complete(false); }, 2000);
   }
 
   function complete(pushed) {
     if (completing || finished) return;
     completing = true;
-    post('/demo/login/api/complete').then(function (r) {
+    post('/demo/login/api/complete').then((r) => {
       completing = false;
       if (finished) return;
       if (r.status === 'success') signedIn(r);
       else if (r.status === 'expired') expired();
       else if (pushed) startPolling();
-    }, function (error) {
+    }, (error) => {
       completing = false;
       if (!finished) fail(error);
     });
@@ -135,7 +133,7 @@
   function signedIn(r) {
     stop();
     $('user-phone').textContent = r.phone;
-    $('user-name').textContent = r.name ? ' (' + r.name + ')' : '';
+    $('user-name').textContent = r.name ? ` (${r.name})` : '';
     show('signed-in');
   }
 

@@ -89,6 +89,7 @@ export class TimerWorker {
     const extraNext = this.running ? await this.options.extra?.() : null;
     const row = await platform.store.db.selectFrom('automation_executions').select(sql<Date | null>`min(fire_at)`.as('next')).where('status', '=', 'waiting').executeTakeFirst();
     const next = row?.next ? new Date(row.next) : null;
+    // biome-ignore lint/complexity/useMathMinMax: Dates, and the earlier Date itself is wanted
     if (next && extraNext) return next < extraNext ? next : extraNext;
     return next ?? extraNext ?? null;
   }

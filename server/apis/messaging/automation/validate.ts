@@ -36,7 +36,7 @@ const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'connection', 'keep
 const VALUE_OPERATORS = new Set(['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'greater_than', 'less_than']);
 const PLACEHOLDER = /\{\{\s*[^}]*\}\}/;
 
-const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 const portOf = (c: FlowConnection) => c.from_port ?? 'out';
 
 /** The structural checks: types, parameters, ids, connections, reachability and cycles. */
@@ -60,7 +60,7 @@ export function checkGraph(graph: FlowGraph): Finding[] {
       for (const e of def.validate.errors ?? []) {
         const missing = e.keyword === 'required' ? String((e.params as { missingProperty: string }).missingProperty) : undefined;
         const extra = e.keyword === 'additionalProperties' ? String((e.params as { additionalProperty: string }).additionalProperty) : undefined;
-        const path = `${pointer}/parameters${e.instancePath}${missing ? `/${escape(missing)}` : ''}${extra ? `/${escape(extra)}` : ''}`;
+        const path = `${pointer}/parameters${e.instancePath}${missing ? `/${escapePointer(missing)}` : ''}${extra ? `/${escapePointer(extra)}` : ''}`;
         const detail = missing
           ? `missing required parameter '${missing}'`
           : extra
@@ -164,8 +164,8 @@ function semanticChecks(item: FlowTrigger | FlowNode, pointer: string, label: st
       const headers = Object.keys(p.headers ?? {});
       if (headers.length > 20) at('/headers', `at most 20 headers (${headers.length} given)`);
       for (const h of headers) {
-        if (FORBIDDEN_HEADERS.has(h.toLowerCase())) at(`/headers/${escape(h)}`, `header '${h}' cannot be set`);
-        else if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/.test(h)) at(`/headers/${escape(h)}`, `'${h}' is not a header name`);
+        if (FORBIDDEN_HEADERS.has(h.toLowerCase())) at(`/headers/${escapePointer(h)}`, `header '${h}' cannot be set`);
+        else if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/.test(h)) at(`/headers/${escapePointer(h)}`, `'${h}' is not a header name`);
       }
       if ((p.method === 'GET' || p.method === 'DELETE') && p.body !== undefined) at('/body', `a ${p.method} request has no body`);
       break;

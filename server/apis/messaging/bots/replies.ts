@@ -29,7 +29,7 @@ export function fillPlaceholders(text: string, contact: ContactFacts): string {
   return text
     .replace(/\{\{\s*contact\.name\s*\}\}/g, () => contact.name ?? '')
     .replace(/\{\{\s*contact\.fields\.([a-z][a-z0-9_]{0,63})\s*\}\}/g, (_m, key: string) => {
-      const value = Object.prototype.hasOwnProperty.call(contact.custom_fields, key) ? contact.custom_fields[key] : undefined;
+      const value = Object.hasOwn(contact.custom_fields, key) ? contact.custom_fields[key] : undefined;
       return value === undefined || value === null ? '' : String(value);
     })
     .replace(/ +([!?.,])/g, '$1')

@@ -98,10 +98,10 @@ async function handleEvent(platform: Platform, hook: OrderWebhookRow, d: Deliver
     const customer = fields;
     if (!d.event) return await settle('not_mapped', { customer, detail: `topic ${d.topic ?? '(none)'} is not an order event` });
     const mapping = await db.selectFrom('order_webhook_mappings').selectAll().where('order_webhook_id', '=', hook.id).where('event', '=', d.event).executeTakeFirst();
-    if (!mapping || !mapping.enabled) return await settle('not_mapped', { customer });
+    if (!mapping?.enabled) return await settle('not_mapped', { customer });
     if (!phone) return await settle('no_recipient', { customer });
     const template = await findTemplate(db, hook.workspace_id, { id: mapping.template_id });
-    if (!template || template.status !== 'APPROVED') return await settle('failed', { customer, detail: `template ${mapping.template_id} is ${template?.status ?? 'gone'}` });
+    if (template?.status !== 'APPROVED') return await settle('failed', { customer, detail: `template ${mapping.template_id} is ${template?.status ?? 'gone'}` });
     const filled = fillTemplate(template, mapping.variables as VariableMapping[], fields);
     if ('missing' in filled) return await settle('missing_field', { customer, detail: `no value for ${filled.missing}` });
     const sender = await senderOf(platform, hook);

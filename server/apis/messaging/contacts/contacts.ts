@@ -82,7 +82,7 @@ export const createContact: Handler<operations['createContact']> = async (reques
   return (await contactViews(db, [row], at, { tagless: !tags.length }))[0]!;
 };
 
-export const getContact: Handler<operations['getContact']> = async (request, reply) => {
+export const getContact: Handler<operations['getContact']> = async (request, _reply) => {
   const { workspaceId } = authOf(request);
   const { store, now } = request.server.platform;
   const row = await findContact(store.db, workspaceId, request.params.id);
@@ -90,7 +90,7 @@ export const getContact: Handler<operations['getContact']> = async (request, rep
   return (await contactViews(store.db, [row], now()))[0]!;
 };
 
-export const updateContact: Handler<operations['updateContact']> = async (request, reply) => {
+export const updateContact: Handler<operations['updateContact']> = async (request, _reply) => {
   const { workspaceId } = authOf(request);
   const { store, now } = request.server.platform;
   const db = store.db;

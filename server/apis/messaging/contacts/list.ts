@@ -54,7 +54,7 @@ function customFieldCondition(filter: string, index: number, fields: FieldDefini
   }
 }
 
-export const listContacts: Handler<operations['listContacts']> = async (request, reply) => {
+export const listContacts: Handler<operations['listContacts']> = async (request, _reply) => {
   const { workspaceId } = authOf(request);
   const { secrets, store, now } = request.server.platform;
   const db = store.db;

@@ -58,7 +58,7 @@ export async function storeSubmission(platform: Platform, message: Pick<InboundM
     if (!form) return undefined;
     const answers: Record<string, Answer> = {};
     for (const field of form.fields) {
-      const value = answerOf(field, Object.prototype.hasOwnProperty.call(response, field.name) ? response[field.name] : undefined);
+      const value = answerOf(field, Object.hasOwn(response, field.name) ? response[field.name] : undefined);
       if (value !== undefined) answers[field.name] = value;
     }
     const inserted = await trx

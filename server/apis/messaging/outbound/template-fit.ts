@@ -112,7 +112,7 @@ export function fitTemplateValues(
   if (values.carousel && !carousel) throw unprocessable(`${P}/carousel`, 'The template has no carousel.');
   if (carousel) {
     const c = values.carousel as { type?: string; cards?: any[] } | undefined;
-    if (!c || c.type !== 'media') throw unprocessable(`${P}/carousel`, 'The template is a media carousel: give carousel {type: "media", cards}.');
+    if (c?.type !== 'media') throw unprocessable(`${P}/carousel`, 'The template is a media carousel: give carousel {type: "media", cards}.');
     const cards = carousel.cards as Stored[];
     if (c.cards!.length !== cards.length) throw unprocessable(`${P}/carousel/cards`, `The template has ${cards.length} cards; ${c.cards!.length} were given.`);
     cards.forEach((card, i) => {

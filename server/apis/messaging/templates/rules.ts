@@ -46,7 +46,10 @@ function checkBody(c: Component, pointer: string, auth: boolean, maxText = 1024)
     return;
   }
   if (c.add_security_recommendation !== undefined) fail('authentication-only', `${pointer}/add_security_recommendation`, 'Only AUTHENTICATION templates have a security recommendation.');
-  if (typeof c.text !== 'string') return fail('body-text-required', `${pointer}/text`, 'The body needs text.');
+  if (typeof c.text !== 'string') {
+    fail('body-text-required', `${pointer}/text`, 'The body needs text.');
+    return;
+  }
   if (c.text.length > maxText) fail('body-length', `${pointer}/text`, `The text is longer than ${maxText} characters.`);
   const n = checkVariables(c.text, `${pointer}/text`);
   if (n === 0) return;
@@ -55,7 +58,10 @@ function checkBody(c: Component, pointer: string, auth: boolean, maxText = 1024)
     fail('variable-at-edge', `${pointer}/text`, 'The text cannot start or end with a variable.');
   }
   const example = c.example?.body_text?.[0];
-  if (!Array.isArray(example)) return fail('variable-examples', `${pointer}/example`, `The text has ${n} variable(s): give example.body_text with one sample each.`);
+  if (!Array.isArray(example)) {
+    fail('variable-examples', `${pointer}/example`, `The text has ${n} variable(s): give example.body_text with one sample each.`);
+    return;
+  }
   if (example.length !== n) fail('variable-examples', `${pointer}/example/body_text/0`, `The text has ${n} variable(s); ${example.length} sample(s) were given.`);
 }
 

@@ -117,7 +117,7 @@ describe('Connect documents', () => {
   });
 
   it('B8 malformed ids (abc, 500 characters, %00): 400 or 404, never 500', async () => {
-    for (const id of ['abc', 'doc_' + 'x'.repeat(496), 'doc_%00abc']) {
+    for (const id of ['abc', `doc_${'x'.repeat(496)}`, 'doc_%00abc']) {
       const res = await app.inject({ url: `${DOCS}/${id}`, headers: a.auth });
       expect([400, 404], id).toContain(res.statusCode);
     }

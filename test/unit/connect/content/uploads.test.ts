@@ -109,7 +109,7 @@ describe('Connect uploads: the I and J5 catalogue', () => {
       ['/abs.pdf', 'abs.pdf'],
       ['a%00.pdf', 'a%00.pdf'],
       ['invoice\u202Efdp.exe', 'invoicefdp.exe.pdf'],
-      ['x'.repeat(1000) + '.pdf', 'x'.repeat(251) + '.pdf'],
+      [`${'x'.repeat(1000)}.pdf`, `${'x'.repeat(251)}.pdf`],
     ];
     for (const [given, expected] of cases) {
       const doc = await newDocument(app, a, { filename: given });
@@ -141,7 +141,7 @@ describe('Connect uploads: the I and J5 catalogue', () => {
     const before = await snapshot(app);
     const boundary = 'XbOuNdArY';
     const part = (n: number) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f${n}.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n`;
-    const payload = Array.from({ length: 1000 }, (_, i) => part(i)).join('') + `--${boundary}--\r\n`;
+    const payload = `${Array.from({ length: 1000 }, (_, i) => part(i)).join('')}--${boundary}--\r\n`;
     const res = await app.inject({ method: 'POST', url: DOCS, headers: { ...a.auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
     expect(res.statusCode).toBe(413);
     expect(await snapshot(app)).toEqual(before);

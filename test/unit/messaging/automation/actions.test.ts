@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { build } from '../../../helper.js';
-import { SandboxProvider } from '../../../../server/providers/sandbox.js';
+import type { SandboxProvider } from '../../../../server/providers/sandbox.js';
 import { addTag, createFlow, executions, inboundText, outbound, until, workspace } from './support.js';
 import { elapse } from '../../../support/eventually.js';
 

@@ -53,7 +53,7 @@ it('E6b responders run by order until one answers; a failing responder does not 
 }, 60_000);
 
 it('H7 JSON nested 10,000 deep in node parameters: 400, no stack overflow', async () => {
-  const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+  const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
   const body = `{"name":"x","waba_id":"${w.accountId}","triggers":[{"id":"t","type":"message_received","parameters":${deep}}],"nodes":[{"id":"n","type":"end","parameters":{}}],"connections":[]}`;
   const res = await app.inject({ method: 'POST', url: '/api/automation', headers: { 'x-api-key': w.key, 'content-type': 'application/json' }, payload: body });
   expect([400, 413, 422]).toContain(res.statusCode);

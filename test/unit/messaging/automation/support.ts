@@ -2,7 +2,7 @@
 // (the campaign fixtures), tags, flows created through the API, and simulated inbound messages.
 import type { FastifyInstance } from 'fastify';
 import { newId } from '../../../../server/lib/ids.js';
-import { SandboxProvider } from '../../../../server/providers/sandbox.js';
+import type { SandboxProvider } from '../../../../server/providers/sandbox.js';
 import { sendFromSandboxPhone } from '../../../../server/apis/messaging/sandbox-phone.js';
 import { until, workspace, type Workspace } from '../campaigns/support.js';
 

@@ -9,7 +9,7 @@ import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '..
 import { addContacts, call, connectFakeCloud, until, workspace, type Workspace } from '../campaigns/support.js';
 import { tenant } from '../inbox/support.js';
 import { checkMedia } from '../../../../server/apis/messaging/campaigns/validate.js';
-import { HttpProblem } from '../../../../server/lib/problems.js';
+import type { HttpProblem } from '../../../../server/lib/problems.js';
 import { FILES, multipart } from './support.js';
 
 const fake = new FakeProvider();

@@ -92,14 +92,14 @@ async function renderPdf(root, data, show) {
       const viewport = p.getViewport({ scale: (width / base.width) * ratio });
       canvas.width = Math.floor(viewport.width);
       canvas.height = Math.floor(viewport.height);
-      canvas.style.width = Math.floor(viewport.width / ratio) + 'px';
+      canvas.style.width = `${Math.floor(viewport.width / ratio)}px`;
       task = p.render({ canvas: canvas, viewport: viewport });
       try {
         await task.promise;
       } catch (error) {
-        if (!error || error.name !== 'RenderingCancelledException') throw error;
+        if (error?.name !== 'RenderingCancelledException') throw error;
       }
-      status.textContent = 'Page ' + page + ' of ' + doc.numPages;
+      status.textContent = `Page ${page} of ${doc.numPages}`;
       prev.disabled = page <= 1;
       next.disabled = page >= doc.numPages;
     };
