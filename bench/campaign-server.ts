@@ -3,9 +3,9 @@
 // SEED=1 it first creates a workspace, a Messaging key, the fake's account and number at RATE
 // messages per second, an approved template and CONTACTS contacts. It prints one JSON line when
 // ready; started again on the same store (SEED unset) it resumes whatever campaigns were running.
-import { buildApp } from '../server/app.js';
-import { loadConfig } from '../server/config.js';
-import { newId } from '../server/lib/ids.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { newId } from '#server/lib/ids.js';
 
 const env = process.env;
 const app = await buildApp(

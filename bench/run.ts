@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startMocks } from '../mocks/mocks.mjs';
-import { freePort } from '../test/support/free-port.js';
+import { freePort } from '#test/support/free-port.js';
 import { startChild } from './lib/child.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';

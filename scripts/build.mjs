@@ -9,7 +9,7 @@
 // is `npm test`'s job, so `npm start` on an unchanged tree starts at once. Otherwise tsc runs, and
 // it is incremental (dist/.tsbuildinfo).
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +59,10 @@ for (const folder of ['server', 'generated', 'docs']) {
     copied++;
   }
 }
+// The compiled modules import `#server/…` and `#generated/…` as the sources do; from dist/ the
+// nearest package.json is this one, which maps them inside dist/.
+const manifest = `${JSON.stringify({ type: 'module', private: true, imports: { '#server/*': './server/*', '#generated/*': './generated/*' } }, null, 2)}\n`;
+writeFileSync(join(dist, 'package.json'), manifest);
 // Stamped with the time the build started, so that a source saved while tsc ran counts as changed.
 closeSync(openSync(stamp, 'a'));
 utimesSync(stamp, started, started);

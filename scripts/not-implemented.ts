@@ -1,8 +1,8 @@
 // Lists the operations that answer 501 (no handler yet), per API, as the README shows them.
 // `npm run readme:ops` rewrites the README's list; a unit test fails when it is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { implemented } from '../server/app.js';
-import { API_NAMES, contractOperations } from '../server/contract.js';
+import { implemented } from '#server/app.js';
+import { API_NAMES, contractOperations } from '#server/contract.js';
 
 const START = '<!-- not-implemented:start -->';
 const END = '<!-- not-implemented:end -->';

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../server/app.js';
-import { loadConfig } from '../server/config.js';
-import type { PlatformOverrides } from '../server/platform.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import type { PlatformOverrides } from '#server/platform.js';
 import { openTestStore } from './support/store.js';
 import { timed } from './support/phases.js';
 

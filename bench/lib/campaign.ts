@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { FakeProvider, FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID } from '../../test/fakes/fake-provider.js';
-import { maxInWindow } from '../../test/support/max-in-window.js';
+import { FakeProvider, FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID } from '#test/fakes/fake-provider.js';
+import { maxInWindow } from '#test/support/max-in-window.js';
 import { startChild } from './child.js';
 import { rssBytes } from './sse-memory.js';
 

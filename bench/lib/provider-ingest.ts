@@ -8,8 +8,8 @@
 // of acknowledgements.
 import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
-import { sha256Header } from '../../server/lib/signatures.js';
-import { metaTextDelivery } from '../../test/fakes/meta-webhook-examples.js';
+import { sha256Header } from '#server/lib/signatures.js';
+import { metaTextDelivery } from '#test/fakes/meta-webhook-examples.js';
 import { startChild } from './child.js';
 import { median } from './load.js';
 

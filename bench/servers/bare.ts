@@ -2,10 +2,10 @@
 // store, the same JSON) with no contract validation, no auth and default serialisation:
 // GET /api/account/me (owner and workspace) and POST /api/contacts (duplicate check, insert).
 import Fastify from 'fastify';
-import { openStore } from '../../server/store/db.js';
-import { ownerView, workspaceView } from '../../server/apis/account/workspaces.js';
-import { CONTACT_COLUMNS, contactViews } from '../../server/apis/messaging/contacts/views.js';
-import { newId } from '../../server/lib/ids.js';
+import { openStore } from '#server/store/db.js';
+import { ownerView, workspaceView } from '#server/apis/account/workspaces.js';
+import { CONTACT_COLUMNS, contactViews } from '#server/apis/messaging/contacts/views.js';
+import { newId } from '#server/lib/ids.js';
 import { benchDataDir } from '../lib/data-dir.js';
 
 const store = await openStore({ dataDir: benchDataDir('bench-bare-') });

@@ -1,7 +1,7 @@
 // The subject: our whole server (contract validation, auth, error handler, response
 // serialisation) on a fresh embedded store, with a workspace to call as its owner.
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
 import { benchDataDir } from '../lib/data-dir.js';
 
 const app = await buildApp(

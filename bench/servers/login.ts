@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { createSandboxAccount } from '../../server/providers/sandbox.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { benchDataDir, removedOnExit } from '../lib/data-dir.js';
 
 const app = await buildApp(

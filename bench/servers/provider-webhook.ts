@@ -4,10 +4,10 @@
 // inbound messages stored, and the deliveries acknowledged but not yet processed (or kept as poison).
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { newId } from '../../server/lib/ids.js';
-import { createSandboxAccount } from '../../server/providers/sandbox.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { newId } from '#server/lib/ids.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { benchDataDir } from '../lib/data-dir.js';
 
 const app = await buildApp(loadConfig({ ...process.env, PORT: '0', DATA_DIR: benchDataDir('bench-provider-'), LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '120' }));

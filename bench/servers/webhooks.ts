@@ -3,11 +3,11 @@
 // in one transaction, as a burst of real events would, and prints `{"emitted":n}` once committed;
 // the outbox workers then deliver them, signed, as in production.
 import { createInterface } from 'node:readline';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { emitEvent } from '../../server/apis/webhooks/emit.js';
-import { newId } from '../../server/lib/ids.js';
-import { connectBearer } from '../../test/support/connect.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
+import { newId } from '#server/lib/ids.js';
+import { connectBearer } from '#test/support/connect.js';
 import { benchDataDir } from '../lib/data-dir.js';
 
 const app = await buildApp(

@@ -6,12 +6,12 @@
 // credentials and ids, then serves
 // until SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
-import { loginTenant } from '../../test/unit/messaging/operations/support.js';
-import { connectBearer } from '../../test/support/connect.js';
-import { FakeProvider } from '../../test/fakes/fake-provider.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { issueOwnerToken } from '#server/auth/owner-jwt.js';
+import { loginTenant } from '#test/unit/messaging/operations/support.js';
+import { connectBearer } from '#test/support/connect.js';
+import { FakeProvider } from '#test/fakes/fake-provider.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
 

@@ -4,10 +4,10 @@
 // list into routes, one request pipeline per operation, and registers each area's plugin.
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import type { operations as AccountOperations } from '../../generated/account/types.js';
-import type { operations as ConnectOperations } from '../../generated/connect/types.js';
-import type { operations as LoginOperations } from '../../generated/login/types.js';
-import type { operations as MessagingOperations } from '../../generated/messaging/types.js';
+import type { operations as AccountOperations } from '#generated/account/types.js';
+import type { operations as ConnectOperations } from '#generated/connect/types.js';
+import type { operations as LoginOperations } from '#generated/login/types.js';
+import type { operations as MessagingOperations } from '#generated/messaging/types.js';
 import { authenticator } from '../auth/authenticate.js';
 import { API_NAMES, contractOperations, type ApiName, type Operation } from '../contract.js';
 import type { Handlers } from '../lib/handler-types.js';

@@ -1,6 +1,6 @@
 // RFC 9457 problem details, typed from the contract's catalogue (spec/common/errors.tsp).
 import type { FastifyReply } from 'fastify';
-import type { components } from '../../generated/account/types.js';
+import type { components } from '#generated/account/types.js';
 
 export type ProblemDetails = components['schemas']['ProblemDetails'];
 export type ProblemTypeUri = components['schemas']['ProblemType'];

@@ -9,7 +9,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { components } from '../../generated/account/types.js';
+import type { components } from '#generated/account/types.js';
 import { contractDocument, type ApiName } from '../contract.js';
 
 type InvalidParam = components['schemas']['InvalidParam'];

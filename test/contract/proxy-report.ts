@@ -4,7 +4,7 @@
 // case whose example answers 4xx: it exists to send what the contract refuses).
 import { resolve } from 'node:path';
 import { formatViolation, writeReport } from '../../mocks/violations.mjs';
-import { API_NAMES } from '../../server/contract.js';
+import { API_NAMES } from '#server/contract.js';
 import { loadCases } from './cases.js';
 
 export const PROXY_REPORT = resolve('.tmp/contract-proxy-violations.json');

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import Stripe from 'stripe';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
 import { freePort } from '../support/free-port.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));

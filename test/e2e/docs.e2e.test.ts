@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { APIS, loadGuides } from '../../server/site/docs-catalogue.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { APIS, loadGuides } from '#server/site/docs-catalogue.js';
 import { freePort } from '../support/free-port.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));

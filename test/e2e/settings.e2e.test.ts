@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { seedDemoWorkspace, type DemoCredentials } from '../../server/demo.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { seedDemoWorkspace, type DemoCredentials } from '#server/demo.js';
 import { startReceiver } from '../support/receiver.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));

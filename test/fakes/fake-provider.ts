@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { validateFlowJson } from '../../server/providers/flow-json-check.js';
+import { validateFlowJson } from '#server/providers/flow-json-check.js';
 
 export interface RecordedRequest {
   method: string;

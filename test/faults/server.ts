@@ -5,10 +5,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../server/app.js';
-import { loadConfig } from '../../server/config.js';
-import { exitOnSignals } from '../../server/shutdown.js';
-import { createSandboxAccount } from '../../server/providers/sandbox.js';
+import { buildApp } from '#server/app.js';
+import { loadConfig } from '#server/config.js';
+import { exitOnSignals } from '#server/shutdown.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { connectBearer } from '../support/connect.js';
 
 const app = await buildApp(

@@ -4,7 +4,7 @@
 // A new operation is covered without editing this file; a new kind of path id fails B1 until
 // it gets a creator in creators.ts.
 import { afterAll, describe, expect, it } from 'vitest';
-import { base62 } from '../../server/lib/ids.js';
+import { base62 } from '#server/lib/ids.js';
 import { buildShared } from '../helper.js';
 import { storeTemplate } from '../unit/messaging/inbox/support.js';
 import { CREATORS, PUBLIC } from './creators.js';

@@ -9,7 +9,7 @@
 import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';
 import { buildShared } from '../helper.js';
-import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
+import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { ALL_SCOPES, Browser, REDIRECT, authorizeUrl, basic, consent, hiddenInputs, pkce, token, type Client } from '../unit/connect/oauth/support.js';
 import { expectNoChange, expectNoLeak, expectProblem, workspace, type Workspace } from './support.js';
 

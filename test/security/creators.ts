@@ -3,7 +3,7 @@
 // parameter with no entry here fails the sweep, so a new kind of resource needs a creator.
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
-import { newId } from '../../server/lib/ids.js';
+import { newId } from '#server/lib/ids.js';
 import { connectBearer } from '../support/connect.js';
 import { multipart, pdf } from '../unit/connect/content/support.js';
 import { storeTemplate } from '../unit/messaging/inbox/support.js';

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { connectBearer } from '../support/connect.js';
 import { startReceiver } from '../support/receiver.js';
 import { insertLoginApp } from '../support/login-app.js';
-import { emitEvent } from '../../server/apis/webhooks/emit.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
 import { verifyConnectWebhook, verifyLoginWebhook, WebhookSignatureError } from '../../clients/index.js';
 import { build } from '../helper.js';
 import { appWithClock, movableClock, pump, settled } from '../unit/webhooks/support.js';

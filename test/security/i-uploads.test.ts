@@ -8,7 +8,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { MAX_UPLOAD_BYTES } from '../../server/plugins/body-parsers.js';
+import { MAX_UPLOAD_BYTES } from '#server/plugins/body-parsers.js';
 import { buildShared } from '../helper.js';
 import { multipart as documentPart, newLink, office, pdf, PNG, type Tenant, type UploadFile } from '../unit/connect/content/support.js';
 import { FILES, multipart as mediaPart } from '../unit/messaging/media/support.js';

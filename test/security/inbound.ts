@@ -1,7 +1,7 @@
 // Signed inbound provider webhooks (the Cloud API's shape) for the D and E catalogue files:
 // POST /api/webhook/chatapp with `X-Hub-Signature-256` over the exact bytes sent.
 import type { FastifyInstance } from 'fastify';
-import { sha256Header } from '../../server/lib/signatures.js';
+import { sha256Header } from '#server/lib/signatures.js';
 import { elapse, eventually } from '../support/eventually.js';
 
 export const INBOUND_URL = '/api/webhook/chatapp';

@@ -3,9 +3,9 @@
 // name no constraint, pages fail as HTML, and the validator neither coerces bodies nor strips.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { Store } from '../../server/store/db.js';
+import type { Store } from '#server/store/db.js';
 import { buildShared } from '../helper.js';
-import { viewerHeaders } from '../../server/apis/connect/content/viewer-page.js';
+import { viewerHeaders } from '#server/apis/connect/content/viewer-page.js';
 import { CREATORS } from './creators.js';
 import { expectNoChange, expectNoLeak, expectProblem, workspace, type Workspace } from './support.js';
 import { expectProblems, loggedApp, recordErrors } from './logged-app.js';

@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import { sql, type Kysely } from 'kysely';
 import type { FastifyInstance } from 'fastify';
-import { issueOwnerToken } from '../../server/auth/owner-jwt.js';
+import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant, type LoginTenant } from '../unit/messaging/operations/support.js';
 import { connectBearer } from '../support/connect.js';
 import { elapse } from '../support/eventually.js';

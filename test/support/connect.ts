@@ -1,8 +1,8 @@
 // Connect bearer tokens for tests of Connect operations, made directly in the store: a client
 // registered in the workspace, an active grant with `scopes`, and an access token (1 hour).
 import type { FastifyInstance } from 'fastify';
-import { newId } from '../../server/lib/ids.js';
-import { SCOPES, issueTokens } from '../../server/apis/connect/oauth/tokens.js';
+import { newId } from '#server/lib/ids.js';
+import { SCOPES, issueTokens } from '#server/apis/connect/oauth/tokens.js';
 
 /** The `Authorization: Bearer` value of a fresh access token of `workspaceId` (all four scopes by default). */
 export async function connectBearer(app: FastifyInstance, workspaceId: string, scopes: string[] = [...SCOPES]): Promise<string> {

@@ -1,7 +1,7 @@
 // Lining up PostgreSQL transactions in the tests that show two writes at once on the same rows:
 // hold one open with its locks taken, and wait until others queue behind it.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../server/store/schema.js';
+import type { Database } from '#server/store/schema.js';
 import { eventually } from './eventually.js';
 
 /**

@@ -1,8 +1,8 @@
 // A Login app written straight to the store (its own workspace and sandbox numbers), for tests
 // of the session side that do not go through the owner API.
 import type { FastifyInstance } from 'fastify';
-import { newId, newSecret } from '../../server/lib/ids.js';
-import { createSandboxAccount } from '../../server/providers/sandbox.js';
+import { newId, newSecret } from '#server/lib/ids.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
 
 export interface LoginAppOptions {
   /** The workspace's monthly session cap (the default otherwise). */

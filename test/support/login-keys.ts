@@ -2,7 +2,7 @@
 // the verification tests forge them to show each claim is checked, not only the signature.
 import { importJWK, SignJWT, type JWK } from 'jose';
 import type { FastifyInstance } from 'fastify';
-import type {} from '../../server/apis/login/tokens.js';
+import type {} from '#server/apis/login/tokens.js';
 
 export async function forgeLoginToken(app: FastifyInstance, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
   const { platform } = app;

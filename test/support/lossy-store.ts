@@ -1,7 +1,7 @@
 // A store whose notifications can be lost, as they are while a LISTEN connection reconnects:
 // `cut()` drops every notification this instance would get (and counts them), `reconnect()` ends
 // the cut and tells the `onReconnect` callbacks, as the real LISTEN connection does when it is back.
-import type { Store } from '../../server/store/db.js';
+import type { Store } from '#server/store/db.js';
 
 export interface LossyStore extends Store {
   cut(): void;

@@ -11,8 +11,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openStore, type Store, type StoreOptions } from '../../server/store/db.js';
-import { base62 } from '../../server/lib/ids.js';
+import { openStore, type Store, type StoreOptions } from '#server/store/db.js';
+import { base62 } from '#server/lib/ids.js';
 import { timed } from './phases.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);

@@ -1,7 +1,7 @@
 // server/lib/capped-map.ts: the bound of the in-memory caches (API keys, owner JWTs, Login app
 // keys, rate-limit keys, LOGIN misses).
 import { expect, it } from 'vitest';
-import { setCapped } from '../../server/lib/capped-map.js';
+import { setCapped } from '#server/lib/capped-map.js';
 
 it('never holds more than max entries; a new key drops the oldest, replacing a value drops nothing', () => {
   const map = new Map<string, number>();

@@ -1,6 +1,6 @@
 // The demo workspace is created once, on an empty store, and its printed credentials work.
 import { describe, expect, it } from 'vitest';
-import { seedDemoWorkspace } from '../../server/demo.js';
+import { seedDemoWorkspace } from '#server/demo.js';
 import { build } from '../helper.js';
 
 describe('demo workspace', () => {

@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { build, buildShared } from '../helper.js';
-import { rateLimitKey } from '../../server/plugins/rate-limits.js';
+import { rateLimitKey } from '#server/plugins/rate-limits.js';
 import { createKey, signUp } from './account/support.js';
 
 const P = 'https://chatapp.example/problems/';

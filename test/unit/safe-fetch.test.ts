@@ -4,8 +4,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createSafeFetch, FetchFailedError, UnsafeUrlError, type Resolver, type SafeFetch } from '../../server/lib/safe-fetch.js';
-import { checkUrlSyntax, isAllowedAddress } from '../../server/lib/url-policy.js';
+import { createSafeFetch, FetchFailedError, UnsafeUrlError, type Resolver, type SafeFetch } from '#server/lib/safe-fetch.js';
+import { checkUrlSyntax, isAllowedAddress } from '#server/lib/url-policy.js';
 
 interface Target {
   server: http.Server;

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'yaml';
-import { botsArea } from '../../server/apis/messaging/bots/area.js';
+import { botsArea } from '#server/apis/messaging/bots/area.js';
 import { build, buildShared } from '../helper.js';
 import { createKey, signUp } from './account/support.js';
 
@@ -84,7 +84,7 @@ describe('server skeleton', () => {
 
   it('refuses to start when two areas handle one operation, naming both', async () => {
     const saved = botsArea.handlers!.messaging!.createQuickReply;
-    const { formsArea } = await import('../../server/apis/messaging/forms/area.js');
+    const { formsArea } = await import('#server/apis/messaging/forms/area.js');
     const forms = formsArea.handlers!.messaging as Record<string, unknown>;
     forms.createQuickReply = saved;
     try {

@@ -2,11 +2,11 @@
 // (the key shown once, in that answer), rotation (the new key shown once) and revocation behind
 // a confirmation step. Every change runs the account API's own handler.
 import type { FastifyInstance } from 'fastify';
-import type { components, operations } from '../../../generated/account/types.js';
-import { csrfField, formField, formFields } from '../../html/forms.js';
-import { html } from '../../html/html.js';
-import { actionForm, secretsNotice, when } from '../../html/settings-layout.js';
-import { callApi, type Ok, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
+import type { components, operations } from '#generated/account/types.js';
+import { csrfField, formField, formFields } from '#server/html/forms.js';
+import { html } from '#server/html/html.js';
+import { actionForm, secretsNotice, when } from '#server/html/settings-layout.js';
+import { callApi, type Ok, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '#server/html/settings-routes.js';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api-keys.js';
 
 type S = components['schemas'];

@@ -1,16 +1,16 @@
 // API key operations, all within the caller's workspace: an id of another workspace answers
 // the same 404 as an unknown one. Secrets appear only in the create and rotate answers.
 import type { Selectable } from 'kysely';
-import type { components, operations } from '../../../generated/account/types.js';
-import { apiKeyVerifier, keyStatus, newApiKeySecret } from '../../auth/api-keys.js';
-import { authOf } from '../../auth/authenticate.js';
-import { retireCredential } from '../../auth/retired-credentials.js';
-import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { newId } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import type { Platform } from '../../platform.js';
-import type { ApiKeysTable } from '../../store/schema.js';
+import type { components, operations } from '#generated/account/types.js';
+import { apiKeyVerifier, keyStatus, newApiKeySecret } from '#server/auth/api-keys.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { retireCredential } from '#server/auth/retired-credentials.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { ApiKeysTable } from '#server/store/schema.js';
 
 type ApiKey = components['schemas']['ApiKey'];
 type ApiKeyScope = components['schemas']['ApiKeyScope'];

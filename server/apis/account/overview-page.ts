@@ -1,11 +1,11 @@
 // /account: the workspace at a glance (name, slug, plan, how many of each thing it has) with
 // links to every settings page. Counts are read scoped to the signed-in owner's workspace.
 import type { FastifyInstance } from 'fastify';
-import type { operations as AccountOps } from '../../../generated/account/types.js';
-import type { operations as MessagingOps } from '../../../generated/messaging/types.js';
-import { html } from '../../html/html.js';
-import { NAV, when } from '../../html/settings-layout.js';
-import { callApi, registerSettingsPage, type Ok, type PageContext } from '../../html/settings-routes.js';
+import type { operations as AccountOps } from '#generated/account/types.js';
+import type { operations as MessagingOps } from '#generated/messaging/types.js';
+import { html } from '#server/html/html.js';
+import { NAV, when } from '#server/html/settings-layout.js';
+import { callApi, registerSettingsPage, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { getUsage } from '../messaging/operations/usage.js';
 import { getAccount } from './workspaces.js';
 

@@ -1,13 +1,13 @@
 // Owner sign-in, shared by the API (createSession) and the browser's sign-in page.
 // A wrong password and an unknown email take the same path: one scrypt verification (against
 // a dummy hash of the same cost when there is no owner), one recorded failure, one identical 401.
-import type { components, operations } from '../../../generated/account/types.js';
-import { issueOwnerToken } from '../../auth/owner-jwt.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { dummyPasswordHash, verifyPassword } from '../../lib/secrets.js';
-import type { Platform } from '../../platform.js';
-import type { OwnersTable } from '../../store/schema.js';
+import type { components, operations } from '#generated/account/types.js';
+import { issueOwnerToken } from '#server/auth/owner-jwt.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { dummyPasswordHash, verifyPassword } from '#server/lib/secrets.js';
+import type { Platform } from '#server/platform.js';
+import type { OwnersTable } from '#server/store/schema.js';
 import type { Selectable } from 'kysely';
 import { clearAccountFailures, recordFailure, retryAfterSeconds, throttleSubjects } from './sign-in-throttle.js';
 

@@ -6,12 +6,12 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { issueOwnerToken } from '../../auth/owner-jwt.js';
-import { SIGN_IN_PATH, SIGN_OUT_PATH, currentOwner, sessionCookieName, type SignedInOwner } from '../../auth/owner-session.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { sendFormPage } from '../../html/form-layout.js';
-import { csrfField, formField, refuseCrossSitePost } from '../../html/forms.js';
-import { html } from '../../html/html.js';
+import { issueOwnerToken } from '#server/auth/owner-jwt.js';
+import { SIGN_IN_PATH, SIGN_OUT_PATH, currentOwner, sessionCookieName, type SignedInOwner } from '#server/auth/owner-session.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { sendFormPage } from '#server/html/form-layout.js';
+import { csrfField, formField, refuseCrossSitePost } from '#server/html/forms.js';
+import { html } from '#server/html/html.js';
 import { authenticateOwner } from './sessions.js';
 
 // ---- Redirects ------------------------------------------------------------------------------

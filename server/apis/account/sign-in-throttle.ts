@@ -2,8 +2,8 @@
 // attempts answer 429 until the oldest of those failures leaves the window. Counted in the
 // database, so every instance sees the same counts. Emails are kept only as digests.
 import type { Kysely } from 'kysely';
-import type { SecretBox } from '../../lib/secrets.js';
-import type { Database } from '../../store/schema.js';
+import type { SecretBox } from '#server/lib/secrets.js';
+import type { Database } from '#server/store/schema.js';
 
 export const MAX_FAILURES = 10;
 export const WINDOW_MS = 15 * 60_000;

@@ -1,10 +1,10 @@
 // Sign-up (a workspace with its owner, in one transaction) and the signed-in owner's profile.
-import type { components, operations } from '../../../generated/account/types.js';
-import { authOf, unauthorized } from '../../auth/authenticate.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { newId } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { hashPassword } from '../../lib/secrets.js';
+import type { components, operations } from '#generated/account/types.js';
+import { authOf, unauthorized } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { hashPassword } from '#server/lib/secrets.js';
 import { newOwnerSession, normalizeEmail } from './sessions.js';
 
 type Owner = components['schemas']['Owner'];

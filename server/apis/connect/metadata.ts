@@ -1,6 +1,6 @@
 // RFC 8414 authorization-server metadata, derived from the configured public URL. No
 // `service_documentation`: the server does not serve the docs (they live in docs/connect-oauth.md).
-import type { components } from '../../../generated/connect/types.js';
+import type { components } from '#generated/connect/types.js';
 
 type Metadata = components['schemas']['AuthorizationServerMetadata'];
 

@@ -6,11 +6,11 @@
 // Sign-in, CSRF and origin checks, errors and the layout are the settings pages' own
 // (server/html/settings-routes.ts, settings-layout.ts); every value goes through `html`, which escapes it.
 import type { FastifyInstance } from 'fastify';
-import type { components } from '../../../generated/login/types.js';
-import { csrfField, formField } from '../../html/forms.js';
-import { html, type Html } from '../../html/html.js';
-import { secretsNotice } from '../../html/settings-layout.js';
-import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../html/settings-routes.js';
+import type { components } from '#generated/login/types.js';
+import { csrfField, formField } from '#server/html/forms.js';
+import { html, type Html } from '#server/html/html.js';
+import { secretsNotice } from '#server/html/settings-layout.js';
+import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '#server/html/settings-routes.js';
 import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret } from './apps.js';
 
 type S = components['schemas'];

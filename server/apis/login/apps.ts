@@ -4,17 +4,17 @@
 // AES-GCM encrypted (it must be readable to sign); both appear only in create and rotate answers.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
-import type { components, operations } from '../../../generated/login/types.js';
-import { authOf } from '../../auth/authenticate.js';
-import { retireCredential } from '../../auth/retired-credentials.js';
-import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { newId, newSecret } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../lib/safe-fetch.js';
-import type { Platform } from '../../platform.js';
-import { ProviderError } from '../../providers/types.js';
-import type { LoginAppsTable } from '../../store/schema.js';
+import type { components, operations } from '#generated/login/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { retireCredential } from '#server/auth/retired-credentials.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId, newSecret } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError } from '#server/providers/types.js';
+import type { LoginAppsTable } from '#server/store/schema.js';
 import { LOGIN_KEY_PREFIX_LENGTH } from './auth.js';
 import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, unknownNumber, type LoginNumber } from './service-phone.js';
 

@@ -8,11 +8,11 @@
 // and on other instances through the bus when a key is rotated or its app deleted (A3), and
 // cleared whole when the LISTEN connection is back (invalidations meanwhile may be lost).
 import type { FastifyRequest } from 'fastify';
-import { markDeadCredential, type CredentialHeader } from '../../auth/auth-failures.js';
-import { authorizationCredential, registerScheme, type AuthContext } from '../../auth/authenticate.js';
-import { retiredCredentialWorkspace } from '../../auth/retired-credentials.js';
-import { setCapped } from '../../lib/capped-map.js';
-import type { Platform } from '../../platform.js';
+import { markDeadCredential, type CredentialHeader } from '#server/auth/auth-failures.js';
+import { authorizationCredential, registerScheme, type AuthContext } from '#server/auth/authenticate.js';
+import { retiredCredentialWorkspace } from '#server/auth/retired-credentials.js';
+import { setCapped } from '#server/lib/capped-map.js';
+import type { Platform } from '#server/platform.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

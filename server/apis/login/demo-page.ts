@@ -13,12 +13,12 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { demoLoginApp, type DemoLoginApp } from '../../demo.js';
-import { readAssets, serveAssets } from '../../html/assets.js';
-import { DEMO_ASSETS_CACHE, DEMO_ASSETS_PATH, DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '../../html/demo-layout.js';
-import { csrfField, sameOriginPost } from '../../html/forms.js';
-import { html } from '../../html/html.js';
-import { HttpProblem } from '../../lib/problems.js';
+import { demoLoginApp, type DemoLoginApp } from '#server/demo.js';
+import { readAssets, serveAssets } from '#server/html/assets.js';
+import { DEMO_ASSETS_CACHE, DEMO_ASSETS_PATH, DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '#server/html/demo-layout.js';
+import { csrfField, sameOriginPost } from '#server/html/forms.js';
+import { html } from '#server/html/html.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 /** The page's script, read once: ./assets/demo-login.js. */
 const SCRIPTS = readAssets(new URL('./assets/', import.meta.url), ['demo-login.js']);

@@ -13,11 +13,11 @@
 // session it holds a stream for and sends what the streams missed (`resync`).
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { operations } from '../../../generated/login/types.js';
-import { authOf, registerScheme } from '../../auth/authenticate.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { HttpProblem } from '../../lib/problems.js';
-import type { Platform } from '../../platform.js';
+import type { operations } from '#generated/login/types.js';
+import { authOf, registerScheme } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 import { expireSessions, SESSION_EVENT, type SessionEventName } from './sessions.js';
 
 declare module 'fastify' {

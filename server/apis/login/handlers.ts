@@ -1,7 +1,7 @@
 // Login API handlers, keyed by operationId and typed from generated/login/types.ts.
 // Operations without a handler answer 501 not-implemented (see server/apis/registry.ts).
-import type { operations } from '../../../generated/login/types.js';
-import type { Handlers } from '../../lib/handler-types.js';
+import type { operations } from '#generated/login/types.js';
+import type { Handlers } from '#server/lib/handler-types.js';
 import {
   createLoginApp,
   deleteLoginApp,

@@ -3,14 +3,14 @@
 // `X-Login-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>`, one value per signing secret
 // (the new secret's first) while a rotated secret overlaps.
 import type { Kysely, Selectable } from 'kysely';
-import type { operations } from '../../../generated/login/types.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { newId } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { sha256Header, verifySha256Header } from '../../lib/signatures.js';
-import type { Platform } from '../../platform.js';
-import type { Database, LoginAppsTable } from '../../store/schema.js';
-import { hasUnstorableText } from '../../lib/storable.js';
+import type { operations } from '#generated/login/types.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { sha256Header, verifySha256Header } from '#server/lib/signatures.js';
+import type { Platform } from '#server/platform.js';
+import type { Database, LoginAppsTable } from '#server/store/schema.js';
+import { hasUnstorableText } from '#server/lib/storable.js';
 
 type SecretColumns = Pick<Selectable<LoginAppsTable>, 'webhook_secret_enc' | 'previous_webhook_secret_enc' | 'previous_webhook_secret_until'>;
 

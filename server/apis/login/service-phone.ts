@@ -4,10 +4,10 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
-import { HttpProblem } from '../../lib/problems.js';
-import type { Platform } from '../../platform.js';
-import { addSandboxNumber } from '../../providers/sandbox.js';
-import type { Database, LoginAppsTable, PhoneNumbersTable } from '../../store/schema.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import { addSandboxNumber } from '#server/providers/sandbox.js';
+import type { Database, LoginAppsTable, PhoneNumbersTable } from '#server/store/schema.js';
 
 /** A phone_numbers row with the kind of its business account. */
 export type LoginNumber = Selectable<PhoneNumbersTable> & { provider_kind: 'sandbox' | 'cloud_api' };

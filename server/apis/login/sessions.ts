@@ -9,12 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
 import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely';
-import type { operations } from '../../../generated/login/types.js';
-import type { Handler } from '../../lib/handler-types.js';
-import { base62, newId } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import type { Platform } from '../../platform.js';
-import type { Database } from '../../store/schema.js';
+import type { operations } from '#generated/login/types.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { base62, newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
 import { loginCaller } from './auth.js';
 import { resolveLoginNumber } from './service-phone.js';
 

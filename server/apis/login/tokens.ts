@@ -8,10 +8,10 @@ import { createSigner } from 'fast-jwt';
 import { compactVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { base62 } from '../../lib/ids.js';
-import type { Platform } from '../../platform.js';
-import type { components, operations } from '../../../generated/login/types.js';
-import type { Handler } from '../../lib/handler-types.js';
+import { base62 } from '#server/lib/ids.js';
+import type { Platform } from '#server/platform.js';
+import type { components, operations } from '#generated/login/types.js';
+import type { Handler } from '#server/lib/handler-types.js';
 import { loginCaller } from './auth.js';
 
 type S = components['schemas'];

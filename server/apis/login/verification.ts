@@ -8,12 +8,12 @@
 import type { FastifyInstance } from 'fastify';
 import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { Transaction } from 'kysely';
-import { registerInboundStep, type StoredInbound } from '../../events/inbound-steps.js';
-import { setCapped } from '../../lib/capped-map.js';
-import { newId } from '../../lib/ids.js';
-import { enqueue } from '../../outbox/outbox.js';
-import type { Platform } from '../../platform.js';
-import type { Database, LoginAppsTable } from '../../store/schema.js';
+import { registerInboundStep, type StoredInbound } from '#server/events/inbound-steps.js';
+import { setCapped } from '#server/lib/capped-map.js';
+import { newId } from '#server/lib/ids.js';
+import { enqueue } from '#server/outbox/outbox.js';
+import type { Platform } from '#server/platform.js';
+import type { Database, LoginAppsTable } from '#server/store/schema.js';
 import { startStreams } from './events-stream.js';
 import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from './hosted-webhook.js';
 import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';

@@ -1,8 +1,8 @@
 // The `chats` table: one row per business number and customer, touched in the transaction of
 // every message, so the inbox lists with one indexed query instead of grouping `messages`.
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { newId } from '../../lib/ids.js';
-import type { Database } from '../../store/schema.js';
+import { newId } from '#server/lib/ids.js';
+import type { Database } from '#server/store/schema.js';
 
 type Db = Transaction<Database> | Kysely<Database>;
 

@@ -3,8 +3,8 @@
 // A signed delivery is never refused by a per-IP limit; any other failure is retried by the sandbox.
 // Under a burst the webhook stores deliveries and applies them just after (provider-inbox.ts).
 import type { FastifyInstance } from 'fastify';
-import { sha256Header } from '../../lib/signatures.js';
-import type { ProviderWebhookPayload } from '../../providers/types.js';
+import { sha256Header } from '#server/lib/signatures.js';
+import type { ProviderWebhookPayload } from '#server/providers/types.js';
 import type {} from './provider-inbox.js';
 
 export function createInboundSink(app: FastifyInstance): (payload: ProviderWebhookPayload) => Promise<void> {

@@ -14,9 +14,9 @@
 // backoff; after MAX_ATTEMPTS the row is kept with its error (poison) and logged, never retried.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import type { components } from '../../../generated/messaging/types.js';
-import { newId } from '../../lib/ids.js';
-import type { Platform } from '../../platform.js';
+import type { components } from '#generated/messaging/types.js';
+import { newId } from '#server/lib/ids.js';
+import type { Platform } from '#server/platform.js';
 import { processProviderPayload } from './provider-webhook.js';
 import { setupProviderSignature } from './provider-signature.js';
 

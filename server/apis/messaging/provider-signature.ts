@@ -7,9 +7,9 @@
 // as soon as the bytes are in, before they are parsed, validated or stored (E14).
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { HttpProblem } from '../../lib/problems.js';
-import { verifySha256Header } from '../../lib/signatures.js';
-import { limited } from '../../plugins/rate-limits.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { verifySha256Header } from '#server/lib/signatures.js';
+import { limited } from '#server/plugins/rate-limits.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -12,12 +12,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
-import { currentOwner } from '../../auth/owner-session.js';
-import { demoWorkspaceId } from '../../demo.js';
-import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '../../html/demo-layout.js';
-import { csrfField, formField, refuseCrossSitePost } from '../../html/forms.js';
-import { html, type Html } from '../../html/html.js';
-import { HttpProblem } from '../../lib/problems.js';
+import { currentOwner } from '#server/auth/owner-session.js';
+import { demoWorkspaceId } from '#server/demo.js';
+import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '#server/html/demo-layout.js';
+import { csrfField, formField, refuseCrossSitePost } from '#server/html/forms.js';
+import { html, type Html } from '#server/html/html.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
 import { sendFromSandboxPhone } from './sandbox-phone.js';
 

@@ -1,8 +1,8 @@
 // The simulated phone of the sandbox: a person types as a customer and the message reaches the
 // workspace through the provider's path (signed webhook, dedupe, contact, event), as a real one would.
 import type { FastifyInstance } from 'fastify';
-import { HttpProblem } from '../../lib/problems.js';
-import { SandboxProvider } from '../../providers/sandbox.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { SandboxProvider } from '#server/providers/sandbox.js';
 
 export interface SandboxPhoneMessage {
   /** Our number id (`pn_…`) or the provider's. */

@@ -1,11 +1,11 @@
 // The sender of an outbound message: a number of one of the workspace's connected accounts, by
 // our id (`pn_…`) or the provider's phone-number id. Another workspace's number, or an unknown
 // one, answers 404 naming the field, before any provider call.
-import type { Platform } from '../../platform.js';
-import { toE164 } from '../../lib/phone.js';
-import { HttpProblem } from '../../lib/problems.js';
-import type { ChatProvider, ProviderKind, ProviderNumber } from '../../providers/types.js';
-import type { Database } from '../../store/schema.js';
+import type { Platform } from '#server/platform.js';
+import { toE164 } from '#server/lib/phone.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { ChatProvider, ProviderKind, ProviderNumber } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
 import type { Selectable } from 'kysely';
 
 export interface Sender {

@@ -1,10 +1,10 @@
 // Connect webhook endpoints, deliveries, redelivery, test events (ConnectOAuth, `webhooks:write`).
-import type { components, operations } from '../../../generated/connect/types.js';
-import { authOf } from '../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
-import type { Handlers } from '../../lib/handler-types.js';
-import { HttpProblem } from '../../lib/problems.js';
-import type { Platform } from '../../platform.js';
+import type { components, operations } from '#generated/connect/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handlers } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 import { deliveryById, getDelivery, listDeliveries, redeliver } from './deliveries.js';
 import { emitEvent, TEST_EVENT_TYPE } from './emit.js';
 import {

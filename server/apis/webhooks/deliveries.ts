@@ -2,12 +2,12 @@
 // its attempts (`delivery_attempts`), and redelivery: a new outbox row with the same event id
 // and body bytes, signed afresh, on a new retry schedule.
 import { sql, type Selectable } from 'kysely';
-import type { components } from '../../../generated/connect/types.js';
-import { base62 } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { enqueue } from '../../outbox/outbox.js';
-import type { Platform } from '../../platform.js';
-import type { DeliveryAttemptsTable, OutboxTable } from '../../store/schema.js';
+import type { components } from '#generated/connect/types.js';
+import { base62 } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { enqueue } from '#server/outbox/outbox.js';
+import type { Platform } from '#server/platform.js';
+import type { DeliveryAttemptsTable, OutboxTable } from '#server/store/schema.js';
 import { ENDPOINT_KIND } from './emit.js';
 import { CANCELLED, type EndpointRow } from './endpoints.js';
 

@@ -3,9 +3,9 @@
 // only if the change that caused it committed. The envelope is built here once; every attempt
 // sends the same bytes (the outbox signs each attempt afresh, see ./setup.ts).
 import type { Kysely, Transaction } from 'kysely';
-import { newId } from '../../lib/ids.js';
-import { enqueue } from '../../outbox/outbox.js';
-import type { Database } from '../../store/schema.js';
+import { newId } from '#server/lib/ids.js';
+import { enqueue } from '#server/outbox/outbox.js';
+import type { Database } from '#server/store/schema.js';
 
 export type WebhookApi = 'connect' | 'messaging';
 

@@ -3,13 +3,13 @@
 // as an unknown one. Secrets are generated here, encrypted at rest, and returned only by
 // `createEndpoint` and `rotateSecret`.
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { decodeKeyset, keysetPage } from '../../lib/cursor.js';
-import { newId, newSecret } from '../../lib/ids.js';
-import { HttpProblem } from '../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../lib/safe-fetch.js';
-import type { Platform } from '../../platform.js';
-import type { Database } from '../../store/schema.js';
-import type { WebhookEndpointsTable } from '../../store/schema/webhook-endpoints.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import { newId, newSecret } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import type { WebhookEndpointsTable } from '#server/store/schema/webhook-endpoints.js';
 import { ENDPOINT_KIND, EVENT_TYPES, type WebhookApi } from './emit.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;

@@ -1,8 +1,8 @@
 // Messaging webhook endpoints (API key or owner). Deliveries are signed `X-Messaging-Signature`
 // by the destination registered in ./setup.ts; rotation keeps the old secret signing for a day.
-import type { components, operations } from '../../../generated/messaging/types.js';
-import { authOf } from '../../auth/authenticate.js';
-import type { Handlers } from '../../lib/handler-types.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handlers } from '#server/lib/handler-types.js';
 import { createCheckedEndpoint, DEFAULT_OVERLAP_SECONDS, deleteEndpoint, type EndpointRow, findEndpoint, listEndpoints, rotateSecret } from './endpoints.js';
 
 type Endpoint = components['schemas']['MessagingWebhookEndpoint'];

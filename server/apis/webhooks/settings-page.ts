@@ -5,12 +5,12 @@
 // functions the Connect handlers are built on (server/apis/webhooks/deliveries.ts), scoped the
 // same way. A signing secret appears once, in the answer to the create or rotate POST.
 import type { FastifyInstance } from 'fastify';
-import type { components as C, operations as ConnectOps } from '../../../generated/connect/types.js';
-import type { components as M, operations as MessagingOps } from '../../../generated/messaging/types.js';
-import { csrfField, formField, formFields } from '../../html/forms.js';
-import { html, type Html } from '../../html/html.js';
-import { actionForm, secretsNotice, when } from '../../html/settings-layout.js';
-import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../html/settings-routes.js';
+import type { components as C, operations as ConnectOps } from '#generated/connect/types.js';
+import type { components as M, operations as MessagingOps } from '#generated/messaging/types.js';
+import { csrfField, formField, formFields } from '#server/html/forms.js';
+import { html, type Html } from '#server/html/html.js';
+import { actionForm, secretsNotice, when } from '#server/html/settings-layout.js';
+import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { connectWebhookHandlers as connect } from './connect-handlers.js';
 import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
 import { EVENT_TYPES, type WebhookApi } from './emit.js';

@@ -3,9 +3,9 @@
 // answers null, which cancels the row (F10). Each attempt is signed afresh over the same bytes
 // (F8): `t=<now>,v1=<HMAC-SHA256 of "<t>.<body>">`, one v1 per secret in its overlap (F9).
 import type { FastifyInstance } from 'fastify';
-import { stripeStyleHeader } from '../../lib/signatures.js';
-import type { DestinationResolver } from '../../outbox/outbox.js';
-import type { Platform } from '../../platform.js';
+import { stripeStyleHeader } from '#server/lib/signatures.js';
+import type { DestinationResolver } from '#server/outbox/outbox.js';
+import type { Platform } from '#server/platform.js';
 import { ENDPOINT_KIND, type WebhookApi } from './emit.js';
 import { signingSecrets } from './endpoints.js';
 

@@ -1,8 +1,8 @@
 // The Account API's eight operations, happy paths and their own refusals.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
-import { PASSWORD_COST } from '../../../server/lib/secrets.js';
+import { buildShared } from '#test/helper.js';
+import { PASSWORD_COST } from '#server/lib/secrets.js';
 import { PASSWORD, bearer, createKey, signUp, type SignedUp } from './support.js';
 
 const KEY_SECRET = /^mk_[0-9A-Za-z]{40}$/;

@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import crypto from 'node:crypto';
 import type { Kysely, RootOperationNode } from 'kysely';
-import { ApiKeyVerifier, findByDigest, newApiKeySecret } from '../../../server/auth/api-keys.js';
-import { SecretBox } from '../../../server/lib/secrets.js';
-import type { Store } from '../../../server/store/db.js';
-import type { Database } from '../../../server/store/schema.js';
-import { openTestStore } from '../../support/store.js';
+import { ApiKeyVerifier, findByDigest, newApiKeySecret } from '#server/auth/api-keys.js';
+import { SecretBox } from '#server/lib/secrets.js';
+import type { Store } from '#server/store/db.js';
+import type { Database } from '#server/store/schema.js';
+import { openTestStore } from '#test/support/store.js';
 
 describe('API key lookup (A11)', () => {
   let store: Store;

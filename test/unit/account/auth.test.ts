@@ -2,7 +2,7 @@
 // stand-in routes of harness.ts), plus B1 for API keys.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { authHarness } from './harness.js';
 import { bearer, createKey, sameness, signUp, type SignedUp } from './support.js';
 

@@ -2,9 +2,9 @@
 // and H10 (random, truncated, edited) answer 400 validation naming /query/cursor.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { decodeCursor, encodeCursor } from '../../../server/lib/cursor.js';
-import { SecretBox } from '../../../server/lib/secrets.js';
-import { buildShared } from '../../helper.js';
+import { decodeCursor, encodeCursor } from '#server/lib/cursor.js';
+import { SecretBox } from '#server/lib/secrets.js';
+import { buildShared } from '#test/helper.js';
 import { bearer, createKey, signUp, type SignedUp } from './support.js';
 
 const VALIDATION = 'https://chatapp.example/problems/validation';

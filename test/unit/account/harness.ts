@@ -2,8 +2,8 @@
 // authentication cases for them run the real authenticator on stand-in routes, over the real
 // app's platform and store, with the contract's security requirements for those operations.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { authenticator, type SecurityRequirement } from '../../../server/auth/authenticate.js';
-import problems from '../../../server/plugins/problems.js';
+import { authenticator, type SecurityRequirement } from '#server/auth/authenticate.js';
+import problems from '#server/plugins/problems.js';
 
 const API_KEY: SecurityRequirement[] = [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }];
 

@@ -2,8 +2,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
-import { issueOwnerToken, verifyOwnerToken } from '../../../server/auth/owner-jwt.js';
-import { buildShared } from '../../helper.js';
+import { issueOwnerToken, verifyOwnerToken } from '#server/auth/owner-jwt.js';
+import { buildShared } from '#test/helper.js';
 import { bearer, signUp, type SignedUp } from './support.js';
 
 describe('owner session JWTs', () => {

@@ -2,8 +2,8 @@
 // and the headers every page carries.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { safeNext } from '../../../server/apis/account/sign-in-page.js';
-import { build, buildShared } from '../../helper.js';
+import { safeNext } from '#server/apis/account/sign-in-page.js';
+import { build, buildShared } from '#test/helper.js';
 import { PASSWORD, signUp, type SignedUp } from './support.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -3,8 +3,8 @@
 // second on a busy machine), hence the long timeouts; tests use distinct emails and IPs.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { recordFailure, throttleSubjects } from '../../../server/apis/account/sign-in-throttle.js';
-import { buildShared } from '../../helper.js';
+import { recordFailure, throttleSubjects } from '#server/apis/account/sign-in-throttle.js';
+import { buildShared } from '#test/helper.js';
 import { PASSWORD, sameness, signUp } from './support.js';
 
 const SLOW = 120_000;

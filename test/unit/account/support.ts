@@ -1,7 +1,7 @@
 // Shared steps of the Account tests: sign up a workspace, create keys, compare 401 bodies.
 import type { FastifyInstance } from 'fastify';
-import type { components } from '../../../generated/account/types.js';
-import { base62 } from '../../../server/lib/ids.js';
+import type { components } from '#generated/account/types.js';
+import { base62 } from '#server/lib/ids.js';
 
 type WorkspaceCreated = components['schemas']['WorkspaceCreated'];
 type ApiKeyWithSecret = components['schemas']['ApiKeyWithSecret'];

@@ -5,8 +5,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAccountClient, createConnectClient, createLoginClient, createMessagingClient, DEFAULT_USER_AGENT, isProblem, ProblemError, unwrap } from '../../../clients/index.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { startReceiver } from '../../support/receiver.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { startReceiver } from '#test/support/receiver.js';
 import { createKey, signUp, type SignedUp } from '../account/support.js';
 import { serve, type Served } from './support.js';
 

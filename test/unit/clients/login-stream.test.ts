@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 import {
   createLoginClient,
   LoginSessionExpiredError,
@@ -16,8 +16,8 @@ import {
   watchLoginSession,
   type LoginClient,
 } from '../../../clients/index.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { eventually } from '../../support/eventually.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { eventually } from '#test/support/eventually.js';
 import { serve, type Served } from './support.js';
 
 let s: Served;

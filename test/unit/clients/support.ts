@@ -1,7 +1,7 @@
 // A listening server for the client tests (the clients speak real HTTP), on a movable clock.
 import type { FastifyInstance } from 'fastify';
 import { appWithClock, type Clock } from '../webhooks/support.js';
-import { eventually } from '../../support/eventually.js';
+import { eventually } from '#test/support/eventually.js';
 
 export interface Served {
   app: FastifyInstance;

@@ -3,9 +3,9 @@
 // rotation with two signatures, missing and malformed headers.
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emitEvent } from '../../../server/apis/webhooks/emit.js';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { newSecret } from '../../../server/lib/ids.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { newSecret } from '#server/lib/ids.js';
 import {
   createConnectClient,
   createMessagingClient,
@@ -16,9 +16,9 @@ import {
   WebhookSignatureError,
   type WebhookSignatureReason,
 } from '../../../clients/index.js';
-import { connectBearer } from '../../support/connect.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { startReceiver, type Received } from '../../support/receiver.js';
+import { connectBearer } from '#test/support/connect.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { startReceiver, type Received } from '#test/support/receiver.js';
 import { createKey, signUp } from '../account/support.js';
 import { pump } from '../webhooks/support.js';
 import { serve, type Served } from './support.js';

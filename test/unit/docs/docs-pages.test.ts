@@ -2,9 +2,9 @@
 // links and CSP, reference nothing on another host, and unknown pages answer an HTML 404.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
-import { APIS, loadGuides } from '../../../server/site/docs-catalogue.js';
-import { SCALAR_SCRIPT } from '../../../server/site/docs-page.js';
+import { buildShared } from '#test/helper.js';
+import { APIS, loadGuides } from '#server/site/docs-catalogue.js';
+import { SCALAR_SCRIPT } from '#server/site/docs-page.js';
 
 let app: FastifyInstance;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 // The event bus: subscribers see events published by any instance on the same database, events
 // published in a transaction arrive only if it commits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventBus, type PlatformEvent } from '../../../server/events/bus.js';
-import { openStore, type Store } from '../../../server/store/db.js';
-import { onPostgres, openTestStore } from '../../support/store.js';
-import { elapse, eventually } from '../../support/eventually.js';
+import { EventBus, type PlatformEvent } from '#server/events/bus.js';
+import { openStore, type Store } from '#server/store/db.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
+import { elapse, eventually } from '#test/support/eventually.js';
 
 let store: Store & { url?: string };
 let second: Store | undefined;

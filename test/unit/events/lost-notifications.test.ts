@@ -6,18 +6,18 @@
 // periodic sweep called by the test. The periodic timers are set to an hour, so only the test moves.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { sweepInbound } from '../../../server/apis/messaging/automation/dispatcher.js';
-import { registerInboundResponder } from '../../../server/apis/messaging/automation/responders.js';
-import { pauseNumber, reserveSlots } from '../../../server/apis/messaging/campaigns/rate.js';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { apiKeyVerifier } from '../../../server/auth/api-keys.js';
-import { newId, newSecret } from '../../../server/lib/ids.js';
-import { enqueue, Outbox } from '../../../server/outbox/outbox.js';
-import type { Store } from '../../../server/store/db.js';
-import { buildShared } from '../../helper.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { lossyStore, type LossyStore } from '../../support/lossy-store.js';
-import { openTestStore } from '../../support/store.js';
+import { sweepInbound } from '#server/apis/messaging/automation/dispatcher.js';
+import { registerInboundResponder } from '#server/apis/messaging/automation/responders.js';
+import { pauseNumber, reserveSlots } from '#server/apis/messaging/campaigns/rate.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { apiKeyVerifier } from '#server/auth/api-keys.js';
+import { newId, newSecret } from '#server/lib/ids.js';
+import { enqueue, Outbox } from '#server/outbox/outbox.js';
+import type { Store } from '#server/store/db.js';
+import { buildShared } from '#test/helper.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { lossyStore, type LossyStore } from '#test/support/lossy-store.js';
+import { openTestStore } from '#test/support/store.js';
 import { createKey, signUp } from '../account/support.js';
 import { addContacts, call, recipientStates, until, workspace } from '../messaging/campaigns/support.js';
 

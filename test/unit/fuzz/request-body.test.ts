@@ -2,8 +2,8 @@
 // server/app.ts fixed: each of these answered 500 or 404 before.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
-import { expectProblem, workspace } from '../../security/support.js';
+import { buildShared } from '#test/helper.js';
+import { expectProblem, workspace } from '#test/security/support.js';
 
 describe('request bodies against the contract', () => {
   let app: FastifyInstance;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { buildShared } from '../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { basic, consentSetup } from '../connect/oauth/support.js';
 
 type Doc = { paths: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean; content: Record<string, { schema: { $ref?: string } }> } }>>; components: { schemas: Record<string, { properties?: Record<string, Record<string, unknown>> }> } };

@@ -3,11 +3,11 @@
 // the fake Cloud API, and webhook URLs checked when accepted (G, production mode).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { newId } from '../../../server/lib/ids.js';
-import { createSandboxAccount } from '../../../server/providers/sandbox.js';
-import { resolveLoginNumber, SERVICE_WORKSPACE_ID } from '../../../server/apis/login/service-phone.js';
-import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../fakes/fake-provider.js';
-import { build, buildShared } from '../../helper.js';
+import { newId } from '#server/lib/ids.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
+import { resolveLoginNumber, SERVICE_WORKSPACE_ID } from '#server/apis/login/service-phone.js';
+import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
+import { build, buildShared } from '#test/helper.js';
 import { authHarness } from '../account/harness.js';
 import { bearer, createKey, signUp, type SignedUp } from '../account/support.js';
 

@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { demoLoginApp, seedDemoWorkspace, type DemoLoginApp } from '../../../server/demo.js';
-import { createSandboxAccount } from '../../../server/providers/sandbox.js';
-import { build, buildShared } from '../../helper.js';
+import { demoLoginApp, seedDemoWorkspace, type DemoLoginApp } from '#server/demo.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
+import { build, buildShared } from '#test/helper.js';
 import { signUp } from '../account/support.js';
-import { eventually } from '../../support/eventually.js';
+import { eventually } from '#test/support/eventually.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const JSON_POST = { 'content-type': 'application/json' };

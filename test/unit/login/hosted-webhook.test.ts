@@ -4,9 +4,9 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { newId } from '../../../server/lib/ids.js';
-import { loginSignatureHeader, verifyLoginSignature } from '../../../server/apis/login/hosted-webhook.js';
-import { buildShared } from '../../helper.js';
+import { newId } from '#server/lib/ids.js';
+import { loginSignatureHeader, verifyLoginSignature } from '#server/apis/login/hosted-webhook.js';
+import { buildShared } from '#test/helper.js';
 import { bearer, signUp, type SignedUp } from '../account/support.js';
 
 const PROBLEM = 'https://chatapp.example/problems/';

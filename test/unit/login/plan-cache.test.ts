@@ -8,11 +8,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { startReceiver } from '../../support/receiver.js';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { eventually } from '../../support/eventually.js';
+import { buildShared } from '#test/helper.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { startReceiver } from '#test/support/receiver.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { eventually } from '#test/support/eventually.js';
 
 let app: FastifyInstance;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;

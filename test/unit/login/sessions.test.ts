@@ -6,15 +6,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
-import { startReceiver } from '../../support/receiver.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { newSecret } from '../../../server/lib/ids.js';
-import { sha256Header } from '../../../server/lib/signatures.js';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { canonicalCode, newLoginCode, waLink } from '../../../server/apis/login/sessions.js';
-import { loginCodeOf } from '../../../server/apis/login/verification.js';
-import { elapse, eventually } from '../../support/eventually.js';
+import { buildShared } from '#test/helper.js';
+import { startReceiver } from '#test/support/receiver.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { newSecret } from '#server/lib/ids.js';
+import { sha256Header } from '#server/lib/signatures.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { canonicalCode, newLoginCode, waLink } from '#server/apis/login/sessions.js';
+import { loginCodeOf } from '#server/apis/login/verification.js';
+import { elapse, eventually } from '#test/support/eventually.js';
 
 const PROBLEMS = 'https://chatapp.example/problems/';
 let clock = Date.parse('2026-11-23T09:30:00Z');

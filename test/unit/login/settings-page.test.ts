@@ -3,8 +3,8 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { newId } from '../../../server/lib/ids.js';
-import { buildShared } from '../../helper.js';
+import { newId } from '#server/lib/ids.js';
+import { buildShared } from '#test/helper.js';
 import { PASSWORD, signUp, type SignedUp } from '../account/support.js';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { EventSource } from 'eventsource';
-import { build, buildShared } from '../../helper.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { openStore, type Store } from '../../../server/store/db.js';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { STREAMS_PER_SESSION } from '../../../server/apis/login/events-stream.js';
-import { elapse, eventually } from '../../support/eventually.js';
+import { build, buildShared } from '#test/helper.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { openStore, type Store } from '#server/store/db.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { STREAMS_PER_SESSION } from '#server/apis/login/events-stream.js';
+import { elapse, eventually } from '#test/support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');
 const now = () => new Date(clock);

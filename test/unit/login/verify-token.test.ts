@@ -5,12 +5,12 @@ import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { buildShared } from '../../helper.js';
-import { onPostgres } from '../../support/store.js';
-import { forgeLoginToken } from '../../support/login-keys.js';
-import { insertLoginApp } from '../../support/login-app.js';
-import { sendFromSandboxPhone } from '../../../server/apis/messaging/sandbox-phone.js';
-import { eventually } from '../../support/eventually.js';
+import { buildShared } from '#test/helper.js';
+import { onPostgres } from '#test/support/store.js';
+import { forgeLoginToken } from '#test/support/login-keys.js';
+import { insertLoginApp } from '#test/support/login-app.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { eventually } from '#test/support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');
 let app: FastifyInstance;

@@ -5,12 +5,12 @@
 // failing is kept with its error. Runs on PGlite (unit) and PostgreSQL (pg).
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { build, buildShared } from '../../helper.js';
-import { newId } from '../../../server/lib/ids.js';
-import { sha256Header } from '../../../server/lib/signatures.js';
-import { metaTextDelivery } from '../../fakes/meta-webhook-examples.js';
-import { onPostgres, openTestStore } from '../../support/store.js';
-import { eventually } from '../../support/eventually.js';
+import { build, buildShared } from '#test/helper.js';
+import { newId } from '#server/lib/ids.js';
+import { sha256Header } from '#server/lib/signatures.js';
+import { metaTextDelivery } from '#test/fakes/meta-webhook-examples.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
+import { eventually } from '#test/support/eventually.js';
 import { tenant, type Tenant } from './inbox/support.js';
 
 const URL = '/api/webhook/chatapp';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { dereference, remainingRefs } from '../../../scripts/lib/dereference.mjs';
-import { buildShared } from '../../helper.js';
+import { buildShared } from '#test/helper.js';
 
 const APIS = ['account', 'connect', 'login', 'messaging'] as const;
 const read = (api: string, file: string) => readFileSync(new URL(`../../../generated/${api}/${file}`, import.meta.url), 'utf8');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatViolation, parseViolations, summarise, writeReport } from '../../../mocks/violations.mjs';
-import { classify, deliberatelyBad, proxyVerdict, type ProxyViolation } from '../../contract/proxy-report.js';
+import { classify, deliberatelyBad, proxyVerdict, type ProxyViolation } from '#test/contract/proxy-report.js';
 
 const exchange = { api: 'messaging', method: 'POST', path: '/api/contacts', status: 201 };
 // As prism-http-server 5.x writes it (createErrorObjectWithPrefix): location starts with the part.

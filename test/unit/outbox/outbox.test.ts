@@ -2,12 +2,12 @@
 // middle of retries, expired leases, cancelled rows, and no row delivered twice by two workers.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { enqueue, Outbox, type Poster } from '../../../server/outbox/outbox.js';
-import { MAX_ATTEMPTS } from '../../../server/outbox/schedule.js';
-import { stripeStyleHeader } from '../../../server/lib/signatures.js';
-import type { Store } from '../../../server/store/db.js';
-import { onPostgres, openTestStore } from '../../support/store.js';
-import { startReceiver } from '../../support/receiver.js';
+import { enqueue, Outbox, type Poster } from '#server/outbox/outbox.js';
+import { MAX_ATTEMPTS } from '#server/outbox/schedule.js';
+import { stripeStyleHeader } from '#server/lib/signatures.js';
+import type { Store } from '#server/store/db.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
+import { startReceiver } from '#test/support/receiver.js';
 
 const SECRET = 'whsec_test_secret_value_0123456789';
 const post: Poster = async (url, headers, body) => {

@@ -3,12 +3,12 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { enqueue } from '../../../server/outbox/outbox.js';
-import { stripeStyleHeader } from '../../../server/lib/signatures.js';
-import { newId } from '../../../server/lib/ids.js';
-import { buildShared } from '../../helper.js';
-import { startReceiver } from '../../support/receiver.js';
-import { eventually } from '../../support/eventually.js';
+import { enqueue } from '#server/outbox/outbox.js';
+import { stripeStyleHeader } from '#server/lib/signatures.js';
+import { newId } from '#server/lib/ids.js';
+import { buildShared } from '#test/helper.js';
+import { startReceiver } from '#test/support/receiver.js';
+import { eventually } from '#test/support/eventually.js';
 
 const SECRET = 'whsec_platform_delivery_test_0001';
 let app: FastifyInstance;

@@ -4,7 +4,7 @@
 // and the overview, escaping (J3).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { forgedPosts, signedInBrowser, type Browser } from './settings-support.js';
 
 const PAGES = ['/account', '/account/api-keys', '/account/connect-clients', '/account/webhooks', '/account/login-apps', '/account/numbers', '/account/usage'];

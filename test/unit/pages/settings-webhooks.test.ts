@@ -4,8 +4,8 @@
 // delivered to a local receiver, its delivery log with the attempt, and redelivery (a new attempt).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { emitEvent } from '../../../server/apis/webhooks/emit.js';
-import { startReceiver } from '../../support/receiver.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
+import { startReceiver } from '#test/support/receiver.js';
 import { appWithClock, pump } from '../webhooks/support.js';
 import { forgedPosts, signedInBrowser, type Browser } from './settings-support.js';
 

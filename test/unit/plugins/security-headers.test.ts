@@ -6,7 +6,7 @@ import { Socket } from 'node:net';
 import helmet from 'helmet';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import securityHeaders, { helmetHeaders, helmetOptions } from '../../../server/plugins/security-headers.js';
+import securityHeaders, { helmetHeaders, helmetOptions } from '#server/plugins/security-headers.js';
 
 /** The headers Helmet's own middleware leaves on a real ServerResponse. */
 function setByHelmet(production: boolean): Record<string, string> {

@@ -2,9 +2,9 @@
 // the retry rules (reads retried within bounds, sends never re-sent after a timeout or 5xx).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
-import { CloudApiProvider, toMinorUnits } from '../../../server/providers/cloud-api.js';
-import { ProviderError, type InteractiveButtons, type ProviderNumber, type TemplateMessage } from '../../../server/providers/types.js';
-import { FAKE_CATALOG_ID, FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../fakes/fake-provider.js';
+import { CloudApiProvider, toMinorUnits } from '#server/providers/cloud-api.js';
+import { ProviderError, type InteractiveButtons, type ProviderNumber, type TemplateMessage } from '#server/providers/types.js';
+import { FAKE_CATALOG_ID, FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 
 const fake = new FakeProvider();
 let provider: CloudApiProvider;

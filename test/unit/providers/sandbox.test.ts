@@ -1,10 +1,10 @@
 // The sandbox provider on an in-memory store: numbers it creates, statuses in order, inbound
 // payloads in Meta's format, and the provider's rules (24-hour window, recipients, templates).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../server/store/db.js';
-import { newId } from '../../../server/lib/ids.js';
-import { SandboxProvider, addSandboxNumber, createSandboxAccount } from '../../../server/providers/sandbox.js';
-import { ProviderError, type ProviderNumber, type ProviderWebhookPayload } from '../../../server/providers/types.js';
+import { openStore, type Store } from '#server/store/db.js';
+import { newId } from '#server/lib/ids.js';
+import { SandboxProvider, addSandboxNumber, createSandboxAccount } from '#server/providers/sandbox.js';
+import { ProviderError, type ProviderNumber, type ProviderWebhookPayload } from '#server/providers/types.js';
 
 let store: Store;
 let workspaceId: string;

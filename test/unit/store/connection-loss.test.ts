@@ -3,8 +3,8 @@
 // next query opens a new connection. Only meaningful on PostgreSQL (`npm run test:pg`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { onPostgres, openTestStore } from '../../support/store.js';
-import { elapse } from '../../support/eventually.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
+import { elapse } from '#test/support/eventually.js';
 
 describe.runIf(onPostgres)('PostgreSQL connections ended by the server', () => {
   let store: Awaited<ReturnType<typeof openTestStore>>;

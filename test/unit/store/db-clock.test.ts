@@ -2,8 +2,8 @@
 // two-instance case with a real 3-minute skew is test/faults/clock-skew.test.ts. The skew cases
 // need PostgreSQL (npm run test:pg): embedded PGlite reads the very clock the test moves.
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { databaseClock } from '../../../server/store/db-clock.js';
-import { openTestStore } from '../../support/store.js';
+import { databaseClock } from '#server/store/db-clock.js';
+import { openTestStore } from '#test/support/store.js';
 
 let store: Awaited<ReturnType<typeof openTestStore>>;
 beforeAll(async () => {

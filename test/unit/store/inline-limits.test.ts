@@ -6,8 +6,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PGliteDialect } from '../../../server/store/pglite-dialect.js';
-import { UnavailableAwareDialect } from '../../../server/store/unavailable.js';
+import { PGliteDialect } from '#server/store/pglite-dialect.js';
+import { UnavailableAwareDialect } from '#server/store/unavailable.js';
 
 /** Kysely's own compiler, which sends every LIMIT as a parameter. */
 class PlainDialect extends PGliteDialect {

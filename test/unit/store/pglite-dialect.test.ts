@@ -7,7 +7,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PGliteDialect } from '../../../server/store/pglite-dialect.js';
+import { PGliteDialect } from '#server/store/pglite-dialect.js';
 
 let pg: PGlite;
 let db: Kysely<Record<string, never>>;

@@ -2,7 +2,7 @@
 // past autovacuum's thresholds is vacuumed and analysed, one below them is left alone.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../server/store/db.js';
+import { openStore, type Store } from '#server/store/db.js';
 
 let store: Store;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PGliteStatements } from '../../../server/store/pglite-statements.js';
+import { PGliteStatements } from '#server/store/pglite-statements.js';
 
 const installed = fileURLToPath(new URL('../../../node_modules/@electric-sql/pglite/', import.meta.url));
 const patch = readFileSync(new URL('../../../patches/@electric-sql+pglite+0.5.16.patch', import.meta.url), 'utf8');

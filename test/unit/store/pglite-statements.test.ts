@@ -3,7 +3,7 @@
 // changed under it is parsed again instead of failing.
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PGliteStatements } from '../../../server/store/pglite-statements.js';
+import { PGliteStatements } from '#server/store/pglite-statements.js';
 
 let pg: PGlite;
 beforeAll(async () => {

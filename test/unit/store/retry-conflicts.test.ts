@@ -1,7 +1,7 @@
 // A transaction PostgreSQL aborted to break a deadlock (40P01) or a serialization conflict (40001)
 // runs again, at most three times in all; any other failure is thrown at once.
 import { describe, expect, it } from 'vitest';
-import { isRetryableConflict, retryConflicts } from '../../../server/store/retry-conflicts.js';
+import { isRetryableConflict, retryConflicts } from '#server/store/retry-conflicts.js';
 
 const failing = (codes: (string | undefined)[]) => {
   let calls = 0;

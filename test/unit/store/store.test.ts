@@ -2,10 +2,10 @@
 // counts, one transaction at a time on PGlite's single connection, LISTEN/NOTIFY.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { migrateToLatest } from '../../../server/store/migrate.js';
-import type { Store } from '../../../server/store/db.js';
-import { openTestStore } from '../../support/store.js';
-import { elapse } from '../../support/eventually.js';
+import { migrateToLatest } from '#server/store/migrate.js';
+import type { Store } from '#server/store/db.js';
+import { openTestStore } from '#test/support/store.js';
+import { elapse } from '#test/support/eventually.js';
 
 let store: Store;
 beforeAll(async () => {

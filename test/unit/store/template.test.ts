@@ -5,7 +5,7 @@ import { appendFileSync, cpSync, mkdtempSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { templateHash } from '../../support/store.js';
+import { templateHash } from '#test/support/store.js';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const trees: string[] = [];

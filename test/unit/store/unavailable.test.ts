@@ -3,9 +3,9 @@
 // The fault test test/faults/disk-full.test.ts drives class 53 through a running server.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpProblem } from '../../../server/lib/problems.js';
-import { isUnavailable, RETRY_AFTER_SECONDS } from '../../../server/store/unavailable.js';
-import { onPostgres, openTestStore } from '../../support/store.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { isUnavailable, RETRY_AFTER_SECONDS } from '#server/store/unavailable.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 

@@ -5,10 +5,10 @@ import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { emitEvent } from '../../../server/apis/webhooks/emit.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
 import { sameness } from '../account/support.js';
-import { connectBearer } from '../../support/connect.js';
-import { startReceiver } from '../../support/receiver.js';
+import { connectBearer } from '#test/support/connect.js';
+import { startReceiver } from '#test/support/receiver.js';
 import { appWithClock, createConnectEndpoint, pump, settled, tenant, type Clock, type Tenant } from './support.js';
 
 const BASE = '/api/connect/webhook-endpoints';

@@ -2,9 +2,9 @@
 // accepted; scope (A7); tenant isolation (B1); the secret shown once (L1) and encrypted (L2).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { connectBearer } from '../../support/connect.js';
+import { connectBearer } from '#test/support/connect.js';
 import { bearer, sameness } from '../account/support.js';
-import { buildShared } from '../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { appWithClock, createConnectEndpoint, tenant, type Tenant } from './support.js';
 
 const BASE = '/api/connect/webhook-endpoints';

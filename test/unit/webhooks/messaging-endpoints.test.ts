@@ -4,8 +4,8 @@ import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { emitEvent } from '../../../server/apis/webhooks/emit.js';
-import { startReceiver } from '../../support/receiver.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
+import { startReceiver } from '#test/support/receiver.js';
 import { createKey, sameness, signUp } from '../account/support.js';
 import { appWithClock, pump, tenant, type Clock, type Tenant } from './support.js';
 

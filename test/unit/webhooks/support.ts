@@ -1,9 +1,9 @@
 // Shared steps of the webhook tests: an app on a movable clock, workspaces with a Connect bearer
 // and a Messaging key, endpoint creation, and driving the outbox until a receiver has what we want.
 import type { FastifyInstance } from 'fastify';
-import { buildShared, type BuildOptions } from '../../helper.js';
-import { connectBearer } from '../../support/connect.js';
-import { eventually } from '../../support/eventually.js';
+import { buildShared, type BuildOptions } from '#test/helper.js';
+import { connectBearer } from '#test/support/connect.js';
+import { eventually } from '#test/support/eventually.js';
 import { bearer, createKey, signUp } from '../account/support.js';
 
 export interface Clock {

@@ -1,11 +1,11 @@
 // Reading analytics, computed from the reader sessions and their per-page rows: nothing is
 // estimated. A view is a session; unique readers are distinct viewer cookies.
 import { sql } from 'kysely';
-import type { components, operations } from '../../../../generated/connect/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeCursor, encodeCursor, invalidCursor } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import type { Platform } from '../../../platform.js';
+import type { components, operations } from '#generated/connect/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import type { Platform } from '#server/platform.js';
 import { findDocument } from './documents.js';
 import { findLink } from './links.js';
 import { pageStats, sessionView, type PageRow } from './views.js';

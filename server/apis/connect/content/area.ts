@@ -1,5 +1,5 @@
 // Connect content: documents, share links, the public viewer and its analytics.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { contentHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

@@ -2,7 +2,7 @@
 // apart by their [Content_Types].xml, which file-type inflates with a 1 MiB cap), a zip-bomb check
 // of office files from their central directory (never inflated here), and the page count.
 import { fileTypeFromBuffer } from 'file-type';
-import { HttpProblem } from '../../../lib/problems.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 export const ALLOWED_TYPES = [
   'application/pdf',

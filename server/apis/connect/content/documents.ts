@@ -1,14 +1,14 @@
 // Document operations: upload (type by content, size and zip-bomb caps, generated storage name),
 // list, get, delete (file removed, active links revoked with `link.revoked`).
 import { createHash } from 'node:crypto';
-import type { operations } from '../../../../generated/connect/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { MAX_UPLOAD_BYTES } from '../../../plugins/body-parsers.js';
-import type { Platform } from '../../../platform.js';
+import type { operations } from '#generated/connect/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { MAX_UPLOAD_BYTES } from '#server/plugins/body-parsers.js';
+import type { Platform } from '#server/platform.js';
 import { detectType, inspectOffice, pdfPageCount, type DocumentType } from './detect.js';
 import { revokeLinks } from './events.js';
 import { cleanTitle, sanitiseFilename, titleFromFilename } from './filenames.js';

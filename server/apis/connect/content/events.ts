@@ -1,10 +1,10 @@
 // The Connect events about links and reader sessions (spec/webhooks/connect.tsp), each emitted in
 // the transaction of the change it reports (emitEvent writes the outbox rows there).
 import type { Transaction } from 'kysely';
-import type { components } from '../../../../generated/connect/types.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
-import { emitEvent } from '../../webhooks/emit.js';
+import type { components } from '#generated/connect/types.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
 import { eventContext, eventSession, type DocumentRow, type LinkRow, type PageRow, type SessionRow } from './views.js';
 
 type Schemas = components['schemas'];

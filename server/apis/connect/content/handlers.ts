@@ -1,6 +1,6 @@
 // Connect content: documents, links, reader sessions, analytics.
-import type { operations } from '../../../../generated/connect/types.js';
-import type { Handlers } from '../../../lib/handler-types.js';
+import type { operations } from '#generated/connect/types.js';
+import type { Handlers } from '#server/lib/handler-types.js';
 import { getDocumentAnalytics, getLinkAnalytics, listReaderSessions } from './analytics.js';
 import { deleteDocument, getDocument, listDocuments, uploadDocument } from './documents.js';
 import { createLink, getLink, listLinks, revokeLink } from './links.js';

@@ -1,12 +1,12 @@
 // Link operations: one link per recipient of a document, each with an unguessable viewer URL.
-import type { operations } from '../../../../generated/connect/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { base62, newId } from '../../../lib/ids.js';
-import { requireE164 } from '../../../lib/phone.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
+import type { operations } from '#generated/connect/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { base62, newId } from '#server/lib/ids.js';
+import { requireE164 } from '#server/lib/phone.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 import { findDocument } from './documents.js';
 import { revokeLinks } from './events.js';
 import { linkView, type LinkRow } from './views.js';

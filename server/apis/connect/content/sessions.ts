@@ -3,11 +3,11 @@
 // throttled: at most one per session every 30 s while it is open (later activity waits for the
 // sweeper), and one when it ends.
 import { sql, type Transaction } from 'kysely';
-import type { components } from '../../../../generated/connect/types.js';
-import { base62, newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
+import type { components } from '#generated/connect/types.js';
+import { base62, newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
 import { emitSessionEvent } from './events.js';
 import { linkStatus, type DocumentRow, type LinkRow, type SessionRow } from './views.js';
 

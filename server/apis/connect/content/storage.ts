@@ -4,7 +4,7 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { base62 } from '../../../lib/ids.js';
+import { base62 } from '#server/lib/ids.js';
 
 const KEY = /^[0-9A-Za-z]{32}$/;
 

@@ -5,7 +5,7 @@
 // records each file part's metadata. (A cleaner home is an `onFile` in body-parsers.ts.)
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/multipart';
-import { HttpProblem } from '../../../lib/problems.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 export interface UploadedPart {
   fieldname: string;

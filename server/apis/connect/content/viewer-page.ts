@@ -4,8 +4,8 @@
 // renders PDFs with pdf.js.
 // The page may be framed by this origin only; no Referer leaves it (the URL is the secret).
 import type { FastifyReply } from 'fastify';
-import { html, htmlDocument, type Html } from '../../../html/html.js';
-import { pageHeaders } from '../../../html/page-headers.js';
+import { html, htmlDocument, type Html } from '#server/html/html.js';
+import { pageHeaders } from '#server/html/page-headers.js';
 
 export const VIEWER_PREFIX = '/l';
 export const VIEWER_ASSETS = `${VIEWER_PREFIX}/assets`;

@@ -1,8 +1,8 @@
 // Rows → contract shapes (generated/connect/types.ts), and the context every event about a link
 // carries (spec/webhooks/connect.tsp): external_id, recipient, link, document.
 import type { Selectable } from 'kysely';
-import type { components } from '../../../../generated/connect/types.js';
-import type { DocumentsTable, LinksTable, ReaderSessionsTable } from '../../../store/schema/connect-content.js';
+import type { components } from '#generated/connect/types.js';
+import type { DocumentsTable, LinksTable, ReaderSessionsTable } from '#server/store/schema/connect-content.js';
 
 type Schemas = components['schemas'];
 export type DocumentRow = Selectable<DocumentsTable>;

@@ -1,5 +1,5 @@
 // Connect OAuth: client apps, the authorization server (consent page, token, revocation, metadata).
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { authorizationServerMetadata } from '../metadata.js';
 import { oauthHandlers } from './handlers.js';
 import { oauthRouteOptions } from './oauth-errors.js';

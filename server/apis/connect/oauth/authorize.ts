@@ -5,9 +5,9 @@
 // character for character, nothing is redirected (C1, C2): the browser gets an error page.
 // Every other problem goes back to the client's redirect URI with `error`, `state` and `iss`.
 // `state` is returned byte for byte (URL-encoded once by URLSearchParams).
-import { base62, newId } from '../../../lib/ids.js';
-import { sameText } from '../../../lib/signatures.js';
-import type { Platform } from '../../../platform.js';
+import { base62, newId } from '#server/lib/ids.js';
+import { sameText } from '#server/lib/signatures.js';
+import type { Platform } from '#server/platform.js';
 import { clientById, type ClientRow } from './clients.js';
 import { upsertGrant } from './grants.js';
 import { CODE_TTL_SECONDS, SCOPES, newCode, orderScopes } from './tokens.js';

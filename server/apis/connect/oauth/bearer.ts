@@ -1,9 +1,9 @@
 // The ConnectOAuth scheme: `Authorization: Bearer cat_…` on the Connect API. The token is looked
 // up by digest on every call (no cache), so expiry, revocation (RFC 7009, grant revocation,
 // client deletion, code reuse) takes effect on the very next request (A6).
-import { markDeadCredential } from '../../../auth/auth-failures.js';
-import { authorizationCredential, registerScheme, type AuthContext } from '../../../auth/authenticate.js';
-import type { Platform } from '../../../platform.js';
+import { markDeadCredential } from '#server/auth/auth-failures.js';
+import { authorizationCredential, registerScheme, type AuthContext } from '#server/auth/authenticate.js';
+import type { Platform } from '#server/platform.js';
 import { ACCESS_TOKEN_PATTERN } from './tokens.js';
 
 declare module '../../../auth/authenticate.js' {

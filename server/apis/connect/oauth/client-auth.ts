@@ -3,7 +3,7 @@
 // body, never both; a public client sends only `client_id`. Every failure is the same
 // `invalid_client`, whatever was wrong, so the answer tells nothing about which clients exist.
 import type { FastifyRequest } from 'fastify';
-import type { Platform } from '../../../platform.js';
+import type { Platform } from '#server/platform.js';
 import { clientById, type ClientRow } from './clients.js';
 import { OAuthFailure, invalidRequest } from './oauth-errors.js';
 

@@ -8,10 +8,10 @@
 // The routes are added to the root instance by the OAuth area's setup, before the cookie and
 // CSRF plugins are registered; the settings routing looks `csrfProtection` up per request.
 import type { FastifyInstance } from 'fastify';
-import type { components } from '../../../../generated/connect/types.js';
-import { csrfField, formField } from '../../../html/forms.js';
-import { html, type Html } from '../../../html/html.js';
-import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '../../../html/settings-routes.js';
+import type { components } from '#generated/connect/types.js';
+import { csrfField, formField } from '#server/html/forms.js';
+import { html, type Html } from '#server/html/html.js';
+import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '#server/html/settings-routes.js';
 import { createClient, deleteClient, listClients, rotateClientSecret, updateClient } from './clients.js';
 import { listGrants, revokeGrant } from './grants.js';
 

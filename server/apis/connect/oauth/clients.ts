@@ -2,12 +2,12 @@
 // update, rotate the secret, delete. Everything is scoped to the caller's workspace: another
 // workspace's client id answers the same 404 as an unknown one (B1).
 import type { Selectable } from 'kysely';
-import type { components } from '../../../../generated/connect/types.js';
-import { decodeKeyset, keysetPage, type Page } from '../../../lib/cursor.js';
-import { newId, newSecret } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { ConnectClientsTable } from '../../../store/schema/connect-oauth.js';
+import type { components } from '#generated/connect/types.js';
+import { decodeKeyset, keysetPage, type Page } from '#server/lib/cursor.js';
+import { newId, newSecret } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { ConnectClientsTable } from '#server/store/schema/connect-oauth.js';
 
 type S = components['schemas'];
 export type ClientRow = Selectable<ConnectClientsTable>;

@@ -5,9 +5,9 @@
 // X-Frame-Options) and allows forms to post here and to be redirected on to the client's
 // redirect URI only: browsers apply `form-action` to the redirect after a form post too.
 import type { FastifyReply } from 'fastify';
-import { hiddenFields } from '../../../html/forms.js';
-import { html, htmlDocument, type Html } from '../../../html/html.js';
-import { pageHeaders, styleElement, styleHash } from '../../../html/page-headers.js';
+import { hiddenFields } from '#server/html/forms.js';
+import { html, htmlDocument, type Html } from '#server/html/html.js';
+import { pageHeaders, styleElement, styleHash } from '#server/html/page-headers.js';
 
 export const AUTHORIZE_PATH = '/connect/authorize';
 /**

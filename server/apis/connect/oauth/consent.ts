@@ -8,12 +8,12 @@
 // (an HMAC over the cookie and the request, no server state); the sign-up form's to a nonce
 // cookie. Posts are refused unless they come from this site (Sec-Fetch-Site / Origin).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { operations } from '../../../../generated/connect/types.js';
-import { issueOwnerToken } from '../../../auth/owner-jwt.js';
-import { SIGN_IN_PATH, currentOwner, sessionCookieName } from '../../../auth/owner-session.js';
-import { formField as field, hiddenFields, sameOriginPost } from '../../../html/forms.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import type { operations } from '#generated/connect/types.js';
+import { issueOwnerToken } from '#server/auth/owner-jwt.js';
+import { SIGN_IN_PATH, currentOwner, sessionCookieName } from '#server/auth/owner-session.js';
+import { formField as field, hiddenFields, sameOriginPost } from '#server/html/forms.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, sendConsentPage, signUpView } from './consent-page.js';
 import {
   approve,

@@ -2,12 +2,12 @@
 // (workspace, client); consenting again replaces its scopes. Revoking a grant revokes every
 // token issued under it and retires its unexchanged codes.
 import { sql, type Selectable } from 'kysely';
-import type { components } from '../../../../generated/connect/types.js';
-import { decodeKeyset, keysetPage, type Page } from '../../../lib/cursor.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { ConnectGrantsTable } from '../../../store/schema/connect-oauth.js';
+import type { components } from '#generated/connect/types.js';
+import { decodeKeyset, keysetPage, type Page } from '#server/lib/cursor.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { ConnectGrantsTable } from '#server/store/schema/connect-oauth.js';
 import { orderScopes, revokeGrantTokens } from './tokens.js';
 
 type S = components['schemas'];

@@ -1,8 +1,8 @@
 // Connect OAuth: clients and grants (owner API), authorize, token and revocation. The bearer
 // scheme for the rest of the Connect API is registered by ./bearer.js on import.
-import type { operations } from '../../../../generated/connect/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handlers } from '../../../lib/handler-types.js';
+import type { operations } from '#generated/connect/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handlers } from '#server/lib/handler-types.js';
 import './bearer.js';
 import { createClient, deleteClient, findClient, clientView, listClients, rotateClientSecret, updateClient } from './clients.js';
 import { authorize } from './consent.js';

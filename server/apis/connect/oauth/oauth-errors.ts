@@ -2,10 +2,10 @@
 // failed client authentication a 401 with `WWW-Authenticate: Basic` (§5.2 requires it when the
 // client used HTTP Basic, C11; sent for every invalid_client, as the contract declares).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { sendProblem } from '../../../lib/problems.js';
-import { toProblem } from '../../../plugins/problems.js';
+import { sendProblem } from '#server/lib/problems.js';
+import { toProblem } from '#server/plugins/problems.js';
 import { errorView, sendConsentPage } from './consent-page.js';
-import type { components } from '../../../../generated/connect/types.js';
+import type { components } from '#generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
 

@@ -10,10 +10,10 @@
 // without one is refused too (PKCE downgrade, RFC 9700 §4.8.2).
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { operations } from '../../../../generated/connect/types.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { sameText } from '../../../lib/signatures.js';
-import type { Platform } from '../../../platform.js';
+import type { operations } from '#generated/connect/types.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { sameText } from '#server/lib/signatures.js';
+import type { Platform } from '#server/platform.js';
 import { authenticateClient, param } from './client-auth.js';
 import type { ClientRow } from './clients.js';
 import { NO_STORE, OAuthFailure, invalidGrant, invalidRequest, sendOAuthError } from './oauth-errors.js';

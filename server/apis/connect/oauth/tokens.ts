@@ -8,9 +8,9 @@
 // the chain started by one code (`family_id` = the code's id), so a reused code or a retired
 // refresh token revokes the whole chain in one statement, pairs issued in a grace period included.
 import type { Kysely, Transaction } from 'kysely';
-import { base62, newId } from '../../../lib/ids.js';
-import type { SecretBox } from '../../../lib/secrets.js';
-import type { Database } from '../../../store/schema.js';
+import { base62, newId } from '#server/lib/ids.js';
+import type { SecretBox } from '#server/lib/secrets.js';
+import type { Database } from '#server/store/schema.js';
 
 export const CODE_TTL_SECONDS = 10 * 60;
 export const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;

@@ -1,5 +1,5 @@
 // Messaging automation: sequences, their runner and timers, and inbound triggers.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { automationHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

@@ -5,9 +5,9 @@
 // the spec or from each other.
 import { createHash } from 'node:crypto';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { componentSchemas } from '../../../contract.js';
-import { checker } from '../../../lib/validation.js';
-import type { components } from '../../../../generated/messaging/types.js';
+import { componentSchemas } from '#server/contract.js';
+import { checker } from '#server/lib/validation.js';
+import type { components } from '#generated/messaging/types.js';
 
 export type NodeType = components['schemas']['NodeType'];
 export type NodeKind = NodeType['kind'];

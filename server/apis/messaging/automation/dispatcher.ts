@@ -7,9 +7,9 @@
 // instance that dies mid-way leaves that message unanswered rather than answered twice.
 import type { FastifyInstance } from 'fastify';
 import type { Transaction } from 'kysely';
-import type { StoredInbound } from '../../../events/inbound-steps.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
+import type { StoredInbound } from '#server/events/inbound-steps.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
 import type { InboundMessage } from './responders.js';
 
 export interface DispatcherOptions {

@@ -2,8 +2,8 @@
 // effects that only record. Nothing is sent, stored or called: sends become `messages`, tags and
 // fields change the in-memory contact only, `delay` is not waited, `http_request` is not called
 // (it leaves through `success` with an empty response), `ask` and `start_form` take `replies`.
-import type { components } from '../../../../generated/messaging/types.js';
-import type { Platform } from '../../../platform.js';
+import type { components } from '#generated/messaging/types.js';
+import type { Platform } from '#server/platform.js';
 import type { ContactState, RunState } from './contact-state.js';
 import { runNode, type Effects, type Inbound, type NodeInput } from './engine.js';
 import { target } from './runner.js';

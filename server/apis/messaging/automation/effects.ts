@@ -2,9 +2,9 @@
 // path, 24-hour rule included) or sendInteractive, tag and field writes, the SSRF-safe HTTP
 // client, chat assignment. Refusals become NodeFailure with the contract's error codes.
 import { sql } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
 import { loadFieldDefinitions, mergeCustomValues } from '../contacts/custom-values.js';
 import { ensureChat } from '../chats.js';
 import { deliver } from '../outbound/deliver.js';

@@ -2,8 +2,8 @@
 // the run's state and an `Effects` object; real effects send and write, dry effects only record.
 // A node answers where the run goes on (a port), that it waits (ask, delay, start_form), that
 // it keeps waiting (a wrong answer with retries left), or that it failed.
-import type { components } from '../../../../generated/messaging/types.js';
-import type { OutboundMessage } from '../../../providers/types.js';
+import type { components } from '#generated/messaging/types.js';
+import type { OutboundMessage } from '#server/providers/types.js';
 import { evaluate, expand, type ConditionRule, type RunState } from './contact-state.js';
 import type { FlowNode } from './validate.js';
 

@@ -1,14 +1,14 @@
 // Automation flows: CRUD validated against the node-type catalogue, activation, dry runs and the
 // executions of real runs; plus the drip sequences' listing (sequences.ts).
 import type { Kysely } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, encodeCursor } from '../../../lib/cursor.js';
-import type { Handler, Handlers } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, encodeCursor } from '#server/lib/cursor.js';
+import type { Handler, Handlers } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
 import { findAccount } from '../configuration/accounts.js';
 import { catalogue } from './catalog.js';
 import type { ContactState } from './contact-state.js';

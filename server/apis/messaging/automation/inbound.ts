@@ -2,7 +2,7 @@
 // (or form submission); order 20 starts the oldest active flow with a matching trigger.
 import type { FastifyInstance } from 'fastify';
 import { sql, type SqlBool } from 'kysely';
-import type { Platform } from '../../../platform.js';
+import type { Platform } from '#server/platform.js';
 import type { Inbound } from './engine.js';
 import { registerInboundResponder, type InboundMessage } from './responders.js';
 import { loadGraph, resumeWithReply, startRun, type RunnerHooks } from './runner.js';

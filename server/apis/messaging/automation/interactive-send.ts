@@ -2,9 +2,9 @@
 // has no interactive kind because the contract's SendMessageRequest has none, so this checks the
 // sender of the workspace and the 24-hour window itself, then records and sends through the same
 // `recordAndSend` as deliver (row `pending` before the provider call, chat touched, row settled).
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { OutboundMessage } from '../../../providers/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { OutboundMessage } from '#server/providers/types.js';
 import { recordAndSend } from '../outbound/record-and-send.js';
 import { windowOpen } from '../outbound/service-window.js';
 import { resolveSender } from '../sender.js';

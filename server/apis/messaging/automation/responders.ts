@@ -4,7 +4,7 @@
 // Orders in use: 10 = a flow run waiting for this contact's reply, 20 = active flows whose trigger
 // matches, 30 = message bots' keyword replies, 40 = chatbot.
 import type { FastifyInstance } from 'fastify';
-import type { Platform } from '../../../platform.js';
+import type { Platform } from '#server/platform.js';
 
 export interface InboundMessage {
   workspaceId: string;

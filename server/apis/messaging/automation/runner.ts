@@ -5,9 +5,9 @@
 // `waiting` with `fire_at`; a reply (inbound responder) or the timer worker moves it back to
 // `running` with one conditional UPDATE, so a reply racing its timeout resumes it exactly once.
 import { sql } from 'kysely';
-import { newId } from '../../../lib/ids.js';
-import type { Platform } from '../../../platform.js';
-import type { ExecutionStatusValue } from '../../../store/schema/automation.js';
+import { newId } from '#server/lib/ids.js';
+import type { Platform } from '#server/platform.js';
+import type { ExecutionStatusValue } from '#server/store/schema/automation.js';
 import type { RunState } from './contact-state.js';
 import { realEffects } from './effects.js';
 import { runNode, type ExecutionError, type Inbound, type NodeInput, type NodeResult } from './engine.js';

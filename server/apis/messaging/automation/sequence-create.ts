@@ -4,12 +4,12 @@
 // (400), then what it references (404, another workspace's included), then whether the sequence
 // could ever send (422), then clashes with the account's other sequences (409).
 import { sql, type Kysely } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
 import { accountNotFound, findAccount } from '../configuration/accounts.js';
 import { buildTemplateMessage } from '../outbound/template-fit.js';
 import type { TemplateRow } from '../templates/lookup.js';

@@ -1,11 +1,11 @@
 // Renaming, pausing and resuming a sequence. Pausing needs no work here: the timer worker holds
 // the enrolments of an inactive sequence (sequences.ts). Resuming re-checks what creation checked
 // and may have changed since: its templates (deleted, no longer approved) and its keyword.
-import type { components, operations } from '../../../../generated/messaging/types.js';
+import type { components, operations } from '#generated/messaging/types.js';
 import { sql } from 'kysely';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import { refuse, refuseKeywordClash, templateFault, type Finding } from './sequence-create.js';
 import { sequenceView } from './sequences.js';
 

@@ -6,13 +6,13 @@
 // sequence says `stop_on_reply`.
 import type { FastifyInstance } from 'fastify';
 import { sql, type SqlBool } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import type { Platform } from '../../../platform.js';
-import type { AutomationSequencesTable } from '../../../store/schema/automation.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import type { Platform } from '#server/platform.js';
+import type { AutomationSequencesTable } from '#server/store/schema/automation.js';
 import type { Selectable } from 'kysely';
 import { findAccount } from '../configuration/accounts.js';
 import { deliver } from '../outbound/deliver.js';

@@ -3,7 +3,7 @@
 // 20: flow triggers, 25: sequence keywords), and the timer worker (waits, delays, crashed runs,
 // sequence steps and enrolments). All stop before the store closes.
 import type { FastifyInstance } from 'fastify';
-import { registerInboundStep } from '../../../events/inbound-steps.js';
+import { registerInboundStep } from '#server/events/inbound-steps.js';
 import { recordDue, startDispatcher } from './dispatcher.js';
 import { registerAutomationResponders } from './inbound.js';
 import { InboundResponders } from './responders.js';

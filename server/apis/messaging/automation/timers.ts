@@ -4,7 +4,7 @@
 // instances, and after a restart (the rows are in the database, not in memory). It sleeps until
 // the next due row or the poll interval, and is woken early when this instance creates a short wait.
 import { sql } from 'kysely';
-import type { Platform } from '../../../platform.js';
+import type { Platform } from '#server/platform.js';
 import { drive, LEASE_MS, type RunnerHooks } from './runner.js';
 
 export interface TimerWorkerOptions {

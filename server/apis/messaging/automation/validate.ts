@@ -3,11 +3,11 @@
 // answered at once: 422 with `errors[]` whose pointers name the node, the connection or the
 // parameter. Only URL findings alone make it a 422 `unsafe-url`.
 import type { Kysely } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
 import { nodeType } from './catalog.js';
 import { CONTACT_ATTRIBUTES } from './contact-state.js';
 

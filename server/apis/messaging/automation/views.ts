@@ -1,7 +1,7 @@
 // Rows of the automation tables in the contract's shapes.
 import type { Selectable } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import type { AutomationExecutionsTable, AutomationFlowsTable, AutomationStepsTable } from '../../../store/schema/automation.js';
+import type { components } from '#generated/messaging/types.js';
+import type { AutomationExecutionsTable, AutomationFlowsTable, AutomationStepsTable } from '#server/store/schema/automation.js';
 import type { FlowGraph } from './validate.js';
 
 type S = components['schemas'];

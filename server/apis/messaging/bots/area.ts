@@ -1,5 +1,5 @@
 // Messaging bots: chatbots, message bots and quick replies, and their inbound responders.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { botHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

@@ -2,7 +2,7 @@
 // chatbot answers a text with its closest trained pair when the similarity reaches its
 // threshold, otherwise applies its fallback (a reply, a hand-over to an agent, or silence).
 import type { FastifyBaseLogger } from 'fastify';
-import type { Platform } from '../../../platform.js';
+import type { Platform } from '#server/platform.js';
 import type { InboundMessage, InboundResponder } from '../automation/responders.js';
 import { contactFacts, handOver, sendText } from './replies.js';
 import { SimilarityIndex } from './text-match.js';

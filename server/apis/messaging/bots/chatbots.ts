@@ -3,14 +3,14 @@
 // naming the pair), then applied in one transaction that locks the chatbot, so two trainings
 // cannot interleave.
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
-import type { ChatbotFallbackRow, ChatbotsTable } from '../../../store/schema/bots.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
+import type { ChatbotFallbackRow, ChatbotsTable } from '#server/store/schema/bots.js';
 import { accountFor, findAccountNumber, findAgent } from './scope.js';
 import { questionKey } from './text-match.js';
 

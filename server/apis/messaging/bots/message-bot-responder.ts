@@ -6,8 +6,8 @@
 // lock, so two instances handling two messages of one contact cannot both answer.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Selectable } from 'kysely';
-import type { Platform } from '../../../platform.js';
-import type { MessageBotsTable } from '../../../store/schema/bots.js';
+import type { Platform } from '#server/platform.js';
+import type { MessageBotsTable } from '#server/store/schema/bots.js';
 import type { InboundMessage, InboundResponder } from '../automation/responders.js';
 import { contactFacts, sendBotReply } from './replies.js';
 import { samePeriod, scheduleApplies } from './schedule.js';

@@ -2,15 +2,15 @@
 // account. Everything a reply needs is checked at creation (template approved and without
 // variables, media URL public), so a bot never fails at the moment it should answer.
 import type { Selectable } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
-import type { MessageBotReplyRow, MessageBotScheduleRow, MessageBotsTable } from '../../../store/schema/bots.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
+import type { MessageBotReplyRow, MessageBotScheduleRow, MessageBotsTable } from '#server/store/schema/bots.js';
 import { accountFor, findAccountNumber, type AccountRow } from './scope.js';
 import { isTimeZone } from './schedule.js';
 import { words } from './text-match.js';

@@ -2,13 +2,13 @@
 // shortcut; the shortcut is unique per workspace (409), enforced by the database so two
 // concurrent creates cannot both win.
 import { sql, type Selectable } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeCursor, encodeCursor, invalidCursor } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { QuickRepliesTable } from '../../../store/schema/bots.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { QuickRepliesTable } from '#server/store/schema/bots.js';
 
 type Row = Selectable<QuickRepliesTable>;
 

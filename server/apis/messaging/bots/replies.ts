@@ -1,8 +1,8 @@
 // What bots send, through `deliver` (the same path as POST /api/chatapp/send: the 24-hour rule,
 // storage in `messages` and the inbox apply), and chat hand-over to an agent.
-import type { components } from '../../../../generated/messaging/types.js';
-import type { Platform } from '../../../platform.js';
-import type { MessageBotReplyRow } from '../../../store/schema/bots.js';
+import type { components } from '#generated/messaging/types.js';
+import type { Platform } from '#server/platform.js';
+import type { MessageBotReplyRow } from '#server/store/schema/bots.js';
 import { deliver } from '../outbound/deliver.js';
 
 type SendBody = components['schemas']['SendMessageRequest'];

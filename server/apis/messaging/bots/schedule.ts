@@ -1,7 +1,7 @@
 // Schedule windows of message bots, evaluated in the bot's IANA time zone with Intl (no time
 // zone table of our own). Times are compared as local wall-clock minutes, so a window of
 // 08:00-18:00 means that on the clock in Berlin, summer and winter alike.
-import type { MessageBotScheduleRow } from '../../../store/schema/bots.js';
+import type { MessageBotScheduleRow } from '#server/store/schema/bots.js';
 
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 const DAY = 1440;

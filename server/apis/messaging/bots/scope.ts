@@ -2,8 +2,8 @@
 // that account, and an agent to hand chats to. Another workspace's ids answer the same 404 as
 // unknown ones (B2).
 import type { Kysely } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
 import { findAccount, type AccountRow } from '../configuration/accounts.js';
 
 export { findAccount, type AccountRow };

@@ -1,5 +1,5 @@
 // Messaging campaigns: their API and the durable, rate-limited sending worker.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { campaignHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

@@ -1,8 +1,8 @@
 // A campaign's audience in the contract's shape, mapped onto the contacts area's audience query,
 // plus what only campaigns have: `exclude_tags` and the recipient cap (K8).
 import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import type { Database } from '../../../store/schema.js';
+import type { components } from '#generated/messaging/types.js';
+import type { Database } from '#server/store/schema.js';
 import { audienceQuery, checkAudience, type Audience } from '../contacts/audience.js';
 
 export type CampaignAudience = components['schemas']['CampaignAudience'];

@@ -2,16 +2,16 @@
 // needs is checked before anything is stored; state changes lock the campaign's row, so two
 // concurrent calls cannot both move it, and tell every instance's worker through the bus.
 import { sql, type Transaction } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler, Handlers } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { requireE164 } from '../../../lib/phone.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
-import type { CampaignStatusValue } from '../../../store/schema/campaigns.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler, Handlers } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { requireE164 } from '#server/lib/phone.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import type { CampaignStatusValue } from '#server/store/schema/campaigns.js';
 import { resolveSender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
 import type { TemplateValues } from '../outbound/template-components.js';

@@ -2,10 +2,10 @@
 // starts, finishing (completed, failed) with their webhook events, and the contract view with
 // progress counted from the recipient rows.
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import type { Database } from '../../../store/schema.js';
-import type { CampaignsTable } from '../../../store/schema/campaigns.js';
-import { emitEvent } from '../../webhooks/emit.js';
+import type { components } from '#generated/messaging/types.js';
+import type { Database } from '#server/store/schema.js';
+import type { CampaignsTable } from '#server/store/schema/campaigns.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
 import { countRecipients, recipientsQuery, type CampaignAudience } from './audience.js';
 
 type Campaign = components['schemas']['Campaign'];

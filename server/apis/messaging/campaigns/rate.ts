@@ -5,7 +5,7 @@
 // waits for its slot, so sends of one number never come closer than 1/rate, whichever instance
 // makes them (a virtual-scheduling limiter, GCRA with a burst of one: idle time is never banked).
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../../../store/schema.js';
+import type { Database } from '#server/store/schema.js';
 
 export interface Slots {
   /** Send times, one per leased recipient, in order. */

@@ -2,9 +2,9 @@
 // recipient forward. It runs in the transaction of the status delivery (provider-webhook.ts), so
 // no notification stands between the status and the recipient.
 import type { Kysely, Transaction } from 'kysely';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
-import type { RecipientState } from '../../../store/schema/campaigns.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import type { RecipientState } from '#server/store/schema/campaigns.js';
 
 /** The recipient states a provider status may follow (forward only; `read` is final). */
 const FROM: Record<string, RecipientState[]> = {

@@ -3,8 +3,8 @@
 // and the route.
 // A campaign that can no longer be sent (account disconnected, template no longer approved)
 // yields a reason instead, and the worker fails it.
-import type { Platform } from '../../../platform.js';
-import type { SendOptions } from '../../../providers/types.js';
+import type { Platform } from '#server/platform.js';
+import type { SendOptions } from '#server/providers/types.js';
 import { marketingSettings } from '../configuration/marketing.js';
 import { resolveSender, type Sender } from '../sender.js';
 import { findTemplate, type TemplateRow } from '../templates/lookup.js';

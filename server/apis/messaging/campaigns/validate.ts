@@ -2,9 +2,9 @@
 // template (body variable count, header format, offer expiry), media URLs must pass the URL
 // policy (SSRF guard, group G) and uploaded media ids must be the workspace's.
 import type { Kysely } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { TemplateValues } from '../outbound/template-components.js';
 import { mediaIdsOf } from './send-context.js';

@@ -8,10 +8,10 @@
 // such resends are counted in `campaigns.resent`). No new batch is leased while a batch of
 // results is unwritten, so what a crash can duplicate stays within about two batches.
 import { sql, type Transaction } from 'kysely';
-import { newId } from '../../../lib/ids.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError } from '../../../providers/types.js';
-import type { Database } from '../../../store/schema.js';
+import { newId } from '#server/lib/ids.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
 import { recordAccepted, sendOutbound } from '../outbound/record-and-send.js';
 import { recipientFields, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
 import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';

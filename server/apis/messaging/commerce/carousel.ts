@@ -2,8 +2,8 @@
 // (404 otherwise, the same as an unknown id) and its product a product of that catalog (422
 // naming the card). At send time our catalog ids become the provider's.
 import type { Kysely } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
 
 export interface ProductCard {
   catalog_id: string;

@@ -3,10 +3,10 @@
 // not marked: nothing refers to them, and a campaign naming one fails when it is sent).
 // Provider values outside the contract (availability spellings, odd URLs) are mapped onto it.
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import { newId } from '../../../lib/ids.js';
-import type { ProviderCatalog, ProviderProduct } from '../../../providers/types.js';
-import type { Database } from '../../../store/schema.js';
-import type { CatalogProductsTable, CatalogsTable } from '../../../store/schema/commerce.js';
+import { newId } from '#server/lib/ids.js';
+import type { ProviderCatalog, ProviderProduct } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
+import type { CatalogProductsTable, CatalogsTable } from '#server/store/schema/commerce.js';
 
 export type CatalogRow = Selectable<CatalogsTable>;
 export type ProductRow = Selectable<CatalogProductsTable>;

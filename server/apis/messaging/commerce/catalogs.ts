@@ -2,12 +2,12 @@
 // replaces our copy in one transaction holding the account's row lock: a provider failure keeps
 // the previous copy, and two syncs of one account run one after the other.
 import { sql } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeCursor, encodeCursor, invalidCursor } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { ProviderError } from '../../../providers/types.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { ProviderError } from '#server/providers/types.js';
 import { findAccount, withProvider } from '../configuration/accounts.js';
 import { applyCatalogs, findCatalog, type CatalogRow, type FetchedCatalog, type ProductRow } from './catalog-store.js';
 

@@ -4,9 +4,9 @@
 // order_id). WooCommerce: the REST API v3 order. Custom: the fields themselves, by path
 // (`{"order": {"number": "#1"}, "customer": {"phone": "+351…"}}`).
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/min';
-import type { components } from '../../../../generated/messaging/types.js';
-import { toE164 } from '../../../lib/phone.js';
-import type { OrderPlatform } from '../../../store/schema/commerce.js';
+import type { components } from '#generated/messaging/types.js';
+import { toE164 } from '#server/lib/phone.js';
+import type { OrderPlatform } from '#server/store/schema/commerce.js';
 
 type S = components['schemas'];
 export type OrderField = S['OrderWebhookField'];

@@ -1,9 +1,9 @@
 // A template mapped to an order event: which of its variables need a value (`header.1`,
 // `body.N`, `button.I`), the check that every one is mapped (422 naming the variable), and the
 // send parameters filled from an order. Values are literal text, never expanded again.
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { VariableMapping } from '../../../store/schema/commerce.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { VariableMapping } from '#server/store/schema/commerce.js';
 import { variablesOf } from '../outbound/template-components.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { OrderFields } from './order-fields.js';

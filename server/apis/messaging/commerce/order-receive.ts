@@ -4,12 +4,12 @@
 // repeated status change a `duplicate` that sends nothing. The mapped template goes out through
 // `deliver`, the same path as POST /api/chatapp/send (templates are allowed outside the window).
 import { createHmac } from 'node:crypto';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { sameText } from '../../../lib/signatures.js';
-import type { Platform } from '../../../platform.js';
-import type { OrderPlatform, VariableMapping } from '../../../store/schema/commerce.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { sameText } from '#server/lib/signatures.js';
+import type { Platform } from '#server/platform.js';
+import type { OrderPlatform, VariableMapping } from '#server/store/schema/commerce.js';
 import { deliver } from '../outbound/deliver.js';
 import { findTemplate } from '../templates/lookup.js';
 import { fillTemplate } from './order-mapping.js';

@@ -3,14 +3,14 @@
 // is returned only by the create; the view shows its last four characters.
 import { isSupportedCountry } from 'libphonenumber-js/min';
 import type { Kysely, Selectable } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId, newSecret } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
-import type { OrderPlatform, OrderWebhookMappingsTable, OrderWebhooksTable } from '../../../store/schema/commerce.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId, newSecret } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import type { OrderPlatform, OrderWebhookMappingsTable, OrderWebhooksTable } from '#server/store/schema/commerce.js';
 import { findAccount } from '../configuration/accounts.js';
 import { findTemplate } from '../templates/lookup.js';
 import { checkVariables } from './order-mapping.js';

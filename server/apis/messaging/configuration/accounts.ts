@@ -1,11 +1,11 @@
 // Business accounts of a workspace: lookup by either id, the provider handle for one account
 // (token decrypted for the call only), and the contract's Connection and PhoneNumber views.
 import type { Kysely, Selectable } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError, type ChatProvider, type ProviderAccount } from '../../../providers/types.js';
-import type { BusinessAccountsTable, Database, PhoneNumbersTable } from '../../../store/schema.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError, type ChatProvider, type ProviderAccount } from '#server/providers/types.js';
+import type { BusinessAccountsTable, Database, PhoneNumbersTable } from '#server/store/schema.js';
 
 type S = components['schemas'];
 export type AccountRow = Selectable<BusinessAccountsTable>;

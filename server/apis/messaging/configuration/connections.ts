@@ -4,15 +4,15 @@
 // refer to the numbers) but drops the token and marks the numbers DISCONNECTED; connecting the
 // same provider account again revives them (in another workspace: new rows, see releaseNumbers).
 import { sql, type Kysely, type SqlBool } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
-import { createSandboxAccount } from '../../../providers/sandbox.js';
-import { ProviderError, type ProviderPhoneNumber } from '../../../providers/types.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
+import { ProviderError, type ProviderPhoneNumber } from '#server/providers/types.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from '../contacts/keyset.js';
 import { connectionView, findAccount, type AccountRow } from './accounts.js';
 import { refreshOnboarding } from './marketing-sync.js';

@@ -1,6 +1,6 @@
 // Messaging configuration: connections, numbers, provider webhooks, sync, marketing messages.
-import type { operations } from '../../../../generated/messaging/types.js';
-import type { Handlers } from '../../../lib/handler-types.js';
+import type { operations } from '#generated/messaging/types.js';
+import type { Handlers } from '#server/lib/handler-types.js';
 import { createConnection, deleteConnection, listConnections } from './connections.js';
 import { getMarketingMessagesSettings, syncMarketingMessagesStatus, updateMarketingMessagesSettings } from './marketing-handlers.js';
 import { listAccountPhoneNumbers, listPhoneNumbers } from './numbers.js';

@@ -1,9 +1,9 @@
 // GET/PUT /api/chatapp/{wabaId}/marketing-messages and its sync-status: per-account settings of
 // the marketing messages route, with the seed's defaults until the first write.
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import type { Platform } from '../../../platform.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import type { Platform } from '#server/platform.js';
 import { findAccount, providerProblem, type AccountRow } from './accounts.js';
 import { MARKETING_DEFAULTS, marketingRow, upsertMarketing } from './marketing.js';
 import { refreshOnboarding } from './marketing-sync.js';

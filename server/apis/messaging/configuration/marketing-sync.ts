@@ -1,6 +1,6 @@
 // The provider's marketing messages onboarding status, fetched and stored for one account
 // (on connect, workspace sync and sync-status).
-import type { Platform } from '../../../platform.js';
+import type { Platform } from '#server/platform.js';
 import { withProvider, type AccountRow } from './accounts.js';
 import { upsertMarketing, type OnboardingStatus } from './marketing.js';
 

@@ -1,7 +1,7 @@
 // Marketing messages settings of a business account. An account without a row has the seed's
 // defaults: enabled, CLOUD_API_FALLBACK, activity sharing left to the provider, not onboarded.
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../store/schema.js';
+import type { Database } from '#server/store/schema.js';
 
 export type ProductPolicy = 'CLOUD_API_FALLBACK' | 'STRICT';
 export type OnboardingStatus = 'NOT_STARTED' | 'PENDING' | 'ONBOARDED' | 'INELIGIBLE';

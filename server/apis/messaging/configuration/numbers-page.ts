@@ -4,11 +4,11 @@
 // action runs the Messaging API's own handler. Cloud accounts are connected through the API (a
 // system-user token is not something to paste into a settings form we keep no record of).
 import type { FastifyInstance } from 'fastify';
-import type { operations } from '../../../../generated/messaging/types.js';
-import { csrfField, formField } from '../../../html/forms.js';
-import { html } from '../../../html/html.js';
-import { actionForm, when } from '../../../html/settings-layout.js';
-import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '../../../html/settings-routes.js';
+import type { operations } from '#generated/messaging/types.js';
+import { csrfField, formField } from '#server/html/forms.js';
+import { html } from '#server/html/html.js';
+import { actionForm, when } from '#server/html/settings-layout.js';
+import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { findAccount } from './accounts.js';
 import { createConnection, deleteConnection, listConnections } from './connections.js';
 import { listPhoneNumbers } from './numbers.js';

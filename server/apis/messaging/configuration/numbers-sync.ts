@@ -2,10 +2,10 @@
 // missing ones marked DISCONNECTED (never deleted: messages refer to them). Provider values
 // outside the contract's enums are mapped onto them, so every stored value can be listed.
 import type { Kysely } from 'kysely';
-import { newId } from '../../../lib/ids.js';
-import { toE164 } from '../../../lib/phone.js';
-import type { ProviderPhoneNumber } from '../../../providers/types.js';
-import type { Database } from '../../../store/schema.js';
+import { newId } from '#server/lib/ids.js';
+import { toE164 } from '#server/lib/phone.js';
+import type { ProviderPhoneNumber } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
 
 const STATUSES = new Set(['CONNECTED', 'PENDING', 'FLAGGED', 'RESTRICTED', 'DISCONNECTED']);
 const GONE = new Set(['BANNED', 'DELETED']);

@@ -1,9 +1,9 @@
 // Phone numbers of the workspace's connected accounts (all, or one account's), newest first.
 // Numbers of disconnected accounts are not listed.
-import type { operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import type { Platform } from '../../../platform.js';
+import type { operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import type { Platform } from '#server/platform.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from '../contacts/keyset.js';
 import { findAccount, numberView } from './accounts.js';
 

@@ -1,10 +1,10 @@
 // Provider webhook subscription (cloud API accounts) and the workspace refresh from the provider.
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { ProviderError } from '../../../providers/types.js';
-import type { Platform } from '../../../platform.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { ProviderError } from '#server/providers/types.js';
+import type { Platform } from '#server/platform.js';
 import { findAccount, providerProblem, withProvider, type AccountRow } from './accounts.js';
 import { refreshOnboarding } from './marketing-sync.js';
 import { marketingSettings } from './marketing.js';

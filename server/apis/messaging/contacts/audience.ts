@@ -6,8 +6,8 @@
 // with any (default) or all of the tags, `segmentId` keeps the segment's members evaluated now.
 // `all: true` alone means every contact of the workspace; an empty selection selects nobody.
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
 import { loadFieldDefinitions } from './custom-values.js';
 import { segmentCondition } from './segment-filter.js';
 

@@ -2,13 +2,13 @@
 // the existing contact's id, never a constraint name); tags are given by name and created when
 // new; custom field values are checked against their fields' types.
 import type { Kysely, Transaction } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { requireE164 } from '../../../lib/phone.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { requireE164 } from '#server/lib/phone.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
 import { isUniqueViolation } from './storable.js';
 import { ensureTags } from './tags.js';

@@ -1,9 +1,9 @@
 // Custom field values checked against their field definitions: text (≤ 1,000 characters),
 // number (finite), date (a real calendar day), choice (one of the field's choices).
 import type { Kysely } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
-import type { CustomFieldValue } from '../../../store/schema/messaging-crm.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
+import type { CustomFieldValue } from '#server/store/schema/messaging-crm.js';
 import { isCalendarDate, type FieldDefinitions } from './segment-filter.js';
 
 export const MAX_TEXT_VALUE = 1000;

@@ -1,6 +1,6 @@
 // Messaging CRM: contacts, tags, segments, custom fields.
-import type { operations } from '../../../../generated/messaging/types.js';
-import type { Handlers } from '../../../lib/handler-types.js';
+import type { operations } from '#generated/messaging/types.js';
+import type { Handlers } from '#server/lib/handler-types.js';
 import { createContact, getContact, updateContact } from './contacts.js';
 import { createCustomField, listCustomFields } from './custom-fields.js';
 import { listContacts } from './list.js';

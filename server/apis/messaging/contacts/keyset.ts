@@ -4,8 +4,8 @@
 // is refused like any foreign cursor. Time keys are compared at millisecond precision on both
 // sides, since rows written with the database's now() hold microseconds a cursor cannot carry.
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { decodeCursor, encodeCursor, invalidCursor, type CursorScope, type Page } from '../../../lib/cursor.js';
-import type { SecretBox } from '../../../lib/secrets.js';
+import { decodeCursor, encodeCursor, invalidCursor, type CursorScope, type Page } from '#server/lib/cursor.js';
+import type { SecretBox } from '#server/lib/secrets.js';
 
 export interface SortKey {
   /** The sort name bound into the cursor. */

@@ -2,10 +2,10 @@
 // sort orders, keyset pagination. Search text and filter values are bind parameters and LIKE
 // patterns are escaped, so `%`, `_`, `'` and `\` are plain characters (J1).
 import { sql, type SqlBool } from 'kysely';
-import type { operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import type { operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import { loadFieldDefinitions } from './custom-values.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
 import { segmentCondition, type FieldDefinitions } from './segment-filter.js';

@@ -2,8 +2,8 @@
 // `contacts` each time a segment is read, listed or used as an audience, so membership is live.
 // Values always travel as bind parameters; custom field keys too (`custom_fields->>$1`).
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { CustomFieldType, SegmentConditionRow, SegmentFilterRow } from '../../../store/schema/messaging-crm.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { CustomFieldType, SegmentConditionRow, SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 import { likeContains } from './sql-text.js';
 
 type Kind = 'text' | 'phone' | 'tag' | 'timestamp' | CustomFieldType;

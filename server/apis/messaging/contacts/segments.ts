@@ -1,14 +1,14 @@
 // Segments: saved contact filters. The filter is checked against the workspace's custom fields
 // when saved (422 naming the condition); `contact_count` is counted live at every read.
 import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Database } from '../../../store/schema.js';
-import type { SegmentFilterRow, SegmentsTable } from '../../../store/schema/messaging-crm.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
+import type { SegmentFilterRow, SegmentsTable } from '#server/store/schema/messaging-crm.js';
 import { loadFieldDefinitions } from './custom-values.js';
 import { checkSegmentFilter, segmentCondition, type FieldDefinitions } from './segment-filter.js';
 import { isUniqueViolation } from './storable.js';

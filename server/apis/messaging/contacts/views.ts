@@ -1,8 +1,8 @@
 // The contract's Contact for stored rows: tag names (sorted) loaded for a whole page at once,
 // and the 24-hour customer-service window derived from the last inbound message.
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import type { ContactsTable, Database } from '../../../store/schema.js';
+import type { components } from '#generated/messaging/types.js';
+import type { ContactsTable, Database } from '#server/store/schema.js';
 
 type Contact = components['schemas']['Contact'];
 export type ContactRow = Pick<Selectable<ContactsTable>, 'id' | 'phone' | 'name' | 'email' | 'custom_fields' | 'last_inbound_at' | 'created_at' | 'updated_at'>;

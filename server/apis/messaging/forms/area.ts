@@ -1,5 +1,5 @@
 // Messaging forms: forms and their published pages.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { formHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

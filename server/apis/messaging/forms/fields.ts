@@ -2,11 +2,11 @@
 // exactly where the type takes them, labels within the provider's limits for the component a
 // type becomes, and `custom_field` naming a contact attribute or a custom field that exists.
 import type { Kysely } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { FLOW_LABEL_LIMITS } from '../../../providers/flow-json-check.js';
-import type { Database } from '../../../store/schema.js';
-import type { FormFieldRow } from '../../../store/schema/forms.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FLOW_LABEL_LIMITS } from '#server/providers/flow-json-check.js';
+import type { Database } from '#server/store/schema.js';
+import type { FormFieldRow } from '#server/store/schema/forms.js';
 import { RESERVED_FIELD_NAMES } from './flow-json.js';
 
 type Field = components['schemas']['FormField'];

@@ -3,7 +3,7 @@
 // with every answer plus `form_id`. The provider does not say which Flow a response belongs to
 // (`nfm_reply` has no Flow id), so `form_id` in the completion payload is how submissions find
 // their form, whoever sent the Flow and whatever `flow_token` they chose.
-import type { FormFieldRow } from '../../../store/schema/forms.js';
+import type { FormFieldRow } from '#server/store/schema/forms.js';
 
 export const FLOW_JSON_VERSION = '7.0';
 /** Short screens read better on a phone and stay far below the provider's 50 components. */

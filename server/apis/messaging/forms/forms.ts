@@ -2,14 +2,14 @@
 // the fields), list per business account, publish. The provider's Flow id is the form's
 // `flow.flow_id`, what automations and sends reference; the `form_…` id is for this API only.
 import type { Selectable } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { ProviderError } from '../../../providers/types.js';
-import type { FormsTable } from '../../../store/schema/forms.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { ProviderError } from '#server/providers/types.js';
+import type { FormsTable } from '#server/store/schema/forms.js';
 import { withProvider } from '../configuration/accounts.js';
 import { accountFor } from '../bots/scope.js';
 import { checkFields } from './fields.js';

@@ -5,11 +5,11 @@
 // target exists and whose value fits; every answer stays in the submission.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Transaction } from 'kysely';
-import { newId } from '../../../lib/ids.js';
-import { toE164 } from '../../../lib/phone.js';
-import type { Platform } from '../../../platform.js';
-import type { Database } from '../../../store/schema.js';
-import type { FormFieldRow } from '../../../store/schema/forms.js';
+import { newId } from '#server/lib/ids.js';
+import { toE164 } from '#server/lib/phone.js';
+import type { Platform } from '#server/platform.js';
+import type { Database } from '#server/store/schema.js';
+import type { FormFieldRow } from '#server/store/schema/forms.js';
 import type { InboundMessage, InboundResponder } from '../automation/responders.js';
 import { loadFieldDefinitions, mergeCustomValues } from '../contacts/custom-values.js';
 import { CONTACT_ATTRIBUTES } from './fields.js';

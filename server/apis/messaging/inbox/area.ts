@@ -1,5 +1,5 @@
 // Messaging inbox: sending, chats and messages (kept by the send path and the provider webhook).
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { inboxHandlers } from './handlers.js';
 
 export const inboxArea: Area = { name: 'messaging/inbox', handlers: { messaging: inboxHandlers } };

@@ -2,8 +2,8 @@
 // with the same body gets the stored answer, a different body or a request still in flight 409.
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 

@@ -1,13 +1,13 @@
 // The inbox: chats newest first with unread counts, a contact's messages, marking a chat read and
 // assigning it to an agent (an owner of the workspace). Everything is scoped to the caller's
 // workspace: another workspace's chat, contact or agent answers the same 404 as an unknown one.
-import type { operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeCursor, encodeCursor, invalidCursor } from '../../../lib/cursor.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { requireE164 } from '../../../lib/phone.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
+import type { operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { requireE164 } from '#server/lib/phone.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 import { chatQuery, chatView, messageView } from './views.js';
 import { AGENT_ROLES } from '../operations/agents.js';
 

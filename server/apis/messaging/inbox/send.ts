@@ -4,10 +4,10 @@
 // `accepted` with its wamid, `unknown` after a timeout (never re-sent blindly: a status webhook
 // settles it), `failed` with the provider's error. This handler reads the JSON body or the
 // multipart form and keeps the Idempotency-Key; the send itself is outbound/deliver.ts.
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import type { MediaKind } from '../media/rules.js';
 import { deviceFile, formFields, UploadTimeoutProblem } from '../media/uploads.js';
 import { deliver } from '../outbound/deliver.js';

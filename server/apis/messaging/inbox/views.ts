@@ -1,7 +1,7 @@
 // Rows to the contract's Message and Chat shapes.
 import type { Kysely, Selectable } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import type { Database, MessagesTable } from '../../../store/schema.js';
+import type { components } from '#generated/messaging/types.js';
+import type { Database, MessagesTable } from '#server/store/schema.js';
 import { WINDOW_MS } from '../outbound/service-window.js';
 
 type S = components['schemas'];

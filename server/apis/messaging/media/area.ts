@@ -1,5 +1,5 @@
 // Messaging media: uploads and their storage.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { mediaHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

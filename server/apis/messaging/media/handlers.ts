@@ -2,9 +2,9 @@
 // template media headers and media carousel cards (`media_id`). Checks, in order: the form (400),
 // the sender (404, another workspace's number is unknown), the bytes (415, 413); then one
 // provider call, and only an accepted upload is recorded.
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler, Handlers } from '../../../lib/handler-types.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler, Handlers } from '#server/lib/handler-types.js';
 import { senderOf } from '../sender.js';
 import { deviceFile, formFields, uploadAndRecord, type UploadRow } from './uploads.js';
 

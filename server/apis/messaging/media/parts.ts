@@ -6,7 +6,7 @@
 // metadata is recorded, and every parser error leaves as a 400/413 problem, never a 500.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/multipart';
-import { HttpProblem } from '../../../lib/problems.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import { MAX_MEDIA_BYTES } from './rules.js';
 
 export interface FilePart {

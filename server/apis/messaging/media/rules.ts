@@ -2,7 +2,7 @@
 // told from the bytes with file-type (never from the declared type or the file name), and the
 // size caps. Checked before any provider call, so a refused file costs nothing and stores nothing.
 import { fileTypeFromBuffer } from 'file-type';
-import { HttpProblem } from '../../../lib/problems.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document';
 

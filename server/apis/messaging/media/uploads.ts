@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Selectable } from 'kysely';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError } from '../../../providers/types.js';
-import type { Database } from '../../../store/schema.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
 import type { Sender } from '../sender.js';
 import { fileParts } from './parts.js';
 import { checkMedia, displayName, type CheckedMedia, type MediaKind } from './rules.js';

@@ -3,9 +3,9 @@
 // (POST /api/chatapp/assign-chat) accepts exactly these ids. Every stored member is active:
 // there is no invitation or disabling yet, so `invited` and `disabled` list nobody.
 import { sql } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from '../contacts/keyset.js';
 
 type Agent = components['schemas']['Agent'];

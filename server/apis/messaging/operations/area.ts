@@ -1,5 +1,5 @@
 // Messaging operations: usage, agents, Google connection, kanban funnels.
-import type { Area } from '../../area.js';
+import type { Area } from '#server/apis/area.js';
 import { operationsHandlers } from './handlers.js';
 import { setup } from './setup.js';
 

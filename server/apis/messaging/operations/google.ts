@@ -2,11 +2,11 @@
 // (RFC 7636, S256) for the configured client. The state is random, stored as a digest with the
 // workspace and the sealed code verifier, and accepted for 10 minutes by the callback.
 import { createHash, randomBytes } from 'node:crypto';
-import type { operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newSecret } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import type { operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newSecret } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 export const GOOGLE_AUTHORIZE_URL = 'https://accounts.google.com/o/oauth2/v2/auth';
 export const GOOGLE_SCOPES = ['openid', 'email', 'https://www.googleapis.com/auth/spreadsheets'];

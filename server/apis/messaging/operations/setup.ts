@@ -2,7 +2,7 @@
 // stops the server with its rule named), and chats are placed on kanban funnels as contacts write
 // in (an inbound step: in the transaction that stores the message).
 import type { FastifyInstance } from 'fastify';
-import { registerInboundStep } from '../../../events/inbound-steps.js';
+import { registerInboundStep } from '#server/events/inbound-steps.js';
 import { industryPacks } from '../packs/catalog.js';
 import { placeInboundChat } from './kanban.js';
 

@@ -1,10 +1,10 @@
 // /account/usage: the plan, its limits and this month's usage, exactly as the Messaging API's
 // usage operation computes them (its `upgrade_url` points here).
 import type { FastifyInstance } from 'fastify';
-import type { operations } from '../../../../generated/messaging/types.js';
-import { html } from '../../../html/html.js';
-import { when } from '../../../html/settings-layout.js';
-import { callApi, registerSettingsPage, type Ok, type PageContext } from '../../../html/settings-routes.js';
+import type { operations } from '#generated/messaging/types.js';
+import { html } from '#server/html/html.js';
+import { when } from '#server/html/settings-layout.js';
+import { callApi, registerSettingsPage, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { PLANS } from './plans.js';
 import { getUsage } from './usage.js';
 

@@ -1,8 +1,8 @@
 // Usage against the plan, counted from the rows themselves at request time: messages the
 // provider accepted this month, contacts stored now, Login sessions started this month.
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
 import { billingPeriod, planOf } from './plans.js';
 
 type Counter = components['schemas']['UsageCounter'];

@@ -4,10 +4,10 @@
 // In order: the sender, the recipient and the quoted message; the parts (parts.ts: template,
 // media URLs); the 24-hour rule (service-window.ts); a device file's upload; then the parts are
 // recorded and sent (record-and-send.ts). Refusals throw HttpProblem.
-import type { components } from '../../../../generated/messaging/types.js';
-import { requireE164 } from '../../../lib/phone.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
+import type { components } from '#generated/messaging/types.js';
+import { requireE164 } from '#server/lib/phone.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 import { senderOf } from '../sender.js';
 import { devicePart, sendParts, type DeviceSend } from './parts.js';
 import { recordAndSend } from './record-and-send.js';

@@ -1,9 +1,9 @@
 // A media URL as the provider will fetch it, checked before anything is stored or sent (sends,
 // campaign values): syntax and policy now (400/422 naming the field); reaching the target is the
 // provider's business.
-import { HttpProblem } from '../../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
 
 export async function checkMediaUrl(platform: Platform, url: string, pointer: string): Promise<void> {
   try {

@@ -4,10 +4,10 @@
 // Refusals throw HttpProblem (400/404/422 naming the field) before anything is stored or sent.
 // A device file's part is built apart (devicePart), after the 24-hour rule: its upload is a
 // provider call.
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import type { SendOptions } from '../../../providers/types.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import type { SendOptions } from '#server/providers/types.js';
 import { marketingSettings } from '../configuration/marketing.js';
 import type { MediaKind } from '../media/rules.js';
 import { uploadAndRecord, type DeviceFile, type UploadRow } from '../media/uploads.js';

@@ -9,11 +9,11 @@
 //   send slot, and the accepted messages are recorded afterwards in batches, in the worker's
 //   transaction that also settles the recipients. These rows join no chat.
 import type { Kysely, Transaction } from 'kysely';
-import type { components } from '../../../../generated/messaging/types.js';
-import { newId } from '../../../lib/ids.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError, type OutboundMessage, type SendOptions, type SendResult } from '../../../providers/types.js';
-import type { Database } from '../../../store/schema.js';
+import type { components } from '#generated/messaging/types.js';
+import { newId } from '#server/lib/ids.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError, type OutboundMessage, type SendOptions, type SendResult } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
 import { ensureChat, touchChat } from '../chats.js';
 import type { Sender } from '../sender.js';
 

@@ -6,8 +6,8 @@
 //
 // The values are trusted to fit the template: the send API fits them first (template-fit.ts,
 // 422 naming the field), a campaign checks them when it is created (campaigns/validate.ts).
-import type { components } from '../../../../generated/messaging/types.js';
-import type { MediaRef, TemplateMessage, TemplateParameter, TemplateSendComponent } from '../../../providers/types.js';
+import type { components } from '#generated/messaging/types.js';
+import type { MediaRef, TemplateMessage, TemplateParameter, TemplateSendComponent } from '#server/providers/types.js';
 import type { TemplateRow } from '../templates/lookup.js';
 
 type S = components['schemas'];

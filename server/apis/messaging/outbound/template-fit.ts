@@ -4,8 +4,8 @@
 // shorthand, or else the sample submitted with the template. Uploaded media (`media_id`) must have
 // been resolved by the caller for the sender number (templates/uploaded-media.ts). The fitted
 // values then go through the one builder (template-components.ts).
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { UploadedMediaIds } from '../templates/uploaded-media.js';
 import { templateMessage, variablesOf, type BuiltTemplate, type RecipientFields, type TemplateValues } from './template-components.js';

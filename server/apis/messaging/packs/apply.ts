@@ -7,15 +7,15 @@
 // tags by name, custom fields by key, quick replies by shortcut, flows and funnels by pack key),
 // so applying again creates nothing and lists the existing items as `already_present`.
 import { sql, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import type { Handler } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError, type ProviderKind, type TemplateCreated, type TemplateDefinitionComponent } from '../../../providers/types.js';
-import type { BusinessAccountsTable, Database } from '../../../store/schema.js';
-import type { PackItemKind } from '../../../store/schema/packs.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError, type ProviderKind, type TemplateCreated, type TemplateDefinitionComponent } from '#server/providers/types.js';
+import type { BusinessAccountsTable, Database } from '#server/store/schema.js';
+import type { PackItemKind } from '#server/store/schema/packs.js';
 import { componentTexts, fill, fillDeep, industryPacks, templateCreate, templateProblem, variablesIn, type PackData, type PackFlow } from './catalog.js';
 import { holdsPlaceholder, packValues, placeholderProblem, unknownPack } from './values.js';
 

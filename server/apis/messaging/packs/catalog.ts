@@ -3,7 +3,7 @@
 // reference to an item the pack lacks, a placeholder nobody fills) stops the server with the
 // pack, item and rule named, instead of failing for a user at apply time.
 import { readdirSync, readFileSync } from 'node:fs';
-import type { components } from '../../../../generated/messaging/types.js';
+import type { components } from '#generated/messaging/types.js';
 import { checkGraph } from '../automation/validate.js';
 import { checkTemplate } from '../templates/rules.js';
 import { contractSchema, schemaErrors } from './schemas.js';

@@ -1,7 +1,7 @@
 // Industry packs: the public catalogue and previews (no credential, rate-limited per IP like
 // every unauthenticated route), and applying a pack to a workspace (apply.ts).
-import type { operations } from '../../../../generated/messaging/types.js';
-import type { Handler, Handlers } from '../../../lib/handler-types.js';
+import type { operations } from '#generated/messaging/types.js';
+import type { Handler, Handlers } from '#server/lib/handler-types.js';
 import { applyIndustryPack } from './apply.js';
 import { industryPacks, listing, preview } from './catalog.js';
 import { holdsPlaceholder, packValues, placeholderProblem, unknownPack } from './values.js';

@@ -1,7 +1,7 @@
 // Validators for the contract's own schemas (generated/messaging/openapi.3.1.yaml), so pack data
 // and the templates a pack fills in are checked against exactly what the API accepts.
 import type { ValidateFunction } from 'ajv';
-import { componentValidator } from '../../../lib/validation.js';
+import { componentValidator } from '#server/lib/validation.js';
 
 /** The validator of `components/schemas/<name>` of the Messaging 3.1 document. */
 export function contractSchema(name: string): ValidateFunction {

@@ -1,5 +1,5 @@
 // The values filled into a pack: which are used, which are missing, which are refused.
-import { HttpProblem } from '../../../lib/problems.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import type { PackData } from './catalog.js';
 
 export function unknownPack(slug: string, pointer?: string): HttpProblem {

@@ -2,17 +2,17 @@
 // SSRF guard and, on the Cloud API, uploaded for their header handles), list, validate a media
 // URL (stores nothing), sync review statuses from the provider.
 import type { Kysely } from 'kysely';
-import type { components, operations } from '../../../../generated/messaging/types.js';
-import { authOf } from '../../../auth/authenticate.js';
-import { decodeKeyset, keysetPage } from '../../../lib/cursor.js';
-import type { Handler, Handlers } from '../../../lib/handler-types.js';
-import { newId } from '../../../lib/ids.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { UnsafeUrlError } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError, type ProviderKind, type TemplateDefinitionComponent } from '../../../providers/types.js';
-import type { Database } from '../../../store/schema.js';
-import { emitEvent } from '../../webhooks/emit.js';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler, Handlers } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError, type ProviderKind, type TemplateDefinitionComponent } from '#server/providers/types.js';
+import type { Database } from '#server/store/schema.js';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
 import type { TemplateRow } from './lookup.js';
 import { probeMedia, unsafeProblem } from './media.js';
 import { fetchSample, withHeaderHandles } from './samples.js';

@@ -1,7 +1,7 @@
 // Finding a workspace's template by id or by name and language (sending, campaigns, order webhooks).
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../store/schema.js';
-import type { MessageTemplatesTable } from '../../../store/schema/messaging-inbox.js';
+import type { Database } from '#server/store/schema.js';
+import type { MessageTemplatesTable } from '#server/store/schema/messaging-inbox.js';
 
 export type TemplateRow = Selectable<MessageTemplatesTable>;
 

@@ -1,9 +1,9 @@
 // Media URLs checked as the provider will fetch them: through the SSRF guard (at most 3
 // redirects, each checked), then status, content type and size against the provider's limits.
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import { FetchFailedError, UnsafeUrlError, type SafeResponse } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FetchFailedError, UnsafeUrlError, type SafeResponse } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
 
 type S = components['schemas'];
 export type MediaKind = S['MediaKind'];

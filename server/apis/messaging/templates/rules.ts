@@ -1,8 +1,8 @@
 // A new template checked the way the provider checks it at submission, so a rejection comes back
 // at once with the rule and the field (422) instead of days later as REJECTED. The schema has
 // already checked shapes, lengths and enums (400); these are the rules across fields.
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 type S = components['schemas'];
 type Component = Record<string, any>;

@@ -2,10 +2,10 @@
 // SSRF guard and checked against the provider's limits; on the Cloud API the same bytes then go
 // through Meta's resumable upload, and the handle replaces `header_url` as `example.header_handle`
 // (Meta does not fetch sample URLs itself). The sandbox keeps the URL: it has nothing to upload to.
-import { HttpProblem } from '../../../lib/problems.js';
-import { UnsafeUrlError } from '../../../lib/safe-fetch.js';
-import type { Platform } from '../../../platform.js';
-import { ProviderError, type ChatProvider, type ProviderAccount, type TemplateDefinitionComponent } from '../../../providers/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { UnsafeUrlError } from '#server/lib/safe-fetch.js';
+import type { Platform } from '#server/platform.js';
+import { ProviderError, type ChatProvider, type ProviderAccount, type TemplateDefinitionComponent } from '#server/providers/types.js';
 import { fetchMedia, unsafeProblem, type MediaKind } from './media.js';
 
 /** A media header of the body (see `mediaHeaders`): its sample URL, format and the pointer of `header_url`. */

@@ -2,9 +2,9 @@
 // ids for one sender number. Meta serves a media id only to the number it was uploaded for, and
 // only for 30 days: another number's or an expired upload is refused 422 naming the field, before
 // anything is stored or sent. An unknown id and another workspace's answer the same 404.
-import type { components } from '../../../../generated/messaging/types.js';
-import { HttpProblem } from '../../../lib/problems.js';
-import type { Platform } from '../../../platform.js';
+import type { components } from '#generated/messaging/types.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Platform } from '#server/platform.js';
 import { MEDIA_LIMITS, type MediaKind } from './media.js';
 
 type S = components['schemas'];

@@ -2,7 +2,7 @@
 // beacons, downloads, distinct reader cookies; per link, per document, and the session list.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { beacon, DOCS, LINKS, newDocument, newLink, openViewer, schemaErrors, tenant, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { DOCS, LINKS, multipart, newDocument, newLink, office, PNG, PROBLEM, pdf, storedFiles, tenant, upload, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.

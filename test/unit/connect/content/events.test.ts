@@ -3,8 +3,8 @@
 // is throttled to one per 30 s per open session, plus one at the end (a controllable clock).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { sweepSessions, SESSION_LIMITS } from '../../../../server/apis/connect/content/sessions.js';
-import { buildShared } from '../../../helper.js';
+import { sweepSessions, SESSION_LIMITS } from '#server/apis/connect/content/sessions.js';
+import { buildShared } from '#test/helper.js';
 import { beacon, DOCS, LINKS, newDocument, newLink, openViewer, outboxEvents, schemaErrors, tenant, webhookEndpoint, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.

@@ -2,7 +2,7 @@
 // no tenant field), list with filters and cursors, get, revoke; scopes and isolation (B1, B4).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { LINKS, newDocument, newLink, PROBLEM, snapshot, tenant, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.

@@ -9,9 +9,9 @@ import { parse } from 'yaml';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { newId } from '../../../../server/lib/ids.js';
-import { connectBearer } from '../../../support/connect.js';
-import { signUp, type SignedUp } from '../../account/support.js';
+import { newId } from '#server/lib/ids.js';
+import { connectBearer } from '#test/support/connect.js';
+import { signUp, type SignedUp } from '#test/unit/account/support.js';
 
 export const PROBLEM = 'https://chatapp.example/problems/';
 export const DOCS = '/api/connect/documents';

@@ -2,8 +2,8 @@
 // row, no file and no outbox entry; accepted names are sanitised and served with RFC 6266.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { MAX_UPLOAD_BYTES } from '../../../../server/plugins/body-parsers.js';
-import { buildShared } from '../../../helper.js';
+import { MAX_UPLOAD_BYTES } from '#server/plugins/body-parsers.js';
+import { buildShared } from '#test/helper.js';
 import { DOCS, multipart, newDocument, newLink, office, PNG, PROBLEM, pdf, snapshot, tenant, upload, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.

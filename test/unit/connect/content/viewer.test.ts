@@ -3,7 +3,7 @@
 // assets, link previews, and the activity beacons refusing bad tokens and bodies (no change).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { build, buildShared } from '../../../helper.js';
+import { build, buildShared } from '#test/helper.js';
 import { beacon, LINKS, newDocument, newLink, office, openViewer, PNG, PROBLEM, snapshot, slugOf, tenant, type Tenant } from './support.js';
 
 // Sign-ups hash passwords (scrypt) and uploads run pdf.js: slow on a busy machine.

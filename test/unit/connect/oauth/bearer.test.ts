@@ -2,8 +2,8 @@
 // through the platform's authenticator on a probe route that needs `analytics:read`, as the
 // contract's analytics operations do.
 import { describe, expect, it } from 'vitest';
-import { connectBearer } from '../../../support/connect.js';
-import { bearer, createKey, signUp } from '../../account/support.js';
+import { connectBearer } from '#test/support/connect.js';
+import { bearer, createKey, signUp } from '#test/unit/account/support.js';
 import { buildProbeApp } from './support.js';
 
 const { app, clock: time, probe } = await buildProbeApp();

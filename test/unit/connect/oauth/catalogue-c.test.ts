@@ -1,7 +1,7 @@
 // Catalogue group C (OAuth consent and token), A6 through RFC 7009, and B4, one test per case.
 import { describe, expect, it } from 'vitest';
-import { bearer, signUp } from '../../account/support.js';
-import { connectBearer } from '../../../support/connect.js';
+import { bearer, signUp } from '#test/unit/account/support.js';
+import { connectBearer } from '#test/support/connect.js';
 import {
   ALL_SCOPES,
   Browser,

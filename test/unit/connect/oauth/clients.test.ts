@@ -1,6 +1,6 @@
 // Connect clients and grants on the owner API, and the settings page that uses the same functions.
 import { describe, expect, it } from 'vitest';
-import { bearer, signUp } from '../../account/support.js';
+import { bearer, signUp } from '#test/unit/account/support.js';
 import { Browser, REDIRECT, basic, buildProbeApp, codeFor, consentSetup, createClient, exchange, hiddenInputs, token } from './support.js';
 
 // The probe app's clock stands still unless a test moves it.

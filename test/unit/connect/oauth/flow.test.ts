@@ -1,8 +1,8 @@
 // The authorization-code flow end to end over HTTP: consent page, approval, exchange, bearer use,
 // refresh with rotation, and the sign-up of a new workspace in the same step.
 import { describe, expect, it } from 'vitest';
-import { buildShared } from '../../../helper.js';
-import { bearer } from '../../account/support.js';
+import { buildShared } from '#test/helper.js';
+import { bearer } from '#test/unit/account/support.js';
 import { ALL_SCOPES, Browser, REDIRECT, authorizeUrl, codeFor, consentSetup, createClient, exchange, hiddenInputs, pkce, token } from './support.js';
 
 // Many public requests (authorize, token, sign-in) from one address: the per-IP limit is raised.
@@ -43,7 +43,7 @@ describe('authorization code flow', () => {
   });
 
   it('not signed in: redirected to the sign-in page, which returns to the same authorize request', async () => {
-    const owner = await (await import('../../account/support.js')).signUp(app);
+    const owner = await (await import('#test/unit/account/support.js')).signUp(app);
     const client = await createClient(app, owner);
     const browser = new Browser(app);
     const params = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'links:write', state: 's1' };
@@ -60,7 +60,7 @@ describe('authorization code flow', () => {
   });
 
   it('sign-up in the same step: the prefilled form creates the workspace and owner, then consent', async () => {
-    const owner = await (await import('../../account/support.js')).signUp(app);
+    const owner = await (await import('#test/unit/account/support.js')).signUp(app);
     const client = await createClient(app, owner);
     const browser = new Browser(app);
     const slug = `new-${Date.now().toString(36)}`;
@@ -85,7 +85,7 @@ describe('authorization code flow', () => {
   });
 
   it('sign-up errors re-render the form with the reason and create nothing', async () => {
-    const owner = await (await import('../../account/support.js')).signUp(app);
+    const owner = await (await import('#test/unit/account/support.js')).signUp(app);
     const client = await createClient(app, owner);
     const browser = new Browser(app);
     const params = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'documents:write', code_challenge: pkce().challenge, code_challenge_method: 'S256', org_name: 'Taken', slug: owner.workspace.slug };

@@ -4,9 +4,9 @@
 import * as oauth from 'oauth4webapi';
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildShared } from '../../../helper.js';
-import { freePort } from '../../../support/free-port.js';
-import { signUp } from '../../account/support.js';
+import { buildShared } from '#test/helper.js';
+import { freePort } from '#test/support/free-port.js';
+import { signUp } from '#test/unit/account/support.js';
 import { ALL_SCOPES, Browser, REDIRECT, createClient, hiddenInputs } from './support.js';
 
 let app: FastifyInstance;

@@ -2,7 +2,7 @@
 // in through the sign-in page, the consent page driven with plain HTTP, and the token exchange.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { PASSWORD, bearer, signUp, type SignedUp } from '../../account/support.js';
+import { PASSWORD, bearer, signUp, type SignedUp } from '#test/unit/account/support.js';
 
 export const REDIRECT = 'https://crm.test/cb';
 export const ALL_SCOPES = 'documents:write links:write analytics:read webhooks:write';
@@ -127,15 +127,15 @@ export async function buildProbeApp(): Promise<{ app: FastifyInstance; clock: { 
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { afterAll } = await import('vitest');
-  const { buildApp } = await import('../../../../server/app.js');
-  const { authenticator } = await import('../../../../server/auth/authenticate.js');
-  const { loadConfig } = await import('../../../../server/config.js');
-  const { openTestStore } = await import('../../../support/store.js');
+  const { buildApp } = await import('#server/app.js');
+  const { authenticator } = await import('#server/auth/authenticate.js');
+  const { loadConfig } = await import('#server/config.js');
+  const { openTestStore } = await import('#test/support/store.js');
   const clock = { now: Date.now() };
   const dataDir = mkdtempSync(join(tmpdir(), 'oauth-'));
   const store = await openTestStore();
-  const { timed } = await import('../../../support/phases.js');
-  const { TEST_PASSWORD_COST } = await import('../../../helper.js');
+  const { timed } = await import('#test/support/phases.js');
+  const { TEST_PASSWORD_COST } = await import('#test/helper.js');
   const app = await timed('build', () => buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '10000' }), { store, now: () => new Date(clock.now), sandboxTestMode: true, passwordCost: TEST_PASSWORD_COST }));
   app.get('/probe/analytics', { onRequest: authenticator(app, { api: 'connect', operationId: 'probe', security: [{ ConnectOAuth: ['analytics:read'] }] }) }, async (request) => ({ auth: request.auth }));
   await app.ready();

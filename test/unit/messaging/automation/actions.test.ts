@@ -4,10 +4,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { build } from '../../../helper.js';
-import type { SandboxProvider } from '../../../../server/providers/sandbox.js';
+import { build } from '#test/helper.js';
+import type { SandboxProvider } from '#server/providers/sandbox.js';
 import { addTag, createFlow, executions, inboundText, outbound, until, workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 it('A-10 http_request posts the expanded body and its JSON response feeds the next node', async () => {
   const received: string[] = [];

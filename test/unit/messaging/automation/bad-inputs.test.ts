@@ -1,12 +1,12 @@
 // Catalogue cases (/work/shared/reliability/bad-inputs.md) that reach automation: one test each.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, expect, it } from 'vitest';
-import { buildShared } from '../../../helper.js';
-import { createKey, signUp } from '../../account/support.js';
-import { dispatchInbound } from '../../../../server/apis/messaging/automation/dispatcher.js';
-import { registerInboundResponder } from '../../../../server/apis/messaging/automation/responders.js';
+import { buildShared } from '#test/helper.js';
+import { createKey, signUp } from '#test/unit/account/support.js';
+import { dispatchInbound } from '#server/apis/messaging/automation/dispatcher.js';
+import { registerInboundResponder } from '#server/apis/messaging/automation/responders.js';
 import { api, createFlow, executions, inboundText, until, workspace, type Workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 let app: FastifyInstance;
 let w: Workspace;

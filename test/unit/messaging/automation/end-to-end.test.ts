@@ -2,9 +2,9 @@
 // trigger → ask → wait → reply → condition → tag → template, every step recorded.
 import { beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { addTag, api, createFlow, executions, inboundButton, inboundText, outbound, templateId, until, workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 // One app: each test has its own workspace, flow and customer.
 let app: FastifyInstance;

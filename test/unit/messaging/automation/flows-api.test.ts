@@ -2,9 +2,9 @@
 // dry runs (which send and write nothing), and another workspace's ids answering 404.
 import { beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { build, buildShared } from '../../../helper.js';
-import { createKey, signUp } from '../../account/support.js';
-import { catalogue } from '../../../../server/apis/messaging/automation/catalog.js';
+import { build, buildShared } from '#test/helper.js';
+import { createKey, signUp } from '#test/unit/account/support.js';
+import { catalogue } from '#server/apis/messaging/automation/catalog.js';
 import { addTag, api, createFlow, executions, inboundText, templateId, until, workspace } from './support.js';
 
 // One app for the tests that each work in workspaces of their own; A-6, which checks that a dry

@@ -3,11 +3,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { newId } from '../../../../server/lib/ids.js';
-import { createSandboxAccount } from '../../../../server/providers/sandbox.js';
+import { buildShared } from '#test/helper.js';
+import { newId } from '#server/lib/ids.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { addTag, api, inboundText, outbound, templateId, until, workspace, type Workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 const env = { AUTOMATION_POLL_MS: '200' };
 const text = (t: string, delay = 0, unit = 'minutes') => ({ delay, delay_unit: unit, message_type: 'text', text: t });

@@ -1,10 +1,10 @@
 // Drip sequences on the automation's durable timers: enrolment (tag_added, keyword), steps sent
 // once when due, stop on reply, and listSequences with its counters.
 import { expect, it } from 'vitest';
-import { build } from '../../../helper.js';
-import { newId } from '../../../../server/lib/ids.js';
+import { build } from '#test/helper.js';
+import { newId } from '#server/lib/ids.js';
 import { addTag, api, inboundText, outbound, templateId, until, workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 const env = { AUTOMATION_POLL_MS: '200' };
 

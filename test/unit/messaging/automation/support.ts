@@ -1,9 +1,9 @@
 // Fixtures of the automation tests: a workspace with a sandbox number and approved templates
 // (the campaign fixtures), tags, flows created through the API, and simulated inbound messages.
 import type { FastifyInstance } from 'fastify';
-import { newId } from '../../../../server/lib/ids.js';
-import type { SandboxProvider } from '../../../../server/providers/sandbox.js';
-import { sendFromSandboxPhone } from '../../../../server/apis/messaging/sandbox-phone.js';
+import { newId } from '#server/lib/ids.js';
+import type { SandboxProvider } from '#server/providers/sandbox.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 import { until, workspace, type Workspace } from '../campaigns/support.js';
 
 export { until, workspace, type Workspace };

@@ -3,12 +3,12 @@
 // once (PGlite has one connection, where instances cannot race: skipped there).
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { build } from '../../../helper.js';
-import { openStore } from '../../../../server/store/db.js';
-import { onPostgres, openTestStore } from '../../../support/store.js';
+import { build } from '#test/helper.js';
+import { openStore } from '#server/store/db.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
 import { recordSends } from '../campaigns/support.js';
 import { createFlow, executions, inboundText, outbound, templateId, until, workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 const env = { SECRET_KEY: 'automation-timers-share-this-secret-key-0123456789', AUTOMATION_POLL_MS: '200', RATE_LIMIT_IP_PER_MINUTE: '10000' };
 

@@ -2,8 +2,8 @@
 // whose errors[] point at the node, connection or parameter, and nothing stored.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildShared } from '../../../helper.js';
-import { signUp, createKey } from '../../account/support.js';
+import { buildShared } from '#test/helper.js';
+import { signUp, createKey } from '#test/unit/account/support.js';
 import { addTag, api, templateId, workspace, type Workspace } from './support.js';
 
 let app: FastifyInstance;

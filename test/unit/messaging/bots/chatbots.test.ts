@@ -2,7 +2,7 @@
 // chatbot answering customers of the sandbox by similarity, with each fallback.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { customerAsks, PROBLEMS, repliesTo, tenant, type Tenant } from './support.js';
 
 let app: FastifyInstance;

@@ -1,9 +1,9 @@
 // The pure parts of the bots: normalisation, keyword matching (no regular expressions), the
 // similarity index, and schedule windows in a time zone (once per period, across midnight and DST).
 import { describe, expect, it } from 'vitest';
-import { samePeriod, scheduleApplies, isTimeZone } from '../../../../server/apis/messaging/bots/schedule.js';
-import { editDistance, keywordMatches, normalise, questionKey, SimilarityIndex } from '../../../../server/apis/messaging/bots/text-match.js';
-import type { MessageBotScheduleRow } from '../../../../server/store/schema/bots.js';
+import { samePeriod, scheduleApplies, isTimeZone } from '#server/apis/messaging/bots/schedule.js';
+import { editDistance, keywordMatches, normalise, questionKey, SimilarityIndex } from '#server/apis/messaging/bots/text-match.js';
+import type { MessageBotScheduleRow } from '#server/store/schema/bots.js';
 
 describe('text matching', () => {
   it('normalises case, accents and punctuation', () => {

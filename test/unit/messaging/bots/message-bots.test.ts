@@ -2,8 +2,8 @@
 // with their cooldown, and schedule replies once per period on a controlled clock.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { addSandboxNumber } from '../../../../server/providers/sandbox.js';
+import { buildShared } from '#test/helper.js';
+import { addSandboxNumber } from '#server/providers/sandbox.js';
 import { customerAsks, PROBLEMS, repliesTo, storeTemplate, tenant, type Tenant } from './support.js';
 
 let app: FastifyInstance;

@@ -3,7 +3,7 @@
 // nothing, and another workspace's quick replies invisible.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { PROBLEMS, tenant, type Tenant } from './support.js';
 
 let app: FastifyInstance;

@@ -2,10 +2,10 @@
 // a customer writing in through the sandbox phone, and what the app's own inbound dispatcher did
 // with the message (which responders ran, which one handled it).
 import type { FastifyInstance } from 'fastify';
-import type { InboundContent } from '../../../../server/providers/types.js';
-import { registerInboundResponder, type InboundMessage } from '../../../../server/apis/messaging/automation/responders.js';
+import type { InboundContent } from '#server/providers/types.js';
+import { registerInboundResponder, type InboundMessage } from '#server/apis/messaging/automation/responders.js';
 import { sandbox, type Tenant } from '../inbox/support.js';
-import { eventually } from '../../../support/eventually.js';
+import { eventually } from '#test/support/eventually.js';
 
 export { tenant, cloudTenant, sandbox, storeTemplate, PROBLEMS, type Tenant } from '../inbox/support.js';
 

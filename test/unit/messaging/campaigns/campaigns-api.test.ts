@@ -3,9 +3,9 @@
 // the progress counts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { addContacts, call, recipientStates, tag, until, workspace, type Workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 let app: FastifyInstance;
 beforeAll(async () => {

@@ -3,10 +3,10 @@
 // recipient, no outbox row, no message).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { newId } from '../../../../server/lib/ids.js';
+import { buildShared } from '#test/helper.js';
+import { newId } from '#server/lib/ids.js';
 import { addContacts, call, tableCounts, tag, until, workspace, type Workspace } from './support.js';
-import { elapse } from '../../../support/eventually.js';
+import { elapse } from '#test/support/eventually.js';
 
 const PROBLEMS = 'https://chatapp.example/problems/';
 let app: FastifyInstance;

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startChild, type Child } from '../../../../bench/lib/child.js';
-import { openStore } from '../../../../server/store/db.js';
-import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
-import { eventually } from '../../../support/eventually.js';
-import { onPostgres, openTestStore, seedDataDir } from '../../../support/store.js';
+import { openStore } from '#server/store/db.js';
+import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
+import { eventually } from '#test/support/eventually.js';
+import { onPostgres, openTestStore, seedDataDir } from '#test/support/store.js';
 
 const RECIPIENTS = 1000;
 const RATE = 200;

@@ -4,8 +4,8 @@
 // Real time on purpose: what is measured is when sends leave the worker, on the real clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 import { addContacts, call, connectFakeCloud, maxInWindow, recipientStates, recordSends, STAMP_JITTER_MS, until, workspace } from './support.js';
 
 let app: FastifyInstance;

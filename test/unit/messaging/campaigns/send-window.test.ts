@@ -1,8 +1,8 @@
 // The send window counts a send from its start until a second after its answer, so whenever
 // between the two the provider receives it, no second at the provider holds more than the rate.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SendWindow, WINDOW_MS } from '../../../../server/apis/messaging/campaigns/send-window.js';
-import { maxInWindow } from '../../../support/max-in-window.js';
+import { SendWindow, WINDOW_MS } from '#server/apis/messaging/campaigns/send-window.js';
+import { maxInWindow } from '#test/support/max-in-window.js';
 
 beforeEach(() => vi.useFakeTimers({ toFake: ['Date'], now: 1_000_000 }));
 afterEach(() => vi.useRealTimers());

@@ -2,12 +2,12 @@
 // Cloud API account), approved templates and contacts written straight into the store.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { newId } from '../../../../server/lib/ids.js';
-import { createSandboxAccount } from '../../../../server/providers/sandbox.js';
-import type { Database } from '../../../../server/store/schema.js';
+import { newId } from '#server/lib/ids.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
+import type { Database } from '#server/store/schema.js';
 import type { Kysely } from 'kysely';
-import { createKey, signUp } from '../../account/support.js';
-import { eventually } from '../../../support/eventually.js';
+import { createKey, signUp } from '#test/unit/account/support.js';
+import { eventually } from '#test/support/eventually.js';
 
 export interface Workspace {
   workspaceId: string;
@@ -145,4 +145,4 @@ export function recordSends(provider: { sendMessage: (...args: any[]) => Promise
  */
 export const STAMP_JITTER_MS = 25;
 
-export { maxInWindow } from '../../../support/max-in-window.js';
+export { maxInWindow } from '#test/support/max-in-window.js';

@@ -4,10 +4,10 @@
 // happen at all, so this runs on PostgreSQL only (npm run test:pg, or DATABASE_URL set).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { openStore, type Store } from '../../../../server/store/db.js';
-import { onPostgres, openTestStore } from '../../../support/store.js';
-import { MAX_DRIFT_MS } from '../../../../server/apis/messaging/campaigns/worker.js';
+import { buildShared } from '#test/helper.js';
+import { openStore, type Store } from '#server/store/db.js';
+import { onPostgres, openTestStore } from '#test/support/store.js';
+import { MAX_DRIFT_MS } from '#server/apis/messaging/campaigns/worker.js';
 import { addContacts, call, maxInWindow, recordSends, until, workspace } from './support.js';
 
 describe.skipIf(!onPostgres)('two instances on one PostgreSQL (skipped on PGlite: one connection cannot race)', () => {

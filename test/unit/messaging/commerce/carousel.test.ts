@@ -3,8 +3,8 @@
 // catalog id, on the sandbox (campaign completes) and on the fake Cloud API (wire body checked).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_CATALOG_ID, FakeProvider } from '../../../fakes/fake-provider.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_CATALOG_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 import { addContacts, until } from '../campaigns/support.js';
 import { cloudTenant, PROBLEMS, sandbox, storeTemplate, tenant, type Tenant } from '../inbox/support.js';
 

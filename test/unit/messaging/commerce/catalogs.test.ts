@@ -3,9 +3,9 @@
 // the previous copy, signed cursors, and another workspace's ids answering 404.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_CATALOG_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
-import { CloudApiProvider } from '../../../../server/providers/cloud-api.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_CATALOG_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
+import { CloudApiProvider } from '#server/providers/cloud-api.js';
 import { cloudTenant, PROBLEMS, tenant, type Tenant } from '../inbox/support.js';
 
 let fake: FakeProvider;

@@ -4,10 +4,10 @@
 // unsigned or wrongly signed is a 401 that changes nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FakeProvider } from '../../../fakes/fake-provider.js';
+import { buildShared } from '#test/helper.js';
+import { FakeProvider } from '#test/fakes/fake-provider.js';
 import { cloudTenant, PROBLEMS, sandbox, storeTemplate, tenant, type Tenant } from '../inbox/support.js';
-import { verifyBase64Hmac } from '../../../../server/apis/messaging/commerce/order-receive.js';
+import { verifyBase64Hmac } from '#server/apis/messaging/commerce/order-receive.js';
 import { deliver, orderTemplate, orderWebhook, PAID_VARIABLES, shopifyHeaders, shopifyOrder, sign, wooHeaders, wooOrder } from './support.js';
 
 let fake: FakeProvider;

@@ -2,9 +2,9 @@
 // Cloud API on 127.0.0.1 (its failures included), plus tenant isolation (B1, B6) and paging (H9).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
-import { bearer } from '../../account/support.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
+import { bearer } from '#test/unit/account/support.js';
 import { PROBLEM, tenant, type Tenant } from '../contacts/support.js';
 
 const fake = new FakeProvider();

@@ -2,9 +2,9 @@
 // defaults), sync-status from the provider, marketingSettings() for senders, and H1–H4 on the body.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { marketingSettings } from '../../../../server/apis/messaging/configuration/marketing.js';
-import { createSandboxAccount } from '../../../../server/providers/sandbox.js';
+import { buildShared } from '#test/helper.js';
+import { marketingSettings } from '#server/apis/messaging/configuration/marketing.js';
+import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { PROBLEM, tenant, type Tenant } from '../contacts/support.js';
 
 let app: FastifyInstance;

@@ -1,11 +1,11 @@
 // audienceQuery and checkAudience (used by campaigns): selectors narrow one another, tags match
 // any or all, segments apply their saved filter, other workspaces' ids are refused naming the field.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../../server/lib/ids.js';
-import { audienceQuery, checkAudience } from '../../../../server/apis/messaging/contacts/audience.js';
-import { openTestStore } from '../../../support/store.js';
-import type { Store } from '../../../../server/store/db.js';
-import type { SegmentFilterRow } from '../../../../server/store/schema/messaging-crm.js';
+import { newId } from '#server/lib/ids.js';
+import { audienceQuery, checkAudience } from '#server/apis/messaging/contacts/audience.js';
+import { openTestStore } from '#test/support/store.js';
+import type { Store } from '#server/store/db.js';
+import type { SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 
 let store: Store;
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // groups B, H and J that reach a contact body or path.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { crmCounts, PROBLEM, tenant, type Tenant } from './support.js';
 
 let app: FastifyInstance;

@@ -2,7 +2,7 @@
 // pages (B6, H9, H10), and isolation of searches and totals (B5).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { PROBLEM, tenant, type Tenant } from './support.js';
 
 let app: FastifyInstance;

@@ -1,6 +1,6 @@
 // Fixtures of the CRM tests: a workspace with a Messaging key, and a JSON call helper.
 import type { FastifyInstance } from 'fastify';
-import { createKey, signUp } from '../../account/support.js';
+import { createKey, signUp } from '#test/unit/account/support.js';
 
 export interface Tenant {
   workspaceId: string;

@@ -4,11 +4,11 @@
 // where the race cannot happen, so this runs on PostgreSQL only (npm run test:pg).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { newId } from '../../../../server/lib/ids.js';
-import { ensureTags } from '../../../../server/apis/messaging/contacts/tags.js';
-import { onPostgres } from '../../../support/store.js';
-import { holdTransaction, untilLockWaiters } from '../../../support/locks.js';
+import { buildShared } from '#test/helper.js';
+import { newId } from '#server/lib/ids.js';
+import { ensureTags } from '#server/apis/messaging/contacts/tags.js';
+import { onPostgres } from '#test/support/store.js';
+import { holdTransaction, untilLockWaiters } from '#test/support/locks.js';
 
 describe.runIf(onPostgres)('new tags created by two writes at once (PostgreSQL)', () => {
   let app: FastifyInstance;

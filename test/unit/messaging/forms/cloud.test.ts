@@ -3,9 +3,9 @@
 // create (and no draft left at the provider), a publish refusal leaving the form a draft.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
-import { validateFlowJson } from '../../../../server/providers/flow-json-check.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
+import { validateFlowJson } from '#server/providers/flow-json-check.js';
 import { cloudTenant, createForm, formBody, formCount, listForms, PROBLEMS, publishForm, withFields, type Tenant } from './support.js';
 
 let fake: FakeProvider;

@@ -2,7 +2,7 @@
 // refusal (one test each, nothing stored), and another workspace's ids answering 404.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { createForm, formBody, formCount, listForms, PROBLEMS, publishForm, tenant, withFields, type Tenant } from './support.js';
 
 let app: FastifyInstance;

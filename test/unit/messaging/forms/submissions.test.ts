@@ -3,8 +3,8 @@
 // reference the form by `flow.flow_id` (never the form id) and resume on the submission.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { storeSubmission } from '../../../../server/apis/messaging/forms/submissions.js';
+import { buildShared } from '#test/helper.js';
+import { storeSubmission } from '#server/apis/messaging/forms/submissions.js';
 import { until } from '../campaigns/support.js';
 import { createForm, customerSubmits, dispatched, formBody, listForms, PROBLEMS, publishForm, tenant, withFields, type Tenant } from './support.js';
 import { customerAsks } from '../bots/support.js';

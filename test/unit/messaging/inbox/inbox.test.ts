@@ -4,8 +4,8 @@
 // Isolation: B1 (chat ids in paths), B2 (contact_id filter), B3 (agent ids), B6 (cursors).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { newId } from '../../../../server/lib/ids.js';
+import { buildShared } from '#test/helper.js';
+import { newId } from '#server/lib/ids.js';
 import { counts, customerWrites, PROBLEMS, sandbox, tenant, type Tenant } from './support.js';
 
 let app: FastifyInstance;

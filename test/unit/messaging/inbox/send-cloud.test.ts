@@ -3,11 +3,11 @@
 // when our own checks refuse (H15, B3).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FakeProvider } from '../../../fakes/fake-provider.js';
-import { sha256Header } from '../../../../server/lib/signatures.js';
+import { buildShared } from '#test/helper.js';
+import { FakeProvider } from '#test/fakes/fake-provider.js';
+import { sha256Header } from '#server/lib/signatures.js';
 import { cloudCustomerWrote, cloudTenant, counts, PROBLEMS, storeTemplate, tenant, type Tenant } from './support.js';
-import { eventually } from '../../../support/eventually.js';
+import { eventually } from '#test/support/eventually.js';
 
 const CUSTOMER = '+4915112345678';
 let fake: FakeProvider;

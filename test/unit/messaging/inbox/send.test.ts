@@ -3,7 +3,7 @@
 // (approved only, values literal: J7), marketing routing, idempotency.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { counts, customerWrites, PROBLEMS, sandbox, settle, storeTemplate, tenant, type Tenant } from './support.js';
 
 const CUSTOMER = '+4915112345678';

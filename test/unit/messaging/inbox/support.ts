@@ -2,11 +2,11 @@
 // sandbox number (or the fake Cloud API's number), customers writing in through the sandbox
 // phone, templates stored as the provider reviewed them, and row counts for no-change checks.
 import type { FastifyInstance } from 'fastify';
-import { newId } from '../../../../server/lib/ids.js';
-import { createSandboxAccount, SandboxProvider } from '../../../../server/providers/sandbox.js';
-import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID } from '../../../fakes/fake-provider.js';
-import { newApiKeySecret } from '../../../../server/auth/api-keys.js';
-import { elapse } from '../../../support/eventually.js';
+import { newId } from '#server/lib/ids.js';
+import { createSandboxAccount, SandboxProvider } from '#server/providers/sandbox.js';
+import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID } from '#test/fakes/fake-provider.js';
+import { newApiKeySecret } from '#server/auth/api-keys.js';
+import { elapse } from '#test/support/eventually.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';
 

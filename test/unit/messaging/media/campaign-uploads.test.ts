@@ -4,12 +4,12 @@
 // id is unknown (B1); an upload of another number or an expired one is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 import { addContacts, call, connectFakeCloud, until, workspace, type Workspace } from '../campaigns/support.js';
 import { tenant } from '../inbox/support.js';
-import { checkMedia } from '../../../../server/apis/messaging/campaigns/validate.js';
-import type { HttpProblem } from '../../../../server/lib/problems.js';
+import { checkMedia } from '#server/apis/messaging/campaigns/validate.js';
+import type { HttpProblem } from '#server/lib/problems.js';
 import { FILES, multipart } from './support.js';
 
 const fake = new FakeProvider();

@@ -3,9 +3,9 @@
 // failures on the upload (131053, rate limit, bad token) leaving no row (and no message).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FAKE_TOKEN, FakeProvider } from '../../../fakes/fake-provider.js';
-import { ProviderError } from '../../../../server/providers/types.js';
+import { buildShared } from '#test/helper.js';
+import { FAKE_TOKEN, FakeProvider } from '#test/fakes/fake-provider.js';
+import { ProviderError } from '#server/providers/types.js';
 import { cloudCustomerWrote, cloudTenant, counts, PROBLEMS, type Tenant } from '../inbox/support.js';
 import { FILES, multipart, type FilePartSpec } from './support.js';
 

@@ -1,8 +1,8 @@
 // The media rules on their own: types told from the bytes, per-kind caps, display names (I1, I3, I5, I8).
 import { describe, expect, it } from 'vitest';
-import { checkMedia, displayName, MEDIA_RULES } from '../../../../server/apis/messaging/media/rules.js';
-import { parserProblem } from '../../../../server/apis/messaging/media/parts.js';
-import { HttpProblem } from '../../../../server/lib/problems.js';
+import { checkMedia, displayName, MEDIA_RULES } from '#server/apis/messaging/media/rules.js';
+import { parserProblem } from '#server/apis/messaging/media/parts.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import { FILES } from './support.js';
 
 async function refusal(p: Promise<unknown>): Promise<HttpProblem> {

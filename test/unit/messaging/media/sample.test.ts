@@ -2,10 +2,10 @@
 // Cloud adapter against the fake Graph API (session, then the bytes with `OAuth` and
 // file_offset, then the handle), the missing app id (422 before any call), the sandbox's handle.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CloudApiProvider } from '../../../../server/providers/cloud-api.js';
-import { SandboxProvider } from '../../../../server/providers/sandbox.js';
-import { HttpProblem } from '../../../../server/lib/problems.js';
-import { FAKE_APP_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
+import { CloudApiProvider } from '#server/providers/cloud-api.js';
+import { SandboxProvider } from '#server/providers/sandbox.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { FAKE_APP_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 import { FILES } from './support.js';
 
 const fake = new FakeProvider();

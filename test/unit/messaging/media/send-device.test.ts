@@ -3,7 +3,7 @@
 // and ids. The 24-hour rule comes before the upload (H15); refusals store nothing (I1, I8, H2).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { counts, customerWrites, PROBLEMS, sandbox, tenant, type Tenant } from '../inbox/support.js';
 import { FILES, multipart, type FilePartSpec } from './support.js';
 

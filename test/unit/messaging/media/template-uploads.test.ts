@@ -5,10 +5,10 @@
 // refuses another number's upload up front (422) instead of failing at send time.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { FakeProvider } from '../../../fakes/fake-provider.js';
-import { newId } from '../../../../server/lib/ids.js';
-import { addSandboxNumber } from '../../../../server/providers/sandbox.js';
+import { buildShared } from '#test/helper.js';
+import { FakeProvider } from '#test/fakes/fake-provider.js';
+import { newId } from '#server/lib/ids.js';
+import { addSandboxNumber } from '#server/providers/sandbox.js';
 import { call, workspace, type Workspace } from '../campaigns/support.js';
 import { cloudTenant, counts, PROBLEMS, storeTemplate, tenant, type Tenant } from '../inbox/support.js';
 import { FILES, multipart } from './support.js';

@@ -2,7 +2,7 @@
 // every refusal (400, 404, 413, 415) leaving no row (I1, I3, I6, I7, I8, H2, H3, B1).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { PROBLEMS, tenant, type Tenant } from '../inbox/support.js';
 import { FILES, multipart, type FilePartSpec } from './support.js';
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { tenant, type Tenant } from '../inbox/support.js';
 import { PROBLEMS } from './support.js';
 

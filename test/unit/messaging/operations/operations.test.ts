@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { customerWrites, sandbox, tenant, type Tenant } from '../inbox/support.js';
 import { apply, CLINIC, eventually } from '../packs/support.js';
 import { loginTenant, member, PROBLEMS, type LoginTenant } from './support.js';
@@ -295,7 +295,7 @@ describe('listKanbanFunnels', () => {
   });
 
   it('waba_id filters by business account (our id or the provider\'s); a funnel of another account gets none of its chats', async () => {
-    const { createSandboxAccount } = await import('../../../../server/providers/sandbox.js');
+    const { createSandboxAccount } = await import('#server/providers/sandbox.js');
     const { account } = await createSandboxAccount(app.platform.store.db, t.workspaceId, { name: 'Second' });
     const other = await apply(app, t, { ...CLINIC, waba_id: account.id });
     expect(other.statusCode, other.body).toBe(200);
@@ -335,7 +335,7 @@ describe('listKanbanFunnels', () => {
   });
 
   it('a disconnected business account: 404 like an unknown one', async () => {
-    const { createSandboxAccount } = await import('../../../../server/providers/sandbox.js');
+    const { createSandboxAccount } = await import('#server/providers/sandbox.js');
     const { account } = await createSandboxAccount(app.platform.store.db, t.workspaceId, { name: 'Gone' });
     expect((await get(t, `/api/kanban-funnels?waba_id=${account.id}`)).statusCode).toBe(200);
     await app.platform.store.db.updateTable('business_accounts').set({ disconnected_at: new Date() }).where('id', '=', account.id).execute();
@@ -367,7 +367,7 @@ describe('listKanbanFunnels', () => {
   it('B3 a cursor of another workspace: 400', async () => {
     const c = await tenant(app);
     await apply(app, c, { ...CLINIC, waba_id: c.wabaId });
-    const { createSandboxAccount } = await import('../../../../server/providers/sandbox.js');
+    const { createSandboxAccount } = await import('#server/providers/sandbox.js');
     const { account } = await createSandboxAccount(app.platform.store.db, c.workspaceId, { name: 'Second' });
     await apply(app, c, { ...CLINIC, waba_id: account.id });
     const theirs = await funnels(c, '?limit=1');

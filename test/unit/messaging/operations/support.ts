@@ -2,9 +2,9 @@
 // (usage counts messages, contacts and Login sessions of one workspace), and members inserted
 // directly (the account API has no member invitation yet).
 import type { FastifyInstance } from 'fastify';
-import { newApiKeySecret } from '../../../../server/auth/api-keys.js';
-import { newId } from '../../../../server/lib/ids.js';
-import { insertLoginApp } from '../../../support/login-app.js';
+import { newApiKeySecret } from '#server/auth/api-keys.js';
+import { newId } from '#server/lib/ids.js';
+import { insertLoginApp } from '#test/support/login-app.js';
 import type { Tenant } from '../inbox/support.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';

@@ -10,10 +10,10 @@ import {
   variableValue,
   type RecipientFields,
   type TemplateValues,
-} from '../../../../server/apis/messaging/outbound/template-components.js';
-import { buildTemplateMessage, fitTemplateValues } from '../../../../server/apis/messaging/outbound/template-fit.js';
-import type { TemplateRow } from '../../../../server/apis/messaging/templates/lookup.js';
-import { HttpProblem } from '../../../../server/lib/problems.js';
+} from '#server/apis/messaging/outbound/template-components.js';
+import { buildTemplateMessage, fitTemplateValues } from '#server/apis/messaging/outbound/template-fit.js';
+import type { TemplateRow } from '#server/apis/messaging/templates/lookup.js';
+import { HttpProblem } from '#server/lib/problems.js';
 
 const now = new Date('2030-01-01T00:00:00Z');
 

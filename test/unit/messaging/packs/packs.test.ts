@@ -3,9 +3,9 @@
 // and every refusal changing nothing (H2, H3, H8, B3).
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { ProviderError } from '../../../../server/providers/types.js';
+import { ProviderError } from '#server/providers/types.js';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
+import { buildShared } from '#test/helper.js';
 import { tenant, type Tenant } from '../inbox/support.js';
 import { apply, CLINIC, packCounts, PROBLEMS } from './support.js';
 
@@ -177,7 +177,7 @@ describe('applyIndustryPack', () => {
   it('another business account of the same workspace gets its own templates, flows and funnel; workspace-wide items are shared', async () => {
     const t = await tenant(app);
     const first = (await apply(app, t, { ...CLINIC, waba_id: t.wabaId })).json();
-    const { createSandboxAccount } = await import('../../../../server/providers/sandbox.js');
+    const { createSandboxAccount } = await import('#server/providers/sandbox.js');
     const { account } = await createSandboxAccount(app.platform.store.db, t.workspaceId, { name: 'Second' });
     const res = await apply(app, t, { ...CLINIC, waba_id: account.id });
     expect(res.statusCode, res.body).toBe(200);

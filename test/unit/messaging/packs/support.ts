@@ -2,7 +2,7 @@
 // a pack writes (for the no-change checks of refusals).
 import type { FastifyInstance } from 'fastify';
 import type { Tenant } from '../inbox/support.js';
-import { eventually as waitFor } from '../../../support/eventually.js';
+import { eventually as waitFor } from '#test/support/eventually.js';
 
 export const PROBLEMS = 'https://chatapp.example/problems/';
 

@@ -7,10 +7,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { loadDocument } from '../../../contract/cases.js';
-import { FAKE_APP_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '../../../fakes/fake-provider.js';
-import { loadConfig } from '../../../../server/config.js';
+import { buildShared } from '#test/helper.js';
+import { loadDocument } from '#test/contract/cases.js';
+import { FAKE_APP_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
+import { loadConfig } from '#server/config.js';
 import { cloudTenant, counts, PROBLEMS, type Tenant } from '../inbox/support.js';
 
 const FILES: Record<string, { type: string; bytes: Buffer }> = {

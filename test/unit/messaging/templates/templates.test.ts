@@ -4,9 +4,9 @@
 // with its template.status_updated events, on the sandbox and on the fake Cloud API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildShared } from '../../../helper.js';
-import { loadDocument } from '../../../contract/cases.js';
-import { FakeProvider } from '../../../fakes/fake-provider.js';
+import { buildShared } from '#test/helper.js';
+import { loadDocument } from '#test/contract/cases.js';
+import { FakeProvider } from '#test/fakes/fake-provider.js';
 import { cloudTenant, counts, PROBLEMS, storeTemplate, tenant, type Tenant } from '../inbox/support.js';
 import { startMediaServer } from './media-server.js';
 
