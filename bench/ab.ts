@@ -15,7 +15,12 @@ import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figu
 import { load, median, type LoadOptions } from './lib/load.js';
 
 const { values } = parseArgs({
-  options: { base: { type: 'string' }, figure: { type: 'string', default: 'get' }, rounds: { type: 'string', default: '4' }, seconds: { type: 'string', default: '4' } },
+  options: {
+    base: { type: 'string' },
+    figure: { type: 'string', default: 'get' },
+    rounds: { type: 'string', default: '4' },
+    seconds: { type: 'string', default: '4' },
+  },
 });
 const figure = values.figure as HttpFigure;
 const rounds = Number(values.rounds);
@@ -36,7 +41,11 @@ const servers = {
   new: await startChild<ServerInfo>('full.ts'),
   ...(figure === 'list' ? {} : { bare: await startChild<ServerInfo>('bare.ts') }),
 };
-const target = (name: string, server: ServerInfo, durationSec: number): LoadOptions => ({ ...figureRequest(figure, server, name === 'bare'), connections: 10, durationSec });
+const target = (name: string, server: ServerInfo, durationSec: number): LoadOptions => ({
+  ...figureRequest(figure, server, name === 'bare'),
+  connections: 10,
+  durationSec,
+});
 
 try {
   const entries = Object.entries(servers);
@@ -51,7 +60,8 @@ try {
     }
   }
   for (const [name, runs] of Object.entries(rps)) console.log(`${figure} ${name} median ${median(runs)} rps (runs ${runs.join(', ')})`);
-  if (rps.bare) console.log(`note: vs bare Fastify, base ${(median(rps.base!) / median(rps.bare)).toFixed(3)}, new ${(median(rps.new!) / median(rps.bare)).toFixed(3)}`);
+  if (rps.bare)
+    console.log(`note: vs bare Fastify, base ${(median(rps.base!) / median(rps.bare)).toFixed(3)}, new ${(median(rps.new!) / median(rps.bare)).toFixed(3)}`);
   console.log(`ratio ab_${figure}_new_vs_base ${(median(rps.new!) / median(rps.base!)).toFixed(3)}`);
 } finally {
   await Promise.all(Object.values(servers).map((s) => s.stop()));

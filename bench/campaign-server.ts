@@ -33,22 +33,51 @@ async function seed(contacts: number, rate: number) {
   });
   if (signUp.statusCode !== 201) throw new Error(`sign-up failed: ${signUp.statusCode} ${signUp.body}`);
   const { workspace, session } = signUp.json();
-  const key = await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${session.access_token}` }, payload: { name: 'bench' } });
+  const key = await app.inject({
+    method: 'POST',
+    url: '/api/account/api-keys',
+    headers: { authorization: `Bearer ${session.access_token}` },
+    payload: { name: 'bench' },
+  });
   if (key.statusCode !== 201) throw new Error(`key failed: ${key.statusCode} ${key.body}`);
   const db = app.platform.store.db;
   const accountId = newId('waba');
   await db
     .insertInto('business_accounts')
-    .values({ id: accountId, workspace_id: workspace.id, kind: 'cloud_api', provider_waba_id: env.FAKE_WABA_ID!, name: 'Bench', access_token_enc: app.platform.secrets.encrypt(env.FAKE_TOKEN!) })
+    .values({
+      id: accountId,
+      workspace_id: workspace.id,
+      kind: 'cloud_api',
+      provider_waba_id: env.FAKE_WABA_ID!,
+      name: 'Bench',
+      access_token_enc: app.platform.secrets.encrypt(env.FAKE_TOKEN!),
+    })
     .execute();
   const phone = '+15550100100';
   await db
     .insertInto('phone_numbers')
-    .values({ id: newId('pn'), workspace_id: workspace.id, business_account_id: accountId, provider_phone_number_id: env.FAKE_PHONE_NUMBER_ID!, display_phone_number: phone, verified_name: 'Bench', messages_per_second: rate })
+    .values({
+      id: newId('pn'),
+      workspace_id: workspace.id,
+      business_account_id: accountId,
+      provider_phone_number_id: env.FAKE_PHONE_NUMBER_ID!,
+      display_phone_number: phone,
+      verified_name: 'Bench',
+      messages_per_second: rate,
+    })
     .execute();
   await db
     .insertInto('message_templates')
-    .values({ id: newId('tpl'), workspace_id: workspace.id, business_account_id: accountId, name: 'bench_offer', language: 'en_US', category: 'UTILITY', status: 'APPROVED', components: JSON.stringify([{ type: 'BODY', text: 'Hi {{1}}, our offer.' }]) })
+    .values({
+      id: newId('tpl'),
+      workspace_id: workspace.id,
+      business_account_id: accountId,
+      name: 'bench_offer',
+      language: 'en_US',
+      category: 'UTILITY',
+      status: 'APPROVED',
+      components: JSON.stringify([{ type: 'BODY', text: 'Hi {{1}}, our offer.' }]),
+    })
     .execute();
   for (let start = 0; start < contacts; start += 5000) {
     const rows = Array.from({ length: Math.min(5000, contacts - start) }, (_, i) => ({

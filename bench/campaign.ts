@@ -14,7 +14,9 @@ if (!Number.isInteger(recipients) || recipients < 2 || !Number.isInteger(rate) |
 const report = (store: string, f: Awaited<ReturnType<typeof measureCampaign>>) => {
   console.log(JSON.stringify({ store, ...f }));
   console.log(`ratio campaign_rate_${store} ${(f.achievedPerSecond / f.configuredPerSecond).toFixed(3)}`);
-  console.log(`memory campaign_rss_peak_${store}_mib ${(f.rssPeakBytes / 2 ** 20).toFixed(0)} (before the campaign ${(f.rssBeforeBytes / 2 ** 20).toFixed(0)})`);
+  console.log(
+    `memory campaign_rss_peak_${store}_mib ${(f.rssPeakBytes / 2 ** 20).toFixed(0)} (before the campaign ${(f.rssBeforeBytes / 2 ** 20).toFixed(0)})`,
+  );
 };
 report('pglite', await measureCampaign(recipients, rate));
 const adminUrl = process.env.BENCH_DATABASE_URL;

@@ -23,7 +23,10 @@ const durationSec = quick ? 4 : 10;
 const warmupSec = quick ? 2 : 5;
 const connections = 10;
 // `--only=http,login,campaign,webhooks,provider,generate` runs some groups of figures (for profiling work).
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const wanted = (group: string) => !only || only.includes(group);
 
 const figures: Record<string, unknown> = {};
@@ -156,18 +159,29 @@ if (wanted('provider')) {
     const whole = ingest.answers429 === 0 && ingest.lost === 0 && ingest.errors === 0;
     ratios[name] = whole ? ingest.perSecond / 1000 : 0;
     figures[name] = ingest;
-    console.log(`note: ${name} ${Math.round(ingest.perSecond)} deliveries/s acknowledged; ${ingest.sent} sent, ${ingest.stored} stored, ${ingest.lost} lost, ${ingest.answers429} answers 429, ${ingest.errors} errors`);
+    console.log(
+      `note: ${name} ${Math.round(ingest.perSecond)} deliveries/s acknowledged; ${ingest.sent} sent, ${ingest.stored} stored, ${ingest.lost} lost, ${ingest.answers429} answers 429, ${ingest.errors} errors`,
+    );
     // Not a ratio: processing capacity, so the rate of acknowledgements is not mistaken for it.
-    console.log(`note: ${name} processing ${Math.round(ingest.processedPerSecond)} deliveries/s from the first sent to the inbox drained; drained ${ingest.drainSeconds.toFixed(1)} s after the last acknowledgement; ${ingest.poison} kept as poison`);
+    console.log(
+      `note: ${name} processing ${Math.round(ingest.processedPerSecond)} deliveries/s from the first sent to the inbox drained; drained ${ingest.drainSeconds.toFixed(1)} s after the last acknowledgement; ${ingest.poison} kept as poison`,
+    );
   };
   record('provider_webhook_ingest', await measureProviderIngest(size, runs, APP_SECRET));
-  if (adminUrl) record('provider_webhook_ingest_postgres', await withBenchDatabase(adminUrl, (url) => measureProviderIngest(size, runs, APP_SECRET, { DATABASE_URL: url })));
+  if (adminUrl)
+    record(
+      'provider_webhook_ingest_postgres',
+      await withBenchDatabase(adminUrl, (url) => measureProviderIngest(size, runs, APP_SECRET, { DATABASE_URL: url })),
+    );
 }
 
 // `npm run generate` (TypeSpec, both OpenAPI versions, webhooks, types, dereferenced documents) against 15 s.
 if (wanted('generate')) {
   const t0 = performance.now();
-  const res = spawnSync(process.execPath, ['scripts/generate.mjs'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'ignore', 'inherit'] });
+  const res = spawnSync(process.execPath, ['scripts/generate.mjs'], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (res.status !== 0) throw new Error('npm run generate failed');
   const seconds = (performance.now() - t0) / 1000;
   ratios.generate_budget = 15 / seconds;
@@ -179,7 +193,13 @@ mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(
   new URL('./results/latest.json', import.meta.url),
   JSON.stringify(
-    { date: new Date().toISOString(), quick, machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version }, ratios, figures },
+    {
+      date: new Date().toISOString(),
+      quick,
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version },
+      ratios,
+      figures,
+    },
     null,
     2,
   ),

@@ -71,7 +71,10 @@ export function watchLoginSession(options: WatchOptions): Promise<LoginStreamEve
       },
     });
     let opened = false;
-    const timer = connectTimeoutMs === undefined ? undefined : setTimeout(() => opened || finish(new LoginStreamError(`The login stream did not open within ${connectTimeoutMs} ms.`)), connectTimeoutMs);
+    const timer =
+      connectTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => opened || finish(new LoginStreamError(`The login stream did not open within ${connectTimeoutMs} ms.`)), connectTimeoutMs);
     const onAbort = () => finish(aborted(signal!));
     function finish(error?: Error, value?: LoginStreamEvent) {
       es.close();
@@ -88,7 +91,12 @@ export function watchLoginSession(options: WatchOptions): Promise<LoginStreamEve
       const code = (e as { code?: number }).code;
       if (code === 410) finish(new LoginSessionExpiredError(sessionId));
       else if (es.readyState === EventSource.CLOSED) {
-        finish(new LoginStreamError(code === 204 ? 'The stream has no more events (the final one was delivered before).' : `The login stream was refused (${code ?? 'network'}).`, code));
+        finish(
+          new LoginStreamError(
+            code === 204 ? 'The stream has no more events (the final one was delivered before).' : `The login stream was refused (${code ?? 'network'}).`,
+            code,
+          ),
+        );
       } else if (!opened) {
         // Never connected: report it (waitForLogin polls instead) rather than retry unseen.
         // Once open, a dropped connection is left to EventSource, which reconnects.

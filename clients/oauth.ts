@@ -11,7 +11,11 @@ import { OAuthError, unwrap } from './problems.js';
 export type TokenResponse = components['schemas']['TokenResponse'];
 
 // btoa rather than Buffer: these helpers also run in a browser (a public client's SPA).
-const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const random = (n: number) => b64url(globalThis.crypto.getRandomValues(new Uint8Array(n)));
 
 async function s256(verifier: string): Promise<string> {
@@ -28,7 +32,13 @@ export interface AuthorizeRequest {
 }
 
 /** The URL to send the owner's browser to, and the `state` and `codeVerifier` to keep for the callback. */
-export async function buildAuthorizeUrl({ baseUrl, clientId, redirectUri, scopes, state = random(32) }: AuthorizeRequest): Promise<{ url: string; state: string; codeVerifier: string }> {
+export async function buildAuthorizeUrl({
+  baseUrl,
+  clientId,
+  redirectUri,
+  scopes,
+  state = random(32),
+}: AuthorizeRequest): Promise<{ url: string; state: string; codeVerifier: string }> {
   const codeVerifier = random(32); // 43 characters, the RFC 7636 minimum with 256 bits of entropy
   const url = new URL('/connect/authorize', baseUrl);
   url.search = new URLSearchParams({
@@ -49,7 +59,8 @@ export async function buildAuthorizeUrl({ baseUrl, clientId, redirectUri, scopes
  */
 export function parseCallback(callbackUrl: string | URL, expected: { state: string; issuer?: string }): string {
   const query = new URL(callbackUrl).searchParams;
-  if (query.get('state') !== expected.state) throw new OAuthError({ error: 'invalid_state', error_description: 'The state does not match the one sent to authorize.' }, 0);
+  if (query.get('state') !== expected.state)
+    throw new OAuthError({ error: 'invalid_state', error_description: 'The state does not match the one sent to authorize.' }, 0);
   if (expected.issuer !== undefined && query.get('iss') !== expected.issuer) {
     throw new OAuthError({ error: 'invalid_issuer', error_description: `iss is not ${expected.issuer} (RFC 9207).` }, 0);
   }
@@ -75,14 +86,20 @@ function endpointCall({ baseUrl, clientId, clientSecret, fetch }: ClientCredenti
   const form: Record<string, string> = {};
   for (const [k, v] of Object.entries(body)) if (v !== undefined) form[k] = v;
   const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
-  if (clientSecret) headers.Authorization = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`; // form-encoded: ASCII
+  if (clientSecret)
+    headers.Authorization = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`; // form-encoded: ASCII
   else form.client_id = clientId;
   return { client, form, headers, bodySerializer: (b: unknown) => new URLSearchParams(b as Record<string, string>).toString() };
 }
 
 /** Exchanges the authorization code (with the PKCE verifier) for tokens. Errors throw OAuthError. */
 export async function exchangeCode(args: ClientCredentials & { code: string; codeVerifier: string; redirectUri: string }): Promise<TokenResponse> {
-  const { client, form, headers, bodySerializer } = endpointCall(args, { grant_type: 'authorization_code', code: args.code, code_verifier: args.codeVerifier, redirect_uri: args.redirectUri });
+  const { client, form, headers, bodySerializer } = endpointCall(args, {
+    grant_type: 'authorization_code',
+    code: args.code,
+    code_verifier: args.codeVerifier,
+    redirect_uri: args.redirectUri,
+  });
   return unwrap(await client.POST('/api/oauth/token', { body: form, headers, bodySerializer }));
 }
 
@@ -103,7 +120,9 @@ export async function revokeToken(args: ClientCredentials & { token: string; tok
  * An `auth` function for createConnectClient that refreshes the access token shortly before it
  * expires (or when told it was rejected) and reports the new pair to `onTokens` to store.
  */
-export function refreshingTokenAuth(args: ClientCredentials & { tokens: TokenResponse; onTokens?: (tokens: TokenResponse) => void | Promise<void>; skewSec?: number }) {
+export function refreshingTokenAuth(
+  args: ClientCredentials & { tokens: TokenResponse; onTokens?: (tokens: TokenResponse) => void | Promise<void>; skewSec?: number },
+) {
   let tokens = args.tokens;
   let expiresAt = Date.now() + tokens.expires_in * 1000;
   let pending: Promise<string> | undefined;
@@ -113,7 +132,8 @@ export function refreshingTokenAuth(args: ClientCredentials & { tokens: TokenRes
     // One refresh at a time: concurrent requests share it (a refresh token is single-use).
     pending ??= (async () => {
       try {
-        if (!tokens.refresh_token) throw new OAuthError({ error: 'invalid_grant', error_description: 'The access token expired and there is no refresh token.' }, 0);
+        if (!tokens.refresh_token)
+          throw new OAuthError({ error: 'invalid_grant', error_description: 'The access token expired and there is no refresh token.' }, 0);
         const next = await refreshToken({ ...args, refreshToken: tokens.refresh_token });
         tokens = next;
         expiresAt = Date.now() + next.expires_in * 1000;

@@ -83,7 +83,11 @@ export function toError(body: unknown, response: Response): ApiError {
   if (isProblemBody(body)) return new ProblemError(body, response);
   const oauth = body as { error?: unknown; error_description?: unknown } | null;
   if (typeof oauth === 'object' && oauth !== null && typeof oauth.error === 'string') {
-    return new OAuthError({ error: oauth.error, error_description: typeof oauth.error_description === 'string' ? oauth.error_description : undefined }, response.status, response);
+    return new OAuthError(
+      { error: oauth.error, error_description: typeof oauth.error_description === 'string' ? oauth.error_description : undefined },
+      response.status,
+      response,
+    );
   }
   return new ApiError(`HTTP ${response.status}`, response.status, body, response);
 }

@@ -105,12 +105,24 @@ export interface StripeStyleOptions {
  * Checks `X-Connect-Signature` over the raw body and returns the parsed event. `secret` is the
  * endpoint's `whsec_...`; `toleranceSec` bounds how old (or early) `t` may be.
  */
-export function verifyConnectWebhook(rawBody: RawBody, header: HeaderValue, secret: Secrets, toleranceSec = 300, options: StripeStyleOptions = {}): ConnectWebhookEvent {
+export function verifyConnectWebhook(
+  rawBody: RawBody,
+  header: HeaderValue,
+  secret: Secrets,
+  toleranceSec = 300,
+  options: StripeStyleOptions = {},
+): ConnectWebhookEvent {
   return verifyStripeStyle('X-Connect-Signature', rawBody, header, secret, toleranceSec, options.nowSec ?? Math.floor(Date.now() / 1000));
 }
 
 /** Checks `X-Messaging-Signature` (the same scheme as Connect) and returns the parsed event. */
-export function verifyMessagingWebhook(rawBody: RawBody, header: HeaderValue, secret: Secrets, toleranceSec = 300, options: StripeStyleOptions = {}): MessagingWebhookEvent {
+export function verifyMessagingWebhook(
+  rawBody: RawBody,
+  header: HeaderValue,
+  secret: Secrets,
+  toleranceSec = 300,
+  options: StripeStyleOptions = {},
+): MessagingWebhookEvent {
   return verifyStripeStyle('X-Messaging-Signature', rawBody, header, secret, toleranceSec, options.nowSec ?? Math.floor(Date.now() / 1000));
 }
 

@@ -31,11 +31,14 @@ export async function startMocks({ ports = MOCK_PORTS, host = '127.0.0.1', dynam
   });
   const stop = async () => {
     await Promise.all(
-      children.map(({ child }) => new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      })),
+      children.map(
+        ({ child }) =>
+          new Promise((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', resolve);
+            child.kill('SIGTERM');
+          }),
+      ),
     );
   };
   try {

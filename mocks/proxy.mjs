@@ -50,10 +50,14 @@ export async function startProxies({ upstream, ports = PROXY_PORTS, apis = API_O
   try {
     for (const api of apis) {
       const internal = ports[api] + 100;
-      const child = spawn(process.execPath, [prism, 'proxy', `generated/${api}/openapi.3.1.yaml`, upstreamUrl.href, '--errors=false', '--host', '127.0.0.1', '--port', String(internal)], {
-        cwd: root,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [prism, 'proxy', `generated/${api}/openapi.3.1.yaml`, upstreamUrl.href, '--errors=false', '--host', '127.0.0.1', '--port', String(internal)],
+        {
+          cwd: root,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       child.stdout.on('data', (chunk) => log(`[${api}] ${chunk}`));
       child.stderr.on('data', (chunk) => log(`[${api}] ${chunk}`));
       const patterns = streamPaths(parse(readFileSync(new URL(`../generated/${api}/openapi.3.1.yaml`, import.meta.url), 'utf8')));
@@ -62,11 +66,14 @@ export async function startProxies({ upstream, ports = PROXY_PORTS, apis = API_O
         const target = reason ? { host: upstreamUrl.hostname, port: upstreamUrl.port || 80 } : { host: '127.0.0.1', port: internal };
         const exchange = { api, method: req.method, path: req.url.split('?')[0], contractCase: req.headers['x-contract-case'] };
         if (reason) onBypass({ ...exchange, reason });
-        const outbound = http.request({ ...target, method: req.method, path: req.url, headers: { ...req.headers, host: reason ? upstreamUrl.host : `127.0.0.1:${internal}` } }, (answer) => {
-          for (const v of parseViolations(answer.headers['sl-violations'], { ...exchange, status: answer.statusCode })) onViolation(v);
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+        const outbound = http.request(
+          { ...target, method: req.method, path: req.url, headers: { ...req.headers, host: reason ? upstreamUrl.host : `127.0.0.1:${internal}` } },
+          (answer) => {
+            for (const v of parseViolations(answer.headers['sl-violations'], { ...exchange, status: answer.statusCode })) onViolation(v);
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
         outbound.on('error', (error) => {
           if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
           res.end(`validating proxy: ${error.message}`);

@@ -21,7 +21,11 @@ function oasdiff() {
   const bin = process.env.OASDIFF ?? join(root, '.tools', 'oasdiff');
   if (existsSync(bin)) return bin;
   console.error(`installing oasdiff ${OASDIFF_VERSION} into .tools/ (once)…`);
-  execFileSync('go', ['install', `github.com/oasdiff/oasdiff@${OASDIFF_VERSION}`], { cwd: root, stdio: 'inherit', env: { ...process.env, GOBIN: join(root, '.tools') } });
+  execFileSync('go', ['install', `github.com/oasdiff/oasdiff@${OASDIFF_VERSION}`], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, GOBIN: join(root, '.tools') },
+  });
   return bin;
 }
 
@@ -49,7 +53,11 @@ function documentAt(api, ref) {
 /** oasdiff's findings between two documents (`changelog -f json`: every change, with its level). */
 function findings(bin, base, revision) {
   // External refs off: our documents have none, and oasdiff would otherwise fetch what one names.
-  const out = execFileSync(bin, ['changelog', base, revision, '--allow-external-refs=false', '-f', 'json'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync(bin, ['changelog', base, revision, '--allow-external-refs=false', '-f', 'json'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return JSON.parse(out || '[]') ?? [];
 }
 
@@ -59,7 +67,11 @@ const tags = git('tag', '-l', 'v*').split('\n').filter(Boolean);
 if (breakingMode) {
   const last = releaseTags(tags).at(-1);
   const base = last ? { ref: last, label: `release ${last}` } : BASELINE;
-  console.log(last ? `api:breaking: comparing the working tree with the last release tag ${last}` : `api:breaking: no release tag (v*) yet: comparing the working tree with the ${BASELINE.label}`);
+  console.log(
+    last
+      ? `api:breaking: comparing the working tree with the last release tag ${last}`
+      : `api:breaking: no release tag (v*) yet: comparing the working tree with the ${BASELINE.label}`,
+  );
   let total = 0;
   for (const { name } of APIS) {
     const before = documentAt(name, base.ref);

@@ -20,6 +20,7 @@ if (!report || report.error || !report.vulnerabilities) {
 }
 const serious = Object.values(report.vulnerabilities).filter((v) => v.severity === 'high' || v.severity === 'critical');
 const unexcused = serious.filter((v) => !exceptions[v.name]);
-for (const v of serious) console.log(`${exceptions[v.name] ? 'excepted' : 'FAIL'}: ${v.name} (${v.severity})${exceptions[v.name] ? ` — ${exceptions[v.name]}` : ''}`);
+for (const v of serious)
+  console.log(`${exceptions[v.name] ? 'excepted' : 'FAIL'}: ${v.name} (${v.severity})${exceptions[v.name] ? ` — ${exceptions[v.name]}` : ''}`);
 console.log(`audit: ${serious.length} high or critical advisories in production dependencies, ${unexcused.length} not excepted`);
 process.exit(unexcused.length ? 1 : 0);

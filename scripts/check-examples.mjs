@@ -53,7 +53,10 @@ export function checkExamples(doc) {
 }
 
 function resolve(doc, ref) {
-  return ref.slice(2).split('/').reduce((node, key) => node[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce((node, key) => node[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

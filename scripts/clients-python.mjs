@@ -18,7 +18,10 @@ const out = join(root, 'clients', 'python');
 const requirements = join(root, 'scripts', 'clients', 'python-requirements.txt');
 const force = process.argv.includes('--force');
 
-const inputs = [requirements, ...APIS.flatMap((api) => [join(root, 'generated', api, 'openapi.3.1.yaml'), join(root, 'scripts', 'clients', `python-${api}.yaml`)])];
+const inputs = [
+  requirements,
+  ...APIS.flatMap((api) => [join(root, 'generated', api, 'openapi.3.1.yaml'), join(root, 'scripts', 'clients', `python-${api}.yaml`)]),
+];
 const digest = inputsDigest('', inputs);
 const stampFile = join(out, '.stamp');
 if (!force && existsSync(bin('python')) && isStamped(stampFile, digest)) {
@@ -39,7 +42,16 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 for (const api of APIS) {
   // ruff (the post hook that formats the output) must be on PATH: run() puts the venv first.
-  const log = run(bin('openapi-python-client'), ['generate', '--path', `generated/${api}/openapi.3.1.yaml`, '--config', `scripts/clients/python-${api}.yaml`, '--output-path', join(out, api), '--overwrite']);
+  const log = run(bin('openapi-python-client'), [
+    'generate',
+    '--path',
+    `generated/${api}/openapi.3.1.yaml`,
+    '--config',
+    `scripts/clients/python-${api}.yaml`,
+    '--output-path',
+    join(out, api),
+    '--overwrite',
+  ]);
   if (/warning|error/i.test(log)) {
     process.stderr.write(log);
     console.error(`openapi-python-client warned on generated/${api}/openapi.3.1.yaml: fix the spec.`);

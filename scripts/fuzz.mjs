@@ -25,11 +25,12 @@ const ci = args.includes('--ci');
 const only = args.filter((a) => a.startsWith('--api=')).map((a) => a.slice(6));
 const examplesArg = args.find((a) => a.startsWith('--examples='));
 const maxExamples = examplesArg ? Number(examplesArg.slice(11)) : ci ? 10 : 100;
-const APIS = (only.length ? only : ['account', 'connect', 'login', 'messaging']);
+const APIS = only.length ? only : ['account', 'connect', 'login', 'messaging'];
 
 /** Operations that cannot be fuzzed meaningfully, with the reason (docs/fuzzing.md repeats them). */
 const EXCLUDED = {
-  streamLoginSessionEvents: 'a server-sent event stream that stays open until the session ends (minutes): every case would hit the request timeout; its refusals are tested in test/security/d-login.test.ts (D1)',
+  streamLoginSessionEvents:
+    'a server-sent event stream that stays open until the session ends (minutes): every case would hit the request timeout; its refusals are tested in test/security/d-login.test.ts (D1)',
 };
 
 // ---- the pinned tool -------------------------------------------------------------------------
@@ -92,7 +93,12 @@ function pathValue(api, path, method, name) {
   // a 404 (and schemathesis's "created resource not found" check on ids its links carry).
   if (method === 'delete') return undefined;
   if (name === 'id') {
-    const byPrefix = { '/api/chatbots/': ids.chatbotId, '/api/contacts/': ids.contactId, '/api/ecommerce-webhook/': ids.orderWebhookId, '/api/forms/': ids.formId };
+    const byPrefix = {
+      '/api/chatbots/': ids.chatbotId,
+      '/api/contacts/': ids.contactId,
+      '/api/ecommerce-webhook/': ids.orderWebhookId,
+      '/api/forms/': ids.formId,
+    };
     return Object.entries(byPrefix).find(([prefix]) => path.startsWith(prefix))?.[1];
   }
   if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
@@ -100,12 +106,26 @@ function pathValue(api, path, method, name) {
   return byName[name] ?? ids[name];
 }
 
-const authFor = (api, cred = seeded.workspaces[api].credentials) => ({
-  account: { OwnerBearer: { bearer: cred.owner.slice(7) } },
-  connect: { OwnerBearer: { bearer: cred.owner.slice(7) }, ConnectOAuth: { bearer: cred.connect.slice(7) }, OAuthClientBasic: { username: cred.clientId, password: cred.clientSecret } },
-  login: { OwnerBearer: { bearer: cred.owner.slice(7) }, ApiKeyHeader: { api_key: cred.loginKey }, ApiKeyAuthorization: { api_key: `ApiKey ${cred.loginKey}` }, SubscribeToken: { api_key: cred.subscribeToken } },
-  messaging: { OwnerBearer: { bearer: cred.owner.slice(7) }, ApiKeyHeader: { api_key: cred.messagingKey }, ApiKeyAuthorization: { api_key: `ApiKey ${cred.messagingKey}` } },
-})[api];
+const authFor = (api, cred = seeded.workspaces[api].credentials) =>
+  ({
+    account: { OwnerBearer: { bearer: cred.owner.slice(7) } },
+    connect: {
+      OwnerBearer: { bearer: cred.owner.slice(7) },
+      ConnectOAuth: { bearer: cred.connect.slice(7) },
+      OAuthClientBasic: { username: cred.clientId, password: cred.clientSecret },
+    },
+    login: {
+      OwnerBearer: { bearer: cred.owner.slice(7) },
+      ApiKeyHeader: { api_key: cred.loginKey },
+      ApiKeyAuthorization: { api_key: `ApiKey ${cred.loginKey}` },
+      SubscribeToken: { api_key: cred.subscribeToken },
+    },
+    messaging: {
+      OwnerBearer: { bearer: cred.owner.slice(7) },
+      ApiKeyHeader: { api_key: cred.messagingKey },
+      ApiKeyAuthorization: { api_key: `ApiKey ${cred.messagingKey}` },
+    },
+  })[api];
 
 /**
  * Operations that can revoke or delete the very credential of their run when the stateful phase
@@ -118,11 +138,7 @@ const NOT_STATEFUL = ['revokeGrant', 'deleteConnectClient', 'rotateConnectClient
 const toml = (value) => JSON.stringify(String(value));
 
 function configFor(api, doc) {
-  const lines = [
-    `base-url = ${toml(seeded.url)}`,
-    'request-timeout = 20',
-    '',
-  ];
+  const lines = [`base-url = ${toml(seeded.url)}`, 'request-timeout = 20', ''];
   for (const [scheme, values] of Object.entries(authFor(api))) {
     if (!doc.components?.securitySchemes?.[scheme]) continue;
     const set = Object.entries(values).filter(([, v]) => v !== undefined);
@@ -155,15 +171,24 @@ for (const api of APIS) {
   const report = join(work, `${api}.ndjson`);
   const excluded = Object.keys(EXCLUDED).filter((id) => Object.values(doc.paths).some((item) => Object.values(item).some((op) => op?.operationId === id)));
   const stArgs = [
-    '--config-file', config, 'run', document,
-    '--checks', 'all',
+    '--config-file',
+    config,
+    'run',
+    document,
+    '--checks',
+    'all',
     // Replaced by positive_data_refused_for_a_reason (scripts/fuzz/hooks.py; docs/fuzzing.md says why).
-    '--exclude-checks', 'positive_data_acceptance',
-    '--max-examples', String(maxExamples),
-    '--seed', process.env.FUZZ_SEED ?? '20261123',
-    '--workers', '1', // more workers trip a thread-safety bug of CPython 3.11's ast in hypothesis ("AST constructor recursion depth mismatch")
+    '--exclude-checks',
+    'positive_data_acceptance',
+    '--max-examples',
+    String(maxExamples),
+    '--seed',
+    process.env.FUZZ_SEED ?? '20261123',
+    '--workers',
+    '1', // more workers trip a thread-safety bug of CPython 3.11's ast in hypothesis ("AST constructor recursion depth mismatch")
     '--continue-on-failure',
-    '--report-ndjson-path', report,
+    '--report-ndjson-path',
+    report,
     '--no-color',
     ...excluded.flatMap((id) => ['--exclude-operation-id', id]),
   ];
@@ -172,7 +197,11 @@ for (const api of APIS) {
   let output = '';
   const code = await new Promise((resolve) => {
     // cwd: the temporary directory, where schemathesis keeps its example database (.schemathesis/).
-    const child = spawn(st, stArgs, { cwd: work, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py') } });
+    const child = spawn(st, stArgs, {
+      cwd: work,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py') },
+    });
     const echo = unframedLines();
     child.stdout.on('data', (chunk) => {
       output += chunk;
@@ -189,12 +218,19 @@ for (const api of APIS) {
 /** Operations tested, cases generated and failures, from schemathesis's summary. */
 function summarise(text) {
   const number = (re) => Number(re.exec(text)?.[1] ?? 0);
-  return { operations: number(/^\s*Tested: (\d+)/m), cases: number(/^\s*(\d+) generated/m), failures: number(/(\d+) unique failures/m) + number(/(\d+) errors?[, ]/m) };
+  return {
+    operations: number(/^\s*Tested: (\d+)/m),
+    cases: number(/^\s*(\d+) generated/m),
+    failures: number(/(\d+) unique failures/m) + number(/(\d+) errors?[, ]/m),
+  };
 }
 
 stop();
 console.log('\nschemathesis summary (per API: operations tested, cases generated, failures and errors, exit code):');
-for (const r of results) console.log(`  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`);
+for (const r of results)
+  console.log(
+    `  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`,
+  );
 const failed = results.filter((r) => r.code !== 0);
 console.log(`server log: ${serverLog}`);
 if (failed.length) {

@@ -99,7 +99,10 @@ function mergeWebhooks(doc, events, apiName) {
  */
 function fixNullableRefs30(doc) {
   const typeOf = (ref) => {
-    const target = ref.slice(2).split('/').reduce((n, k) => n?.[k], doc);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce((n, k) => n?.[k], doc);
     if (!target) return 'object';
     if (target.type) return target.type;
     if (target.enum) return typeof target.enum[0] === 'number' ? 'number' : 'string';

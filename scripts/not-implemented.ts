@@ -12,7 +12,9 @@ export function notImplementedMarkdown(): string {
   let total = 0;
   for (const api of API_NAMES) {
     const done = implemented(api);
-    const missing = contractOperations(api).map((op) => op.operationId).filter((id) => !done.has(id));
+    const missing = contractOperations(api)
+      .map((op) => op.operationId)
+      .filter((id) => !done.has(id));
     total += missing.length;
     lines.push(`- **${api}** (${missing.length}): ${missing.length ? missing.map((id) => `\`${id}\``).join(', ') : 'none'}`);
   }

@@ -17,11 +17,12 @@ const { values } = parseArgs({
     'dry-run': { type: 'boolean', default: false },
   },
 });
-const usage = 'usage: PROVIDER_APP_SECRET=… npm run provider:deliver -- --to <provider_phone_number_id> --from <+E.164> --text "LOGIN <code>" [--name <profile name>] [--url http://127.0.0.1:3000] [--dry-run]';
+const usage =
+  'usage: PROVIDER_APP_SECRET=… npm run provider:deliver -- --to <provider_phone_number_id> --from <+E.164> --text "LOGIN <code>" [--name <profile name>] [--url http://127.0.0.1:3000] [--dry-run]';
 const secret = process.env.PROVIDER_APP_SECRET;
 const problems = [];
 if (!secret) problems.push('PROVIDER_APP_SECRET is not set: use the value the server was started with');
-if (!/^[0-9]{5,20}$/.test(values.to ?? '')) problems.push('--to must be the number\'s provider id (digits; a Login app\'s `provider_phone_number_id`)');
+if (!/^[0-9]{5,20}$/.test(values.to ?? '')) problems.push("--to must be the number's provider id (digits; a Login app's `provider_phone_number_id`)");
 if (!/^\+?[1-9][0-9]{6,14}$/.test(values.from ?? '')) problems.push('--from must be the sender in E.164 (+5511987654321)');
 if (!values.text) problems.push('--text is required');
 if (problems.length) {

@@ -12,7 +12,13 @@ if (!dir) {
 }
 const rows = readdirSync(dir)
   .filter((name) => name.endsWith('.jsonl'))
-  .flatMap((name) => readFileSync(join(dir, name), 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)));
+  .flatMap((name) =>
+    readFileSync(join(dir, name), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line)),
+  );
 const seconds = (ms) => (ms / 1000).toFixed(1);
 const sum = (list, field = 'ms') => list.reduce((total, row) => total + (row[field] ?? 0), 0);
 

@@ -71,7 +71,11 @@ declare module 'fastify' {
   }
 }
 
-export async function buildApp(config: Config, overrides: PlatformOverrides = {}, logging: { stream?: { write(line: string): void } } = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  config: Config,
+  overrides: PlatformOverrides = {},
+  logging: { stream?: { write(line: string): void } } = {},
+): Promise<FastifyInstance> {
   handlerTable(AREAS); // an operation handled twice or by nobody fails here, before anything opens
   const limits = { ...LIMITS, ...overrides.limits };
   const app = Fastify({
@@ -156,21 +160,57 @@ export function loggerOptions(level: string) {
       err: (error: Error) => {
         // Name, message, stack and code only: drivers attach the values they saw (`detail`, `parameters`).
         const { code } = error as Error & { code?: unknown };
-        return { type: error.constructor?.name ?? 'Error', message: scrubLogText(String(error.message)), stack: scrubLogText(String(error.stack)), ...(typeof code === 'string' ? { code } : {}) };
+        return {
+          type: error.constructor?.name ?? 'Error',
+          message: scrubLogText(String(error.message)),
+          stack: scrubLogText(String(error.stack)),
+          ...(typeof code === 'string' ? { code } : {}),
+        };
       },
     },
     redact: {
       paths: [
-        'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]',
-        'headers.authorization', 'headers["x-api-key"]', 'headers.cookie',
-        ...['token', 'password', 'secret', 'client_secret', 'access_token', 'refresh_token', 'api_key', 'apiKey', 'subscribeToken', 'loginCode', 'verificationToken', 'webhook_secret', 'contact_no', 'phone', 'from', 'to'].flatMap(field),
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        'headers.authorization',
+        'headers["x-api-key"]',
+        'headers.cookie',
+        ...[
+          'token',
+          'password',
+          'secret',
+          'client_secret',
+          'access_token',
+          'refresh_token',
+          'api_key',
+          'apiKey',
+          'subscribeToken',
+          'loginCode',
+          'verificationToken',
+          'webhook_secret',
+          'contact_no',
+          'phone',
+          'from',
+          'to',
+        ].flatMap(field),
       ],
       censor: '[REDACTED]',
     },
     hooks: {
       // Message strings and top-level string fields are scrubbed too: `log.warn({ error: String(e) })`.
       logMethod(this: unknown, args: unknown[], method: (...a: unknown[]) => void) {
-        method.apply(this, args.map((arg) => (typeof arg === 'string' ? scrubLogText(arg) : arg && typeof arg === 'object' && !(arg instanceof Error) ? scrubFields(arg as Record<string, unknown>) : arg)));
+        method.apply(
+          this,
+          args.map((arg) =>
+            typeof arg === 'string'
+              ? scrubLogText(arg)
+              : arg && typeof arg === 'object' && !(arg instanceof Error)
+                ? scrubFields(arg as Record<string, unknown>)
+                : arg,
+          ),
+        );
       },
     },
   };
@@ -234,8 +274,16 @@ function clientErrorHandler(this: FastifyInstance, error: FastifyError, socket: 
   // Only the code is logged: the error carries the raw bytes, credentials included.
   this.log.debug({ code: error.code, request_id: requestId }, 'client error');
   const json = JSON.stringify({ ...body, request_id: requestId });
-  const headers = { ...BASELINE_HEADERS, 'content-type': 'application/problem+json; charset=utf-8', 'content-length': Buffer.byteLength(json), 'x-request-id': requestId, connection: 'close' };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const headers = {
+    ...BASELINE_HEADERS,
+    'content-type': 'application/problem+json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+    'x-request-id': requestId,
+    connection: 'close',
+  };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   if (socket.writable) socket.write(`HTTP/1.1 ${status} ${reason}\r\n${head}\r\n${json}`);
   socket.destroy();
 }
@@ -281,7 +329,8 @@ function methodNotAllowed(app: FastifyInstance, paths: RouteMethods): void {
     const missing = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'QUERY'].filter((method) => !methods.has(method));
     if (!missing.length) continue;
     const allow = [...methods].join(', ');
-    const notAllowed = (request: FastifyRequest, reply: FastifyReply) => refuse(request, reply, problem(405, 'method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), { allow });
+    const notAllowed = (request: FastifyRequest, reply: FastifyReply) =>
+      refuse(request, reply, problem(405, 'method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), { allow });
     app.route({
       method: missing,
       url,

@@ -181,7 +181,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     googleClientId: env.GOOGLE_CLIENT_ID || undefined,
     // Kept byte for byte: Google compares it with the registered URI exactly.
     googleRedirectUri: env.GOOGLE_REDIRECT_URI ? (absoluteUrl(env.GOOGLE_REDIRECT_URI, 'GOOGLE_REDIRECT_URI', problems), env.GOOGLE_REDIRECT_URI) : undefined,
-    campaignMaxRecipients: Number.isInteger(Number(env.CAMPAIGN_MAX_RECIPIENTS)) && Number(env.CAMPAIGN_MAX_RECIPIENTS) > 0 ? Number(env.CAMPAIGN_MAX_RECIPIENTS) : 100_000,
+    campaignMaxRecipients:
+      Number.isInteger(Number(env.CAMPAIGN_MAX_RECIPIENTS)) && Number(env.CAMPAIGN_MAX_RECIPIENTS) > 0 ? Number(env.CAMPAIGN_MAX_RECIPIENTS) : 100_000,
     shutdownGraceMs: Number(env.SHUTDOWN_GRACE_MS) || 25_000,
     workers: {
       outboxLeaseMs: optionalMs(env.OUTBOX_LEASE_MS),
@@ -197,4 +198,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return config;
 }
-

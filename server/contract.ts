@@ -129,7 +129,16 @@ function buildOperations(api: ApiName): Operation[] {
 
 // Route schemas, as fastify-openapi-glue built them: parameters grouped by where they are, one
 // exploded object as the whole query, bodies and responses by media type.
-type Parameter = { name: string; in: string; schema?: object; description?: string; required?: boolean; style?: string; explode?: boolean; content?: Record<string, { schema?: object }> };
+type Parameter = {
+  name: string;
+  in: string;
+  schema?: object;
+  description?: string;
+  required?: boolean;
+  style?: string;
+  explode?: boolean;
+  content?: Record<string, { schema?: object }>;
+};
 
 function routeSchema(op: any, parameters: Parameter[]): FastifySchema {
   const schema: Record<string, unknown> = { operationId: op.operationId, ...(op.tags && { tags: op.tags }), ...(op.summary && { summary: op.summary }) };

@@ -48,9 +48,21 @@ export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstanc
       .execute();
     await tx
       .insertInto('api_keys')
-      .values({ id: newId('key'), workspace_id: workspace.id, name: 'Demo key', kind: 'messaging', scopes: ['messaging:read', 'messaging:write'], prefix: key.prefix, digest: key.digest, created_at: now })
+      .values({
+        id: newId('key'),
+        workspace_id: workspace.id,
+        name: 'Demo key',
+        kind: 'messaging',
+        scopes: ['messaging:read', 'messaging:write'],
+        prefix: key.prefix,
+        digest: key.digest,
+        created_at: now,
+      })
       .execute();
-    await (tx as unknown as Kysely<DemoTables>).insertInto('demo_workspaces').values({ workspace_id: workspace.id, login_app_id: null, login_api_key_enc: null, created_at: now }).execute();
+    await (tx as unknown as Kysely<DemoTables>)
+      .insertInto('demo_workspaces')
+      .values({ workspace_id: workspace.id, login_app_id: null, login_api_key_enc: null, created_at: now })
+      .execute();
   });
   const { numbers } = await createSandboxAccount(db, workspace.id, { name: 'Demo sandbox' });
   // Without the app (server.ts seeds before anything else needs it) /demo/login creates the
@@ -157,7 +169,13 @@ async function loadOrCreate(app: FastifyInstance): Promise<DemoLoginApp | null> 
 async function createLoginApp(app: FastifyInstance, workspaceId: string): Promise<DemoLoginApp> {
   const platform = app.platform;
   const body = { name: DEMO_LOGIN_APP_NAME, use_service_phone: true, webhook_destination: 'none' as const };
-  const owner = await platform.store.db.selectFrom('owners').select('id').where('workspace_id', '=', workspaceId).orderBy('created_at').limit(1).executeTakeFirst();
+  const owner = await platform.store.db
+    .selectFrom('owners')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
   if (owner) {
     const { token } = await issueOwnerToken(platform, { ownerId: owner.id, workspaceId }, 'owner-api', 300);
     const res = await app.inject({

@@ -90,10 +90,16 @@ function masterKey(config: Config): string {
 /** Refuses a key other than the one this database's secrets were sealed with (catalogue L7). */
 async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
   const check = secrets.digest('key-check');
-  await store.db.insertInto('platform_settings').values({ name: 'key_check', value: check }).onConflict((oc) => oc.column('name').doNothing()).execute();
+  await store.db
+    .insertInto('platform_settings')
+    .values({ name: 'key_check', value: check })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
   const stored = await store.db.selectFrom('platform_settings').select('value').where('name', '=', 'key_check').executeTakeFirstOrThrow();
   if (stored.value !== check) {
-    throw new ConfigError('SECRET_KEY is not the key this database was sealed with: start with the original SECRET_KEY (or DATA_DIR/secret.key); nothing was changed');
+    throw new ConfigError(
+      'SECRET_KEY is not the key this database was sealed with: start with the original SECRET_KEY (or DATA_DIR/secret.key); nothing was changed',
+    );
   }
 }
 
@@ -128,7 +134,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     now,
     random: overrides.random,
     post: async (url, headers, body) => {
-      const res = await webhookFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'chatapp-webhooks/1.0', ...headers }, body });
+      const res = await webhookFetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'chatapp-webhooks/1.0', ...headers },
+        body,
+      });
       return { status: res.status, body: res.body.toString('utf8') };
     },
   });
@@ -141,7 +151,12 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     testMode: overrides.sandboxTestMode,
     now,
   });
-  const cloud = new CloudApiProvider({ baseUrl: config.graphApiUrl, appSecret: config.providerAppSecret, appId: config.providerAppId, timeoutMs: overrides.timeouts?.providerMs });
+  const cloud = new CloudApiProvider({
+    baseUrl: config.graphApiUrl,
+    appSecret: config.providerAppSecret,
+    appId: config.providerAppId,
+    timeoutMs: overrides.timeouts?.providerMs,
+  });
   await bus.start();
   await outbox.start();
   const apiKeys = new ApiKeyVerifier({ db: store.db, secrets, now, bus, store });

@@ -35,7 +35,8 @@ async function main() {
 main().catch((error) => {
   // An unreachable database at start (catalogue F-5) is an operations problem, not a crash:
   // one clear line, no stack, and a non-zero exit so that the orchestrator retries.
-  if (isUnavailable(error)) console.error(`Cannot start: the database is not reachable (${(error as Error).message}). Check DATABASE_URL and that PostgreSQL accepts connections.`);
+  if (isUnavailable(error))
+    console.error(`Cannot start: the database is not reachable (${(error as Error).message}). Check DATABASE_URL and that PostgreSQL accepts connections.`);
   else console.error(error);
   process.exit(1);
 });

@@ -69,7 +69,13 @@ export async function measureCampaign(recipients: number, ratePerSecond: number,
     const created = await fetch(`${url}/api/campaigns`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ name: 'Bench', chatapp_phone_number: phone, rate_per_second: ratePerSecond, audience: { type: 'all_contacts' }, template: { name: 'bench_offer', language: 'en_US', body: [{ from_contact: 'name', fallback: 'there' }] } }),
+      body: JSON.stringify({
+        name: 'Bench',
+        chatapp_phone_number: phone,
+        rate_per_second: ratePerSecond,
+        audience: { type: 'all_contacts' },
+        template: { name: 'bench_offer', language: 'en_US', body: [{ from_contact: 'name', fallback: 'there' }] },
+      }),
     });
     if (created.status !== 201) throw new Error(`campaign not created: ${created.status} ${await created.text()}`);
     const createMs = Date.now() - createdAt;
@@ -101,7 +107,16 @@ export async function measureCampaign(recipients: number, ratePerSecond: number,
     if (fake.sent !== recipients) throw new Error(`the fake received ${fake.sent} sends for ${recipients} recipients`);
     const sendSeconds = (last - first) / 1000;
     // n sends span n - 1 intervals.
-    return { recipients, configuredPerSecond: ratePerSecond, achievedPerSecond: (recipients - 1) / sendSeconds, createMs, sendSeconds, maxSendsInAnySecond: maxInWindow(fake.sendTimes), rssBeforeBytes, rssPeakBytes };
+    return {
+      recipients,
+      configuredPerSecond: ratePerSecond,
+      achievedPerSecond: (recipients - 1) / sendSeconds,
+      createMs,
+      sendSeconds,
+      maxSendsInAnySecond: maxInWindow(fake.sendTimes),
+      rssBeforeBytes,
+      rssPeakBytes,
+    };
   } finally {
     await child.stop();
     await fake.stop();

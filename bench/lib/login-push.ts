@@ -59,7 +59,15 @@ export function inboundPayload(to: { displayPhoneNumber: string; providerPhoneNu
               messaging_product: 'whatsapp',
               metadata: { display_phone_number: to.displayPhoneNumber.replace('+', ''), phone_number_id: to.providerPhoneNumberId },
               contacts: [{ profile: { name: 'Bench User' }, wa_id: from }],
-              messages: [{ from, id: `wamid.bench${randomInt(1e12)}${Date.now()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: text } }],
+              messages: [
+                {
+                  from,
+                  id: `wamid.bench${randomInt(1e12)}${Date.now()}`,
+                  timestamp: String(Math.floor(Date.now() / 1000)),
+                  type: 'text',
+                  text: { body: text },
+                },
+              ],
             },
           },
         ],

@@ -37,7 +37,11 @@ export function rssBytes(pid: number): number {
 export async function measureStreamMemory(target: LoginTarget, serverPid: number, streams: number) {
   const sessions: { sessionId: string; subscribeToken: string }[] = [];
   for (let i = 0; i < streams; i++) {
-    const res = await fetch(`${target.entryUrl}/v1/auth/chatapp/start`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey }, body: '{}' });
+    const res = await fetch(`${target.entryUrl}/v1/auth/chatapp/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': target.apiKey },
+      body: '{}',
+    });
     if (res.status !== 201) throw new Error(`start answered ${res.status}`);
     sessions.push(await res.json());
   }
@@ -45,7 +49,9 @@ export async function measureStreamMemory(target: LoginTarget, serverPid: number
   const dispatcher = new Agent({ connections: null, pipelining: 0 });
   const open = [];
   for (const s of sessions) {
-    const res = await fetch(`${target.streamUrl}/v1/auth/chatapp/events/${s.sessionId}?token=${encodeURIComponent(s.subscribeToken)}`, { dispatcher } as RequestInit);
+    const res = await fetch(`${target.streamUrl}/v1/auth/chatapp/events/${s.sessionId}?token=${encodeURIComponent(s.subscribeToken)}`, {
+      dispatcher,
+    } as RequestInit);
     if (res.status !== 200) throw new Error(`stream answered ${res.status}`);
     open.push(res);
   }

@@ -54,9 +54,10 @@ export async function measureWebhookDeliveries(events: number, rounds: number, e
       // The guard is cleared once the burst is in: left pending, it kept the bench process alive
       // for five minutes after its last figure.
       let guard: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise((_, reject) => (guard = setTimeout(() => reject(new Error(`only ${seen.size} of ${target} deliveries within 300 s`)), 300_000)))]).finally(() =>
-        clearTimeout(guard),
-      );
+      await Promise.race([
+        done,
+        new Promise((_, reject) => (guard = setTimeout(() => reject(new Error(`only ${seen.size} of ${target} deliveries within 300 s`)), 300_000))),
+      ]).finally(() => clearTimeout(guard));
       const seconds = (performance.now() - t0) / 1000;
       if (round >= 0) bursts.push({ events: size, seconds, perSecond: size / seconds });
     }

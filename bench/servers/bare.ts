@@ -17,18 +17,37 @@ await store.db
 
 const app = Fastify({ logger: false });
 app.get('/api/account/me', async () => {
-  const owner = await store.db.selectFrom('owners').selectAll().where('id', '=', 'usr_bench0000001').where('workspace_id', '=', 'ws_bench00000001').executeTakeFirstOrThrow();
+  const owner = await store.db
+    .selectFrom('owners')
+    .selectAll()
+    .where('id', '=', 'usr_bench0000001')
+    .where('workspace_id', '=', 'ws_bench00000001')
+    .executeTakeFirstOrThrow();
   const workspace = await store.db.selectFrom('workspaces').selectAll().where('id', '=', 'ws_bench00000001').executeTakeFirstOrThrow();
   return { owner: ownerView(owner), workspace: workspaceView(workspace) };
 });
 app.post('/api/contacts', async (request, reply) => {
   const body = request.body as { contact_no: string; name?: string };
-  const taken = await store.db.selectFrom('contacts').select('id').where('workspace_id', '=', 'ws_bench00000001').where('phone', '=', body.contact_no).executeTakeFirst();
+  const taken = await store.db
+    .selectFrom('contacts')
+    .select('id')
+    .where('workspace_id', '=', 'ws_bench00000001')
+    .where('phone', '=', body.contact_no)
+    .executeTakeFirst();
   if (taken) return reply.code(409).send({ title: 'taken' });
   const at = new Date();
   const row = await store.db
     .insertInto('contacts')
-    .values({ id: newId('ct'), workspace_id: 'ws_bench00000001', phone: body.contact_no, name: body.name ?? null, email: null, custom_fields: '{}', created_at: at, updated_at: at })
+    .values({
+      id: newId('ct'),
+      workspace_id: 'ws_bench00000001',
+      phone: body.contact_no,
+      name: body.name ?? null,
+      email: null,
+      custom_fields: '{}',
+      created_at: at,
+      updated_at: at,
+    })
     .returning(CONTACT_COLUMNS)
     .executeTakeFirstOrThrow();
   reply.code(201);
@@ -36,4 +55,9 @@ app.post('/api/contacts', async (request, reply) => {
 });
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(JSON.stringify({ url, token: '' }));
-process.once('SIGTERM', () => app.close().then(() => store.close()).then(() => process.exit(0)));
+process.once('SIGTERM', () =>
+  app
+    .close()
+    .then(() => store.close())
+    .then(() => process.exit(0)),
+);

@@ -5,7 +5,14 @@ import { loadConfig } from '#server/config.js';
 import { benchDataDir } from '../lib/data-dir.js';
 
 const app = await buildApp(
-  loadConfig({ PORT: '0', DATA_DIR: benchDataDir('bench-full-'), LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_PER_MINUTE: '1000000', AUTH_FAILURES_PER_IP: '1000000' }),
+  loadConfig({
+    PORT: '0',
+    DATA_DIR: benchDataDir('bench-full-'),
+    LOG_LEVEL: 'silent',
+    DEMO: 'false',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    AUTH_FAILURES_PER_IP: '1000000',
+  }),
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 const res = await app.inject({

@@ -10,7 +10,9 @@ import { newId } from '#server/lib/ids.js';
 import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { benchDataDir } from '../lib/data-dir.js';
 
-const app = await buildApp(loadConfig({ ...process.env, PORT: '0', DATA_DIR: benchDataDir('bench-provider-'), LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '120' }));
+const app = await buildApp(
+  loadConfig({ ...process.env, PORT: '0', DATA_DIR: benchDataDir('bench-provider-'), LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '120' }),
+);
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 const db = app.platform.store.db;
 const workspaceId = newId('ws');

@@ -30,7 +30,12 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
   if (!n) return;
   await app.platform.store.db.transaction().execute(async (tx) => {
     for (let i = 0; i < n; i++) {
-      await emitEvent(tx, { workspaceId, api: 'connect', type: 'link.opened', data: { link_id: `lnk_bench${i}`, document_id: 'doc_bench', opened_at: new Date().toISOString() } });
+      await emitEvent(tx, {
+        workspaceId,
+        api: 'connect',
+        type: 'link.opened',
+        data: { link_id: `lnk_bench${i}`, document_id: 'doc_bench', opened_at: new Date().toISOString() },
+      });
     }
   });
   console.log(JSON.stringify({ emitted: n }));

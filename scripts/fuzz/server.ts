@@ -13,7 +13,9 @@ import { loginTenant } from '#test/unit/messaging/operations/support.js';
 import { connectBearer } from '#test/support/connect.js';
 import { FakeProvider } from '#test/fakes/fake-provider.js';
 
-const PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
+const PDF = Buffer.from(
+  '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
+);
 
 type Headers = Record<string, string>;
 
@@ -39,12 +41,26 @@ async function seed(app: FastifyInstance) {
   const key = t.headers;
   const db = app.platform.store.db;
   // The store-level fixture names the workspace after its id (`ws_…`), which WorkspaceSlug's pattern refuses.
-  await db.updateTable('workspaces').set({ slug: `fuzz-${t.workspaceId.slice(3).toLowerCase().replace(/[^a-z0-9]/g, '')}` }).where('id', '=', t.workspaceId).execute();
+  await db
+    .updateTable('workspaces')
+    .set({
+      slug: `fuzz-${t.workspaceId
+        .slice(3)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, '')}`,
+    })
+    .where('id', '=', t.workspaceId)
+    .execute();
   // Path ids of operations that revoke, rotate or delete point at spares, never at the resources
   // behind the credentials (the bearer's grant, the Login app of the key, the Basic client).
   const bearerGrant = await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow();
   await connectBearer(app, t.workspaceId);
-  const spareGrant = await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', t.workspaceId).where('id', '!=', bearerGrant.id).executeTakeFirst();
+  const spareGrant = await db
+    .selectFrom('connect_grants')
+    .select('id')
+    .where('workspace_id', '=', t.workspaceId)
+    .where('id', '!=', bearerGrant.id)
+    .executeTakeFirst();
 
   const apiKey = await call(app, 'POST', '/api/account/api-keys', owner, { name: 'fuzz' });
   const client = await call(app, 'POST', '/api/connect/clients', owner, { name: 'Fuzz CRM', redirect_uris: ['https://crm.test/cb'] });
@@ -56,10 +72,19 @@ async function seed(app: FastifyInstance) {
     PDF,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const docRes = await app.inject({ method: 'POST', url: '/api/connect/documents', headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: multipart });
+  const docRes = await app.inject({
+    method: 'POST',
+    url: '/api/connect/documents',
+    headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload: multipart,
+  });
   if (docRes.statusCode >= 300) console.error(`seed: upload answered ${docRes.statusCode}: ${docRes.body.slice(0, 300)}`);
   const document = docRes.statusCode < 300 ? JSON.parse(docRes.body) : {};
-  const link = await call(app, 'POST', '/api/connect/links', bearer, { document_id: idOf(document), external_id: 'fuzz-1', recipient: { phone: '+4915112345678' } });
+  const link = await call(app, 'POST', '/api/connect/links', bearer, {
+    document_id: idOf(document),
+    external_id: 'fuzz-1',
+    recipient: { phone: '+4915112345678' },
+  });
   const endpoint = await call(app, 'POST', '/api/connect/webhook-endpoints', bearer, { url: 'https://receiver.example/hook', enabled_events: ['*'] });
   await call(app, 'POST', `/api/connect/webhook-endpoints/${idOf(endpoint)}/test`, bearer, {});
   const deliveries = await call(app, 'GET', `/api/connect/webhook-endpoints/${idOf(endpoint)}/deliveries`, bearer);
@@ -74,17 +99,47 @@ async function seed(app: FastifyInstance) {
     connections: [{ from_node: 'hello', to_node: 'greet' }],
   });
   const chatbot = await call(app, 'POST', '/api/chatbots', key, { name: 'Fuzz bot', waba_id: t.wabaId, fallback: { action: 'reply', text: 'Sorry?' } });
-  const form = await call(app, 'POST', '/api/forms', key, { name: 'Feedback', waba_id: t.wabaId, fields: [{ name: 'rating', label: 'Rating', type: 'radio', options: [{ id: 'good', title: 'Good' }, { id: 'bad', title: 'Bad' }] }] });
-  const sequence = await call(app, 'POST', '/api/sequences', key, { name: 'Follow-up', waba_id: t.wabaId, trigger: { type: 'keyword', keyword: 'offer' }, steps: [{ delay: 5, delay_unit: 'minutes', message_type: 'text', text: 'Hello' }] });
+  const form = await call(app, 'POST', '/api/forms', key, {
+    name: 'Feedback',
+    waba_id: t.wabaId,
+    fields: [
+      {
+        name: 'rating',
+        label: 'Rating',
+        type: 'radio',
+        options: [
+          { id: 'good', title: 'Good' },
+          { id: 'bad', title: 'Bad' },
+        ],
+      },
+    ],
+  });
+  const sequence = await call(app, 'POST', '/api/sequences', key, {
+    name: 'Follow-up',
+    waba_id: t.wabaId,
+    trigger: { type: 'keyword', keyword: 'offer' },
+    steps: [{ delay: 5, delay_unit: 'minutes', message_type: 'text', text: 'Hello' }],
+  });
   const orderHook = await call(app, 'POST', '/api/ecommerce-webhook/create', key, { platform: 'woocommerce', name: 'Fuzz shop', waba_id: t.wabaId });
-  const msgEndpoint = await call(app, 'POST', '/api/webhook-endpoints', key, { url: 'https://receiver.example/messaging', enabled_events: ['message.received'] });
+  const msgEndpoint = await call(app, 'POST', '/api/webhook-endpoints', key, {
+    url: 'https://receiver.example/messaging',
+    enabled_events: ['message.received'],
+  });
   // No chat and no campaign: a chat needs an inbound message and a campaign an approved template,
   // neither of which a fresh sandbox has; their operations run on generated ids (documented 404).
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
   const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
 
   return {
-    credentials: { owner: owner.authorization, connect, messagingKey: t.key, loginKey: t.loginKey, clientId: idOf(client), clientSecret: client.client_secret, subscribeToken: session.subscribeToken ?? session.subscribe_token },
+    credentials: {
+      owner: owner.authorization,
+      connect,
+      messagingKey: t.key,
+      loginKey: t.loginKey,
+      clientId: idOf(client),
+      clientSecret: client.client_secret,
+      subscribeToken: session.subscribeToken ?? session.subscribe_token,
+    },
     ids: {
       keyId: idOf(apiKey),
       clientId: idOf(spareClient),
@@ -117,7 +172,13 @@ async function main() {
   const config = loadConfig({ AUTH_FAILURES_PER_IP: '1000000', ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO: 'false', GRAPH_API_URL: fake.baseUrl });
   const app = await buildApp(config);
   const stop = () => app.close().then(() => fake.stop());
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop().then(() => process.exit(0), () => process.exit(1)));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () =>
+      stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      ),
+    );
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   // One workspace per API: a run that revokes or deletes what it may (keys, grants, apps) cannot
   // take the credentials of the next API's run with it.

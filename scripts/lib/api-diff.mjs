@@ -13,7 +13,11 @@ export const BASELINE = { ref: '27f454921b7537878c5aeca364b43cd66317f51a', label
 
 /** Release tags (v1.2.3, v1.2.3-rc.1) in version order, oldest first; other tags are ignored. */
 export function releaseTags(tags) {
-  const parts = (t) => t.slice(1).split(/[.-]/).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  const parts = (t) =>
+    t
+      .slice(1)
+      .split(/[.-]/)
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
   const cmp = (a, b) => {
     const [pa, pb] = [parts(a), parts(b)];
     for (let i = 0; i < Math.max(pa.length, pb.length); i++) {

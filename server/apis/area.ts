@@ -79,7 +79,10 @@ export function handlerTable(areas: readonly Area[]): Map<string, Entry> {
 
 function notImplemented(operationId: string): RouteHandlerMethod {
   return async (_request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply, problem(501, 'not-implemented', `${operationId} is in the contract but not implemented by this server yet.`, { operation_id: operationId }));
+    sendProblem(
+      reply,
+      problem(501, 'not-implemented', `${operationId} is in the contract but not implemented by this server yet.`, { operation_id: operationId }),
+    );
 }
 
 /**

@@ -52,10 +52,7 @@ export function newApiKeySecret(secrets: SecretBox): { secret: string; prefix: s
 
 /** The query that finds a key: by its keyed digest, never by the secret. */
 export function findByDigest(db: Kysely<Database>, digest: string) {
-  return db
-    .selectFrom('api_keys')
-    .select(['id', 'workspace_id', 'kind', 'scopes', 'digest', 'expires_at', 'revoked_at'])
-    .where('digest', '=', digest);
+  return db.selectFrom('api_keys').select(['id', 'workspace_id', 'kind', 'scopes', 'digest', 'expires_at', 'revoked_at']).where('digest', '=', digest);
 }
 
 export class ApiKeyVerifier {

@@ -132,7 +132,11 @@ function refuseTwoCredentials(request: FastifyRequest): void {
   }
 }
 
-async function meet(request: FastifyRequest, requirement: SecurityRequirement, context: SchemeContext): Promise<{ auth?: AuthContext; forbidden?: HttpProblem }> {
+async function meet(
+  request: FastifyRequest,
+  requirement: SecurityRequirement,
+  context: SchemeContext,
+): Promise<{ auth?: AuthContext; forbidden?: HttpProblem }> {
   let first: AuthContext | undefined;
   for (const [name, scopes] of Object.entries(requirement)) {
     const scheme = schemeFor(context.api, name);
@@ -142,7 +146,13 @@ async function meet(request: FastifyRequest, requirement: SecurityRequirement, c
     if (missing) {
       const challenge = scheme?.insufficientScope?.(context.api, missing);
       return {
-        forbidden: new HttpProblem(403, 'forbidden', `This credential lacks the ${missing} scope.`, { required_scope: missing }, challenge ? { 'www-authenticate': challenge } : {}),
+        forbidden: new HttpProblem(
+          403,
+          'forbidden',
+          `This credential lacks the ${missing} scope.`,
+          { required_scope: missing },
+          challenge ? { 'www-authenticate': challenge } : {},
+        ),
       };
     }
     first ??= auth;

@@ -69,7 +69,12 @@ const VERIFIED_MAX = 10_000;
  * The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or
  * expired. `onDead` hears the workspace of a token we signed that has expired (catalogue K10).
  */
-export async function verifyOwnerToken(platform: Platform, token: string, audience: OwnerAudience = 'owner-api', onDead?: (workspaceId: string) => void): Promise<OwnerClaims | null> {
+export async function verifyOwnerToken(
+  platform: Platform,
+  token: string,
+  audience: OwnerAudience = 'owner-api',
+  onDead?: (workspaceId: string) => void,
+): Promise<OwnerClaims | null> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return null;
   const { verified } = platform.ownerTokens;
   const cacheKey = `${audience} ${token}`;
@@ -88,7 +93,12 @@ export async function verifyOwnerToken(platform: Platform, token: string, audien
   return entry.claims;
 }
 
-async function verifyUncached(platform: Platform, token: string, audience: OwnerAudience, onDead?: (workspaceId: string) => void): Promise<{ claims: OwnerClaims; exp: number } | null> {
+async function verifyUncached(
+  platform: Platform,
+  token: string,
+  audience: OwnerAudience,
+  onDead?: (workspaceId: string) => void,
+): Promise<{ claims: OwnerClaims; exp: number } | null> {
   try {
     const { payload } = await jwtVerify(token, await platform.ownerTokens.signingKey, {
       algorithms: ['HS256'],

@@ -10,11 +10,25 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** Keeps the digest of a key that stops working now. */
 export async function retireCredential(db: Db, digest: string, workspaceId: string, kind: RetiredCredentialsTable['kind'], now: Date): Promise<void> {
-  await db.insertInto('retired_credentials').values({ digest, workspace_id: workspaceId, kind, retired_at: now }).onConflict((oc) => oc.column('digest').doNothing()).execute();
+  await db
+    .insertInto('retired_credentials')
+    .values({ digest, workspace_id: workspaceId, kind, retired_at: now })
+    .onConflict((oc) => oc.column('digest').doNothing())
+    .execute();
 }
 
 /** The workspace of `secret` if it is a retired key of `kind`; looked up by digest, confirmed in constant time. */
-export async function retiredCredentialWorkspace(db: Db, secrets: SecretBox, secret: string, kind: RetiredCredentialsTable['kind']): Promise<string | undefined> {
-  const row = await db.selectFrom('retired_credentials').select(['digest', 'workspace_id']).where('digest', '=', secrets.digest(secret)).where('kind', '=', kind).executeTakeFirst();
+export async function retiredCredentialWorkspace(
+  db: Db,
+  secrets: SecretBox,
+  secret: string,
+  kind: RetiredCredentialsTable['kind'],
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('retired_credentials')
+    .select(['digest', 'workspace_id'])
+    .where('digest', '=', secrets.digest(secret))
+    .where('kind', '=', kind)
+    .executeTakeFirst();
   return row && secrets.matches(secret, row.digest) ? row.workspace_id : undefined;
 }

@@ -68,7 +68,9 @@ export function secretsNotice(title: string, entries: [string, string][], note =
 
 /** An API problem as one readable sentence: its detail and the fields at fault. */
 export const problemMessage = (error: HttpProblem) =>
-  [error.problem.detail, ...(error.problem.errors ?? []).map((e) => `${e.pointer.replace(/^\/(body|path|query)\//, '')}: ${e.detail}`)].filter(Boolean).join(' ');
+  [error.problem.detail, ...(error.problem.errors ?? []).map((e) => `${e.pointer.replace(/^\/(body|path|query)\//, '')}: ${e.detail}`)]
+    .filter(Boolean)
+    .join(' ');
 
 /** A one-field form posting to `action`, with the CSRF token (a button and optional inputs). */
 export function actionForm(action: string, csrf: string, label: string, extra: Html | string = '', inline = true): Html {

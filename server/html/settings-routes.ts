@@ -79,7 +79,22 @@ export async function callApi<T, H extends Handler<any> = Handler<any>>(
     query: { value: parts.query ?? {} },
   });
   // Handlers set a status or send an empty 204 through the reply; the page renders its own answer.
-  const reply = { statusCode: 200, code(status: number) { this.statusCode = status; return this; }, header() { return this; }, headers() { return this; }, send() { return this; } };
+  const reply = {
+    statusCode: 200,
+    code(status: number) {
+      this.statusCode = status;
+      return this;
+    },
+    header() {
+      return this;
+    },
+    headers() {
+      return this;
+    },
+    send() {
+      return this;
+    },
+  };
   const result: unknown = await handler(request as never, reply as never);
   return (result === reply ? undefined : result) as T;
 }
@@ -89,20 +104,37 @@ function errorPage(page: SettingsPage) {
     const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'page failed');
     const message =
-      status === 403 ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
-      : status === 429 ? 'Too many requests. Wait a little and try again.'
-      : status === 404 ? 'There is no such thing in this workspace.'
-      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-      : 'The request could not be understood.';
+      status === 403
+        ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
+        : status === 429
+          ? 'Too many requests. Wait a little and try again.'
+          : status === 404
+            ? 'There is no such thing in this workspace.'
+            : status >= 500
+              ? 'Something went wrong on our side. Try again in a moment.'
+              : 'The request could not be understood.';
     const body = html`<p role="alert">${message}</p><p><a href="${page.section ?? page.path}">Back</a></p>`;
     // The layout needs the owner; an error page before one is known stays minimal.
     const owner = (request as { settingsOwner?: SignedInOwner }).settingsOwner;
-    if (owner) return sendSettingsPage(reply, status, { title: page.title, owner, csrf: reply.generateCsrf(csrfCookie(request)), section: page.section ?? page.path, body });
+    if (owner)
+      return sendSettingsPage(reply, status, {
+        title: page.title,
+        owner,
+        csrf: reply.generateCsrf(csrfCookie(request)),
+        section: page.section ?? page.path,
+        body,
+      });
     return sendFormPage(reply, status, page.title, html`<h1>${page.title}</h1><p role="alert">${message}</p><p><a href="${SIGN_IN_PATH}">Sign in</a></p>`);
   };
 }
 
-const csrfCookie = (request: FastifyRequest) => ({ path: '/', httpOnly: true, sameSite: 'lax' as const, secure: request.server.config.production, signed: true });
+const csrfCookie = (request: FastifyRequest) => ({
+  path: '/',
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: request.server.config.production,
+  signed: true,
+});
 
 export function registerSettingsPage(app: FastifyInstance, page: SettingsPage) {
   const section = page.section ?? page.path;
@@ -142,7 +174,11 @@ export function registerSettingsPage(app: FastifyInstance, page: SettingsPage) {
     }
   };
 
-  app.get(page.path, { errorHandler: errorPage(page) }, serve(async () => ({}), false));
+  app.get(
+    page.path,
+    { errorHandler: errorPage(page) },
+    serve(async () => ({}), false),
+  );
 
   return {
     /** A form action at `page.path` + `suffix`, guarded by origin and CSRF checks. */

@@ -4,11 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 type Part<Op, K extends string> = Op extends { parameters: Record<K, infer P> } ? (P extends undefined ? unknown : P) : unknown;
 
-type BodyOf<Op> = Op extends { requestBody?: { content: infer C } }
-  ? C extends Record<string, infer B>
-    ? B
-    : unknown
-  : unknown;
+type BodyOf<Op> = Op extends { requestBody?: { content: infer C } } ? (C extends Record<string, infer B> ? B : unknown) : unknown;
 
 type SuccessStatus = 200 | 201 | 202;
 type SuccessOf<Op> = Op extends { responses: infer R }

@@ -16,6 +16,9 @@ export function toE164(input: string): string | null {
 /** E.164 of `input`, or a 400 validation problem pointing at `pointer`. */
 export function requireE164(input: string, pointer: string): string {
   const e164 = toE164(input);
-  if (!e164) throw new HttpProblem(400, 'validation', 'A phone number is invalid.', { errors: [{ pointer, detail: 'is not a valid phone number (E.164, e.g. +15550100202)' }] });
+  if (!e164)
+    throw new HttpProblem(400, 'validation', 'A phone number is invalid.', {
+      errors: [{ pointer, detail: 'is not a valid phone number (E.164, e.g. +15550100202)' }],
+    });
   return e164;
 }

@@ -9,11 +9,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { problem, sendProblem } from './problems.js';
 
-const mediaType = (request: FastifyRequest) => String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+const mediaType = (request: FastifyRequest) =>
+  String(request.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 const hasBody = (request: FastifyRequest) => Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
 
 function unsupported(reply: FastifyReply, type: string, accepted: string[]) {
-  const detail = accepted.length ? `This operation accepts ${accepted.join(' or ')}, not ${type || 'a body without Content-Type'}.` : `This operation takes no body (got ${type}).`;
+  const detail = accepted.length
+    ? `This operation accepts ${accepted.join(' or ')}, not ${type || 'a body without Content-Type'}.`
+    : `This operation takes no body (got ${type}).`;
   return sendProblem(reply, problem(415, 'unsupported-media-type', detail));
 }
 

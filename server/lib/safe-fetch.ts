@@ -69,7 +69,19 @@ export class FetchFailedError extends Error {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 // undici rejects most of these outright; Host must come from the URL, or a caller could reach
 // another virtual host than the one checked.
-const STRIPPED = ['host', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect', 'content-length'];
+const STRIPPED = [
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'content-length',
+];
 const CREDENTIALS = ['authorization', 'cookie'];
 
 const defaultResolver: Resolver = async (hostname) =>
@@ -101,7 +113,11 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   };
 
   // net.connect connects to exactly what this returns, so the checked address is the one used (G9).
-  const lookup = ((hostname: string, opts: { family?: number | string; all?: boolean }, cb: (err: Error | null, address?: unknown, family?: number) => void) => {
+  const lookup = ((
+    hostname: string,
+    opts: { family?: number | string; all?: boolean },
+    cb: (err: Error | null, address?: unknown, family?: number) => void,
+  ) => {
     resolveChecked(hostname).then(
       (all) => {
         const family = opts.family === 'IPv4' ? 4 : opts.family === 'IPv6' ? 6 : opts.family;

@@ -22,14 +22,16 @@ const waiting: (() => void)[] = [];
 
 async function bounded<T>(work: () => Promise<T>): Promise<T> {
   if (hashing >= HASHING_SLOTS) {
-    if (waiting.length >= HASHING_QUEUE) throw new HttpProblem(429, 'rate-limited', 'Too many sign-ins at once; retry in a second.', {}, { 'retry-after': '1' });
+    if (waiting.length >= HASHING_QUEUE)
+      throw new HttpProblem(429, 'rate-limited', 'Too many sign-ins at once; retry in a second.', {}, { 'retry-after': '1' });
     await new Promise<void>((resolve) => waiting.push(resolve));
   } else hashing++;
   try {
     return await work();
   } finally {
     const next = waiting.shift();
-    if (next) next(); // the slot passes straight to the next caller
+    if (next)
+      next(); // the slot passes straight to the next caller
     else hashing--;
   }
 }

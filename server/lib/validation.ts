@@ -102,7 +102,8 @@ export function toInvalidParams(error: { validation?: unknown; validationContext
   return list.slice(0, MAX_LISTED_ERRORS).map((e) => {
     let pointer = `/${part}${e.instancePath}`;
     if (e.keyword === 'required') pointer += `/${escapePointer(String(e.params.missingProperty))}`;
-    if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties') pointer += `/${escapePointer(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;
+    if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties')
+      pointer += `/${escapePointer(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;
     return { pointer, detail: describe(e) };
   });
 }
@@ -113,7 +114,11 @@ function escapePointer(token: string) {
 
 function describe(e: ErrorObject): string {
   if (e.keyword === 'required') return 'is required';
-  if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties' || (e.keyword === 'not' && /(additional|unevaluated)Properties/.test(e.schemaPath))) {
+  if (
+    e.keyword === 'additionalProperties' ||
+    e.keyword === 'unevaluatedProperties' ||
+    (e.keyword === 'not' && /(additional|unevaluated)Properties/.test(e.schemaPath))
+  ) {
     return 'is not a known field';
   }
   if (e.keyword === 'enum') return `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;

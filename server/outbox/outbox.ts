@@ -220,9 +220,12 @@ export class Outbox {
     if (!destination) return this.record({ id: row.id, status: 'failed', error: 'endpoint deleted or disabled', finished: this.now() });
     const started = this.now();
     const t0 = performance.now();
-    const result = await this.options.post(destination.url, destination.headers(row.payload, started), row.payload).catch((error) => ({
-      error: error instanceof Error ? error.message : String(error),
-    }) as PostResult);
+    const result = await this.options.post(destination.url, destination.headers(row.payload, started), row.payload).catch(
+      (error) =>
+        ({
+          error: error instanceof Error ? error.message : String(error),
+        }) as PostResult,
+    );
     const durationMs = Math.round(performance.now() - t0);
     // The schedule counts from the end of the attempt, a timeout included (as Svix and Stripe
     // do): a receiver that took 10 s to fail gets the whole delay before the next attempt.
@@ -289,7 +292,10 @@ export class Outbox {
         if (attempts.length) await tx.insertInto('delivery_attempts').values(attempts).execute();
         // A row without an attempt (endpoint gone) keeps its last status code and due time.
         const values = sql.join(
-          group.map(({ outcome: o }) => sql`(${o.id}::text, ${o.status}::text, ${o.attempt !== undefined}::boolean, ${o.statusCode ?? null}::int, ${o.error}::text, ${o.next ?? null}::timestamptz, ${o.finished}::timestamptz)`),
+          group.map(
+            ({ outcome: o }) =>
+              sql`(${o.id}::text, ${o.status}::text, ${o.attempt !== undefined}::boolean, ${o.statusCode ?? null}::int, ${o.error}::text, ${o.next ?? null}::timestamptz, ${o.finished}::timestamptz)`,
+          ),
         );
         await sql`update outbox as o set status = v.status, lease_until = null, leased_by = null,
             last_status_code = case when v.attempted then v.code else o.last_status_code end,

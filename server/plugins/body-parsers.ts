@@ -32,7 +32,10 @@ export default fp(
       const raw = body as Buffer;
       request.rawBody = raw;
       if (request.beforeParse) {
-        request.beforeParse(request, raw).then(() => parseJson(request, raw, done), (error: Error) => done(error, undefined));
+        request.beforeParse(request, raw).then(
+          () => parseJson(request, raw, done),
+          (error: Error) => done(error, undefined),
+        );
         return;
       }
       parseJson(request, raw, done);

@@ -20,9 +20,15 @@ export default fp(
       // megabytes, and most instances (tests) never serve it.
       let dereferenced: string | undefined;
       const file = new URL('openapi.3.1.dereferenced.json', documentPath(api, '3.1'));
-      for (const [ext, type] of [['json', 'application/json'], ['yaml', 'application/yaml']] as const) {
+      for (const [ext, type] of [
+        ['json', 'application/json'],
+        ['yaml', 'application/yaml'],
+      ] as const) {
         app.get(`/openapi/${api}.3.1.dereferenced.${ext}`, async (_request, reply) =>
-          reply.type(`${type}; charset=utf-8`).header('cache-control', 'public, max-age=300').send((dereferenced ??= readFileSync(file, 'utf8'))),
+          reply
+            .type(`${type}; charset=utf-8`)
+            .header('cache-control', 'public, max-age=300')
+            .send((dereferenced ??= readFileSync(file, 'utf8'))),
         );
       }
     }

@@ -24,7 +24,10 @@ export function toProblem(error: FastifyError & { validation?: unknown }): { bod
   if (error instanceof HttpProblem) return { body: error.problem, headers: error.headers };
   if (error.validation) {
     const count = Array.isArray(error.validation) ? error.validation.length : 0;
-    const detail = count > MAX_LISTED_ERRORS ? `${count} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.` : 'One or more inputs are invalid; see errors.';
+    const detail =
+      count > MAX_LISTED_ERRORS
+        ? `${count} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.`
+        : 'One or more inputs are invalid; see errors.';
     return { body: problem(400, 'validation', detail, { errors: toInvalidParams(error) }), headers: {} };
   }
   const known = error.code ? BY_CODE[error.code] : undefined;
@@ -50,14 +53,15 @@ export default fp(
     app.addHook('onRequest', async (request, reply) => {
       const accept = request.headers.accept;
       if (!accept || !/^\/(api|v1)\//.test(request.url)) return;
-      const ranges = accept.split(',').map((range) => range.split(';')[0]!.trim().toLowerCase()).filter(Boolean);
+      const ranges = accept
+        .split(',')
+        .map((range) => range.split(';')[0]!.trim().toLowerCase())
+        .filter(Boolean);
       if (ranges.length && ranges.every((range) => range === 'application/xml' || range === 'text/xml' || range.endsWith('+xml'))) {
         return sendProblem(reply, problem(406, 'not-acceptable', 'This API answers application/json (errors application/problem+json), not XML.'));
       }
     });
-    app.setNotFoundHandler((request, reply) =>
-      sendProblem(reply, problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
-    );
+    app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
   },
   { name: 'problems' },
 );

@@ -10,7 +10,7 @@
 // the limit global; the README's "Limits" section says so.
 import { hash, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
-import rateLimit, { normalizeIP, } from '@fastify/rate-limit';
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   AUTH_FAILURE_IPS,
@@ -168,7 +168,8 @@ export default fp(
     // A callback hook: the usual request (no recent failure) passes without a promise.
     app.addHook('onRequest', (request, _reply, done) => {
       const now = Date.now();
-      if ((now - lastFailure >= AUTH_FAILURE_WINDOW_MS && now - lastDeadFailure >= AUTH_FAILURE_WINDOW_MS) || presentedCredential(request) === undefined) return done();
+      if ((now - lastFailure >= AUTH_FAILURE_WINDOW_MS && now - lastDeadFailure >= AUTH_FAILURE_WINDOW_MS) || presentedCredential(request) === undefined)
+        return done();
       refuseFailing(request).then(() => done(), done);
     });
   },

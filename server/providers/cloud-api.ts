@@ -156,7 +156,10 @@ export class CloudApiProvider implements ChatProvider {
       ...(input.allowCategoryChange ? { allow_category_change: true } : {}),
       components: input.components,
     };
-    const res = await this.call<{ id: string; status: string; category: string }>(account, 'POST', `${account.wabaId}/message_templates`, { body, retry: 'unsent' });
+    const res = await this.call<{ id: string; status: string; category: string }>(account, 'POST', `${account.wabaId}/message_templates`, {
+      body,
+      retry: 'unsent',
+    });
     return { id: String(res.id), status: templateStatus(res.status), category: (res.category ?? input.category) as TemplateCategory };
   }
 
@@ -248,13 +251,18 @@ export class CloudApiProvider implements ChatProvider {
     // An upload that timed out may have created media; a second one only leaves an orphan that
     // expires, but the caller is told rather than waiting twice on a large body.
     const res = await this.call<{ id?: string | number }>(number, 'POST', `${number.phoneNumberId}/media`, { body: form, retry: 'unsent' });
-    if (res.id === undefined || res.id === '') throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider accepted the upload without an id.' });
+    if (res.id === undefined || res.id === '')
+      throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider accepted the upload without an id.' });
     return { id: String(res.id) };
   }
 
   async createFlow(account: ProviderAccount, input: FlowCreateInput): Promise<{ id: string }> {
-    const created = await this.call<{ id?: string | number }>(account, 'POST', `${account.wabaId}/flows`, { body: { name: input.name, categories: input.categories }, retry: 'unsent' });
-    if (created.id === undefined || created.id === '') throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider created the Flow without an id.' });
+    const created = await this.call<{ id?: string | number }>(account, 'POST', `${account.wabaId}/flows`, {
+      body: { name: input.name, categories: input.categories },
+      retry: 'unsent',
+    });
+    if (created.id === undefined || created.id === '')
+      throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider created the Flow without an id.' });
     const id = String(created.id);
     try {
       // The Flow JSON goes up as a file; uploading it again replaces it, so this may be retried.
@@ -262,10 +270,16 @@ export class CloudApiProvider implements ChatProvider {
       form.set('file', new Blob([input.flowJson], { type: 'application/json' }), 'flow.json');
       form.set('name', 'flow.json');
       form.set('asset_type', 'FLOW_JSON');
-      const res = await this.call<{ validation_errors?: { error?: string; message?: string; path?: string }[] }>(account, 'POST', `${id}/assets`, { body: form, retry: 'idempotent' });
+      const res = await this.call<{ validation_errors?: { error?: string; message?: string; path?: string }[] }>(account, 'POST', `${id}/assets`, {
+        body: form,
+        retry: 'idempotent',
+      });
       const errors = res.validation_errors ?? [];
       if (errors.length) {
-        const details = errors.slice(0, 5).map((e) => `${e.path ? `${e.path}: ` : ''}${e.message ?? e.error ?? 'invalid'}`).join('; ');
+        const details = errors
+          .slice(0, 5)
+          .map((e) => `${e.path ? `${e.path}: ` : ''}${e.message ?? e.error ?? 'invalid'}`)
+          .join('; ');
         throw new ProviderError({ code: 139001, httpStatus: 400, message: 'The provider refused the Flow JSON.', details });
       }
     } catch (error) {
@@ -289,7 +303,11 @@ export class CloudApiProvider implements ChatProvider {
    */
   async uploadSample(account: ProviderAccount, file: MediaFile): Promise<{ handle: string }> {
     if (!this.options.appId) {
-      throw new HttpProblem(422, 'unprocessable', 'Media samples for Cloud API templates need the Meta app id (PROVIDER_APP_ID), which this server does not have; use a TEXT header or none.');
+      throw new HttpProblem(
+        422,
+        'unprocessable',
+        'Media samples for Cloud API templates need the Meta app id (PROVIDER_APP_ID), which this server does not have; use a TEXT header or none.',
+      );
     }
     const query = { file_name: file.filename, file_length: String(file.bytes.length), file_type: file.mimeType };
     const session = await this.call<{ id?: string }>(account, 'POST', `${encodeURIComponent(this.options.appId)}/uploads`, { query, retry: 'unsent' });
@@ -301,7 +319,8 @@ export class CloudApiProvider implements ChatProvider {
       headers: { authorization: `OAuth ${account.accessToken}`, file_offset: '0' },
       retry: 'unsent',
     });
-    if (typeof done.h !== 'string' || done.h === '') throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider answered the upload without a handle.' });
+    if (typeof done.h !== 'string' || done.h === '')
+      throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider answered the upload without a handle.' });
     return { handle: done.h };
   }
 
@@ -342,7 +361,12 @@ export class CloudApiProvider implements ChatProvider {
         const response = await fetch(url, {
           method,
           headers,
-          body: opts.body === undefined ? undefined : opts.body instanceof FormData || Buffer.isBuffer(opts.body) ? (opts.body as BodyInit) : JSON.stringify(opts.body),
+          body:
+            opts.body === undefined
+              ? undefined
+              : opts.body instanceof FormData || Buffer.isBuffer(opts.body)
+                ? (opts.body as BodyInit)
+                : JSON.stringify(opts.body),
           redirect: 'error',
           signal: AbortSignal.timeout(this.timeoutMs),
         });

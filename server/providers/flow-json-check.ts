@@ -55,7 +55,8 @@ export function validateFlowJson(text: string): FlowValidationError[] {
     if (ids.has(id)) fail(`${at}.id`, `Screen id "${id}" is used twice.`);
     ids.add(id);
     const layout = screen.layout;
-    if (!isObject(layout) || layout.type !== 'SingleColumnLayout' || !Array.isArray(layout.children)) return fail(`${at}.layout`, 'layout must be a SingleColumnLayout with children.');
+    if (!isObject(layout) || layout.type !== 'SingleColumnLayout' || !Array.isArray(layout.children))
+      return fail(`${at}.layout`, 'layout must be a SingleColumnLayout with children.');
     const flat: Json[] = [];
     for (const c of layout.children) {
       if (isObject(c) && c.type === 'Form' && Array.isArray(c.children)) flat.push(...c.children.filter(isObject));
@@ -73,21 +74,27 @@ export function validateFlowJson(text: string): FlowValidationError[] {
         names.add(c.name);
       }
       const limit = FLOW_LABEL_LIMITS[type];
-      if (limit !== undefined && (typeof c.label !== 'string' || c.label.length === 0 || [...c.label].length > limit)) fail(`${path}.label`, `${type} label must have 1 to ${limit} characters.`);
-      if (typeof c['helper-text'] === 'string' && [...c['helper-text']].length > FLOW_HELPER_TEXT_LIMIT) fail(`${path}.helper-text`, `helper-text has at most ${FLOW_HELPER_TEXT_LIMIT} characters.`);
-      if (type === 'TextInput' && c['input-type'] !== undefined && !INPUT_TYPES.has(String(c['input-type']))) fail(`${path}.input-type`, `Unknown input-type "${String(c['input-type'])}".`);
+      if (limit !== undefined && (typeof c.label !== 'string' || c.label.length === 0 || [...c.label].length > limit))
+        fail(`${path}.label`, `${type} label must have 1 to ${limit} characters.`);
+      if (typeof c['helper-text'] === 'string' && [...c['helper-text']].length > FLOW_HELPER_TEXT_LIMIT)
+        fail(`${path}.helper-text`, `helper-text has at most ${FLOW_HELPER_TEXT_LIMIT} characters.`);
+      if (type === 'TextInput' && c['input-type'] !== undefined && !INPUT_TYPES.has(String(c['input-type'])))
+        fail(`${path}.input-type`, `Unknown input-type "${String(c['input-type'])}".`);
       if (['Dropdown', 'RadioButtonsGroup', 'CheckboxGroup'].includes(type)) {
         const source = c['data-source'];
         if (!Array.isArray(source) || source.length === 0) fail(`${path}.data-source`, `${type} needs a non-empty data-source.`);
-        else source.forEach((o, k) => {
-          if (!isObject(o) || typeof o.id !== 'string' || typeof o.title !== 'string' || [...o.title].length > FLOW_OPTION_TITLE_LIMIT) fail(`${path}.data-source[${k}]`, `Each option needs an id and a title of at most ${FLOW_OPTION_TITLE_LIMIT} characters.`);
-        });
+        else
+          source.forEach((o, k) => {
+            if (!isObject(o) || typeof o.id !== 'string' || typeof o.title !== 'string' || [...o.title].length > FLOW_OPTION_TITLE_LIMIT)
+              fail(`${path}.data-source[${k}]`, `Each option needs an id and a title of at most ${FLOW_OPTION_TITLE_LIMIT} characters.`);
+          });
       }
     });
     if (screen.terminal === true) {
       terminal++;
       const action = isObject(footer?.['on-click-action']) ? (footer!['on-click-action'] as Json) : undefined;
-      if (!footer || action?.name !== 'complete') fail(`${at}`, `Terminal screen ${id} needs a Footer whose on-click-action is complete.`, 'MISSING_REQUIRED_PROPERTY');
+      if (!footer || action?.name !== 'complete')
+        fail(`${at}`, `Terminal screen ${id} needs a Footer whose on-click-action is complete.`, 'MISSING_REQUIRED_PROPERTY');
     }
   });
   if (!terminal) fail('screens', 'At least one screen must be terminal.', 'MISSING_REQUIRED_PROPERTY');

@@ -138,19 +138,39 @@ export class SandboxProvider implements ChatProvider {
     const pn = await this.number(number.phoneNumberId);
     const waId = to.replace(/^\+/, '');
     if (!WA_ID.test(waId)) {
-      throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: `"${to}" is not a valid WhatsApp recipient number.` });
+      throw new ProviderError({
+        code: 100,
+        httpStatus: 400,
+        message: '(#100) Invalid parameter',
+        details: `"${to}" is not a valid WhatsApp recipient number.`,
+      });
     }
     if (options.route === 'marketing_messages' && message.type !== 'template') {
-      throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: 'The marketing messages route sends templates only.' });
+      throw new ProviderError({
+        code: 100,
+        httpStatus: 400,
+        message: '(#100) Invalid parameter',
+        details: 'The marketing messages route sends templates only.',
+      });
     }
     for (const id of mediaIdsIn(message)) {
       if (!(await this.knowsMedia(pn, id))) {
-        throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: `Media id ${id} was not uploaded for this phone number.` });
+        throw new ProviderError({
+          code: 100,
+          httpStatus: 400,
+          message: '(#100) Invalid parameter',
+          details: `Media id ${id} was not uploaded for this phone number.`,
+        });
       }
     }
     if (message.type === 'template') {
       if (sandboxTemplateStatus(message.template.name) !== 'APPROVED') {
-        throw new ProviderError({ code: 132001, httpStatus: 404, message: '(#132001) Template name does not exist in the translation', details: `Template ${message.template.name} is not approved.` });
+        throw new ProviderError({
+          code: 132001,
+          httpStatus: 404,
+          message: '(#132001) Template name does not exist in the translation',
+          details: `Template ${message.template.name} is not approved.`,
+        });
       }
     } else if (!(await this.insideWindow(pn, waId))) {
       throw new ProviderError({
@@ -181,7 +201,16 @@ export class SandboxProvider implements ChatProvider {
     this.lastInbound.set(key, Math.max(this.lastInbound.get(key) ?? 0, at.getTime()));
     const payload = envelope(pn, {
       contacts: [{ profile: { name: input.name ?? `+${from}` }, wa_id: from }],
-      messages: [{ from, id, timestamp: unix(at), type: message.type, ...(input.replyTo ? { context: { from: digits(pn.display_phone_number), id: input.replyTo } } : {}), ...content }],
+      messages: [
+        {
+          from,
+          id,
+          timestamp: unix(at),
+          type: message.type,
+          ...(input.replyTo ? { context: { from: digits(pn.display_phone_number), id: input.replyTo } } : {}),
+          ...content,
+        },
+      ],
     });
     await this.handOver(payload, INBOUND_ATTEMPTS);
     return { providerMessageId: id, payload };
@@ -256,7 +285,8 @@ export class SandboxProvider implements ChatProvider {
   /** Keeps nothing but the id: the sandbox never delivers the bytes anywhere. */
   async uploadMedia(number: ProviderNumber, file: MediaFile): Promise<{ id: string }> {
     const pn = await this.number(number.phoneNumberId);
-    if (file.bytes.length === 0) throw new ProviderError({ code: 131053, httpStatus: 400, message: '(#131053) Media upload error', details: 'The file is empty.' });
+    if (file.bytes.length === 0)
+      throw new ProviderError({ code: 131053, httpStatus: 400, message: '(#131053) Media upload error', details: 'The file is empty.' });
     const id = numericId();
     this.media.add(`${pn.provider_phone_number_id}:${id}`);
     return { id };
@@ -270,7 +300,12 @@ export class SandboxProvider implements ChatProvider {
 
   private async knowsMedia(pn: NumberRow, id: string): Promise<boolean> {
     if (this.media.has(`${pn.provider_phone_number_id}:${id}`)) return true;
-    const row = await this.options.db.selectFrom('uploaded_media').select('id').where('phone_number_id', '=', pn.id).where('provider_media_id', '=', id).executeTakeFirst();
+    const row = await this.options.db
+      .selectFrom('uploaded_media')
+      .select('id')
+      .where('phone_number_id', '=', pn.id)
+      .where('provider_media_id', '=', id)
+      .executeTakeFirst();
     return row !== undefined;
   }
 
@@ -281,14 +316,18 @@ export class SandboxProvider implements ChatProvider {
     }
     const errors = validateFlowJson(input.flowJson);
     if (errors.length) {
-      const details = errors.slice(0, 5).map((e) => `${e.path ? `${e.path}: ` : ''}${e.message}`).join('; ');
+      const details = errors
+        .slice(0, 5)
+        .map((e) => `${e.path ? `${e.path}: ` : ''}${e.message}`)
+        .join('; ');
       throw new ProviderError({ code: 139001, httpStatus: 400, message: 'The provider refused the Flow JSON.', details });
     }
     return { id: numericId() };
   }
 
   async publishFlow(_account: ProviderAccount, flowId: string): Promise<void> {
-    if (!/^\d{1,32}$/.test(flowId)) throw new ProviderError({ code: 100, subcode: 33, httpStatus: 400, message: `Unsupported post request. Object with ID '${flowId}' does not exist.` });
+    if (!/^\d{1,32}$/.test(flowId))
+      throw new ProviderError({ code: 100, subcode: 33, httpStatus: 400, message: `Unsupported post request. Object with ID '${flowId}' does not exist.` });
   }
 
   /** Resolves once every status already scheduled has been handed to `deliverWebhook`. */
@@ -317,7 +356,22 @@ export class SandboxProvider implements ChatProvider {
     });
     const pricing = { billable: category !== 'service', pricing_model: 'PMP', category };
     const steps: [ProviderStatus['status'], number, Partial<ProviderStatus>][] = isUnreachableSandboxNumber(waId)
-      ? [['failed', this.delays.sent, { errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'The recipient is not a WhatsApp user.' } }] }]]
+      ? [
+          [
+            'failed',
+            this.delays.sent,
+            {
+              errors: [
+                {
+                  code: 131026,
+                  title: 'Message undeliverable',
+                  message: 'Message undeliverable',
+                  error_data: { details: 'The recipient is not a WhatsApp user.' },
+                },
+              ],
+            },
+          ],
+        ]
       : [
           ['sent', this.delays.sent, { pricing }],
           ['delivered', this.delays.delivered, { pricing }],
@@ -389,15 +443,30 @@ export class SandboxProvider implements ChatProvider {
   private async number(phoneNumberId: string): Promise<NumberRow> {
     const row = await this.numbers().where('phone_numbers.provider_phone_number_id', '=', phoneNumberId).executeTakeFirst();
     if (!row) {
-      throw new ProviderError({ code: 100, subcode: 33, httpStatus: 400, message: `Unsupported post request. Object with ID '${phoneNumberId}' does not exist.` });
+      throw new ProviderError({
+        code: 100,
+        subcode: 33,
+        httpStatus: 400,
+        message: `Unsupported post request. Object with ID '${phoneNumberId}' does not exist.`,
+      });
     }
     return row;
   }
 }
 
-type NumberRow = { id: string; workspace_id: string; provider_phone_number_id: string; display_phone_number: string; verified_name: string; provider_waba_id: string };
+type NumberRow = {
+  id: string;
+  workspace_id: string;
+  provider_phone_number_id: string;
+  display_phone_number: string;
+  verified_name: string;
+  provider_waba_id: string;
+};
 
-function envelope(pn: NumberRow, value: Omit<ProviderWebhookPayload['entry'][0]['changes'][0]['value'], 'messaging_product' | 'metadata'>): ProviderWebhookPayload {
+function envelope(
+  pn: NumberRow,
+  value: Omit<ProviderWebhookPayload['entry'][0]['changes'][0]['value'], 'messaging_product' | 'metadata'>,
+): ProviderWebhookPayload {
   return {
     object: 'whatsapp_business_account',
     entry: [
@@ -406,7 +475,11 @@ function envelope(pn: NumberRow, value: Omit<ProviderWebhookPayload['entry'][0][
         changes: [
           {
             field: 'messages',
-            value: { messaging_product: 'whatsapp', metadata: { display_phone_number: digits(pn.display_phone_number), phone_number_id: pn.provider_phone_number_id }, ...value },
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: digits(pn.display_phone_number), phone_number_id: pn.provider_phone_number_id },
+              ...value,
+            },
           },
         ],
       },
@@ -421,7 +494,8 @@ function mediaIdsIn(value: unknown, out: string[] = []): string[] {
   if (Array.isArray(value)) for (const v of value) mediaIdsIn(v, out);
   else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (['image', 'video', 'document', 'audio', 'sticker'].includes(k) && v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string') out.push((v as { id: string }).id);
+      if (['image', 'video', 'document', 'audio', 'sticker'].includes(k) && v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string')
+        out.push((v as { id: string }).id);
       else mediaIdsIn(v, out);
     }
   }
@@ -436,8 +510,48 @@ const templateId = (wabaId: string, name: string, language: string) => `9${hashD
 const catalogId = (wabaId: string) => `8${hashDigits(`catalog/${wabaId}`)}`;
 
 const SAMPLE_PRODUCTS: Omit<ProviderProduct, 'id'>[] = [
-  { retailerId: 'SKU-TEE-01', name: 'Organic cotton T-shirt', description: 'Soft, breathable, in five colours.', price: 2500, salePrice: 1999, currency: 'EUR', availability: 'in_stock', imageUrl: 'https://example.com/img/tee.jpg', url: 'https://example.com/p/tee' },
-  { retailerId: 'SKU-MUG-02', name: 'Ceramic mug', description: '350 ml, dishwasher safe.', price: 1200, salePrice: null, currency: 'EUR', availability: 'in_stock', imageUrl: 'https://example.com/img/mug.jpg', url: 'https://example.com/p/mug' },
-  { retailerId: 'SKU-BAG-03', name: 'Canvas tote bag', description: null, price: 1800, salePrice: null, currency: 'EUR', availability: 'out_of_stock', imageUrl: null, url: null },
-  { retailerId: 'SKU-CAP-04', name: 'Baseball cap', description: 'One size.', price: 1500, salePrice: null, currency: 'EUR', availability: 'preorder', imageUrl: 'https://example.com/img/cap.jpg', url: 'https://example.com/p/cap' },
+  {
+    retailerId: 'SKU-TEE-01',
+    name: 'Organic cotton T-shirt',
+    description: 'Soft, breathable, in five colours.',
+    price: 2500,
+    salePrice: 1999,
+    currency: 'EUR',
+    availability: 'in_stock',
+    imageUrl: 'https://example.com/img/tee.jpg',
+    url: 'https://example.com/p/tee',
+  },
+  {
+    retailerId: 'SKU-MUG-02',
+    name: 'Ceramic mug',
+    description: '350 ml, dishwasher safe.',
+    price: 1200,
+    salePrice: null,
+    currency: 'EUR',
+    availability: 'in_stock',
+    imageUrl: 'https://example.com/img/mug.jpg',
+    url: 'https://example.com/p/mug',
+  },
+  {
+    retailerId: 'SKU-BAG-03',
+    name: 'Canvas tote bag',
+    description: null,
+    price: 1800,
+    salePrice: null,
+    currency: 'EUR',
+    availability: 'out_of_stock',
+    imageUrl: null,
+    url: null,
+  },
+  {
+    retailerId: 'SKU-CAP-04',
+    name: 'Baseball cap',
+    description: 'One size.',
+    price: 1500,
+    salePrice: null,
+    currency: 'EUR',
+    availability: 'preorder',
+    imageUrl: 'https://example.com/img/cap.jpg',
+    url: 'https://example.com/p/cap',
+  },
 ];

@@ -55,7 +55,10 @@ export interface InteractiveList extends InteractiveBase {
 /** A WhatsApp Flow (a published form): Graph `interactive.type = flow`, answered by an `nfm_reply`. */
 export interface InteractiveFlow extends InteractiveBase {
   type: 'flow';
-  action: { name: 'flow'; parameters: { flow_message_version: '3'; flow_id: string; flow_cta: string; flow_token?: string; flow_action?: 'navigate' | 'data_exchange' } };
+  action: {
+    name: 'flow';
+    parameters: { flow_message_version: '3'; flow_id: string; flow_cta: string; flow_token?: string; flow_action?: 'navigate' | 'data_exchange' };
+  };
 }
 
 export type TemplateParameter =
@@ -249,7 +252,14 @@ export type InboundContent =
   | { type: 'image' | 'document' | 'audio' | 'video' | 'sticker'; media: { mime_type: string; caption?: string; filename?: string } }
   | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: 'button'; button: { payload: string; text: string } }
-  | { type: 'interactive'; interactive: { type: 'button_reply' | 'list_reply'; button_reply?: { id: string; title: string }; list_reply?: { id: string; title: string; description?: string } } }
+  | {
+      type: 'interactive';
+      interactive: {
+        type: 'button_reply' | 'list_reply';
+        button_reply?: { id: string; title: string };
+        list_reply?: { id: string; title: string; description?: string };
+      };
+    }
   | { type: 'interactive'; interactive: { type: 'nfm_reply'; nfm_reply: { name?: string; body?: string; response_json: string } } }
   | { type: 'reaction'; reaction: { message_id: string; emoji?: string } };
 
@@ -326,7 +336,7 @@ export class ProviderError extends Error {
     this.fbtraceId = init.fbtraceId ?? null;
     this.notSent = init.notSent ?? false;
     this.transientHint = init.transient ?? false;
-    this.retryAfterSec = init.retryAfterSec ?? (this.code !== null ? DEFAULT_RETRY_AFTER[this.code] ?? null : null);
+    this.retryAfterSec = init.retryAfterSec ?? (this.code !== null ? (DEFAULT_RETRY_AFTER[this.code] ?? null) : null);
   }
 
   get rateLimited(): boolean {
@@ -343,11 +353,18 @@ export class ProviderError extends Error {
     const code = this.code ?? undefined;
     const extra = code !== undefined ? { provider_code: code } : {};
     if (code === 131047) {
-      return new HttpProblem(422, 'outside-window', 'More than 24 hours have passed since the customer last wrote; only an approved template can be sent.', extra);
+      return new HttpProblem(
+        422,
+        'outside-window',
+        'More than 24 hours have passed since the customer last wrote; only an approved template can be sent.',
+        extra,
+      );
     }
     if (this.rateLimited) {
       const wait = Math.max(1, Math.ceil(this.retryAfterSec ?? 1));
-      return new HttpProblem(429, 'rate-limited', `The chat provider is rate limiting this number; retry after ${wait} s.`, extra, { 'Retry-After': String(wait) });
+      return new HttpProblem(429, 'rate-limited', `The chat provider is rate limiting this number; retry after ${wait} s.`, extra, {
+        'Retry-After': String(wait),
+      });
     }
     if (this.kind === 'timeout') {
       return new HttpProblem(504, 'provider-error', 'The chat provider did not answer in time; the outcome is unknown and the message was not re-sent.', extra);

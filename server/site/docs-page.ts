@@ -12,7 +12,18 @@ import type { ApiName } from '../contract.js';
 import { readAssets, serveAssets } from '../html/assets.js';
 import { html, htmlDocument, trustedHtml, type Html } from '../html/html.js';
 import { pageHeaders } from '../html/page-headers.js';
-import { APIS, DOCS_ASSETS_PATH, DOCS_PATH, dereferencedUrl, documentUrl, guideUrl, isApiName, loadGuides, referenceUrl, type ApiEntry } from './docs-catalogue.js';
+import {
+  APIS,
+  DOCS_ASSETS_PATH,
+  DOCS_PATH,
+  dereferencedUrl,
+  documentUrl,
+  guideUrl,
+  isApiName,
+  loadGuides,
+  referenceUrl,
+  type ApiEntry,
+} from './docs-catalogue.js';
 
 const SCALAR_PREFIX = `${DOCS_ASSETS_PATH}/scalar` as const;
 export const SCALAR_SCRIPT = `${SCALAR_PREFIX}/js/scalar.js`;

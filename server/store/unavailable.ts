@@ -13,7 +13,8 @@ export const RETRY_AFTER_SECONDS = 5;
 const UNAVAILABLE_STATES = /^(08|53|57P0[123])/;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 // node-postgres reports a closed or stalled socket with a message and no code.
-const NETWORK_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable/i;
+const NETWORK_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable/i;
 
 export function isUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -24,7 +25,13 @@ export function isUnavailable(error: unknown): boolean {
 
 function toUnavailable(error: unknown): never {
   if (!isUnavailable(error)) throw error;
-  const problem = new HttpProblem(503, 'unavailable', 'The database is not reachable right now; try again shortly.', {}, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  const problem = new HttpProblem(
+    503,
+    'unavailable',
+    'The database is not reachable right now; try again shortly.',
+    {},
+    { 'retry-after': String(RETRY_AFTER_SECONDS) },
+  );
   problem.cause = error;
   throw problem;
 }

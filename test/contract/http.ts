@@ -42,7 +42,8 @@ const SERVER_SIGNERS: Record<string, (headers: Headers, body: BodyInit | undefin
 
 export function buildRequest(c: ContractCase, target: Target): { url: string; init: RequestInit } {
   const missing = c.params.filter((p) => p.in === 'path' && !(`path:${p.name}` in c.paramValues));
-  if (missing.length) throw new Error(`example "${c.example}" of ${c.operationId} gives no value for path parameter(s) ${missing.map((p) => p.name).join(', ')}`);
+  if (missing.length)
+    throw new Error(`example "${c.example}" of ${c.operationId} gives no value for path parameter(s) ${missing.map((p) => p.name).join(', ')}`);
   const path = c.path.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(String(c.paramValues[`path:${name}`])));
   const url = new URL(target.baseUrl(c.api) + path);
   const headers = new Headers();

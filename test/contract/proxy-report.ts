@@ -24,7 +24,13 @@ export interface ProxyViolation {
 
 /** `operationId/example` of every case whose example is an error answer. */
 export function deliberatelyBad(apis: readonly string[] = API_NAMES): Set<string> {
-  return new Set(apis.flatMap((api) => loadCases(api).filter((c) => (c.status ?? 200) >= 400).map((c) => `${c.operationId}/${c.example}`)));
+  return new Set(
+    apis.flatMap((api) =>
+      loadCases(api)
+        .filter((c) => (c.status ?? 200) >= 400)
+        .map((c) => `${c.operationId}/${c.example}`),
+    ),
+  );
 }
 
 /** Marks the expected request violations; the rest stand. */
@@ -36,7 +42,11 @@ export function proxyVerdict(violations: ProxyViolation[], bypassed: { reason: s
   const classified = classify(violations, deliberatelyBad());
   const summary = writeReport(report, classified, {
     upstream,
-    bypassed: { count: bypassed.length, note: 'event streams and multipart uploads go straight to the server (Prism cannot pass them through)', requests: bypassed },
+    bypassed: {
+      count: bypassed.length,
+      note: 'event streams and multipart uploads go straight to the server (Prism cannot pass them through)',
+      requests: bypassed,
+    },
   });
   for (const v of classified) if (!v.expected) console.error(formatViolation(v));
   const badCases = new Set(classified.filter((v) => v.expected).map((v) => v.contractCase));

@@ -37,7 +37,11 @@ export async function seedConnect(base: string, owner: string): Promise<Record<s
     throw new Error(`seeding Connect: ${step} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   };
   const json = { 'content-type': 'application/json', authorization: `Bearer ${owner}` };
-  const created = await fetch(`${base}/api/connect/clients`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'Contract CRM', redirect_uris: [REDIRECT_URI] }) });
+  const created = await fetch(`${base}/api/connect/clients`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ name: 'Contract CRM', redirect_uris: [REDIRECT_URI] }),
+  });
   if (created.status !== 201) await fail('create client', created);
   const client = (await created.json()) as { client_id: string; client_secret: string };
   const account = (await (await fetch(`${base}/api/account/me`, { headers: json })).json()) as { owner: { email: string } };
@@ -54,7 +58,12 @@ export async function seedConnect(base: string, owner: string): Promise<Record<s
     return res;
   };
   const signInPage = await browser('/account/sign-in');
-  const signedIn = await browser('/account/sign-in', { _csrf: hiddenInputs(await signInPage.text())._csrf ?? '', email: account.owner.email, password: OWNER_PASSWORD, next: '' });
+  const signedIn = await browser('/account/sign-in', {
+    _csrf: hiddenInputs(await signInPage.text())._csrf ?? '',
+    email: account.owner.email,
+    password: OWNER_PASSWORD,
+    next: '',
+  });
   if (signedIn.status !== 303) await fail('sign-in', signedIn);
 
   const verifier = randomBytes(32).toString('base64url');
@@ -76,7 +85,14 @@ export async function seedConnect(base: string, owner: string): Promise<Record<s
   const exchanged = await fetch(`${base}/api/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, client_id: client.client_id, client_secret: client.client_secret }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+    }).toString(),
   });
   if (exchanged.status !== 200) await fail('token exchange', exchanged);
   return { ConnectOAuth: ((await exchanged.json()) as { access_token: string }).access_token };

@@ -80,7 +80,12 @@ export default async function setup(project: TestProject) {
     if (viaProxy) {
       const violations: ProxyViolation[] = [];
       const bypassed: { reason: string }[] = [];
-      const proxies = await startProxies({ upstream: base, ports: TEST_PROXY_PORTS, onViolation: (v) => violations.push(v), onBypass: (b) => bypassed.push(b) });
+      const proxies = await startProxies({
+        upstream: base,
+        ports: TEST_PROXY_PORTS,
+        onViolation: (v) => violations.push(v),
+        onBypass: (b) => bypassed.push(b),
+      });
       // At teardown, once every suite has run: the verdict throws on a violation (exit code 1).
       stops.push(async () => {
         await proxies.stop();
@@ -126,5 +131,11 @@ async function seedWorkspace(base: string): Promise<Record<string, string>> {
   });
   const owner = created.session.access_token as string;
   const key = await post('/api/account/api-keys', { name: 'contract suite' }, owner);
-  return { OwnerBearer: owner, ApiKeyHeader: key.secret, ApiKeyAuthorization: key.secret, ...(await seedConnect(base, owner)), ...(await seedMessaging(base, owner)) };
+  return {
+    OwnerBearer: owner,
+    ApiKeyHeader: key.secret,
+    ApiKeyAuthorization: key.secret,
+    ...(await seedConnect(base, owner)),
+    ...(await seedMessaging(base, owner)),
+  };
 }

@@ -17,8 +17,14 @@ export function contractSuite(api: string): void {
     expect(allOperationIds(api).filter((id) => !covered.has(id))).toEqual([]);
     for (const id of covered) {
       const statuses = cases.filter((c) => c.operationId === id).map((c) => c.status ?? 200);
-      expect(statuses.some((s) => s < 400), `${id} has a success example`).toBe(true);
-      expect(statuses.some((s) => s >= 400), `${id} has an error example`).toBe(true);
+      expect(
+        statuses.some((s) => s < 400),
+        `${id} has a success example`,
+      ).toBe(true);
+      expect(
+        statuses.some((s) => s >= 400),
+        `${id} has an error example`,
+      ).toBe(true);
     }
   });
 

@@ -40,7 +40,10 @@ export async function contractViolations(api: string, operationId: string, answe
     const result = api31.validateResponse(answer.body, operationId, answer.status);
     for (const e of result.errors ?? []) violations.push(`body${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
   }
-  const headerResult = api31.validateResponseHeaders(typedHeaders(declared.headers, answer.headers), operationId, { statusCode: answer.status, setMatchType: 'superset' as never });
+  const headerResult = api31.validateResponseHeaders(typedHeaders(declared.headers, answer.headers), operationId, {
+    statusCode: answer.status,
+    setMatchType: 'superset' as never,
+  });
   for (const e of headerResult.errors ?? []) violations.push(`headers${e.instancePath} ${e.message}`);
   return violations;
 }

@@ -98,7 +98,17 @@ describe('Connect in Chromium: consent, code exchange, upload, link, reader, sig
     // Redirects and link URLs are built from PUBLIC_URL, so the port is chosen before the app.
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    app = await buildApp(loadConfig({ PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: origin, DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', ALLOW_PRIVATE_URLS: 'true' }));
+    app = await buildApp(
+      loadConfig({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PUBLIC_URL: origin,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'silent',
+        DEMO: 'false',
+        ALLOW_PRIVATE_URLS: 'true',
+      }),
+    );
     await app.listen({ port, host: '127.0.0.1' });
     crm = await startCrm();
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
@@ -115,7 +125,11 @@ describe('Connect in Chromium: consent, code exchange, upload, link, reader, sig
     const headers: Record<string, string> = {};
     if (init.token) headers.authorization = `Bearer ${init.token}`;
     if (init.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${origin}${path}`, { method: init.method ?? (init.json || init.form ? 'POST' : 'GET'), headers, body: init.form ?? (init.json !== undefined ? JSON.stringify(init.json) : undefined) });
+    const res = await fetch(`${origin}${path}`, {
+      method: init.method ?? (init.json || init.form ? 'POST' : 'GET'),
+      headers,
+      body: init.form ?? (init.json !== undefined ? JSON.stringify(init.json) : undefined),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
   };
@@ -123,7 +137,9 @@ describe('Connect in Chromium: consent, code exchange, upload, link, reader, sig
   it('runs the whole flow', async () => {
     const email = 'owner@crm-e2e.test';
     const password = 'e2e owner password 1';
-    const workspace = await api('/api/account/workspaces', { json: { email, password, name: 'Olivia Owner', workspace_name: 'Acme Brochures', workspace_slug: 'acme-brochures' } });
+    const workspace = await api('/api/account/workspaces', {
+      json: { email, password, name: 'Olivia Owner', workspace_name: 'Acme Brochures', workspace_slug: 'acme-brochures' },
+    });
     expect(workspace.status, JSON.stringify(workspace.body)).toBe(201);
     const ownerToken = workspace.body.session.access_token as string;
 
@@ -161,7 +177,9 @@ describe('Connect in Chromium: consent, code exchange, upload, link, reader, sig
     await owner.close();
 
     // The CRM's back end: code → bearer token.
-    const token = await api('/api/oauth/token', { json: { grant_type: 'authorization_code', code, client_id: clientId, client_secret: clientSecret, redirect_uri: redirectUri, code_verifier: verifier } });
+    const token = await api('/api/oauth/token', {
+      json: { grant_type: 'authorization_code', code, client_id: clientId, client_secret: clientSecret, redirect_uri: redirectUri, code_verifier: verifier },
+    });
     expect(token.status, JSON.stringify(token.body)).toBe(200);
     expect(token.body).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), org_slug: 'acme-brochures' });
     const bearer = token.body.access_token as string;
@@ -176,7 +194,10 @@ describe('Connect in Chromium: consent, code exchange, upload, link, reader, sig
     const document = await api('/api/connect/documents', { token: bearer, form });
     expect(document.status, JSON.stringify(document.body)).toBe(201);
 
-    const link = await api('/api/connect/links', { token: bearer, json: { document_id: document.body.id, external_id: 'crm-contact-42', recipient: { email: 'reader@example.test' } } });
+    const link = await api('/api/connect/links', {
+      token: bearer,
+      json: { document_id: document.body.id, external_id: 'crm-contact-42', recipient: { email: 'reader@example.test' } },
+    });
     expect(link.status, JSON.stringify(link.body)).toBe(201);
     expect(new URL(link.body.url).pathname).toMatch(/^\/l\//);
 
@@ -200,7 +221,10 @@ describe('Connect in Chromium: consent, code exchange, upload, link, reader, sig
     const delivery = await crm.waitFor((r) => r.path === '/hooks' && r.body.includes('"link.opened"'));
     const header = delivery.headers['x-connect-signature'] as string;
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}/);
-    const event = new Stripe('sk_test_unused').webhooks.constructEvent(delivery.body, header, webhookSecret, 300) as unknown as { type: string; data: { external_id: string } };
+    const event = new Stripe('sk_test_unused').webhooks.constructEvent(delivery.body, header, webhookSecret, 300) as unknown as {
+      type: string;
+      data: { external_id: string };
+    };
     expect(event.type).toBe('link.opened');
     expect(event.data.external_id).toBe('crm-contact-42');
 

@@ -96,7 +96,11 @@ describe('settings pages in Chromium', () => {
     // Test event -> delivery log -> redeliver.
     await page.locator('button', { hasText: 'Send test event' }).first().click();
     await page.waitForURL(/\/account\/webhooks\/connect\/whe_/);
-    await expect.poll(async () => (await page.reload(), page.locator('section', { hasText: 'webhook_endpoint.test' }).locator('td', { hasText: /^200$/ }).count()), { timeout: 20_000 }).toBe(1);
+    await expect
+      .poll(async () => (await page.reload(), page.locator('section', { hasText: 'webhook_endpoint.test' }).locator('td', { hasText: /^200$/ }).count()), {
+        timeout: 20_000,
+      })
+      .toBe(1);
     await shot('webhooks-delivery-log');
     await page.locator('button', { hasText: 'Redeliver' }).first().click();
     await expect.poll(async () => (await page.reload(), page.locator('text=redelivery of').count()), { timeout: 20_000 }).toBe(1);

@@ -74,11 +74,36 @@ export class FakeProvider {
   /** WhatsApp Flows created with `POST /{waba-id}/flows`, by id. */
   readonly flows = new Map<string, FakeFlow>();
   readonly phoneNumbers = [
-    { id: FAKE_PHONE_NUMBER_ID, display_phone_number: '+1 555-010-0100', verified_name: 'Acme Shop', status: 'CONNECTED', quality_rating: 'GREEN', messaging_limit_tier: 'TIER_1K' },
-    { id: '106540352242923', display_phone_number: '+44 7700 900123', verified_name: 'Acme UK', status: 'CONNECTED', quality_rating: 'YELLOW', messaging_limit_tier: 'TIER_250' },
+    {
+      id: FAKE_PHONE_NUMBER_ID,
+      display_phone_number: '+1 555-010-0100',
+      verified_name: 'Acme Shop',
+      status: 'CONNECTED',
+      quality_rating: 'GREEN',
+      messaging_limit_tier: 'TIER_1K',
+    },
+    {
+      id: '106540352242923',
+      display_phone_number: '+44 7700 900123',
+      verified_name: 'Acme UK',
+      status: 'CONNECTED',
+      quality_rating: 'YELLOW',
+      messaging_limit_tier: 'TIER_250',
+    },
   ];
   readonly products = [
-    { id: '5001', retailer_id: 'SKU-1', name: 'Tee', description: 'Cotton', price: '€1,234.50', sale_price: '', currency: 'EUR', availability: 'in stock', image_url: 'https://example.com/tee.jpg', url: 'https://example.com/tee' },
+    {
+      id: '5001',
+      retailer_id: 'SKU-1',
+      name: 'Tee',
+      description: 'Cotton',
+      price: '€1,234.50',
+      sale_price: '',
+      currency: 'EUR',
+      availability: 'in stock',
+      image_url: 'https://example.com/tee.jpg',
+      url: 'https://example.com/tee',
+    },
     { id: '5002', retailer_id: 'SKU-2', name: 'Mug', price: '¥1,200', currency: 'JPY', availability: 'out of stock' },
     { id: '5003', retailer_id: 'SKU-3', name: 'Cap', price: '15.00 USD', currency: 'USD', availability: 'preorder' },
   ];
@@ -123,7 +148,7 @@ export class FakeProvider {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: any ;
+    let body: any;
     if (/^application\/octet-stream/i.test(req.headers['content-type'] ?? '')) {
       body = Buffer.concat(chunks); // a resumable upload's bytes
     } else if (/^multipart\/form-data/i.test(req.headers['content-type'] ?? '')) {
@@ -161,20 +186,23 @@ export class FakeProvider {
     if (method === 'POST' && edge === 'media') return this.upload(res, id, body);
     if (method === 'POST' && edge === 'uploads' && id === FAKE_APP_ID) {
       const length = Number(query.get('file_length'));
-      if (!query.get('file_name') || !query.get('file_type') || !Number.isInteger(length) || length <= 0) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'file_name, file_length and file_type are required');
+      if (!query.get('file_name') || !query.get('file_type') || !Number.isInteger(length) || length <= 0)
+        return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'file_name, file_length and file_type are required');
       const session = `upload:${randomBytes(12).toString('base64url')}`;
       this.sessions.set(session, { length, type: query.get('file_type')! });
       return json(res, 200, { id: `${session}?sig=${randomBytes(6).toString('hex')}` });
     }
     if (method === 'POST' && id?.startsWith('upload:') && !edge) {
       const session = this.sessions.get(id);
-      if (!session || !Buffer.isBuffer(body) || body.length !== session.length) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'unknown upload session or wrong length');
+      if (!session || !Buffer.isBuffer(body) || body.length !== session.length)
+        return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'unknown upload session or wrong length');
       const h = `4::${Buffer.from(session.type).toString('base64')}:${randomBytes(16).toString('base64url')}`;
       this.samples.set(h, { type: session.type, bytes: body });
       return json(res, 200, { h });
     }
     if (method === 'POST' && edge === 'flows' && id === FAKE_WABA_ID) return this.createFlow(res, body);
-    if (this.flows.has(id) && ((method === 'POST' && (edge === 'assets' || edge === 'publish')) || (method === 'DELETE' && !edge))) return this.flowCall(res, method, id, edge, body);
+    if (this.flows.has(id) && ((method === 'POST' && (edge === 'assets' || edge === 'publish')) || (method === 'DELETE' && !edge)))
+      return this.flowCall(res, method, id, edge, body);
     if (method === 'GET' && edge === 'phone_numbers' && id === FAKE_WABA_ID) return this.page(res, this.phoneNumbers, query);
     if (method === 'POST' && edge === 'subscribed_apps' && id === FAKE_WABA_ID) return json(res, 200, { success: true });
     if (edge === 'message_templates' && id === FAKE_WABA_ID) {
@@ -182,14 +210,34 @@ export class FakeProvider {
       if (this.templates.some((t) => t.name === body?.name && t.language === body?.language)) {
         return graphError(res, 400, 100, 'Invalid parameter', 'OAuthException', 'Message template already exists with this name and language');
       }
-      const t: FakeTemplate = { id: String(9_000_000_000_000 + this.templates.length), name: body?.name, language: body?.language, category: body?.category, status: 'PENDING', components: body?.components };
+      const t: FakeTemplate = {
+        id: String(9_000_000_000_000 + this.templates.length),
+        name: body?.name,
+        language: body?.language,
+        category: body?.category,
+        status: 'PENDING',
+        components: body?.components,
+      };
       this.templates.push(t);
       return json(res, 200, { id: t.id, status: t.status, category: t.category });
     }
     if (method === 'GET' && edge === 'whatsapp_business_profile' && id === FAKE_PHONE_NUMBER_ID) {
-      return json(res, 200, { data: [{ about: 'Hello from Acme', address: '1 Main St', description: 'We sell things', email: 'shop@acme.example', websites: ['https://acme.example'], vertical: 'RETAIL', messaging_product: 'whatsapp' }] });
+      return json(res, 200, {
+        data: [
+          {
+            about: 'Hello from Acme',
+            address: '1 Main St',
+            description: 'We sell things',
+            email: 'shop@acme.example',
+            websites: ['https://acme.example'],
+            vertical: 'RETAIL',
+            messaging_product: 'whatsapp',
+          },
+        ],
+      });
     }
-    if (method === 'GET' && edge === 'product_catalogs' && id === FAKE_WABA_ID) return json(res, 200, { data: [{ id: FAKE_CATALOG_ID, name: 'Acme catalog' }] });
+    if (method === 'GET' && edge === 'product_catalogs' && id === FAKE_WABA_ID)
+      return json(res, 200, { data: [{ id: FAKE_CATALOG_ID, name: 'Acme catalog' }] });
     if (method === 'GET' && edge === 'products' && id === FAKE_CATALOG_ID) return this.page(res, this.products, query);
     if (method === 'GET' && !edge && id === FAKE_WABA_ID) return json(res, 200, { id, marketing_messages_onboarding_status: this.marketingStatus });
     return graphError(res, 400, 100, `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist`, 'GraphMethodException');
@@ -200,7 +248,8 @@ export class FakeProvider {
     if (body?.messaging_product !== 'whatsapp' || typeof body?.type !== 'string' || !(body.type in body)) {
       return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'messaging_product, type and the object named by type are required');
     }
-    if (edge === 'marketing_messages' && body.type !== 'template') return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'Only template messages');
+    if (edge === 'marketing_messages' && body.type !== 'template')
+      return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'Only template messages');
     const to = String(body.to ?? '');
     if (!/^\+?[1-9]\d{7,14}$/.test(to)) return graphError(res, 400, 131009, '(#131009) Parameter value is not valid', 'OAuthException', 'Invalid recipient');
     this.sent++;
@@ -217,7 +266,8 @@ export class FakeProvider {
     if (typeof body?.name !== 'string' || !body.name || !Array.isArray(body.categories) || body.categories.length === 0) {
       return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'name and categories are required');
     }
-    if ([...this.flows.values()].some((f) => f.name === body.name)) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'A Flow with this name already exists');
+    if ([...this.flows.values()].some((f) => f.name === body.name))
+      return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'A Flow with this name already exists');
     const id = String(1_187_364_459_302_700 + this.flows.size);
     this.flows.set(id, { id, name: body.name, categories: body.categories, status: 'DRAFT', flowJson: null });
     return json(res, 200, { id });
@@ -232,13 +282,15 @@ export class FakeProvider {
     }
     if (edge === 'assets') {
       const file = body?.file as FakeUpload | undefined;
-      if (body?.asset_type !== 'FLOW_JSON' || !file || typeof file !== 'object') return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'file and asset_type FLOW_JSON are required');
+      if (body?.asset_type !== 'FLOW_JSON' || !file || typeof file !== 'object')
+        return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'file and asset_type FLOW_JSON are required');
       if (flow.status !== 'DRAFT') return graphError(res, 400, 139002, 'A published Flow cannot be changed');
       flow.flowJson = file.bytes.toString('utf8');
       return json(res, 200, { success: true, validation_errors: validateFlowJson(flow.flowJson) });
     }
     if (flow.status !== 'DRAFT') return graphError(res, 400, 139002, 'Publishing failed', 'OAuthException', 'The Flow is already published.');
-    if (!flow.flowJson || validateFlowJson(flow.flowJson).length) return graphError(res, 400, 139001, 'Publishing failed', 'OAuthException', 'The Flow JSON has validation errors.');
+    if (!flow.flowJson || validateFlowJson(flow.flowJson).length)
+      return graphError(res, 400, 139001, 'Publishing failed', 'OAuthException', 'The Flow JSON has validation errors.');
     flow.status = 'PUBLISHED';
     return json(res, 200, { success: true });
   }
@@ -259,7 +311,10 @@ export class FakeProvider {
     const start = Number(query.get('after') ?? 0);
     const end = start + size;
     const more = end < rows.length;
-    return json(res, 200, { data: rows.slice(start, end), paging: { cursors: { before: String(start), after: String(end) }, ...(more ? { next: `https://graph.example/next?after=${end}` } : {}) } });
+    return json(res, 200, {
+      data: rows.slice(start, end),
+      paging: { cursors: { before: String(start), after: String(end) }, ...(more ? { next: `https://graph.example/next?after=${end}` } : {}) },
+    });
   }
 
   private failWith(res: ServerResponse, rule: FailureRule) {
@@ -270,10 +325,19 @@ export class FakeProvider {
       return graphError(res, 429, 130429, '(#130429) Rate limit hit', 'OAuthException', 'Cloud API message throughput has been reached.');
     }
     if (f === 'outside-window') {
-      return graphError(res, 400, 131047, '(#131047) Re-engagement message', 'OAuthException', 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.');
+      return graphError(
+        res,
+        400,
+        131047,
+        '(#131047) Re-engagement message',
+        'OAuthException',
+        'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+      );
     }
-    if (f === 'invalid-number') return graphError(res, 400, 131026, '(#131026) Message undeliverable', 'OAuthException', 'The recipient is not a WhatsApp user.');
-    if (f === 'media-upload-error') return graphError(res, 400, 131053, '(#131053) Media upload error', 'OAuthException', 'Unable to upload the media used in the message.');
+    if (f === 'invalid-number')
+      return graphError(res, 400, 131026, '(#131026) Message undeliverable', 'OAuthException', 'The recipient is not a WhatsApp user.');
+    if (f === 'media-upload-error')
+      return graphError(res, 400, 131053, '(#131053) Media upload error', 'OAuthException', 'Unable to upload the media used in the message.');
     if (f === 'auth') return graphError(res, 401, 190, 'Error validating access token: Session has expired', 'OAuthException');
     if (f === 'server-error') return graphError(res, 500, 2, 'Service temporarily unavailable', 'OAuthException', undefined, true);
     for (const [k, v] of Object.entries(f.headers ?? {})) res.setHeader(k, v);

@@ -5,90 +5,90 @@
 // with fresh ids and times, and change nothing else about Meta's shape.
 
 export const META_TEXT_MESSAGE = {
-  "object": "whatsapp_business_account",
-  "entry": [
+  object: 'whatsapp_business_account',
+  entry: [
     {
-      "id": "419561257915477",
-      "changes": [
+      id: '419561257915477',
+      changes: [
         {
-          "value": {
-            "messaging_product": "whatsapp",
-            "metadata": {
-              "display_phone_number": "15550783881",
-              "phone_number_id": "106540352242922"
+          value: {
+            messaging_product: 'whatsapp',
+            metadata: {
+              display_phone_number: '15550783881',
+              phone_number_id: '106540352242922',
             },
-            "contacts": [
+            contacts: [
               {
-                "profile": {
-                  "name": "Sheena Nelson"
+                profile: {
+                  name: 'Sheena Nelson',
                 },
-                "wa_id": "16505551234"
-              }
+                wa_id: '16505551234',
+              },
             ],
-            "messages": [
+            messages: [
               {
-                "from": "16505551234",
-                "id": "wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=",
-                "timestamp": "1749416383",
-                "type": "text",
-                "text": {
-                  "body": "Does it come in another color?"
-                }
-              }
-            ]
+                from: '16505551234',
+                id: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=',
+                timestamp: '1749416383',
+                type: 'text',
+                text: {
+                  body: 'Does it come in another color?',
+                },
+              },
+            ],
           },
-          "field": "messages"
-        }
-      ]
-    }
-  ]
+          field: 'messages',
+        },
+      ],
+    },
+  ],
 } as const;
 
 /** The `statuses[]` entries, `id` a placeholder for the wamid they are about. */
 export const META_STATUSES = {
-  "sent": {
-    "id": "<WAMID>",
-    "status": "sent",
-    "timestamp": "1750263773",
-    "recipient_id": "16505551234",
-    "conversation": {
-      "id": "6ceb9d929c1a2e4a8a3b2e1d5e0f7a41",
-      "expiration_timestamp": "1750350180",
-      "origin": {
-        "type": "utility"
-      }
+  sent: {
+    id: '<WAMID>',
+    status: 'sent',
+    timestamp: '1750263773',
+    recipient_id: '16505551234',
+    conversation: {
+      id: '6ceb9d929c1a2e4a8a3b2e1d5e0f7a41',
+      expiration_timestamp: '1750350180',
+      origin: {
+        type: 'utility',
+      },
     },
-    "pricing": {
-      "billable": true,
-      "pricing_model": "PMP",
-      "type": "regular",
-      "category": "utility"
-    }
-  },
-  "delivered": {
-    "id": "<WAMID>",
-    "status": "delivered",
-    "timestamp": "1750263780",
-    "recipient_id": "16505551234",
-    "conversation": {
-      "id": "6ceb9d929c1a2e4a8a3b2e1d5e0f7a41",
-      "origin": {
-        "type": "utility"
-      }
+    pricing: {
+      billable: true,
+      pricing_model: 'PMP',
+      type: 'regular',
+      category: 'utility',
     },
-    "pricing": {
-      "billable": true,
-      "pricing_model": "PMP",
-      "type": "regular",
-      "category": "utility"
-    }
   },
-  "read": {
-    "id": "<WAMID>",
-    "status": "read",
-    "timestamp": "1750263790",
-    "recipient_id": "16505551234"
-  }
+  delivered: {
+    id: '<WAMID>',
+    status: 'delivered',
+    timestamp: '1750263780',
+    recipient_id: '16505551234',
+    conversation: {
+      id: '6ceb9d929c1a2e4a8a3b2e1d5e0f7a41',
+      origin: {
+        type: 'utility',
+      },
+    },
+    pricing: {
+      billable: true,
+      pricing_model: 'PMP',
+      type: 'regular',
+      category: 'utility',
+    },
+  },
+  read: {
+    id: '<WAMID>',
+    status: 'read',
+    timestamp: '1750263790',
+    recipient_id: '16505551234',
+  },
 } as const;
 
 /** Our number, as the provider knows it. */

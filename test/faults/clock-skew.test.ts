@@ -41,7 +41,16 @@ it('F-12 instances 3 minutes apart: a 2-minute session started on one is pending
   const body = (await onB.json()) as { status: string; expiresAt?: string };
   await elapse(3_000, "absence: B's expiry sweep (a real process) gets a few rounds to expire the session wrongly");
   const row = await database.db.selectFrom('login_sessions').select('status').where('id', '=', session.sessionId).executeTakeFirstOrThrow();
-  report('F-12', { lost: row.status === 'pending' ? 0 : 1, duplicated: 0, skewMs: SKEW_MS, ttlSeconds: TTL_SECONDS, statusOnB: onB.status, stateOnB: body.status, stateAfterSweeps: row.status, expiresInMs: Math.round(expiresIn) });
+  report('F-12', {
+    lost: row.status === 'pending' ? 0 : 1,
+    duplicated: 0,
+    skewMs: SKEW_MS,
+    ttlSeconds: TTL_SECONDS,
+    statusOnB: onB.status,
+    stateOnB: body.status,
+    stateAfterSweeps: row.status,
+    expiresInMs: Math.round(expiresIn),
+  });
   expect(onB.status, JSON.stringify(body)).toBe(200);
   expect(body.status).toBe('pending');
   expect(body.expiresAt).toBe(session.expiresAt);

@@ -59,7 +59,14 @@ it('F-4 database cut at runtime: 503 unavailable with Retry-After, no 500, nothi
   );
   const elapsed = Date.now() - started;
   const statuses = answers.map((r) => r.status);
-  report('F-4 cut', { requests: answers.length, lost: 0, duplicated: 0, s503: statuses.filter((s) => s === 503).length, s500: statuses.filter((s) => s === 500).length, slowestMs: elapsed });
+  report('F-4 cut', {
+    requests: answers.length,
+    lost: 0,
+    duplicated: 0,
+    s503: statuses.filter((s) => s === 503).length,
+    s500: statuses.filter((s) => s === 500).length,
+    slowestMs: elapsed,
+  });
   for (const answer of answers) {
     expect(answer).toEqual({ status: 503, type: 'https://chatapp.example/problems/unavailable', retryAfter: expect.stringMatching(/^\d+$/) });
   }
@@ -86,7 +93,13 @@ it('F-4 database cut at runtime: 503 unavailable with Retry-After, no 500, nothi
   );
   // ... and A's outbox worker delivers (B's too: either may take the row, once).
   const row = await waitFor(
-    () => database.db.selectFrom('outbox').select(['event_id', 'status']).where('status', '=', 'succeeded').execute().then((rows) => rows.length > 0 && rows),
+    () =>
+      database.db
+        .selectFrom('outbox')
+        .select(['event_id', 'status'])
+        .where('status', '=', 'succeeded')
+        .execute()
+        .then((rows) => rows.length > 0 && rows),
     20_000,
     'webhook delivered after recovery',
   );

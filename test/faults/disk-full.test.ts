@@ -47,7 +47,10 @@ async function tables(): Promise<string[]> {
 const counts = () => rowCounts(database.db);
 /** Disk full for `names`: every row written to them raises 53100. */
 async function fill(names: string[]) {
-  for (const t of names) await sql`create trigger faults_disk_full before insert or update or delete on ${sql.table(t)} for each row execute function faults_disk_full()`.execute(database.db);
+  for (const t of names)
+    await sql`create trigger faults_disk_full before insert or update or delete on ${sql.table(t)} for each row execute function faults_disk_full()`.execute(
+      database.db,
+    );
 }
 async function free() {
   for (const t of await tables()) await sql`drop trigger if exists faults_disk_full on ${sql.table(t)}`.execute(database.db);
@@ -60,13 +63,22 @@ it('F-6 database disk full (53100): writes 503 with Retry-After, no partial rows
   const connect = { authorization: seed.connect! };
   let n = 0;
   const contact = (tags: string[] = []) =>
-    fetch(`${seed.url}/api/contacts`, { method: 'POST', headers: owner, body: JSON.stringify({ contact_no: `+49151${String(1_000_000 + ++n)}`, name: `Disk ${n}`, tags }) });
+    fetch(`${seed.url}/api/contacts`, {
+      method: 'POST',
+      headers: owner,
+      body: JSON.stringify({ contact_no: `+49151${String(1_000_000 + ++n)}`, name: `Disk ${n}`, tags }),
+    });
   const upload = () => {
     const form = new FormData();
     form.append('file', new Blob([PNG], { type: 'image/png' }), 'pixel.png');
     return fetch(`${seed.url}/api/connect/documents`, { method: 'POST', headers: connect, body: form });
   };
-  const reads = () => Promise.all([fetch(`${seed.url}/api/contacts`, { headers: owner }), fetch(`${seed.url}/api/connect/documents`, { headers: connect }), fetch(`${seed.url}/healthz`)]);
+  const reads = () =>
+    Promise.all([
+      fetch(`${seed.url}/api/contacts`, { headers: owner }),
+      fetch(`${seed.url}/api/connect/documents`, { headers: connect }),
+      fetch(`${seed.url}/healthz`),
+    ]);
   // Before: every call works, and there is one document file and one contact to read.
   expect((await contact(['before'])).status).toBe(201);
   expect((await upload()).status).toBe(201);
@@ -76,7 +88,12 @@ it('F-6 database disk full (53100): writes 503 with Retry-After, no partial rows
   const answers: { status: number; type?: string; retryAfter: string | null; body: string }[] = [];
   const record = async (res: Response) => {
     const body = await res.text();
-    answers.push({ status: res.status, type: res.headers.get('content-type')?.startsWith('application/problem+json') ? JSON.parse(body).type : undefined, retryAfter: res.headers.get('retry-after'), body });
+    answers.push({
+      status: res.status,
+      type: res.headers.get('content-type')?.startsWith('application/problem+json') ? JSON.parse(body).type : undefined,
+      retryAfter: res.headers.get('retry-after'),
+      body,
+    });
   };
 
   // 1. Only the last table of a multi-statement write is full: the contact and its new tag rows
@@ -119,7 +136,11 @@ it('F-6 database disk full (53100): writes 503 with Retry-After, no partial rows
     recovered: recovered.join('/'),
   });
   for (const answer of answers) {
-    expect({ status: answer.status, type: answer.type, retryAfter: answer.retryAfter }).toEqual({ status: 503, type: UNAVAILABLE, retryAfter: expect.stringMatching(/^\d+$/) });
+    expect({ status: answer.status, type: answer.type, retryAfter: answer.retryAfter }).toEqual({
+      status: 503,
+      type: UNAVAILABLE,
+      retryAfter: expect.stringMatching(/^\d+$/),
+    });
     expect(answer.body).not.toMatch(/No space left|53100|faults_disk_full|at .*\.ts/); // no internals
   }
   expect(partialRows).toEqual([]);

@@ -118,7 +118,8 @@ it('F-1 kill -9 during Connect deliveries (link.revoked): redelivered with the s
     expect(upload.status).toBe(201);
     const document = (await upload.json()) as { id: string };
     const links = [];
-    for (let i = 0; i < EVENTS; i++) links.push(await post('/links', { document_id: document.id, external_id: `crm-${i}`, recipient: { email: `r${i}@example.com` } }, 201));
+    for (let i = 0; i < EVENTS; i++)
+      links.push(await post('/links', { document_id: document.id, external_id: `crm-${i}`, recipient: { email: `r${i}@example.com` } }, 201));
     // At once, as above: every first attempt is held by the receiver when the kill comes.
     await Promise.all(links.map((link) => post(`/links/${link.id}/revoke`, {}, 200)));
   });

@@ -30,11 +30,15 @@ it('F-4 LISTEN connection terminated twice: re-LISTENs on every channel, later N
     expect(rows[0].n).toBe(1);
     // Notify until one arrives: the reconnect takes a backoff step (≥ 200 ms).
     let sent = 0;
-    await waitFor(async () => {
-      await store.notify('fault_a', `a${round}-${++sent}`);
-      await elapse(100, 'a NOTIFY sent while the listener reconnects is lost: send again only after it could arrive');
-      return got.fault_a.some((p) => p.startsWith(`a${round}-`));
-    }, 15_000, `a NOTIFY after termination ${round}`);
+    await waitFor(
+      async () => {
+        await store.notify('fault_a', `a${round}-${++sent}`);
+        await elapse(100, 'a NOTIFY sent while the listener reconnects is lost: send again only after it could arrive');
+        return got.fault_a.some((p) => p.startsWith(`a${round}-`));
+      },
+      15_000,
+      `a NOTIFY after termination ${round}`,
+    );
     await store.notify('fault_b', `b${round}`);
     await waitFor(() => got.fault_b.includes(`b${round}`), 5_000, 'the second channel');
     expect(reconnects).toBe(round);

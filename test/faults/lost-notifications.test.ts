@@ -47,10 +47,18 @@ async function terminate(which: 'listeners' | 'all'): Promise<number> {
 
 /** The provider's delivery of one LOGIN: the same signed bytes again until it is answered 200. */
 async function deliverLogin(url: string, seed: ServerInfo, code: string): Promise<number> {
-  const body = inboundPayload({ displayPhoneNumber: seed.displayPhoneNumber!, providerPhoneNumberId: seed.providerPhoneNumberId! }, `4915${randomInt(100_000_000, 999_999_999)}`, `LOGIN ${code}`);
+  const body = inboundPayload(
+    { displayPhoneNumber: seed.displayPhoneNumber!, providerPhoneNumberId: seed.providerPhoneNumberId! },
+    `4915${randomInt(100_000_000, 999_999_999)}`,
+    `LOGIN ${code}`,
+  );
   const signature = `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}`;
   for (let attempt = 1; ; attempt++) {
-    const res = await fetch(`${url}/api/webhook/chatapp`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body }).catch(() => undefined);
+    const res = await fetch(`${url}/api/webhook/chatapp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+      body,
+    }).catch(() => undefined);
     if (res?.status === 200) return attempt;
     if (attempt >= 100) throw new Error(`the LOGIN delivery was refused 100 times (last ${res?.status})`);
     await elapse(100, 'the provider retries a refused delivery after a pause');
@@ -96,7 +104,12 @@ async function outcome(sessions: { sessionId: string }[], streams: Awaited<Retur
   await waitFor(async () => (await verified()) === ids.length, 15_000, 'every session verified').catch(() => undefined);
   const streamed = await Promise.all(streams.map((s) => s.until('event: verified', streamMs)));
   streams.forEach((s) => s.close());
-  const events = await database.db.selectFrom('login_session_events').select('session_id').where('session_id', 'in', ids).where('event', '=', 'verified').execute();
+  const events = await database.db
+    .selectFrom('login_session_events')
+    .select('session_id')
+    .where('session_id', 'in', ids)
+    .where('event', '=', 'verified')
+    .execute();
   return {
     lost: ids.length - (await verified()),
     duplicated: events.length - new Set(events.map((e) => e.session_id)).size,
@@ -154,21 +167,25 @@ describe('lost notifications on PostgreSQL', () => {
   // A real restart of the PostgreSQL server (every connection ended, the server away for a
   // moment), where the test may run one: PG_RESTART is the command (.ci/run sets it). Last in the
   // file, since it ends the admin connection too.
-  it.runIf(process.env.PG_RESTART)('PostgreSQL restarted under a stream of LOGINs: every session verified, on the stream too', async () => {
-    const count = 30;
-    const { sessions, streams } = await sessionsWithStreams(count);
-    const startedAt = async () => (await sql<{ at: Date }>`select pg_postmaster_start_time() as at`.execute(database.db)).rows[0]!.at.getTime();
-    const before = await startedAt();
-    // Ten LOGINs before the restart, ten while it runs, ten once the server is back.
-    const why = 'LOGINs spread over the restart, as users send them';
-    let attempts = await deliverLogins(sessions.slice(0, 10), why);
-    const restarted = promisify(execFile)('sh', ['-c', process.env.PG_RESTART!]);
-    attempts += await deliverLogins(sessions.slice(10, 20), why);
-    await restarted;
-    expect(await startedAt()).toBeGreaterThan(before); // the server really restarted
-    attempts += await deliverLogins(sessions.slice(20), why);
-    const { lost, duplicated, streamsLost } = await outcome(sessions, streams, 15_000);
-    report('lost-notify restart', { logins: count, lost, duplicated, streamsLost, deliveries: attempts });
-    expect({ lost, duplicated, streamsLost }).toEqual({ lost: 0, duplicated: 0, streamsLost: 0 });
-  }, 180_000);
+  it.runIf(process.env.PG_RESTART)(
+    'PostgreSQL restarted under a stream of LOGINs: every session verified, on the stream too',
+    async () => {
+      const count = 30;
+      const { sessions, streams } = await sessionsWithStreams(count);
+      const startedAt = async () => (await sql<{ at: Date }>`select pg_postmaster_start_time() as at`.execute(database.db)).rows[0]!.at.getTime();
+      const before = await startedAt();
+      // Ten LOGINs before the restart, ten while it runs, ten once the server is back.
+      const why = 'LOGINs spread over the restart, as users send them';
+      let attempts = await deliverLogins(sessions.slice(0, 10), why);
+      const restarted = promisify(execFile)('sh', ['-c', process.env.PG_RESTART!]);
+      attempts += await deliverLogins(sessions.slice(10, 20), why);
+      await restarted;
+      expect(await startedAt()).toBeGreaterThan(before); // the server really restarted
+      attempts += await deliverLogins(sessions.slice(20), why);
+      const { lost, duplicated, streamsLost } = await outcome(sessions, streams, 15_000);
+      report('lost-notify restart', { logins: count, lost, duplicated, streamsLost, deliveries: attempts });
+      expect({ lost, duplicated, streamsLost }).toEqual({ lost: 0, duplicated: 0, streamsLost: 0 });
+    },
+    180_000,
+  );
 });

@@ -41,7 +41,12 @@ if (process.env.SEED === '1') {
     method: 'POST',
     url: '/api/login/apps',
     headers: { authorization: `Bearer ${session.access_token}` },
-    payload: { name: 'Faults', use_service_phone: false, phone_number_id: numbers[0].id, ...(hook ? { webhook_destination: 'production', production_webhook_url: hook } : { webhook_destination: 'none' }) },
+    payload: {
+      name: 'Faults',
+      use_service_phone: false,
+      phone_number_id: numbers[0].id,
+      ...(hook ? { webhook_destination: 'production', production_webhook_url: hook } : { webhook_destination: 'none' }),
+    },
   });
   if (appRes.statusCode !== 201) throw new Error(`login app failed: ${appRes.statusCode} ${appRes.body}`);
   seed = {

@@ -34,14 +34,19 @@ it('F-14 SIGTERM: streams end after retry:, no lease left behind, exit 0 within 
   const stream = await openStream(seed.url, await startSession(seed));
   expect(stream.text).toMatch(/^retry: \d+/m);
   const started = Date.now();
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => server.process.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    server.process.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   server.process.kill('SIGTERM');
   const streamEnded = await stream.end(15_000);
   const exit = await exited;
   const ms = Date.now() - started;
   const leased = await database.db.selectFrom('outbox').select('id').where('lease_until', 'is not', null).execute();
   // A new connection after the exit is refused: nothing is listening any more.
-  const after = await fetch(`${seed.url}/healthz`).then((r) => r.status, () => 'refused');
+  const after = await fetch(`${seed.url}/healthz`).then(
+    (r) => r.status,
+    () => 'refused',
+  );
   report('F-14', { lost: 0, duplicated: 0, streamEnded: String(streamEnded), exitCode: String(exit.code), ms, leasesLeft: leased.length });
   expect(streamEnded).toBe(true);
   expect(exit).toEqual({ code: 0, signal: null });
@@ -83,7 +88,9 @@ async function shutdownDuringRequest(keepAlive: boolean, graceMs: number) {
     const instance = await startServer(database.url, { SHUTDOWN_GRACE_MS: String(graceMs) });
     instances.push(instance);
     const port = Number(new URL(instance.info.url).port);
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => instance.process.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      instance.process.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     const requestStarted = Date.now();
     const inFlight = fetch(`${instance.info.url}/api/template/validate-media-url`, {
       method: 'POST',
@@ -113,7 +120,16 @@ async function shutdownDuringRequest(keepAlive: boolean, graceMs: number) {
       exitCode: String(exit.code),
       ms,
     });
-    return { acceptedBefore, refusedBeforeAnswer: answeredAt === 0 || refusedAt <= answeredAt, status: res.status, body, requestMs, hits: hits.length, exit, ms };
+    return {
+      acceptedBefore,
+      refusedBeforeAnswer: answeredAt === 0 || refusedAt <= answeredAt,
+      status: res.status,
+      body,
+      requestMs,
+      hits: hits.length,
+      exit,
+      ms,
+    };
   } finally {
     await dispatcher?.close();
     media.closeAllConnections();

@@ -55,11 +55,19 @@ export async function waitFor<T>(check: () => Promise<T | false | undefined> | T
 
 /** The figure the issue's closing note collects from every fault test. */
 export function report(id: string, figures: { lost: number; duplicated: number } & Record<string, number | string>) {
-  console.log(`${id}: ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  console.log(
+    `${id}: ${Object.entries(figures)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
 }
 
 export async function startSession(seed: ServerInfo, url = seed.url) {
-  const res = await fetch(`${url}/v1/auth/chatapp/start`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': seed.apiKey! }, body: '{}' });
+  const res = await fetch(`${url}/v1/auth/chatapp/start`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': seed.apiKey! },
+    body: '{}',
+  });
   if (res.status !== 201) throw new Error(`start answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as { sessionId: string; subscribeToken: string; loginCode: string };
 }

@@ -69,12 +69,18 @@ describe('F-11 two instances on one PostgreSQL', () => {
     const streams = await Promise.all(sessions.slice(0, 4).map((s, i) => openStream(i % 2 ? a.info.url : b.info.url, s)));
     const ids = sessions.map((s) => s.sessionId);
     await waitFor(
-      async () => (await database.db.selectFrom('login_sessions').select('id').where('id', 'in', ids).where('status', '=', 'expired').execute()).length === ids.length,
+      async () =>
+        (await database.db.selectFrom('login_sessions').select('id').where('id', 'in', ids).where('status', '=', 'expired').execute()).length === ids.length,
       (TTL_SECONDS + 15) * 1000,
       'every session expired',
     );
     await Promise.all(streams.map((s) => s.until('never', 1500)));
-    const events = await database.db.selectFrom('login_session_events').select(['session_id', 'event']).where('session_id', 'in', ids).where('event', '=', 'expired').execute();
+    const events = await database.db
+      .selectFrom('login_session_events')
+      .select(['session_id', 'event'])
+      .where('session_id', 'in', ids)
+      .where('event', '=', 'expired')
+      .execute();
     const perSession = new Map<string, number>();
     for (const e of events) perSession.set(e.session_id, (perSession.get(e.session_id) ?? 0) + 1);
     const lost = ids.filter((id) => !perSession.has(id)).length;

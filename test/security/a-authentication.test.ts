@@ -28,7 +28,8 @@ afterAll(() => {
 const contacts = (headers: Record<string, string>, url = '/api/contacts') => app.inject({ url, headers });
 const documents = (authorization: string) => app.inject({ url: '/api/connect/documents', headers: { authorization } });
 /** A Messaging key made through the owner API, as a customer would. */
-const newKey = async (w: Workspace) => (await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: w.owner }, payload: { name: 'k' } })).json();
+const newKey = async (w: Workspace) =>
+  (await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: w.owner }, payload: { name: 'k' } })).json();
 
 /** A 401 that changed nothing; its body without the per-request fields. */
 async function refused(act: () => Promise<LightMyRequestResponse>, challenge?: string | RegExp) {
@@ -64,10 +65,18 @@ describe('A authentication', () => {
     await refused(() => contacts({ 'x-api-key': key.secret }));
     expect((await contacts({ 'x-api-key': rotated.secret })).statusCode).toBe(200);
 
-    const login = (await app.inject({ method: 'POST', url: '/api/login/apps', headers: { authorization: w.owner }, payload: { name: 'Shop', webhook_destination: 'hosted' } })).json();
+    const login = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/login/apps',
+        headers: { authorization: w.owner },
+        payload: { name: 'Shop', webhook_destination: 'hosted' },
+      })
+    ).json();
     const status = (k: string) => app.inject({ url: '/v1/auth/chatapp/status/lse_00000000000000000000', headers: { 'x-api-key': k } });
     expect((await status(login.api_key)).statusCode).toBe(404); // authenticated: the session is unknown
-    const newLogin = (await app.inject({ method: 'POST', url: `/api/login/apps/${login.id}/rotate-api-key`, headers: { authorization: w.owner } })).json().api_key;
+    const newLogin = (await app.inject({ method: 'POST', url: `/api/login/apps/${login.id}/rotate-api-key`, headers: { authorization: w.owner } })).json()
+      .api_key;
     await refused(() => status(login.api_key));
     expect((await status(newLogin)).statusCode).toBe(404);
   });
@@ -81,7 +90,8 @@ describe('A authentication', () => {
   it('A5 Authorization: apikey <key> accepted (schemes are case-insensitive); ApiKey<key> and Bearer <api key> 401', async () => {
     const w = await workspace(app);
     for (const scheme of ['apikey', 'ApiKey', 'APIKEY']) expect((await contacts({ authorization: `${scheme} ${w.key}` })).statusCode).toBe(200);
-    for (const value of [`ApiKey${w.key}`, `Bearer ${w.key}`, `ApiKey ${w.key} extra`, `Basic ${w.key}`]) await refused(() => contacts({ authorization: value }));
+    for (const value of [`ApiKey${w.key}`, `Bearer ${w.key}`, `ApiKey ${w.key} extra`, `Basic ${w.key}`])
+      await refused(() => contacts({ authorization: value }));
   });
 
   it('A6 expired Connect bearer: 401 with WWW-Authenticate: Bearer error="invalid_token"', async () => {
@@ -97,13 +107,28 @@ describe('A authentication', () => {
 
   it('A6 bearer revoked through RFC 7009 (POST /api/oauth/revoke): 401 invalid_token on the next call', async () => {
     const w = await workspace(app);
-    const client = (await app.inject({ method: 'POST', url: '/api/connect/clients', headers: { authorization: w.owner }, payload: { name: 'CRM', redirect_uris: ['https://crm.test/cb'] } })).json();
+    const client = (
+      await app.inject({
+        method: 'POST',
+        url: '/api/connect/clients',
+        headers: { authorization: w.owner },
+        payload: { name: 'CRM', redirect_uris: ['https://crm.test/cb'] },
+      })
+    ).json();
     const db = app.platform.store.db;
     const grant = { id: newId('grt'), workspace_id: w.workspaceId, client_id: client.client_id };
-    await db.insertInto('connect_grants').values({ ...grant, owner_id: w.ownerId, scopes: [...SCOPES], created_at: new Date(clock.now), updated_at: new Date(clock.now) }).execute();
+    await db
+      .insertInto('connect_grants')
+      .values({ ...grant, owner_id: w.ownerId, scopes: [...SCOPES], created_at: new Date(clock.now), updated_at: new Date(clock.now) })
+      .execute();
     const { access_token } = await issueTokens(db, app.platform.secrets, new Date(clock.now), grant, newId('fam'), [...SCOPES]);
     expect((await documents(`Bearer ${access_token}`)).statusCode).toBe(200);
-    const revoked = await app.inject({ method: 'POST', url: '/api/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...basic(client.client_id, client.client_secret) }, payload: `token=${access_token}&token_type_hint=access_token` });
+    const revoked = await app.inject({
+      method: 'POST',
+      url: '/api/oauth/revoke',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...basic(client.client_id, client.client_secret) },
+      payload: `token=${access_token}&token_type_hint=access_token`,
+    });
     expect(revoked.statusCode).toBe(200);
     await refused(() => documents(`Bearer ${access_token}`), /error="invalid_token"/);
   });
@@ -130,7 +155,14 @@ describe('A authentication', () => {
     await refused(() => contacts({ 'x-api-key': w.loginKey }));
     await refused(() => app.inject({ url: '/api/account/me', headers: { authorization: w.connect } }));
     await refused(() => app.inject({ url: '/api/account/me', headers: { 'x-api-key': w.key } }));
-    await refused(() => app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': w.key, 'content-type': 'application/json' }, payload: { token: 'eyJ.x.y' } }));
+    await refused(() =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/auth/verify-token',
+        headers: { 'x-api-key': w.key, 'content-type': 'application/json' },
+        payload: { token: 'eyJ.x.y' },
+      }),
+    );
     await refused(() => app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': w.key } }));
   });
 
@@ -143,7 +175,9 @@ describe('A authentication', () => {
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
     const expired = (await issueOwnerToken(app.platform, { workspaceId: w.workspaceId, ownerId: w.ownerId }, 'owner-api', -60)).token;
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
-    const otherKey = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode('another-key-another-key-another-key-0123'));
+    const otherKey = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .sign(new TextEncoder().encode('another-key-another-key-another-key-0123'));
     for (const token of [none, expired, otherKey]) await refused(() => me(token), /^Bearer realm="account"/);
   });
 
@@ -152,8 +186,13 @@ describe('A authentication', () => {
     const db = app.platform.store.db;
     const { email } = await db.selectFrom('owners').select('email').where('id', '=', w.ownerId).executeTakeFirstOrThrow();
     // Hashed at the app's cost, as its sign-up would (an unknown email's check runs at that cost too).
-    await db.updateTable('owners').set({ password_hash: await hashPassword('the right password', app.platform.passwordCost) }).where('id', '=', w.ownerId).execute();
-    const signIn = (address: string, password: string, ip: string) => app.inject({ method: 'POST', url: '/api/account/sessions', payload: { email: address, password }, remoteAddress: ip });
+    await db
+      .updateTable('owners')
+      .set({ password_hash: await hashPassword('the right password', app.platform.passwordCost) })
+      .where('id', '=', w.ownerId)
+      .execute();
+    const signIn = (address: string, password: string, ip: string) =>
+      app.inject({ method: 'POST', url: '/api/account/sessions', payload: { email: address, password }, remoteAddress: ip });
     const wrong = sameness(expectProblem(await signIn(email, 'wrong password 0', '10.7.0.1'), 401, 'unauthorized'));
     const unknown = sameness(expectProblem(await signIn(`nobody-${w.ownerId}@example.test`, 'wrong password 0', '10.7.0.2'), 401, 'unauthorized'));
     expect(unknown).toEqual(wrong);
@@ -184,7 +223,11 @@ describe('A authentication', () => {
 
   it('A13 an owner JWT of an owner deleted since: 401 at once', async () => {
     const w = await workspace(app);
-    await app.platform.store.db.updateTable('owners').set({ workspace_id: (await workspace(app)).workspaceId }).where('id', '=', w.ownerId).execute();
+    await app.platform.store.db
+      .updateTable('owners')
+      .set({ workspace_id: (await workspace(app)).workspaceId })
+      .where('id', '=', w.ownerId)
+      .execute();
     await refused(() => app.inject({ url: '/api/account/me', headers: { authorization: w.owner } }));
   });
 });
@@ -200,7 +243,9 @@ describe('A authentication comes first', () => {
       const url = urlOf(op, Object.fromEntries(op.params.map((name) => [name, 'nope%00'])));
       // A body that would fail parsing and validation: authentication must answer before either.
       const payload = op.body ? '{"broken": ' : undefined;
-      const headers: Record<string, string> = op.body ? { 'content-type': op.body.contentType.startsWith('multipart/') ? 'multipart/form-data; boundary=x' : 'application/json' } : {};
+      const headers: Record<string, string> = op.body
+        ? { 'content-type': op.body.contentType.startsWith('multipart/') ? 'multipart/form-data; boundary=x' : 'application/json' }
+        : {};
       const res = await app.inject({ method: op.method as 'GET', url, headers, payload, remoteAddress });
       expect(res.statusCode, `${op.operationId} ${op.method} ${url}: ${res.body}`).toBe(401);
       expect(res.headers['content-type'], op.operationId).toBe('application/problem+json; charset=utf-8');
@@ -222,7 +267,10 @@ describe('A authentication comes first', () => {
     }
     // Node keeps only the first Authorization of a request: the server counts them itself.
     const port = await listening();
-    const twice = await rawRequest(port, `GET /api/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: ApiKey ${key}\r\nAuthorization: ApiKey other\r\nConnection: close\r\n\r\n`);
+    const twice = await rawRequest(
+      port,
+      `GET /api/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: ApiKey ${key}\r\nAuthorization: ApiKey other\r\nConnection: close\r\n\r\n`,
+    );
     expect(twice).toMatch(/^HTTP\/1\.1 400 /);
     expect(twice).toContain(`${PROBLEMS}validation`);
     // One credential still works.

@@ -70,7 +70,9 @@ describe('B tenant isolation', async () => {
   const bSubscribeToken: string = started.json().subscribeToken;
 
   afterAll(() => {
-    console.log(`B1 tenant-isolation sweep: ${covered.size} of ${ops.length} operations with a path id covered (${calls} calls with B's credentials); public, checked elsewhere: ${Object.keys(PUBLIC).join(', ')}`);
+    console.log(
+      `B1 tenant-isolation sweep: ${covered.size} of ${ops.length} operations with a path id covered (${calls} calls with B's credentials); public, checked elsewhere: ${Object.keys(PUBLIC).join(', ')}`,
+    );
   });
 
   it('B1 every path parameter of the documents has a creator, every public exception exists', () => {
@@ -83,23 +85,26 @@ describe('B tenant isolation', async () => {
   });
 
   for (const op of swept) {
-    (KNOWN_BUGS[op.operationId] ? it.fails : it)(`B1 ${op.method} ${op.path} (${op.operationId}) with B's credential on A's id: 404 as for an unknown id, nothing changed`, async () => {
-      const ids: Record<string, string> = {};
-      for (const [i, name] of op.params.entries()) ids[name] = await CREATORS[op.keys[i]!]!({ app, w: a, ids });
-      await quiesce(app);
-      const unknown = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, lookalike(v)]));
-      for (const cred of credentials(op, b, bSubscribeToken)) {
-        const before = await contentDigest(app);
-        const res = await expectNoChange(app, () => call(app, op, ids, cred));
-        expect(changedTables(before, await contentDigest(app)), `${cred.scheme}: rows changed`).toEqual([]);
-        expectProblem(res, 404, 'not-found');
-        const none = await call(app, op, unknown, cred);
-        expectProblem(none, 404, 'not-found');
-        expect(normalized(res.body, ids), cred.scheme).toEqual(normalized(none.body, unknown));
-        calls += 2;
-      }
-      covered.add(op.operationId);
-    });
+    (KNOWN_BUGS[op.operationId] ? it.fails : it)(
+      `B1 ${op.method} ${op.path} (${op.operationId}) with B's credential on A's id: 404 as for an unknown id, nothing changed`,
+      async () => {
+        const ids: Record<string, string> = {};
+        for (const [i, name] of op.params.entries()) ids[name] = await CREATORS[op.keys[i]!]!({ app, w: a, ids });
+        await quiesce(app);
+        const unknown = Object.fromEntries(Object.entries(ids).map(([k, v]) => [k, lookalike(v)]));
+        for (const cred of credentials(op, b, bSubscribeToken)) {
+          const before = await contentDigest(app);
+          const res = await expectNoChange(app, () => call(app, op, ids, cred));
+          expect(changedTables(before, await contentDigest(app)), `${cred.scheme}: rows changed`).toEqual([]);
+          expectProblem(res, 404, 'not-found');
+          const none = await call(app, op, unknown, cred);
+          expectProblem(none, 404, 'not-found');
+          expect(normalized(res.body, ids), cred.scheme).toEqual(normalized(none.body, unknown));
+          calls += 2;
+        }
+        covered.add(op.operationId);
+      },
+    );
   }
 
   it('B8 malformed, 500-character and %00 ids in every id position: 400 or 404 problems, never 500, nothing changed', async () => {
@@ -112,7 +117,12 @@ describe('B tenant isolation', async () => {
           for (const value of bad) {
             const ids = Object.fromEntries(op.params.map((p) => [p, lookalike('ab_cdefghijklmnopqrstu')]));
             const path = op.path.replace(/\{(\w+)\}/g, (_, p: string) => (p === name ? value : encodeURIComponent(ids[p]!)));
-            const res = await app.inject({ method: op.method as 'GET', url: path + (cred.query ? `?${cred.query}` : ''), headers: { ...cred.headers, ...(op.body ? { 'content-type': op.body.contentType } : {}) }, ...(op.body ? { payload: JSON.stringify(op.body.value) } : {}) });
+            const res = await app.inject({
+              method: op.method as 'GET',
+              url: path + (cred.query ? `?${cred.query}` : ''),
+              headers: { ...cred.headers, ...(op.body ? { 'content-type': op.body.contentType } : {}) },
+              ...(op.body ? { payload: JSON.stringify(op.body.value) } : {}),
+            });
             expect([400, 404], `${op.operationId} ${name}=${value.slice(0, 20)}: ${res.body}`).toContain(res.statusCode);
             expectProblem(res, res.statusCode, res.statusCode === 400 ? 'validation' : 'not-found');
             tried++;
@@ -126,14 +136,18 @@ describe('B tenant isolation', async () => {
   const make = (key: string, w: Workspace) => CREATORS[key]!({ app, w, ids: {} });
   const get = (url: string, headers: Record<string, string>) => app.inject({ url, headers });
 
-  it('B2 A\'s ids as query filters with B\'s credential: 404 as for an unknown id', async () => {
+  it("B2 A's ids as query filters with B's credential: 404 as for an unknown id", async () => {
     const contact = await make('messaging:contacts/id', a);
     const doc = await make('connect:documentId', a);
     const client = await make('connect:clientId', a);
     const filters: [string, string, Record<string, string>][] = [
       ['/api/chatapp/messages?contact_id=', contact, b.headers],
       ['/api/automation/flw_00000000000000000000/executions?contact_id=', contact, b.headers],
-      ...['automation', 'chatbots', 'message-bots', 'forms', 'sequences', 'templates', 'kanban-funnels'].map((c): [string, string, Record<string, string>] => [`/api/${c}?waba_id=`, a.wabaId, b.headers]),
+      ...['automation', 'chatbots', 'message-bots', 'forms', 'sequences', 'templates', 'kanban-funnels'].map((c): [string, string, Record<string, string>] => [
+        `/api/${c}?waba_id=`,
+        a.wabaId,
+        b.headers,
+      ]),
       ['/api/connect/links?document_id=', doc, { authorization: b.connect }],
       ['/api/connect/grants?client_id=', client, { authorization: b.owner }],
     ];
@@ -147,17 +161,29 @@ describe('B tenant isolation', async () => {
     }
   });
 
-  it('B3 A\'s ids in B\'s bodies (sender number, campaign contacts, agent, template, business account): 404 or 422, nothing changed', async () => {
+  it("B3 A's ids in B's bodies (sender number, campaign contacts, agent, template, business account): 404 or 422, nothing changed", async () => {
     const contact = await make('messaging:contacts/id', a);
     const bChat = await make('messaging:chatId', b);
     const aTemplate = (await storeTemplate(app, a, { name: `a_only_${base62(6).toLowerCase()}`, components: [{ type: 'BODY', text: 'Hi' }] })).id;
     const bHook = await make('messaging:ecommerce-webhook/id', b);
     const bodies: [string, unknown][] = [
       ['/api/chatapp/send', { contact_no: '+4915112345678', chatapp_phone_number: a.number, messageType: 'text', message: 'hi' }],
-      ['/api/campaigns', { name: 'x', chatapp_phone_number: b.number, audience: { type: 'contacts', contact_ids: [contact] }, template: { name: 'welcome', language: 'en_US' } }],
+      [
+        '/api/campaigns',
+        { name: 'x', chatapp_phone_number: b.number, audience: { type: 'contacts', contact_ids: [contact] }, template: { name: 'welcome', language: 'en_US' } },
+      ],
       ['/api/chatapp/assign-chat', { chat_id: bChat, agent_id: a.ownerId }],
       [`/api/ecommerce-webhook/${bHook}/map-template`, { event: 'order.paid', template_id: aTemplate, language: 'en_US', variables: [] }],
-      ['/api/automation', { name: 'x', waba_id: a.wabaId, triggers: [{ id: 't', type: 'message_received', parameters: {} }], nodes: [{ id: 'n', type: 'send_text', parameters: { text: 'x' } }], connections: [{ from_node: 't', to_node: 'n' }] }],
+      [
+        '/api/automation',
+        {
+          name: 'x',
+          waba_id: a.wabaId,
+          triggers: [{ id: 't', type: 'message_received', parameters: {} }],
+          nodes: [{ id: 'n', type: 'send_text', parameters: { text: 'x' } }],
+          connections: [{ from_node: 't', to_node: 'n' }],
+        },
+      ],
       ['/api/chatbots', { name: 'x', waba_id: a.wabaId, fallback: { action: 'reply', text: 'x' } }],
     ];
     for (const [url, payload] of bodies) {
@@ -167,7 +193,7 @@ describe('B tenant isolation', async () => {
     }
   });
 
-  it('B4 a Connect body naming org_id, organization_id or tenant_id of B with A\'s token: 400 validation, nothing created', async () => {
+  it("B4 a Connect body naming org_id, organization_id or tenant_id of B with A's token: 400 validation, nothing created", async () => {
     const doc = await make('connect:documentId', a);
     for (const field of ['org_id', 'organization_id', 'tenant_id']) {
       const payload = { document_id: doc, external_id: 'crm-b4', recipient: { phone: '+4915112345678' }, [field]: b.workspaceId };
@@ -176,7 +202,7 @@ describe('B tenant isolation', async () => {
     }
   });
 
-  it('B5 lists and searches with both workspaces populated: only B\'s rows, totals exclude A', async () => {
+  it("B5 lists and searches with both workspaces populated: only B's rows, totals exclude A", async () => {
     const name = `Zed${base62(8)}`;
     await app.inject({ method: 'POST', url: '/api/contacts', headers: a.headers, payload: { name, contact_no: '+4915112340001' } });
     const mine = await app.inject({ method: 'POST', url: '/api/contacts', headers: b.headers, payload: { name: `${name}b`, contact_no: '+4915112340002' } });
@@ -191,7 +217,7 @@ describe('B tenant isolation', async () => {
     expect(docs.filter((d) => aDocs.some((x) => x.id === d.id))).toEqual([]);
   });
 
-  it('B6 B\'s list call with a cursor of A\'s listing: 400 validation, never A\'s rows', async () => {
+  it("B6 B's list call with a cursor of A's listing: 400 validation, never A's rows", async () => {
     for (let i = 0; i < 2; i++) await make('messaging:contacts/id', a);
     for (const [url, ah, bh] of [
       ['/api/contacts?limit=1', a.headers, b.headers],
@@ -204,8 +230,13 @@ describe('B tenant isolation', async () => {
     }
   });
 
-  it('B7 a revoked link\'s page: 410 HTML; a download without permission: 403; no reader session, no event', async () => {
-    const link = await app.inject({ method: 'POST', url: '/api/connect/links', headers: { authorization: a.connect }, payload: { document_id: await make('connect:documentId', a), external_id: 'b7', recipient: { phone: '+4915112345678' } } });
+  it("B7 a revoked link's page: 410 HTML; a download without permission: 403; no reader session, no event", async () => {
+    const link = await app.inject({
+      method: 'POST',
+      url: '/api/connect/links',
+      headers: { authorization: a.connect },
+      payload: { document_id: await make('connect:documentId', a), external_id: 'b7', recipient: { phone: '+4915112345678' } },
+    });
     const slug = new URL(link.json().url).pathname.split('/').pop()!;
     await quiesce(app); // events of A's own changes (link created, revoked) are not the reader's doing
     const download = await expectNoChange(app, () => get(`/l/${slug}/file?download=1`, {}));
@@ -220,6 +251,11 @@ describe('B tenant isolation', async () => {
 
   it('B1 the sweep covered every operation with a path id but the public ones', () => {
     expect(swept.length).toBeGreaterThan(50);
-    expect([...covered].sort()).toEqual(swept.filter((op) => !KNOWN_BUGS[op.operationId]).map((op) => op.operationId).sort());
+    expect([...covered].sort()).toEqual(
+      swept
+        .filter((op) => !KNOWN_BUGS[op.operationId])
+        .map((op) => op.operationId)
+        .sort(),
+    );
   });
 });

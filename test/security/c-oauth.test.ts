@@ -27,7 +27,12 @@ async function setup(clientBody: Record<string, unknown> = {}) {
 }
 
 async function newClient(w: Workspace, body: Record<string, unknown> = {}): Promise<Client> {
-  const res = await app.inject({ method: 'POST', url: '/api/connect/clients', headers: { authorization: w.owner }, payload: { name: 'Acme CRM', redirect_uris: [REDIRECT], ...body } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/connect/clients',
+    headers: { authorization: w.owner },
+    payload: { name: 'Acme CRM', redirect_uris: [REDIRECT], ...body },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -57,15 +62,33 @@ async function code(browser: Browser, client: Client, scope = ALL_SCOPES) {
 }
 
 const exchange = (client: Client, c: string, verifier: string | undefined, extra: Record<string, string> = {}) =>
-  token(app, { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.client_id, client_secret: client.client_secret ?? undefined, ...extra });
+  token(app, {
+    grant_type: 'authorization_code',
+    code: c,
+    redirect_uri: REDIRECT,
+    code_verifier: verifier,
+    client_id: client.client_id,
+    client_secret: client.client_secret ?? undefined,
+    ...extra,
+  });
 
 const refreshWith = (client: Client, refreshToken: string, extra: Record<string, string> = {}) =>
-  token(app, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.client_id, client_secret: client.client_secret ?? undefined, ...extra });
+  token(app, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: client.client_id,
+    client_secret: client.client_secret ?? undefined,
+    ...extra,
+  });
 
 /** Every token of the family that `refreshToken` belongs to, with its state. */
 async function familyOf(refreshToken: string) {
   const { db } = app.platform.store;
-  const row = await db.selectFrom('connect_tokens').select('family_id').where('digest', '=', app.platform.secrets.digest(refreshToken)).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('connect_tokens')
+    .select('family_id')
+    .where('digest', '=', app.platform.secrets.digest(refreshToken))
+    .executeTakeFirstOrThrow();
   return db.selectFrom('connect_tokens').select(['id', 'kind', 'revoked_at', 'rotated_at', 'parent_id']).where('family_id', '=', row.family_id).execute();
 }
 
@@ -115,8 +138,16 @@ describe('C. OAuth consent and token', () => {
     // oauth4webapi talks to the app through inject: no port, the issuer is PUBLIC_URL.
     const viaInject = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const url = new URL(input instanceof Request ? input.url : String(input));
-      const res = await app.inject({ method: (init?.method ?? 'GET') as 'GET', url: url.pathname + url.search, headers: Object.fromEntries(new Headers(init?.headers)), payload: init?.body ? String(init.body) : undefined });
-      return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: res.headers as Record<string, string> });
+      const res = await app.inject({
+        method: (init?.method ?? 'GET') as 'GET',
+        url: url.pathname + url.search,
+        headers: Object.fromEntries(new Headers(init?.headers)),
+        payload: init?.body ? String(init.body) : undefined,
+      });
+      return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), {
+        status: res.statusCode,
+        headers: res.headers as Record<string, string>,
+      });
     };
     const opts = { [oauth.customFetch]: viaInject };
     const issuer = new URL(ISSUER);
@@ -125,9 +156,21 @@ describe('C. OAuth consent and token', () => {
     const auth = oauth.ClientSecretBasic(registered.client_secret!);
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const redirect = await consent(browser, { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: ALL_SCOPES, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const redirect = await consent(browser, {
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: ALL_SCOPES,
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     const callback = oauth.validateAuthResponse(as, client, redirect, state);
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, opts));
+    const tokens = await oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, opts),
+    );
     expect(tokens.scope).toBe(ALL_SCOPES);
     expect((await documents(tokens.access_token)).statusCode).toBe(200);
     const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, opts));
@@ -138,11 +181,21 @@ describe('C. OAuth consent and token', () => {
 
   it('C1 unknown client_id, unregistered redirect_uri, or none: 400 HTML error page, no Location, no code', async () => {
     const { client, browser } = await setup();
-    const cases = [params(UNKNOWN_CLIENT), params(client.client_id, { redirect_uri: 'https://evil.test/cb' }), params(client.client_id, { redirect_uri: undefined }), params(undefined), {}];
+    const cases = [
+      params(UNKNOWN_CLIENT),
+      params(client.client_id, { redirect_uri: 'https://evil.test/cb' }),
+      params(client.client_id, { redirect_uri: undefined }),
+      params(undefined),
+      {},
+    ];
     await expectNoChange(app, async () => {
       for (const p of cases) expectErrorPage(await browser.get(authorizeUrl(p)));
       // A repeated parameter is ambiguous: refused the same way.
-      expectErrorPage(await browser.get(`/connect/authorize?response_type=code&client_id=${client.client_id}&client_id=${UNKNOWN_CLIENT}&redirect_uri=${encodeURIComponent(REDIRECT)}`));
+      expectErrorPage(
+        await browser.get(
+          `/connect/authorize?response_type=code&client_id=${client.client_id}&client_id=${UNKNOWN_CLIENT}&redirect_uri=${encodeURIComponent(REDIRECT)}`,
+        ),
+      );
     });
   });
 
@@ -193,7 +246,10 @@ describe('C. OAuth consent and token', () => {
     const pub = await newClient(a, { client_type: 'public' });
     await expectNoChange(app, async () => {
       expectErrorRedirect(await browser.get(authorizeUrl(params(client.client_id, { code_challenge_method: 'plain' }))), 'invalid_request');
-      expectErrorRedirect(await browser.get(authorizeUrl(params(pub.client_id, { code_challenge: undefined, code_challenge_method: undefined }))), 'invalid_request');
+      expectErrorRedirect(
+        await browser.get(authorizeUrl(params(pub.client_id, { code_challenge: undefined, code_challenge_method: undefined }))),
+        'invalid_request',
+      );
     });
   });
 
@@ -219,7 +275,11 @@ describe('C. OAuth consent and token', () => {
     const after = await documents(first.access_token);
     expect(after.statusCode).toBe(401);
     expect(after.headers['www-authenticate']).toContain('error="invalid_token"');
-    expectOAuthError(await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id, client_secret: client.client_secret! }), 400, 'invalid_grant');
+    expectOAuthError(
+      await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id, client_secret: client.client_secret! }),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('C9 a code older than 10 minutes: invalid_grant', async () => {
@@ -281,7 +341,17 @@ describe('C. OAuth consent and token', () => {
     const outside = await app.inject({ url: '/api/connect/webhook-endpoints', headers: { authorization: `Bearer ${res.json().access_token}` } });
     expectProblem(outside, 403, 'forbidden');
     await expectNoChange(app, async () => {
-      expectOAuthError(await token(app, { grant_type: 'refresh_token', refresh_token: res.json().refresh_token, scope: 'links:write analytics:read', client_id: client.client_id, client_secret: client.client_secret! }), 400, 'invalid_scope');
+      expectOAuthError(
+        await token(app, {
+          grant_type: 'refresh_token',
+          refresh_token: res.json().refresh_token,
+          scope: 'links:write analytics:read',
+          client_id: client.client_id,
+          client_secret: client.client_secret!,
+        }),
+        400,
+        'invalid_scope',
+      );
     });
   });
 
@@ -296,7 +366,12 @@ describe('C. OAuth consent and token', () => {
       answers.push(await token(app, { grant_type: 'authorization_code', code: 'ac_x', redirect_uri: REDIRECT, ...auth }, form));
       answers.push(await token(app, { grant_type: 'refresh_token', refresh_token: 'x'.repeat(600), ...auth }, form));
     }
-    for (const [type, payload] of [['application/json', '{"grant_type":'], ['application/json', '[1]'], ['application/x-www-form-urlencoded', 'grant_type=a&grant_type=b'], ['text/plain', 'grant_type=password']]) {
+    for (const [type, payload] of [
+      ['application/json', '{"grant_type":'],
+      ['application/json', '[1]'],
+      ['application/x-www-form-urlencoded', 'grant_type=a&grant_type=b'],
+      ['text/plain', 'grant_type=password'],
+    ]) {
       answers.push(await app.inject({ method: 'POST', url: '/api/oauth/token', headers: { 'content-type': type! }, payload }));
     }
     for (const res of answers) {
@@ -320,7 +395,12 @@ describe('C. OAuth consent and token', () => {
       const attempts = [
         await browser.postForm('/connect/authorize/decision', { ...form, [csrfField]: '' }),
         await browser.postForm('/connect/authorize/decision', { ...form, [csrfField]: foreign[csrfField]! }),
-        await browser.request({ method: 'POST', url: '/connect/authorize/decision', payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' } }),
+        await browser.request({
+          method: 'POST',
+          url: '/connect/authorize/decision',
+          payload: new URLSearchParams(form).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' },
+        }),
         await browser.postForm('/connect/authorize/decision', form, { 'sec-fetch-site': 'cross-site' }),
       ];
       for (const res of attempts) expectErrorPage(res, 403);
@@ -348,13 +428,20 @@ describe('C. OAuth consent and token', () => {
     const { code: c, verifier } = await code(browser, client);
     const tokens = (await exchange(client, c, verifier)).json();
     const revoke = (body: Record<string, string>) =>
-      app.inject({ method: 'POST', url: '/api/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(body).toString() });
+      app.inject({
+        method: 'POST',
+        url: '/api/oauth/revoke',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(body).toString(),
+      });
     const revokedAt = () => app.platform.store.db.selectFrom('connect_tokens').select(['id', 'revoked_at']).orderBy('id').execute();
     const before = await revokedAt();
     await expectNoChange(app, async () => {
       expect((await revoke({ token: tokens.access_token, client_id: other.client_id, client_secret: other.client_secret! })).statusCode).toBe(200);
       expectOAuthError(await revoke({ token: tokens.access_token }), 401, 'invalid_client');
-      expect((await revoke({ token: 'cat_0000000000000000000000000000000000000000', client_id: client.client_id, client_secret: client.client_secret! })).statusCode).toBe(200);
+      expect(
+        (await revoke({ token: 'cat_0000000000000000000000000000000000000000', client_id: client.client_id, client_secret: client.client_secret! })).statusCode,
+      ).toBe(200);
     });
     expect(await revokedAt()).toEqual(before);
     expect((await documents(tokens.access_token)).statusCode).toBe(200);
@@ -424,7 +511,7 @@ describe('C. OAuth consent and token', () => {
     }
   });
 
-  it("C21 another client sending a rotated refresh token within the grace period: invalid_grant, family revoked; a live one: invalid_grant, no change", async () => {
+  it('C21 another client sending a rotated refresh token within the grace period: invalid_grant, family revoked; a live one: invalid_grant, no change', async () => {
     const { a, client, browser } = await setup();
     const other = await newClient(a);
     const { code: c, verifier } = await code(browser, client);

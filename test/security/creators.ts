@@ -46,7 +46,8 @@ async function document(ctx: Ctx) {
 
 export const CREATORS: Record<string, Creator> = {
   'account:keyId': async (ctx) => created(await post(ctx, '/api/account/api-keys', { authorization: ctx.w.owner }, { name: `k-${rand()}` })),
-  'connect:clientId': async (ctx) => created(await post(ctx, '/api/connect/clients', { authorization: ctx.w.owner }, { name: 'CRM', redirect_uris: ['https://crm.test/cb'] }), 'client_id'),
+  'connect:clientId': async (ctx) =>
+    created(await post(ctx, '/api/connect/clients', { authorization: ctx.w.owner }, { name: 'CRM', redirect_uris: ['https://crm.test/cb'] }), 'client_id'),
   'connect:documentId': document,
   'connect:grantId': async ({ app, w }) => {
     const db = app.platform.store.db;
@@ -56,7 +57,14 @@ export const CREATORS: Record<string, Creator> = {
     return rows.find((r) => !before.has(r.id))!.id;
   },
   'connect:linkId': async (ctx) =>
-    created(await post(ctx, '/api/connect/links', { authorization: ctx.w.connect }, { document_id: await document(ctx), external_id: `crm-${rand()}`, recipient: { phone: '+4915112345678' } })),
+    created(
+      await post(
+        ctx,
+        '/api/connect/links',
+        { authorization: ctx.w.connect },
+        { document_id: await document(ctx), external_id: `crm-${rand()}`, recipient: { phone: '+4915112345678' } },
+      ),
+    ),
   'connect:endpointId': connectEndpoint,
   'connect:deliveryId': async (ctx) => created(await post(ctx, `/api/connect/webhook-endpoints/${ctx.ids.endpointId}/test`, { authorization: ctx.w.connect })),
   'login:appId': async (ctx) => created(await post(ctx, '/api/login/apps', { authorization: ctx.w.owner }, { name: `Shop ${rand()}` })),
@@ -75,7 +83,15 @@ export const CREATORS: Record<string, Creator> = {
     const name = `welcome_${rand()}`;
     await storeTemplate(ctx.app, ctx.w, { name, category: 'MARKETING', components: [{ type: 'BODY', text: 'Welcome' }] });
     const at = new Date(Date.now() + 7 * 86_400_000).toISOString();
-    return created(await post(ctx, '/api/campaigns', ctx.w.headers, { name: 'Opening', chatapp_phone_number: ctx.w.number, audience: { type: 'all_contacts' }, template: { name, language: 'en_US' }, scheduled_at: at }));
+    return created(
+      await post(ctx, '/api/campaigns', ctx.w.headers, {
+        name: 'Opening',
+        chatapp_phone_number: ctx.w.number,
+        audience: { type: 'all_contacts' },
+        template: { name, language: 'en_US' },
+        scheduled_at: at,
+      }),
+    );
   },
   'messaging:chatId': async (ctx) => {
     const contact = await CREATORS['messaging:contacts/id']!(ctx);
@@ -83,22 +99,41 @@ export const CREATORS: Record<string, Creator> = {
     const now = new Date();
     await ctx.app.platform.store.db
       .insertInto('chats')
-      .values({ id, workspace_id: ctx.w.workspaceId, phone_number_id: ctx.w.pnId, contact_id: contact, last_message_id: null, last_message_at: now, assigned_owner_id: null, assigned_at: null, read_at: null, created_at: now })
+      .values({
+        id,
+        workspace_id: ctx.w.workspaceId,
+        phone_number_id: ctx.w.pnId,
+        contact_id: contact,
+        last_message_id: null,
+        last_message_at: now,
+        assigned_owner_id: null,
+        assigned_at: null,
+        read_at: null,
+        created_at: now,
+      })
       .execute();
     return id;
   },
   'messaging:wabaId': async ({ w }) => w.wabaId,
   'messaging:waba_id': async ({ w }) => w.wabaId,
-  'messaging:chatbots/id': async (ctx) => created(await post(ctx, '/api/chatbots', ctx.w.headers, { name: 'FAQ', waba_id: ctx.w.wabaId, fallback: { action: 'reply', text: 'Sorry?' } })),
+  'messaging:chatbots/id': async (ctx) =>
+    created(await post(ctx, '/api/chatbots', ctx.w.headers, { name: 'FAQ', waba_id: ctx.w.wabaId, fallback: { action: 'reply', text: 'Sorry?' } })),
   'messaging:contacts/id': async (ctx) => created(await post(ctx, '/api/contacts', ctx.w.headers, { name: 'Lena', contact_no: phone() })),
   'messaging:catalog_id': async (ctx) => {
     const res = await post(ctx, `/api/ecommerce-catalog/waba/${ctx.w.wabaId}/sync-catalogs`, ctx.w.headers);
     expect(res.statusCode, res.body).toBe(200);
     return res.json().catalogs[0].id;
   },
-  'messaging:ecommerce-webhook/id': async (ctx) => created(await post(ctx, '/api/ecommerce-webhook/create', ctx.w.headers, { platform: 'woocommerce', name: 'Shop', waba_id: ctx.w.wabaId })),
+  'messaging:ecommerce-webhook/id': async (ctx) =>
+    created(await post(ctx, '/api/ecommerce-webhook/create', ctx.w.headers, { platform: 'woocommerce', name: 'Shop', waba_id: ctx.w.wabaId })),
   'messaging:forms/id': async (ctx) =>
-    created(await post(ctx, '/api/forms', ctx.w.headers, { name: 'Feedback', waba_id: ctx.w.wabaId, fields: [{ name: 'rating', label: 'Rating', type: 'radio', options: [{ id: 'good', title: 'Good' }] }] })),
+    created(
+      await post(ctx, '/api/forms', ctx.w.headers, {
+        name: 'Feedback',
+        waba_id: ctx.w.wabaId,
+        fields: [{ name: 'rating', label: 'Rating', type: 'radio', options: [{ id: 'good', title: 'Good' }] }],
+      }),
+    ),
   'messaging:sequenceId': async (ctx) =>
     created(
       await post(ctx, '/api/sequences', ctx.w.headers, {
@@ -108,6 +143,7 @@ export const CREATORS: Record<string, Creator> = {
         steps: [{ delay: 10, delay_unit: 'minutes', message_type: 'text', text: 'Tip 1' }],
       }),
     ),
-  'messaging:endpointId': async (ctx) => created(await post(ctx, '/api/webhook-endpoints', ctx.w.headers, { url: 'https://crm.test/m', enabled_events: ['message.received'] })),
+  'messaging:endpointId': async (ctx) =>
+    created(await post(ctx, '/api/webhook-endpoints', ctx.w.headers, { url: 'https://crm.test/m', enabled_events: ['message.received'] })),
   'messaging:slug': async () => 'dental-clinic',
 };

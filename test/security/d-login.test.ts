@@ -24,10 +24,20 @@ afterAll(() => jwksHost.close());
 const INBOUND_ROWS = ['messages', 'chats', 'contacts', 'automation_inbound_claims'];
 
 const start = (w: { loginKey: string }, body?: object) =>
-  app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': w.loginKey, ...(body ? { 'content-type': 'application/json' } : {}) }, payload: body ? JSON.stringify(body) : undefined });
+  app.inject({
+    method: 'POST',
+    url: '/v1/auth/chatapp/start',
+    headers: { 'x-api-key': w.loginKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+    payload: body ? JSON.stringify(body) : undefined,
+  });
 const status = (w: { loginKey: string }, id: string) => app.inject({ url: `/v1/auth/chatapp/status/${id}`, headers: { 'x-api-key': w.loginKey } });
 const verify = (w: { loginKey: string }, token: string) =>
-  app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': w.loginKey, 'content-type': 'application/json' }, payload: JSON.stringify({ token }) });
+  app.inject({
+    method: 'POST',
+    url: '/v1/auth/verify-token',
+    headers: { 'x-api-key': w.loginKey, 'content-type': 'application/json' },
+    payload: JSON.stringify({ token }),
+  });
 const sessionRow = (id: string) => app.platform.store.db.selectFrom('login_sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 async function started(w: { loginKey: string }) {
@@ -49,7 +59,10 @@ async function say(to: Inbox, text: string, from?: string, id = `wamid.D${++wami
 async function verifiedToken(w: Workspace) {
   const s = await started(w);
   await say(w, `LOGIN ${s.loginCode}`);
-  const body = await until(async () => (await status(w, s.sessionId)).json(), (b) => Boolean(b.verificationToken));
+  const body = await until(
+    async () => (await status(w, s.sessionId)).json(),
+    (b) => Boolean(b.verificationToken),
+  );
   expect(body.verificationToken, JSON.stringify(body)).toBeTruthy();
   return { sessionId: s.sessionId, token: body.verificationToken as string };
 }
@@ -59,12 +72,29 @@ async function verifiedBy(w: Workspace, write: (code: string) => string) {
   const s = await started(w);
   const text = write(s.loginCode);
   await say(w, text);
-  const row = await until(() => sessionRow(s.sessionId), (r) => r.status === 'success');
+  const row = await until(
+    () => sessionRow(s.sessionId),
+    (r) => r.status === 'success',
+  );
   expect(row.status, JSON.stringify(text)).toBe('success');
 }
 
 /** Cyrillic and Greek letters drawn like the Latin ones (and Cyrillic О like the digit 0). */
-const LOOK_ALIKES: Record<string, string> = { A: '\u0410', B: '\u0412', C: '\u0421', E: '\u0415', H: '\u041D', K: '\u041A', M: '\u041C', P: '\u0420', T: '\u0422', X: '\u0425', N: '\u039D', Z: '\u0396', '0': '\u041E' };
+const LOOK_ALIKES: Record<string, string> = {
+  A: '\u0410',
+  B: '\u0412',
+  C: '\u0421',
+  E: '\u0415',
+  H: '\u041D',
+  K: '\u041A',
+  M: '\u041C',
+  P: '\u0420',
+  T: '\u0422',
+  X: '\u0425',
+  N: '\u039D',
+  Z: '\u0396',
+  '0': '\u041E',
+};
 
 const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app, claims, header);
 
@@ -112,7 +142,10 @@ describe('D. Login sessions and verification tokens', () => {
     expect(created.statusCode, created.body).toBe(201);
     const s = await started(a);
     await say(a, `LOGIN ${s.loginCode}`, '15550100202');
-    const body = await until(async () => (await status(a, s.sessionId)).json(), (b) => Boolean(b.verificationToken));
+    const body = await until(
+      async () => (await status(a, s.sessionId)).json(),
+      (b) => Boolean(b.verificationToken),
+    );
     expect((await verify(a, body.verificationToken)).json().user.phone).toBe('+15550100202');
     const contacts = await app.platform.store.db.selectFrom('contacts').select('id').where('workspace_id', '=', a.workspaceId).execute();
     expect(contacts).toHaveLength(1);
@@ -122,7 +155,10 @@ describe('D. Login sessions and verification tokens', () => {
     const a = await workspace(app);
     const s = await started(a);
     const id = await say(a, `LOGIN ${s.loginCode}`);
-    const verified = await until(() => sessionRow(s.sessionId), (r) => r.status === 'success');
+    const verified = await until(
+      () => sessionRow(s.sessionId),
+      (r) => r.status === 'success',
+    );
     expect(verified.status).toBe('success');
     const second = await started(a);
     await expectNoChange(app, async () => {
@@ -143,7 +179,10 @@ describe('D. Login sessions and verification tokens', () => {
     expectProblem(res, 410, 'expired');
     expect(res.body).not.toContain('verificationToken');
     // The status call expires it lazily; on PostgreSQL a sweep holding the row (SKIP LOCKED) may commit it a moment later.
-    const row = await until(() => sessionRow(s.sessionId), (r) => r.status === 'expired');
+    const row = await until(
+      () => sessionRow(s.sessionId),
+      (r) => r.status === 'expired',
+    );
     expect(row).toMatchObject({ status: 'expired', token_jti: null, phone: null });
   });
 
@@ -158,7 +197,9 @@ describe('D. Login sessions and verification tokens', () => {
     await say(aOther, `LOGIN ${t.loginCode}`);
     expect((await sessionRow(s.sessionId)).status).toBe('pending');
     expect((await sessionRow(t.sessionId)).status).toBe('pending');
-    expect(await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', 'in', [s.sessionId, t.sessionId]).execute()).toEqual([]);
+    expect(await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', 'in', [s.sessionId, t.sessionId]).execute()).toEqual(
+      [],
+    );
   });
 
   it('D7 verify-token twice with one token: valid with the user, then invalid without user data', async () => {
@@ -185,7 +226,10 @@ describe('D. Login sessions and verification tokens', () => {
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const jwk = JSON.stringify((await app.inject({ url: '/v1/auth/.well-known/jwks.json' })).json().keys[0]);
     const input = `${b64({ alg: 'HS256', typ: 'JWT', kid: decodeProtectedHeader(token).kid })}.${payload}`;
-    await expectAllInvalid(a, token, [`${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`, `${input}.${createHmac('sha256', jwk).update(input).digest('base64url')}`]);
+    await expectAllInvalid(a, token, [
+      `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+      `${input}.${createHmac('sha256', jwk).update(input).digest('base64url')}`,
+    ]);
   });
 
   it('D10 expired; future nbf; wrong iss; unknown kid; jwk/jku/x5u header: invalid, no key fetched', async () => {
@@ -313,12 +357,23 @@ describe('D. Login sessions and verification tokens', () => {
       `LOGIN ${code.slice(0, 7)}\u0415`, // Cyrillic Е only
       `LOGIN ${code.slice(0, 7)}\u0395`, // Greek Ε only
     ];
-    await expectNoChange(app, async () => {
-      for (const text of texts) await say(a, text);
-    }, { ignore: INBOUND_ROWS });
+    await expectNoChange(
+      app,
+      async () => {
+        for (const text of texts) await say(a, text);
+      },
+      { ignore: INBOUND_ROWS },
+    );
     expect(await sessionRow(s.sessionId)).toEqual(before);
     // The control: the same session, written in Latin letters, verifies.
     await say(a, `LOGIN ${code}`);
-    expect((await until(() => sessionRow(s.sessionId), (r) => r.status === 'success')).status).toBe('success');
+    expect(
+      (
+        await until(
+          () => sessionRow(s.sessionId),
+          (r) => r.status === 'success',
+        )
+      ).status,
+    ).toBe('success');
   });
 });

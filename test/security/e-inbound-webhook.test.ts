@@ -23,7 +23,8 @@ const events: PlatformEvent[] = [];
 afterAll(app.platform.bus.subscribe('*', (e) => void events.push(e)));
 const eventProbe = { events: () => events.length };
 const post = (body: object | string, signature?: string | null) => postInbound(app, body, signature);
-const messagesOf = (w: Workspace) => app.platform.store.db.selectFrom('messages').selectAll().where('workspace_id', '=', w.workspaceId).orderBy('provider_message_id').execute();
+const messagesOf = (w: Workspace) =>
+  app.platform.store.db.selectFrom('messages').selectAll().where('workspace_id', '=', w.workspaceId).orderBy('provider_message_id').execute();
 const statusUpdate = (id: string, status: string, at: number) => ({ id, status, timestamp: String(at), recipient_id: CUSTOMER });
 
 /** An outbound message of `w` the provider knows as `wamid`. */
@@ -31,7 +32,18 @@ async function outbound(w: Workspace, wamid: string) {
   const db = app.platform.store.db;
   const contact = { id: newId('ct'), workspace_id: w.workspaceId, phone: `+${CUSTOMER}` };
   await db.insertInto('contacts').values(contact).execute();
-  const row = { id: newId('msg'), workspace_id: w.workspaceId, phone_number_id: w.pnId, contact_id: contact.id, direction: 'outbound' as const, type: 'text', content: JSON.stringify({ text: 'Hi' }), provider_message_id: wamid, status: 'accepted', error: null };
+  const row = {
+    id: newId('msg'),
+    workspace_id: w.workspaceId,
+    phone_number_id: w.pnId,
+    contact_id: contact.id,
+    direction: 'outbound' as const,
+    type: 'text',
+    content: JSON.stringify({ text: 'Hi' }),
+    provider_message_id: wamid,
+    status: 'accepted',
+    error: null,
+  };
   await db.insertInto('messages').values(row).execute();
   return row.id;
 }
@@ -39,9 +51,29 @@ async function outbound(w: Workspace, wamid: string) {
 async function outboundOn(on: typeof app, w: Workspace, wamid: string) {
   const db = on.platform.store.db;
   const contact = { id: newId('ct'), workspace_id: w.workspaceId, phone: '+16505551234' };
-  await db.insertInto('contacts').values(contact).onConflict((oc) => oc.columns(['workspace_id', 'phone']).doNothing()).execute();
-  const { id } = await db.selectFrom('contacts').select('id').where('workspace_id', '=', w.workspaceId).where('phone', '=', contact.phone).executeTakeFirstOrThrow();
-  const row = { id: newId('msg'), workspace_id: w.workspaceId, phone_number_id: w.pnId, contact_id: id, direction: 'outbound' as const, type: 'text', content: JSON.stringify({ text: 'Hi' }), provider_message_id: wamid, status: 'accepted', error: null };
+  await db
+    .insertInto('contacts')
+    .values(contact)
+    .onConflict((oc) => oc.columns(['workspace_id', 'phone']).doNothing())
+    .execute();
+  const { id } = await db
+    .selectFrom('contacts')
+    .select('id')
+    .where('workspace_id', '=', w.workspaceId)
+    .where('phone', '=', contact.phone)
+    .executeTakeFirstOrThrow();
+  const row = {
+    id: newId('msg'),
+    workspace_id: w.workspaceId,
+    phone_number_id: w.pnId,
+    contact_id: id,
+    direction: 'outbound' as const,
+    type: 'text',
+    content: JSON.stringify({ text: 'Hi' }),
+    provider_message_id: wamid,
+    status: 'accepted',
+    error: null,
+  };
   await db.insertInto('messages').values(row).execute();
   return row.id;
 }
@@ -52,13 +84,24 @@ describe('E. Inbound provider webhook', () => {
     const a = await workspace(app);
     const raw = JSON.stringify(inbound(a, [textMessage('wamid.E1', 'hi')]));
     const secret = app.platform.providerAppSecret;
-    await expectNoChange(app, async () => {
-      for (const sig of [null, sha256Header('another-secret', raw), `sha1=${createHmac('sha1', secret).update(raw).digest('hex')}`, '', 'sha256=', `sha256=${'0'.repeat(64)}`]) {
-        const res = await post(raw, sig);
-        expectProblem(res, 401, 'invalid-signature');
-        expect(res.body).not.toContain(secret);
-      }
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        for (const sig of [
+          null,
+          sha256Header('another-secret', raw),
+          `sha1=${createHmac('sha1', secret).update(raw).digest('hex')}`,
+          '',
+          'sha256=',
+          `sha256=${'0'.repeat(64)}`,
+        ]) {
+          const res = await post(raw, sig);
+          expectProblem(res, 401, 'invalid-signature');
+          expect(res.body).not.toContain(secret);
+        }
+      },
+      { probes: eventProbe },
+    );
   });
 
   it('E2 a signature of JSON.stringify(JSON.parse(body)) with the original, differently spaced body: 401 (raw bytes signed)', async () => {
@@ -72,28 +115,48 @@ describe('E. Inbound provider webhook', () => {
   it('E3 body over the limit (Content-Length and streamed): 413 before signature or JSON work; unsigned: 401 before the body is read', async () => {
     const big = `{"x":"${'a'.repeat(1024 * 1024)}`; // not JSON, and its signature only has the right shape: only the size can answer
     const shaped = `sha256=${'0'.repeat(64)}`;
-    await expectNoChange(app, async () => {
-      expectProblem(await post(big, shaped), 413, 'payload-too-large');
-      const streamed = await app.inject({ method: 'POST', url: INBOUND_URL, headers: { 'content-type': 'application/json', 'x-hub-signature-256': shaped }, payload: Readable.from([Buffer.from(big)]) });
-      expectProblem(streamed, 413, 'payload-too-large');
-      expectProblem(await post(big, null), 401, 'invalid-signature');
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        expectProblem(await post(big, shaped), 413, 'payload-too-large');
+        const streamed = await app.inject({
+          method: 'POST',
+          url: INBOUND_URL,
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': shaped },
+          payload: Readable.from([Buffer.from(big)]),
+        });
+        expectProblem(streamed, 413, 'payload-too-large');
+        expectProblem(await post(big, null), 401, 'invalid-signature');
+      },
+      { probes: eventProbe },
+    );
   });
 
   it('E4 malformed JSON, correctly signed: 400 malformed-body', async () => {
-    await expectNoChange(app, async () => {
-      for (const raw of ['{"object": "whatsapp_business_account", "entry": [', '', '{"a":1,}']) expectProblem(await post(raw), 400, 'malformed-body');
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        for (const raw of ['{"object": "whatsapp_business_account", "entry": [', '', '{"a":1,}']) expectProblem(await post(raw), 400, 'malformed-body');
+      },
+      { probes: eventProbe },
+    );
   });
 
   it('E5 signed, with unknown object, change field, message type or extra fields: 200; unknown parts ignored, known ones processed', async () => {
     const a = await workspace(app);
-    await expectNoChange(app, async () => {
-      const other = await post({ object: 'page', entry: [{ id: '1', changes: [{ field: 'feed', value: {} }] }] });
-      expect([other.statusCode, other.json()]).toEqual([200, { received: true }]);
-      await settle();
-    }, { probes: eventProbe });
-    const body = inbound(a, [{ ...textMessage('wamid.E5a', 'known'), surprise: { nested: true } }, { from: CUSTOMER, id: 'wamid.E5b', timestamp: '1', type: 'hologram', hologram: {} }]);
+    await expectNoChange(
+      app,
+      async () => {
+        const other = await post({ object: 'page', entry: [{ id: '1', changes: [{ field: 'feed', value: {} }] }] });
+        expect([other.statusCode, other.json()]).toEqual([200, { received: true }]);
+        await settle();
+      },
+      { probes: eventProbe },
+    );
+    const body = inbound(a, [
+      { ...textMessage('wamid.E5a', 'known'), surprise: { nested: true } },
+      { from: CUSTOMER, id: 'wamid.E5b', timestamp: '1', type: 'hologram', hologram: {} },
+    ]);
     const entry = body.entry[0]!;
     const mixed = { ...body, extra: 1, entry: [{ ...entry, changes: [{ field: 'account_update', value: { event: 'VERIFIED' } }, ...entry.changes] }] };
     const res = await post(mixed);
@@ -113,10 +176,14 @@ describe('E. Inbound provider webhook', () => {
     await settle();
     const received = () => events.slice(before).filter((e) => e.type === 'message.received' && e.workspaceId === a.workspaceId);
     expect(received()).toHaveLength(1);
-    await expectNoChange(app, async () => {
-      expect((await post(body)).statusCode).toBe(200);
-      await settle();
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        expect((await post(body)).statusCode).toBe(200);
+        await settle();
+      },
+      { probes: eventProbe },
+    );
     expect(await messagesOf(a)).toHaveLength(1);
   });
 
@@ -127,10 +194,18 @@ describe('E. Inbound provider webhook', () => {
     expect((await post(envelope(a, { statuses: [statusUpdate('wamid.E7', 'read', readAt)] }))).statusCode).toBe(200);
     const read = await messageRow(id);
     expect(read.status).toBe('read');
-    await expectNoChange(app, async () => {
-      for (const [s, t] of [['delivered', readAt + 10], ['sent', readAt + 20]] as const) expect((await post(envelope(a, { statuses: [statusUpdate('wamid.E7', s, t)] }))).statusCode).toBe(200);
-      await settle();
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        for (const [s, t] of [
+          ['delivered', readAt + 10],
+          ['sent', readAt + 20],
+        ] as const)
+          expect((await post(envelope(a, { statuses: [statusUpdate('wamid.E7', s, t)] }))).statusCode).toBe(200);
+        await settle();
+      },
+      { probes: eventProbe },
+    );
     expect(await messageRow(id)).toEqual(read);
     expect(new Date(read.status_at!).getTime()).toBe(readAt * 1000);
   });
@@ -140,20 +215,32 @@ describe('E. Inbound provider webhook', () => {
     const b = await workspace(app);
     const bMessage = await outbound(b, `wamid.E8.${b.workspaceId}`);
     const now = Math.floor(Date.now() / 1000);
-    await expectNoChange(app, async () => {
-      expect((await post(envelope(a, { statuses: [statusUpdate(`wamid.E8.${b.workspaceId}`, 'read', now)] }))).statusCode).toBe(200);
-      const nowhere = envelope({ providerPnId: '199999999999999', number: '+15550000000' }, { contacts: [{ profile: { name: 'X' }, wa_id: CUSTOMER }], messages: [textMessage('wamid.E8in', 'hi')], statuses: [statusUpdate(`wamid.E8.${b.workspaceId}`, 'read', now)] });
-      const res = await post(nowhere);
-      expect([res.statusCode, res.json()]).toEqual([200, { received: true }]);
-      await settle();
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        expect((await post(envelope(a, { statuses: [statusUpdate(`wamid.E8.${b.workspaceId}`, 'read', now)] }))).statusCode).toBe(200);
+        const nowhere = envelope(
+          { providerPnId: '199999999999999', number: '+15550000000' },
+          {
+            contacts: [{ profile: { name: 'X' }, wa_id: CUSTOMER }],
+            messages: [textMessage('wamid.E8in', 'hi')],
+            statuses: [statusUpdate(`wamid.E8.${b.workspaceId}`, 'read', now)],
+          },
+        );
+        const res = await post(nowhere);
+        expect([res.statusCode, res.json()]).toEqual([200, { received: true }]);
+        await settle();
+      },
+      { probes: eventProbe },
+    );
     expect((await messageRow(bMessage)).status).toBe('accepted');
   });
 
   it('E9 GET with a wrong hub.verify_token or hub.mode=unsubscribe: 403 without the challenge; the right one echoes <b>x</b> as text/plain', async () => {
     const token = app.platform.providerVerifyToken;
     const challenge = '<b>x</b>';
-    const verify = (mode: string, t: string) => app.inject({ url: INBOUND_URL, query: { 'hub.mode': mode, 'hub.verify_token': t, 'hub.challenge': challenge } });
+    const verify = (mode: string, t: string) =>
+      app.inject({ url: INBOUND_URL, query: { 'hub.mode': mode, 'hub.verify_token': t, 'hub.challenge': challenge } });
     await expectNoChange(app, async () => {
       for (const res of [await verify('subscribe', `${token}x`), await verify('subscribe', ''), await verify('unsubscribe', token)]) {
         expectProblem(res, 403, 'forbidden');
@@ -173,13 +260,21 @@ describe('E. Inbound provider webhook', () => {
     const hook = await orderWebhook(app, a, 'shopify');
     const raw = JSON.stringify(shopifyOrder());
     const { 'x-shopify-hmac-sha256': _, ...unsigned } = shopifyHeaders(hook.secret, raw);
-    await expectNoChange(app, async () => {
-      for (const headers of [unsigned, { ...unsigned, 'x-shopify-hmac-sha256': sign('not-the-secret', raw) }, { ...unsigned, 'x-shopify-hmac-sha256': sign(hook.secret, `${raw} `) }]) {
-        const res = await deliver(app, hook.id, raw, headers);
-        expectProblem(res, 401, 'invalid-signature');
-        expect(res.body).not.toContain(hook.secret);
-      }
-    }, { probes: eventProbe });
+    await expectNoChange(
+      app,
+      async () => {
+        for (const headers of [
+          unsigned,
+          { ...unsigned, 'x-shopify-hmac-sha256': sign('not-the-secret', raw) },
+          { ...unsigned, 'x-shopify-hmac-sha256': sign(hook.secret, `${raw} `) },
+        ]) {
+          const res = await deliver(app, hook.id, raw, headers);
+          expectProblem(res, 401, 'invalid-signature');
+          expect(res.body).not.toContain(hook.secret);
+        }
+      },
+      { probes: eventProbe },
+    );
   });
 
   it("E11 a correctly signed order for A's webhook id delivered with B's webhook secret: 401, nothing sent", async () => {
@@ -187,7 +282,9 @@ describe('E. Inbound provider webhook', () => {
     const b = await workspace(app);
     const [hookA, hookB] = [await orderWebhook(app, a, 'shopify'), await orderWebhook(app, b, 'shopify')];
     const raw = JSON.stringify(shopifyOrder());
-    await expectNoChange(app, async () => expectProblem(await deliver(app, hookA.id, raw, shopifyHeaders(hookB.secret, raw)), 401, 'invalid-signature'), { probes: eventProbe });
+    await expectNoChange(app, async () => expectProblem(await deliver(app, hookA.id, raw, shopifyHeaders(hookB.secret, raw)), 401, 'invalid-signature'), {
+      probes: eventProbe,
+    });
   });
 
   describe('per-IP limits and the signature (default limits)', async () => {
@@ -195,14 +292,21 @@ describe('E. Inbound provider webhook', () => {
     const limitedApp = await buildShared();
     const perMinute = limitedApp.config.rateLimitIpPerMinute;
     const from = (ip: string, raw: string, signature: string | null) =>
-      limitedApp.inject({ method: 'POST', url: INBOUND_URL, remoteAddress: ip, headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-hub-signature-256': signature }) }, payload: raw });
+      limitedApp.inject({
+        method: 'POST',
+        url: INBOUND_URL,
+        remoteAddress: ip,
+        headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-hub-signature-256': signature }) },
+        payload: raw,
+      });
     const signed = (raw: string) => sha256Header(limitedApp.platform.providerAppSecret, raw);
-    const statuses = (responses: { statusCode: number }[]) => responses.reduce<Record<number, number>>((n, r) => {
-      n[r.statusCode] = (n[r.statusCode] ?? 0) + 1;
-      return n;
-    }, {});
+    const statuses = (responses: { statusCode: number }[]) =>
+      responses.reduce<Record<number, number>>((n, r) => {
+        n[r.statusCode] = (n[r.statusCode] ?? 0) + 1;
+        return n;
+      }, {});
 
-    it('E12 210 signed deliveries in one burst from one IP (Meta\'s own payloads): 0 answers 429, every message stored, its statuses applied', async () => {
+    it("E12 210 signed deliveries in one burst from one IP (Meta's own payloads): 0 answers 429, every message stored, its statuses applied", async () => {
       expect(perMinute).toBe(120);
       const a = await workspace(limitedApp);
       const wamids = Array.from({ length: 210 }, (_, i) => `wamid.E12.${a.workspaceId}.${i}`);
@@ -212,7 +316,11 @@ describe('E. Inbound provider webhook', () => {
       // A 200 means stored durably; under a burst the inbox processes them just after (provider-inbox.ts).
       const stored = await eventually(
         async () => {
-          const rows = await limitedApp.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', a.workspaceId).execute();
+          const rows = await limitedApp.platform.store.db
+            .selectFrom('messages')
+            .select('provider_message_id')
+            .where('workspace_id', '=', a.workspaceId)
+            .execute();
           return rows.length >= wamids.length && rows;
         },
         { within: 30_000, what: 'the 210 messages processed', app: limitedApp },
@@ -236,7 +344,11 @@ describe('E. Inbound provider webhook', () => {
         return answers;
       };
       await expectNoChange(limitedApp, async () => {
-        for (const [ip, signature] of [['203.0.113.13', null], ['203.0.113.14', sha256Header('another-secret', raw)], ['203.0.113.15', 'sha1=0123']] as const) {
+        for (const [ip, signature] of [
+          ['203.0.113.13', null],
+          ['203.0.113.14', sha256Header('another-secret', raw)],
+          ['203.0.113.15', 'sha1=0123'],
+        ] as const) {
           const answers = await burst(ip, signature);
           expect(statuses(answers)).toEqual({ 401: perMinute, 429: 10 });
           const refused = answers.at(-1)!;

@@ -23,7 +23,10 @@ const BASE = '/api/connect/webhook-endpoints';
 const stripe = new Stripe('sk_test_x');
 // The delivery timeout shortened from 10 s: F5 waits it out.
 const DELIVERY_TIMEOUT_MS = 3_000;
-const { app, clock } = await appWithClock({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' }, overrides: { timeouts: { webhookMs: DELIVERY_TIMEOUT_MS } } });
+const { app, clock } = await appWithClock({
+  env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' },
+  overrides: { timeouts: { webhookMs: DELIVERY_TIMEOUT_MS } },
+});
 await app.platform.outbox.stop();
 const open: { close: () => unknown }[] = [];
 afterAll(async () => {
@@ -55,7 +58,8 @@ const sendTest = async (w: Workspace, id: string) => {
   expect(res.statusCode, res.body).toBe(202);
   return res.json() as { id: string; event_id: string };
 };
-const delivery = async (w: Workspace, id: string, dlv: string) => (await app.inject({ url: `${BASE}/${id}/deliveries/${dlv}`, headers: { authorization: w.connect } })).json();
+const delivery = async (w: Workspace, id: string, dlv: string) =>
+  (await app.inject({ url: `${BASE}/${id}/deliveries/${dlv}`, headers: { authorization: w.connect } })).json();
 const signature = (r: { headers: Record<string, unknown> }) => String(r.headers['x-connect-signature']);
 const tOf = (header: string) => Number(/t=(\d+)/.exec(header)![1]);
 
@@ -65,7 +69,9 @@ describe('F. Outbound webhooks', () => {
     const r = await receiver();
     const e = await endpoint(a, r.url, ['link.opened']);
     const data = { external_id: 'crm-1', recipient: { phone: '+4915112345678' } };
-    const eventId = await app.platform.store.db.transaction().execute((tx) => emitEvent(tx, { workspaceId: a.workspaceId, api: 'connect', type: 'link.opened', data }));
+    const eventId = await app.platform.store.db
+      .transaction()
+      .execute((tx) => emitEvent(tx, { workspaceId: a.workspaceId, api: 'connect', type: 'link.opened', data }));
     await pump(app, () => r.received.length === 1, 'link.opened');
     const got = r.received[0]!;
     const header = signature(got);
@@ -80,7 +86,10 @@ describe('F. Outbound webhooks', () => {
     const login = await insertLoginApp(app, { webhookUrl: r.url });
     const pn = login.numbers[0]!;
     const started = (await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': login.apiKey } })).json();
-    await postInbound(app, inbound({ providerPnId: pn.provider_phone_number_id, number: pn.display_phone_number }, [textMessage('wamid.F2', `LOGIN ${started.loginCode}`)]));
+    await postInbound(
+      app,
+      inbound({ providerPnId: pn.provider_phone_number_id, number: pn.display_phone_number }, [textMessage('wamid.F2', `LOGIN ${started.loginCode}`)]),
+    );
     await pump(app, () => r.received.length === 1, 'chatapp.auth.verified');
     const got = r.received[0]!;
     const header = String(got.headers['x-login-signature']);
@@ -122,7 +131,9 @@ describe('F. Outbound webhooks', () => {
     expect(() => verifyConnectWebhook(body, header, 'whsec_wrong', 300, { nowSec: t })).toThrow(WebhookSignatureError);
   });
 
-  it('F5 a receiver that never answers or stalls after the headers: ends at the delivery timeout, logged, retried; others not delayed', { timeout: 60_000 }, async () => {
+  it('F5 a receiver that never answers or stalls after the headers: ends at the delivery timeout, logged, retried; others not delayed', {
+    timeout: 60_000,
+  }, async () => {
     const a = await workspace(app);
     const hang = await server(() => undefined);
     const stall = await server((_req, res) => void (res.writeHead(200, { 'content-type': 'text/plain' }), res.write('partial')));
@@ -210,12 +221,15 @@ describe('F. Outbound webhooks', () => {
     const a = await workspace(app);
     const r = await receiver();
     const e = await endpoint(a, r.url);
-    const rotated = (await app.inject({ method: 'POST', url: `${BASE}/${e.id}/rotate-secret`, headers: { authorization: a.connect }, payload: { overlap_seconds: 60 } })).json();
+    const rotated = (
+      await app.inject({ method: 'POST', url: `${BASE}/${e.id}/rotate-secret`, headers: { authorization: a.connect }, payload: { overlap_seconds: 60 } })
+    ).json();
     await sendTest(a, e.id);
     await pump(app, () => r.received.length === 1, 'during the overlap');
     const during = r.received[0]!;
     expect(signature(during)).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
-    for (const secret of [e.secret, rotated.secret]) expect(stripe.webhooks.constructEvent(during.body, signature(during), secret, 300).type).toBe('webhook_endpoint.test');
+    for (const secret of [e.secret, rotated.secret])
+      expect(stripe.webhooks.constructEvent(during.body, signature(during), secret, 300).type).toBe('webhook_endpoint.test');
     clock.advance(61_000);
     await sendTest(a, e.id);
     await pump(app, () => r.received.length === 2, 'after the overlap');
@@ -232,18 +246,42 @@ describe('F. Outbound webhooks', () => {
     const [disabled, deleted] = [await endpoint(a, r.url), await endpoint(a, r.url)];
     const pending = [await sendTest(a, disabled.id), await sendTest(a, deleted.id)];
     // Due later, as a retry would be.
-    await app.platform.store.db.updateTable('outbox').set({ next_attempt_at: new Date(clock.now().getTime() + 60_000) }).where('id', 'in', pending.map((p) => p.id)).execute();
-    expect((await app.inject({ method: 'PATCH', url: `${BASE}/${disabled.id}`, headers: { authorization: a.connect }, payload: { status: 'disabled' } })).statusCode).toBe(200);
+    await app.platform.store.db
+      .updateTable('outbox')
+      .set({ next_attempt_at: new Date(clock.now().getTime() + 60_000) })
+      .where(
+        'id',
+        'in',
+        pending.map((p) => p.id),
+      )
+      .execute();
+    expect(
+      (await app.inject({ method: 'PATCH', url: `${BASE}/${disabled.id}`, headers: { authorization: a.connect }, payload: { status: 'disabled' } })).statusCode,
+    ).toBe(200);
     expect((await app.inject({ method: 'DELETE', url: `${BASE}/${deleted.id}`, headers: { authorization: a.connect } })).statusCode).toBe(204);
     clock.advance(120_000);
-    await expectNoChange(app, async () => {
-      for (let i = 0; i < 5; i++) await app.platform.outbox.runOnce();
-    }, { probes: { received: () => r.received.length } });
+    await expectNoChange(
+      app,
+      async () => {
+        for (let i = 0; i < 5; i++) await app.platform.outbox.runOnce();
+      },
+      { probes: { received: () => r.received.length } },
+    );
     expect(await delivery(a, disabled.id, pending[0]!.id)).toMatchObject({ status: 'cancelled', attempt: 0, next_retry_at: null });
     const row = await app.platform.store.db.selectFrom('outbox').selectAll().where('id', '=', pending[1]!.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ attempts: 0 });
     expect(row.status).not.toBe('pending');
-    expect(await app.platform.store.db.selectFrom('delivery_attempts').select('id').where('outbox_id', 'in', pending.map((p) => p.id)).execute()).toEqual([]);
+    expect(
+      await app.platform.store.db
+        .selectFrom('delivery_attempts')
+        .select('id')
+        .where(
+          'outbox_id',
+          'in',
+          pending.map((p) => p.id),
+        )
+        .execute(),
+    ).toEqual([]);
   });
 
   it("F11 a receiver that hangs until the delivery timeout: each retry is due the schedule's delay after the attempt ended, not after it started", async () => {
@@ -270,7 +308,11 @@ describe('F. Outbound webhooks', () => {
       await pump(other, () => arrivals.length === attempt, `attempt ${attempt}`);
       await pump(other, () => settled(other, q.id));
       const settledAt = slowClock.now().getTime();
-      const row = await other.platform.store.db.selectFrom('outbox').select(['next_attempt_at', 'last_error', 'status']).where('id', '=', q.id).executeTakeFirstOrThrow();
+      const row = await other.platform.store.db
+        .selectFrom('outbox')
+        .select(['next_attempt_at', 'last_error', 'status'])
+        .where('id', '=', q.id)
+        .executeTakeFirstOrThrow();
       expect(row.status).toBe('pending');
       // The attempt ended after the receiver's 10 s (and the timeout), and at the latest when it settled.
       const ended = row.next_attempt_at.getTime() - base;
@@ -287,7 +329,9 @@ describe('F. Outbound webhooks', () => {
   });
 
   // Last: it moves the clock by a day and a half (bearers made before then expire).
-  it('F4 receiver answers 500 every time: attempts at 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (± jitter), then failed; all logged; redeliverable', { timeout: 120_000 }, async () => {
+  it('F4 receiver answers 500 every time: attempts at 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (± jitter), then failed; all logged; redeliverable', {
+    timeout: 120_000,
+  }, async () => {
     const a = await workspace(app);
     let answer = 500;
     const r = await receiver(() => answer);

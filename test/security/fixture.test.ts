@@ -17,7 +17,9 @@ describe('security fixtures', async () => {
 
   it('expectNoChange fails when a row is written', async () => {
     await expect(
-      expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: a.headers, payload: { name: 'Lena', contact_no: '+4915112345678' } })),
+      expectNoChange(app, () =>
+        app.inject({ method: 'POST', url: '/api/contacts', headers: a.headers, payload: { name: 'Lena', contact_no: '+4915112345678' } }),
+      ),
     ).rejects.toThrow();
   });
 });

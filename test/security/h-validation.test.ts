@@ -13,8 +13,19 @@ describe('H validation', async () => {
   const app = await buildShared();
   const w = await workspace(app);
   const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    app.inject({ method: 'POST', url, headers: { ...w.headers, 'content-type': 'application/json', ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
-  const text = (extra: Record<string, unknown> = {}) => ({ contact_no: '+4915112345678', chatapp_phone_number: w.number, messageType: 'text', message: 'Hi', ...extra });
+    app.inject({
+      method: 'POST',
+      url,
+      headers: { ...w.headers, 'content-type': 'application/json', ...headers },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    });
+  const text = (extra: Record<string, unknown> = {}) => ({
+    contact_no: '+4915112345678',
+    chatapp_phone_number: w.number,
+    messageType: 'text',
+    message: 'Hi',
+    ...extra,
+  });
   /** A refusal: status and type, nothing changed; answers the problem body. */
   const refused = async (url: string, payload: unknown, status = 400, type = 'validation', headers: Record<string, string> = {}) =>
     expectProblem(await expectNoChange(app, () => post(url, payload, headers)), status, type);
@@ -25,7 +36,12 @@ describe('H validation', async () => {
     expect(pointers(await refused('/api/chatapp/send', loc))).toContain('/body/location/latitude');
     expect(pointers(await refused('/api/contacts', { contact_no: '+4915112345670', name: 7 }))).toContain('/body/name');
     const put = await expectNoChange(app, () =>
-      app.inject({ method: 'PUT', url: `/api/chatapp/${w.wabaId}/marketing-messages`, headers: w.headers, payload: { enabled: 'true', product_policy: 'STRICT' } }),
+      app.inject({
+        method: 'PUT',
+        url: `/api/chatapp/${w.wabaId}/marketing-messages`,
+        headers: w.headers,
+        payload: { enabled: 'true', product_policy: 'STRICT' },
+      }),
     );
     expect(pointers(expectProblem(put, 400, 'validation'))).toContain('/body/enabled');
   });
@@ -48,7 +64,14 @@ describe('H validation', async () => {
   it('H4 an enum off the list (messageType sms, product_policy strict): 400 listing the allowed values', async () => {
     const problem = await refused('/api/chatapp/send', text({ messageType: 'sms' }));
     expect(JSON.stringify(problem.errors)).toMatch(/text/);
-    const put = await expectNoChange(app, () => app.inject({ method: 'PUT', url: `/api/chatapp/${w.wabaId}/marketing-messages`, headers: w.headers, payload: { enabled: true, product_policy: 'strict' } }));
+    const put = await expectNoChange(app, () =>
+      app.inject({
+        method: 'PUT',
+        url: `/api/chatapp/${w.wabaId}/marketing-messages`,
+        headers: w.headers,
+        payload: { enabled: true, product_policy: 'strict' },
+      }),
+    );
     expect(JSON.stringify(expectProblem(put, 400, 'validation').errors)).toMatch(/STRICT/);
   });
 
@@ -56,7 +79,10 @@ describe('H validation', async () => {
     for (const phone of ['12345', '+1555', '+999999999999999999', '+1-555-0100-abc']) {
       expect(pointers(await refused('/api/contacts', { contact_no: phone })), phone).toContain('/body/contact_no');
     }
-    for (const [layout, e164] of [['+49 151 2345 6001', '+4915123456001'], ['+49 (151) 2345-6002', '+4915123456002']]) {
+    for (const [layout, e164] of [
+      ['+49 151 2345 6001', '+4915123456001'],
+      ['+49 (151) 2345-6002', '+4915123456002'],
+    ]) {
       const res = await post('/api/contacts', { contact_no: layout });
       expect(res.statusCode, res.body).toBe(201);
       expect(res.json().contact_no).toBe(e164);
@@ -91,20 +117,37 @@ describe('H validation', async () => {
 
   it('H8 NUL in any API: body and query answer 400 naming the place (schemathesis found 500s on key and client names)', async () => {
     const send = (method: 'POST' | 'GET', url: string, auth: string | Record<string, string>, payload?: unknown) =>
-      expectNoChange(app, () => app.inject({ method, url, headers: { ...(typeof auth === 'string' ? { authorization: auth } : auth), ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload: JSON.stringify(payload) } : {}) }));
+      expectNoChange(app, () =>
+        app.inject({
+          method,
+          url,
+          headers: { ...(typeof auth === 'string' ? { authorization: auth } : auth), ...(payload ? { 'content-type': 'application/json' } : {}) },
+          ...(payload ? { payload: JSON.stringify(payload) } : {}),
+        }),
+      );
     const cases = [
       [await send('POST', '/api/account/api-keys', w.owner, { name: 'a\u0000b', kind: 'messaging', scopes: ['messaging:read'] }), '/body/name'],
-      [await send('POST', '/api/connect/clients', w.owner, { name: 'a\u0000b', client_type: 'confidential', redirect_uris: ['https://crm.example/cb'] }), '/body/name'],
-      [await send('POST', '/api/connect/clients', w.owner, { name: 'ok', client_type: 'confidential', redirect_uris: ['https://crm.example/cb\ud800'] }), '/body/redirect_uris/0'],
+      [
+        await send('POST', '/api/connect/clients', w.owner, { name: 'a\u0000b', client_type: 'confidential', redirect_uris: ['https://crm.example/cb'] }),
+        '/body/name',
+      ],
+      [
+        await send('POST', '/api/connect/clients', w.owner, { name: 'ok', client_type: 'confidential', redirect_uris: ['https://crm.example/cb\ud800'] }),
+        '/body/redirect_uris/0',
+      ],
       [await send('GET', '/api/contacts?q=a%00b', w.headers), '/query/q'],
     ] as const;
     for (const [res, pointer] of cases) expect(pointers(expectProblem(res, 400, 'validation')), res.body).toContain(pointer);
   });
 
-  it('H8 the provider\'s signed webhook is not refused for NUL or a lone surrogate: the text is stored with U+FFFD', async () => {
+  it("H8 the provider's signed webhook is not refused for NUL or a lone surrogate: the text is stored with U+FFFD", async () => {
     const res = await postInbound(app, inbound(w, [textMessage('wamid.H8nul', 'a\u0000b\ud800c')]));
     expect(res.statusCode, res.body).toBe(200);
-    const row = await app.platform.store.db.selectFrom('messages').select(['id', 'content']).where('provider_message_id', '=', 'wamid.H8nul').executeTakeFirstOrThrow();
+    const row = await app.platform.store.db
+      .selectFrom('messages')
+      .select(['id', 'content'])
+      .where('provider_message_id', '=', 'wamid.H8nul')
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(row.content)).toContain('a\ufffdb\ufffdc');
     expect(await inboundSettled(app)).toBe(true);
   });
@@ -144,7 +187,9 @@ describe('H validation', async () => {
 
   it('H12 text/plain or no Content-Type with JSON: 415; empty body, null, [], 1: 400', async () => {
     const body = JSON.stringify({ contact_no: '+4915112345676' });
-    const plain = await expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: { ...w.headers, 'content-type': 'text/plain' }, payload: body }));
+    const plain = await expectNoChange(app, () =>
+      app.inject({ method: 'POST', url: '/api/contacts', headers: { ...w.headers, 'content-type': 'text/plain' }, payload: body }),
+    );
     expectProblem(plain, 415, 'unsupported-media-type');
     const none = await expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: Buffer.from(body) }));
     expect([400, 415]).toContain(none.statusCode);
@@ -159,7 +204,12 @@ describe('H validation', async () => {
     expectProblem(await expectNoChange(app, () => post('/api/contacts', big)), 413, 'payload-too-large');
     const { Readable } = await import('node:stream');
     const chunked = await expectNoChange(app, () =>
-      app.inject({ method: 'POST', url: '/api/contacts', headers: { ...w.headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, payload: Readable.from([Buffer.from(big)]) }),
+      app.inject({
+        method: 'POST',
+        url: '/api/contacts',
+        headers: { ...w.headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        payload: Readable.from([Buffer.from(big)]),
+      }),
     );
     expectProblem(chunked, 413, 'payload-too-large');
   });
@@ -167,12 +217,56 @@ describe('H validation', async () => {
   it('H14 rule violations (latitude 200, image without mediaUrl, past schedule, unknown node type, edge to nowhere, 2026-02-30): 400 or 422 naming the field', async () => {
     await storeTemplate(app, w, { name: 'welcome', category: 'MARKETING', components: [{ type: 'BODY', text: 'Welcome' }] });
     const cases: [string, unknown, string][] = [
-      ['/api/chatapp/send', { ...text(), messageType: 'location', message: undefined, location: { latitude: 200, longitude: 13.4 } }, '/body/location/latitude'],
+      [
+        '/api/chatapp/send',
+        { ...text(), messageType: 'location', message: undefined, location: { latitude: 200, longitude: 13.4 } },
+        '/body/location/latitude',
+      ],
       ['/api/chatapp/send', { ...text(), messageType: 'image', message: undefined }, 'mediaUrl'],
-      ['/api/campaigns', { name: 'x', chatapp_phone_number: w.number, audience: { type: 'all_contacts' }, template: { name: 'welcome', language: 'en_US' }, scheduled_at: '2020-01-01T00:00:00Z' }, 'scheduled_at'],
-      ['/api/campaigns', { name: 'x', chatapp_phone_number: w.number, audience: { type: 'all_contacts' }, template: { name: 'welcome', language: 'en_US' }, scheduled_at: '2026-02-30T08:00:00Z' }, 'scheduled_at'],
-      ['/api/automation', { name: 'x', waba_id: w.wabaId, triggers: [{ id: 't', type: 'message_received', parameters: {} }], nodes: [{ id: 'n', type: 'teleport', parameters: {} }], connections: [] }, 'type'],
-      ['/api/automation', { name: 'x', waba_id: w.wabaId, triggers: [{ id: 't', type: 'message_received', parameters: {} }], nodes: [{ id: 'n', type: 'send_text', parameters: { text: 'x' } }], connections: [{ from_node: 't', to_node: 'nowhere' }] }, 'connections'],
+      [
+        '/api/campaigns',
+        {
+          name: 'x',
+          chatapp_phone_number: w.number,
+          audience: { type: 'all_contacts' },
+          template: { name: 'welcome', language: 'en_US' },
+          scheduled_at: '2020-01-01T00:00:00Z',
+        },
+        'scheduled_at',
+      ],
+      [
+        '/api/campaigns',
+        {
+          name: 'x',
+          chatapp_phone_number: w.number,
+          audience: { type: 'all_contacts' },
+          template: { name: 'welcome', language: 'en_US' },
+          scheduled_at: '2026-02-30T08:00:00Z',
+        },
+        'scheduled_at',
+      ],
+      [
+        '/api/automation',
+        {
+          name: 'x',
+          waba_id: w.wabaId,
+          triggers: [{ id: 't', type: 'message_received', parameters: {} }],
+          nodes: [{ id: 'n', type: 'teleport', parameters: {} }],
+          connections: [],
+        },
+        'type',
+      ],
+      [
+        '/api/automation',
+        {
+          name: 'x',
+          waba_id: w.wabaId,
+          triggers: [{ id: 't', type: 'message_received', parameters: {} }],
+          nodes: [{ id: 'n', type: 'send_text', parameters: { text: 'x' } }],
+          connections: [{ from_node: 't', to_node: 'nowhere' }],
+        },
+        'connections',
+      ],
     ];
     for (const [url, payload, field] of cases) {
       const res = await expectNoChange(app, () => post(url, payload));

@@ -42,7 +42,13 @@ const SVG = Buffer.from('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000
 const HTML = FILES.html();
 
 type Part = { bytes: Buffer; filename?: string; type?: string; fields?: Record<string, string> };
-type Upload = { name: string; url: string; headers: () => Record<string, string>; body: (p: Part) => { payload: Buffer; headers: Record<string, string> }; cap: number };
+type Upload = {
+  name: string;
+  url: string;
+  headers: () => Record<string, string>;
+  body: (p: Part) => { payload: Buffer; headers: Record<string, string> };
+  cap: number;
+};
 
 /** The two upload operations, each building its own multipart body with the helpers of its unit tests. */
 const UPLOADS: Upload[] = [
@@ -57,7 +63,10 @@ const UPLOADS: Upload[] = [
     name: 'Messaging media',
     url: '/api/chatapp/media',
     headers: () => w.headers,
-    body: (p) => mediaPart({ chatapp_phone_number: w.number, ...p.fields }, [{ filename: p.filename ?? 'brochure.pdf', type: p.type ?? 'application/pdf', bytes: p.bytes }]),
+    body: (p) =>
+      mediaPart({ chatapp_phone_number: w.number, ...p.fields }, [
+        { filename: p.filename ?? 'brochure.pdf', type: p.type ?? 'application/pdf', bytes: p.bytes },
+      ]),
     cap: 100 * 1024 * 1024, // documents: the provider's 100 MB
   },
 ];
@@ -66,7 +75,8 @@ const send = (u: Upload, p: Part) => {
   const { payload, headers } = u.body(p);
   return app.inject({ method: 'POST', url: u.url, headers: { ...u.headers(), ...headers }, payload });
 };
-const raw = (u: Upload, payload: Buffer | string, contentType: string) => app.inject({ method: 'POST', url: u.url, headers: { ...u.headers(), 'content-type': contentType }, payload });
+const raw = (u: Upload, payload: Buffer | string, contentType: string) =>
+  app.inject({ method: 'POST', url: u.url, headers: { ...u.headers(), 'content-type': contentType }, payload });
 const nothing = <T>(act: () => Promise<T>) => expectNoChange(app, act, { probes: { files } });
 
 describe.each(UPLOADS)('$name', (u) => {
@@ -116,12 +126,17 @@ describe.each(UPLOADS)('$name', (u) => {
       expect(name, given).not.toMatch(/[/\\\u0000-\u001f\u202a-\u202e\u2066-\u2069]|\.\./);
       expect(name.length).toBeLessThanOrEqual(255);
     }
-    expect(readdirSync(app.config.dataDir, { recursive: true }).map(String).every((f) => !f.includes('passwd') && !f.includes('abs.pdf'))).toBe(true);
+    expect(
+      readdirSync(app.config.dataDir, { recursive: true })
+        .map(String)
+        .every((f) => !f.includes('passwd') && !f.includes('abs.pdf')),
+    ).toBe(true);
   });
 
   it('I6 1,000 file parts; 10,000 fields; a 10 MB field: 413 or 400; nothing stored', async () => {
     const boundary = 'XbOuNdArY';
-    const part = (n: number) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f${n}.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n`;
+    const part = (n: number) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f${n}.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n`;
     const thousand = `${Array.from({ length: 1000 }, (_, i) => part(i)).join('')}--${boundary}--\r\n`;
     const fields = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`f${i}`, 'x']));
     await nothing(async () => {
@@ -157,7 +172,9 @@ describe.each(UPLOADS)('$name', (u) => {
     await nothing(async () => {
       const socket = net.connect(port, '127.0.0.1');
       await new Promise((r) => socket.once('connect', r));
-      const head = Object.entries({ ...u.headers(), ...headers, 'content-length': String(payload.length) }).map(([k, v]) => `${k}: ${v}`).join('\r\n');
+      const head = Object.entries({ ...u.headers(), ...headers, 'content-length': String(payload.length) })
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\r\n');
       socket.write(`POST ${u.url} HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n\r\n`);
       socket.write(payload.subarray(0, 512 * 1024));
       await elapse(100, 'a real socket: the server reads part of the body before the client goes');
@@ -169,7 +186,9 @@ describe.each(UPLOADS)('$name', (u) => {
 
   it('I8 an empty file: 400 naming /body/file; JSON sent to the upload operation: 415', async () => {
     await nothing(async () => {
-      expect(expectProblem(await send(u, { bytes: Buffer.alloc(0) }), 400, 'validation').errors.map((e: { pointer: string }) => e.pointer)).toContain('/body/file');
+      expect(expectProblem(await send(u, { bytes: Buffer.alloc(0) }), 400, 'validation').errors.map((e: { pointer: string }) => e.pointer)).toContain(
+        '/body/file',
+      );
       expectProblem(await raw(u, JSON.stringify({ file: 'JVBERi0=' }), 'application/json'), 415, 'unsupported-media-type');
     });
   });
@@ -178,7 +197,10 @@ describe.each(UPLOADS)('$name', (u) => {
 describe('I4 archives', () => {
   it('I4 Connect: an office file inflating to 1 GB (16 entries of 64 MiB zeros): 422, never inflated past the cap, nothing stored', async () => {
     const zeros = Buffer.alloc(64 * 1024 * 1024);
-    const bomb = office('docx', Array.from({ length: 16 }, (_, i) => ({ name: `word/media/image${i}.bin`, data: zeros, deflate: true })));
+    const bomb = office(
+      'docx',
+      Array.from({ length: 16 }, (_, i) => ({ name: `word/media/image${i}.bin`, data: zeros, deflate: true })),
+    );
     expect(bomb.length).toBeLessThan(2 * 1024 * 1024);
     const heap = process.memoryUsage().rss;
     await nothing(async () => {
@@ -189,8 +211,13 @@ describe('I4 archives', () => {
   });
 
   it('I4 Connect: a zip of 100,000 entries: 422, nothing stored', async () => {
-    const many = office('xlsx', Array.from({ length: 100_000 }, (_, i) => ({ name: `xl/e${i}` })));
-    await nothing(async () => expectProblem(await send(UPLOADS[0]!, { bytes: many, filename: 'many.xlsx', type: 'application/octet-stream' }), 422, 'unprocessable'));
+    const many = office(
+      'xlsx',
+      Array.from({ length: 100_000 }, (_, i) => ({ name: `xl/e${i}` })),
+    );
+    await nothing(async () =>
+      expectProblem(await send(UPLOADS[0]!, { bytes: many, filename: 'many.xlsx', type: 'application/octet-stream' }), 422, 'unprocessable'),
+    );
   });
 
   it('I4 Messaging: a .docx is stored uninflated, byte for byte (size of the archive, not of its content)', async () => {

@@ -17,19 +17,34 @@ export interface Inbox {
 /** The envelope of one `messages` change for `to`. */
 export function envelope(to: Inbox, value: Record<string, unknown>) {
   const metadata = { display_phone_number: to.number.replace(/^\+/, ''), phone_number_id: to.providerPnId };
-  return { object: 'whatsapp_business_account', entry: [{ id: to.wabaId ?? 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata, ...value } }] }] };
+  return {
+    object: 'whatsapp_business_account',
+    entry: [{ id: to.wabaId ?? 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata, ...value } }] }],
+  };
 }
 
-export const textMessage = (id: string, body: string, from = CUSTOMER, at = Date.now()) => ({ from, id, timestamp: String(Math.floor(at / 1000)), type: 'text', text: { body } });
+export const textMessage = (id: string, body: string, from = CUSTOMER, at = Date.now()) => ({
+  from,
+  id,
+  timestamp: String(Math.floor(at / 1000)),
+  type: 'text',
+  text: { body },
+});
 
 /** Inbound text messages from `from` (profile name Ana Souza) to `to`. */
-export const inbound = (to: Inbox, messages: object[], from = CUSTOMER) => envelope(to, { contacts: [{ profile: { name: 'Ana Souza' }, wa_id: from }], messages });
+export const inbound = (to: Inbox, messages: object[], from = CUSTOMER) =>
+  envelope(to, { contacts: [{ profile: { name: 'Ana Souza' }, wa_id: from }], messages });
 
 /** POSTs `body` (a string goes byte for byte), signed with the app secret unless `signature` is given (null: none). */
 export function postInbound(app: FastifyInstance, body: object | string, signature?: string | null, headers: Record<string, string> = {}) {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   const sig = signature === undefined ? sha256Header(app.platform.providerAppSecret, raw) : signature;
-  return app.inject({ method: 'POST', url: INBOUND_URL, headers: { 'content-type': 'application/json', ...(sig === null ? {} : { 'x-hub-signature-256': sig }), ...headers }, payload: raw });
+  return app.inject({
+    method: 'POST',
+    url: INBOUND_URL,
+    headers: { 'content-type': 'application/json', ...(sig === null ? {} : { 'x-hub-signature-256': sig }), ...headers },
+    payload: raw,
+  });
 }
 
 /** Bus events arrive asynchronously (NOTIFY on PostgreSQL); work after them needs a moment. */

@@ -29,7 +29,10 @@ beforeAll(async () => {
   app = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_IP_PER_MINUTE: '2' } });
   // The default AUTH_FAILURES_PER_IP (test/helper.ts raises it for other suites); K3 uses its own IPs.
   // The production password cost: K9 proves that hashing at that cost is bounded.
-  loose = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', AUTH_FAILURES_PER_IP: String(AUTH_FAILURES) }, overrides: { passwordCost: PASSWORD_COST } });
+  loose = await buildShared({
+    env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', AUTH_FAILURES_PER_IP: String(AUTH_FAILURES) },
+    overrides: { passwordCost: PASSWORD_COST },
+  });
 });
 
 let nextIp = 1;
@@ -61,9 +64,34 @@ describe('K1 K2 K3 K4 the limiter', () => {
   });
 
   const PUBLIC: [string, (from: string) => Promise<LightMyRequestResponse>, boolean][] = [
-    ['token', (from) => app.inject({ method: 'POST', url: '/api/oauth/token', remoteAddress: from, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=authorization_code&code=x&client_id=cl_none&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb' }), false],
-    ['authorize', (from) => app.inject({ url: '/connect/authorize?client_id=cl_none&response_type=code&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb', remoteAddress: from }), false],
-    ['sign-in', (from) => app.inject({ method: 'POST', url: '/api/account/sessions', remoteAddress: from, payload: { email: 'nobody@example.test', password: 'wrong-password' } }), false],
+    [
+      'token',
+      (from) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/oauth/token',
+          remoteAddress: from,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'grant_type=authorization_code&code=x&client_id=cl_none&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb',
+        }),
+      false,
+    ],
+    [
+      'authorize',
+      (from) => app.inject({ url: '/connect/authorize?client_id=cl_none&response_type=code&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb', remoteAddress: from }),
+      false,
+    ],
+    [
+      'sign-in',
+      (from) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/account/sessions',
+          remoteAddress: from,
+          payload: { email: 'nobody@example.test', password: 'wrong-password' },
+        }),
+      false,
+    ],
     ['/l/<slug>', (from) => app.inject({ url: '/l/doesnotexist0000', remoteAddress: from }), true],
   ];
   it.each(PUBLIC)('K2 a burst from one IP on %s: 429 for it (no change), not for another IP', async (_name, call, html) => {
@@ -85,7 +113,10 @@ describe('K1 K2 K3 K4 the limiter', () => {
     const keys = await Promise.all([1, 2, 3, 4].map(async () => (await workspace(app)).loginKey));
     const from = ip();
     const codes = [];
-    for (const key of keys) codes.push((await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': key }, payload: {}, remoteAddress: from })).statusCode);
+    for (const key of keys)
+      codes.push(
+        (await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': key }, payload: {}, remoteAddress: from })).statusCode,
+      );
     expect(codes).toContain(429);
   });
 
@@ -97,7 +128,13 @@ describe('K1 K2 K3 K4 the limiter', () => {
 
   it(`K3 sign-in: ${MAX_FAILURES} failures from one IP (any emails), then 429 for further attempts from it`, async () => {
     const from = ip();
-    const signIn = (n: number) => loose.inject({ method: 'POST', url: '/api/account/sessions', remoteAddress: from, payload: { email: `nobody${n}@example.test`, password: 'wrong-password' } });
+    const signIn = (n: number) =>
+      loose.inject({
+        method: 'POST',
+        url: '/api/account/sessions',
+        remoteAddress: from,
+        payload: { email: `nobody${n}@example.test`, password: 'wrong-password' },
+      });
     for (let i = 0; i < MAX_FAILURES; i++) expect((await signIn(i)).statusCode).toBe(401);
     // sign_in_failures is the throttle's own table: a refused attempt must not grow it further.
     expectLimited(await expectNoChange(loose, () => signIn(99)));
@@ -149,9 +186,24 @@ describe('K3 failed credential authentications per IP', () => {
     const from = ip();
     const kinds: [string, (headers: Record<string, string>) => Promise<LightMyRequestResponse>, Record<string, string>, Record<string, string>][] = [
       ['messaging key', (headers) => contacts(from, headers), { authorization: 'ApiKey mk_nope' }, w.headers],
-      ['login key', (headers) => loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers, payload: {}, remoteAddress: from }), { 'x-api-key': 'lk_live_nope' }, { 'x-api-key': w.loginKey }],
-      ['owner JWT', (headers) => loose.inject({ url: '/api/account/api-keys', headers, remoteAddress: from }), { authorization: 'Bearer not.a.jwt' }, { authorization: w.owner }],
-      ['connect bearer', (headers) => loose.inject({ url: '/api/connect/documents', headers, remoteAddress: from }), { authorization: 'Bearer ct_nope' }, { authorization: w.connect }],
+      [
+        'login key',
+        (headers) => loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers, payload: {}, remoteAddress: from }),
+        { 'x-api-key': 'lk_live_nope' },
+        { 'x-api-key': w.loginKey },
+      ],
+      [
+        'owner JWT',
+        (headers) => loose.inject({ url: '/api/account/api-keys', headers, remoteAddress: from }),
+        { authorization: 'Bearer not.a.jwt' },
+        { authorization: w.owner },
+      ],
+      [
+        'connect bearer',
+        (headers) => loose.inject({ url: '/api/connect/documents', headers, remoteAddress: from }),
+        { authorization: 'Bearer ct_nope' },
+        { authorization: w.connect },
+      ],
     ];
     for (let i = 0; i < AUTH_FAILURES; i++) {
       const [name, call, bad] = kinds[i % kinds.length]!;
@@ -242,7 +294,12 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
   const documents = (from: string, authorization: string) => loose.inject({ url: '/api/connect/documents', headers: { authorization }, remoteAddress: from });
   const contacts = (from: string, headers: Record<string, string>) => loose.inject({ url: '/api/contacts', headers, remoteAddress: from });
   const guessKey = (i: number) => ({ 'x-api-key': `mk_${String(i).padStart(40, 'H')}` });
-  const tokenRow = (bearer: string) => db().selectFrom('connect_tokens').select(['grant_id', 'family_id']).where('digest', '=', loose.platform.secrets.digest(bearer.replace(/^Bearer /, ''))).executeTakeFirstOrThrow();
+  const tokenRow = (bearer: string) =>
+    db()
+      .selectFrom('connect_tokens')
+      .select(['grant_id', 'family_id'])
+      .where('digest', '=', loose.platform.secrets.digest(bearer.replace(/^Bearer /, '')))
+      .executeTakeFirstOrThrow();
 
   /** A Connect bearer of `w` revoked as refresh-reuse detection and code reuse revoke one: its whole family. */
   async function familyRevokedBearer(w: Workspace): Promise<string> {
@@ -251,11 +308,15 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     return bearer;
   }
 
-  it('K10 100 calls with one grant\'s revoked token do not stop another grant\'s valid token from the same address', async () => {
+  it("K10 100 calls with one grant's revoked token do not stop another grant's valid token from the same address", async () => {
     const { a, b } = await workspaces(loose);
     const from = ip();
     // A's owner revokes A's grant (owner API): its bearer is dead.
-    const revoked = await loose.inject({ method: 'POST', url: `/api/connect/grants/${(await tokenRow(a.connect)).grant_id}/revoke`, headers: { authorization: a.owner } });
+    const revoked = await loose.inject({
+      method: 'POST',
+      url: `/api/connect/grants/${(await tokenRow(a.connect)).grant_id}/revoke`,
+      headers: { authorization: a.owner },
+    });
     expect(revoked.statusCode, revoked.body).toBe(200);
     const answers = [];
     for (let i = 0; i < 100; i++) answers.push((await documents(from, a.connect)).statusCode);
@@ -272,24 +333,65 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     const [w, v, u, other] = [await workspace(loose), await workspace(loose), await workspace(loose), await workspace(loose)];
     const from = ip();
     const now = new Date();
-    const newKey = async () => (await loose.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: w.owner }, payload: { name: 'k10', scopes: ['messaging:read'] } })).json() as { id: string; secret: string };
+    const newKey = async () =>
+      (
+        await loose.inject({
+          method: 'POST',
+          url: '/api/account/api-keys',
+          headers: { authorization: w.owner },
+          payload: { name: 'k10', scopes: ['messaging:read'] },
+        })
+      ).json() as { id: string; secret: string };
     const revokedKey = await newKey();
-    expect((await loose.inject({ method: 'POST', url: `/api/account/api-keys/${revokedKey.id}/revoke`, headers: { authorization: w.owner } })).statusCode).toBe(200);
+    expect((await loose.inject({ method: 'POST', url: `/api/account/api-keys/${revokedKey.id}/revoke`, headers: { authorization: w.owner } })).statusCode).toBe(
+      200,
+    );
     const expiredKey = await newKey();
-    await db().updateTable('api_keys').set({ expires_at: new Date(now.getTime() - 1000) }).where('id', '=', expiredKey.id).execute();
+    await db()
+      .updateTable('api_keys')
+      .set({ expires_at: new Date(now.getTime() - 1000) })
+      .where('id', '=', expiredKey.id)
+      .execute();
     const grantRevoked = `Bearer ${await connectBearer(loose, w.workspaceId)}`;
-    await db().updateTable('connect_grants').set({ status: 'revoked', revoked_at: now }).where('id', '=', (await tokenRow(grantRevoked)).grant_id).execute();
+    await db()
+      .updateTable('connect_grants')
+      .set({ status: 'revoked', revoked_at: now })
+      .where('id', '=', (await tokenRow(grantRevoked)).grant_id)
+      .execute();
     const expiredBearer = `Bearer ${await connectBearer(loose, v.workspaceId)}`;
-    await db().updateTable('connect_tokens').set({ expires_at: new Date(now.getTime() - 1000) }).where('digest', '=', loose.platform.secrets.digest(expiredBearer.slice(7))).execute();
+    await db()
+      .updateTable('connect_tokens')
+      .set({ expires_at: new Date(now.getTime() - 1000) })
+      .where('digest', '=', loose.platform.secrets.digest(expiredBearer.slice(7)))
+      .execute();
     const expiredOwner = `Bearer ${(await issueOwnerToken(loose.platform, { workspaceId: v.workspaceId, ownerId: v.ownerId }, 'owner-api', -60)).token}`;
     // Rotated away, or gone with their Login app: known by their retired digests.
-    const rotatedKey = (await loose.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: u.owner }, payload: { name: 'k10', scopes: ['messaging:read'] } })).json();
-    expect((await loose.inject({ method: 'POST', url: `/api/account/api-keys/${rotatedKey.id}/rotate`, headers: { authorization: u.owner } })).statusCode).toBe(200);
+    const rotatedKey = (
+      await loose.inject({
+        method: 'POST',
+        url: '/api/account/api-keys',
+        headers: { authorization: u.owner },
+        payload: { name: 'k10', scopes: ['messaging:read'] },
+      })
+    ).json();
+    expect((await loose.inject({ method: 'POST', url: `/api/account/api-keys/${rotatedKey.id}/rotate`, headers: { authorization: u.owner } })).statusCode).toBe(
+      200,
+    );
     const loginApp = await db().selectFrom('login_apps').select('id').where('workspace_id', '=', u.workspaceId).executeTakeFirstOrThrow();
-    expect((await loose.inject({ method: 'POST', url: `/api/login/apps/${loginApp.id}/rotate-api-key`, headers: { authorization: u.owner } })).statusCode).toBe(200);
-    const deletedApp = (await loose.inject({ method: 'POST', url: '/api/login/apps', headers: { authorization: u.owner }, payload: { name: 'Gone', webhook_destination: 'hosted' } })).json();
+    expect((await loose.inject({ method: 'POST', url: `/api/login/apps/${loginApp.id}/rotate-api-key`, headers: { authorization: u.owner } })).statusCode).toBe(
+      200,
+    );
+    const deletedApp = (
+      await loose.inject({
+        method: 'POST',
+        url: '/api/login/apps',
+        headers: { authorization: u.owner },
+        payload: { name: 'Gone', webhook_destination: 'hosted' },
+      })
+    ).json();
     expect((await loose.inject({ method: 'DELETE', url: `/api/login/apps/${deletedApp.id}`, headers: { authorization: u.owner } })).statusCode).toBe(204);
-    const start = (key: string) => loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': key }, payload: {}, remoteAddress: from });
+    const start = (key: string) =>
+      loose.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': key }, payload: {}, remoteAddress: from });
     const kinds: [string, () => Promise<LightMyRequestResponse>][] = [
       ['rotated Messaging key', () => contacts(from, { 'x-api-key': rotatedKey.secret })],
       ['rotated Login key', () => start(u.loginKey)],
@@ -353,7 +455,8 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     // (A15), so they guess nothing and count nothing against the IP.
     const mixed = ip();
     const both = { authorization: await familyRevokedBearer(a), ...guessKey(200) };
-    for (let i = 0; i < AUTH_FAILURES; i++) expect((await loose.inject({ url: '/api/connect/documents', headers: both, remoteAddress: mixed })).statusCode).toBe(400);
+    for (let i = 0; i < AUTH_FAILURES; i++)
+      expect((await loose.inject({ url: '/api/connect/documents', headers: both, remoteAddress: mixed })).statusCode).toBe(400);
     expect((await documents(mixed, b.connect)).statusCode).toBe(200);
   });
 });
@@ -367,7 +470,8 @@ describe('K5 guessed LOGIN codes', () => {
     expect(res.statusCode, res.body).toBe(201);
     return res.json() as { sessionId: string; loginCode: string };
   };
-  const statusOf = async (id: string) => (await loose.platform.store.db.selectFrom('login_sessions').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+  const statusOf = async (id: string) =>
+    (await loose.platform.store.db.selectFrom('login_sessions').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
   const say = async (w: Awaited<ReturnType<typeof workspace>>, from: string, text: string) => {
     await sendFromSandboxPhone(loose, { phoneNumberId: w.pnId, from, name: 'Guess', text });
     await elapse(150, 'the code is counted after the bus event, with no answer to wait on');
@@ -499,7 +603,15 @@ describe('K8 K9 exhaustion', () => {
     const nodes = Array.from({ length: 100_000 }, (_, i) => ({ id: `n${i}`, type: 'send_text', parameters: { text: 'Hi' } }));
     await expectNoChange(loose, async () => {
       for (const [url, payload] of [
-        ['/api/campaigns', { name: 'Huge', chatapp_phone_number: w.number, audience: { type: 'contacts', contact_ids: ids }, template: { name: 'welcome_offer', language: 'en_US' } }],
+        [
+          '/api/campaigns',
+          {
+            name: 'Huge',
+            chatapp_phone_number: w.number,
+            audience: { type: 'contacts', contact_ids: ids },
+            template: { name: 'welcome_offer', language: 'en_US' },
+          },
+        ],
         ['/api/automation', { name: 'Huge', waba_id: w.wabaId, triggers: [{ id: 't', type: 'message_received', parameters: {} }], nodes, connections: [] }],
       ] as const) {
         const res = await loose.inject({ method: 'POST', url, headers: w.headers, payload });
@@ -512,7 +624,14 @@ describe('K8 K9 exhaustion', () => {
   // Two scrypt calls at a time and a queue of 16 (server/lib/secrets.ts); beyond it 429.
   it('K9 100 concurrent sign-ins with wrong passwords: hashing bounded, beyond it 429 or 503', async () => {
     const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => loose.inject({ method: 'POST', url: '/api/account/sessions', remoteAddress: `10.99.${i >> 8}.${i & 255}`, payload: { email: `k9-${i}@example.test`, password: 'wrong-password' } })),
+      Array.from({ length: 100 }, (_, i) =>
+        loose.inject({
+          method: 'POST',
+          url: '/api/account/sessions',
+          remoteAddress: `10.99.${i >> 8}.${i & 255}`,
+          payload: { email: `k9-${i}@example.test`, password: 'wrong-password' },
+        }),
+      ),
     );
     const codes = answers.map((r) => r.statusCode);
     expect(codes.every((c) => [401, 429, 503].includes(c))).toBe(true);

@@ -30,15 +30,33 @@ const json = { 'content-type': 'application/json' };
 /** Every secret a workspace's owner can create through the APIs, each from its create answer. */
 async function createSecrets(app: FastifyInstance, w: Workspace) {
   const key = (await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: w.owner }, payload: { name: 'ci' } })).json();
-  const login = (await app.inject({ method: 'POST', url: '/api/login/apps', headers: { authorization: w.owner }, payload: { name: 'Shop', webhook_destination: 'hosted' } })).json();
-  const client = (await app.inject({ method: 'POST', url: '/api/connect/clients', headers: { authorization: w.owner }, payload: { name: 'CRM', redirect_uris: ['https://crm.test/cb'] } })).json();
-  const hook = (await app.inject({ method: 'POST', url: '/api/webhook-endpoints', headers: w.headers, payload: { url: 'http://127.0.0.1:9/in', enabled_events: ['message.received'] } })).json();
+  const login = (
+    await app.inject({ method: 'POST', url: '/api/login/apps', headers: { authorization: w.owner }, payload: { name: 'Shop', webhook_destination: 'hosted' } })
+  ).json();
+  const client = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/connect/clients',
+      headers: { authorization: w.owner },
+      payload: { name: 'CRM', redirect_uris: ['https://crm.test/cb'] },
+    })
+  ).json();
+  const hook = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/webhook-endpoints',
+      headers: w.headers,
+      payload: { url: 'http://127.0.0.1:9/in', enabled_events: ['message.received'] },
+    })
+  ).json();
   return { key, login, client, hook };
 }
 
 async function databaseText(app: FastifyInstance): Promise<string> {
   const db = app.platform.store.db;
-  const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db);
+  const tables = await sql<{
+    name: string;
+  }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db);
   const parts: string[] = [];
   for (const { name } of tables.rows) parts.push(JSON.stringify((await sql`select * from ${sql.table(name)}`.execute(db)).rows));
   return parts.join('\n');
@@ -100,11 +118,36 @@ describe('L secrets', async () => {
       [await app.inject({ url: '/api/contacts', headers: { 'x-api-key': wrong } }), [wrong, w.key]],
       [await app.inject({ url: '/api/account/me', headers: { authorization: 'Bearer eyJwrong.token.value' } }), ['eyJwrong.token.value']],
       [await app.inject({ url: '/api/connect/documents', headers: { authorization: 'Bearer at_wrong_token_value_123456' } }), ['at_wrong_token_value_123456']],
-      [await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': 'lk_live_wrongwrongwrongwrongwrongwrong12' } }), ['lk_live_wrongwrongwrongwrongwrongwrong12', w.loginKey]],
-      [await token(app, { grant_type: 'client_credentials' }, true, basic(client.client_id, 'cs_wrong_secret_value_987')), ['cs_wrong_secret_value_987', client.client_secret]],
-      [await token(app, { grant_type: 'refresh_token', refresh_token: 'rt_wrong_refresh_value_42', client_id: client.client_id, client_secret: client.client_secret }), ['rt_wrong_refresh_value_42']],
-      [await app.inject({ url: '/v1/auth/chatapp/events/lse_00000000000000000000?token=st_wrong_subscribe_token_77', headers: { 'x-api-key': w.loginKey } }), ['st_wrong_subscribe_token_77']],
-      [await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': w.loginKey, ...json }, payload: { token: 'eyJ0.wrong-verification.token9' } }), ['eyJ0.wrong-verification.token9']],
+      [
+        await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': 'lk_live_wrongwrongwrongwrongwrongwrong12' } }),
+        ['lk_live_wrongwrongwrongwrongwrongwrong12', w.loginKey],
+      ],
+      [
+        await token(app, { grant_type: 'client_credentials' }, true, basic(client.client_id, 'cs_wrong_secret_value_987')),
+        ['cs_wrong_secret_value_987', client.client_secret],
+      ],
+      [
+        await token(app, {
+          grant_type: 'refresh_token',
+          refresh_token: 'rt_wrong_refresh_value_42',
+          client_id: client.client_id,
+          client_secret: client.client_secret,
+        }),
+        ['rt_wrong_refresh_value_42'],
+      ],
+      [
+        await app.inject({ url: '/v1/auth/chatapp/events/lse_00000000000000000000?token=st_wrong_subscribe_token_77', headers: { 'x-api-key': w.loginKey } }),
+        ['st_wrong_subscribe_token_77'],
+      ],
+      [
+        await app.inject({
+          method: 'POST',
+          url: '/v1/auth/verify-token',
+          headers: { 'x-api-key': w.loginKey, ...json },
+          payload: { token: 'eyJ0.wrong-verification.token9' },
+        }),
+        ['eyJ0.wrong-verification.token9'],
+      ],
     ];
     for (const [res, values] of answers) {
       expect(res.statusCode, res.body).toBeGreaterThanOrEqual(200);
@@ -123,7 +166,8 @@ describe('L secrets', async () => {
 
     const start = (k: string) => app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': k } });
     expect((await start(login.api_key)).statusCode).toBe(201);
-    const newLogin = (await app.inject({ method: 'POST', url: `/api/login/apps/${login.id}/rotate-api-key`, headers: { authorization: w.owner } })).json().api_key;
+    const newLogin = (await app.inject({ method: 'POST', url: `/api/login/apps/${login.id}/rotate-api-key`, headers: { authorization: w.owner } })).json()
+      .api_key;
     expectProblem(await start(login.api_key), 401, 'unauthorized');
     expect((await start(newLogin)).statusCode).toBe(201);
 
@@ -131,7 +175,9 @@ describe('L secrets', async () => {
     const credentials = (secret: string) => token(app, { grant_type: 'refresh_token', refresh_token: 'rt_unknown' }, true, basic(client.client_id, secret));
     const before = await credentials(client.client_secret);
     expect(before.json().error).toBe('invalid_grant');
-    const rotated = (await app.inject({ method: 'POST', url: `/api/connect/clients/${client.client_id}/rotate-secret`, headers: { authorization: w.owner } })).json().client_secret;
+    const rotated = (
+      await app.inject({ method: 'POST', url: `/api/connect/clients/${client.client_id}/rotate-secret`, headers: { authorization: w.owner } })
+    ).json().client_secret;
     const old = await credentials(client.client_secret);
     expect(old.statusCode).toBe(401);
     expect(old.json().error).toBe('invalid_client');
@@ -141,8 +187,14 @@ describe('L secrets', async () => {
   it('L5 rotate a Login webhook secret: with an overlap the old one signs until it ends, without it stops at once', async () => {
     const w = await workspace(app);
     const { login } = await createSecrets(app, w);
-    const rotate = (body: object) => app.inject({ method: 'POST', url: `/api/login/apps/${login.id}/rotate-webhook-secret`, headers: { authorization: w.owner, ...json }, payload: body });
-    const signing = async (at: Date) => loginWebhookSecrets(app.platform, await app.platform.store.db.selectFrom('login_apps').selectAll().where('id', '=', login.id).executeTakeFirstOrThrow(), at);
+    const rotate = (body: object) =>
+      app.inject({ method: 'POST', url: `/api/login/apps/${login.id}/rotate-webhook-secret`, headers: { authorization: w.owner, ...json }, payload: body });
+    const signing = async (at: Date) =>
+      loginWebhookSecrets(
+        app.platform,
+        await app.platform.store.db.selectFrom('login_apps').selectAll().where('id', '=', login.id).executeTakeFirstOrThrow(),
+        at,
+      );
     const overlapped = (await rotate({ previous_secret_valid_for: 3600 })).json().webhook_secret;
     expect(await signing(new Date())).toEqual([overlapped, login.webhook_secret]);
     expect(await signing(new Date(Date.now() + 3601_000))).toEqual([overlapped]);
@@ -220,7 +272,9 @@ describe('L3 logs', async () => {
     expect(redactUrl('/cb?code=xyz&state=s')).toBe('/cb?code=[REDACTED]&state=[REDACTED]');
     expect(redactUrl('/l/Zx8slugSecret/file')).toBe('/l/[REDACTED]/file');
     expect(redactUrl('/l/assets/viewer.js')).toBe('/l/assets/viewer.js');
-    expect(scrubLogText('fetch https://h.test/x?token=abc failed; Bearer eyJ.x.y to +49 151 1234 5678')).toBe('fetch https://h.test/x?token=[REDACTED] failed; Bearer [REDACTED] to [PHONE]');
+    expect(scrubLogText('fetch https://h.test/x?token=abc failed; Bearer eyJ.x.y to +49 151 1234 5678')).toBe(
+      'fetch https://h.test/x?token=[REDACTED] failed; Bearer [REDACTED] to [PHONE]',
+    );
   });
 
   it('L3 J8 a realistic run logged at debug: 0 secrets, tokens, codes or phones; one JSON line each, with its request id', { timeout: 120_000 }, async () => {
@@ -250,16 +304,30 @@ describe('L3 logs', async () => {
       created.push(customer, customer.slice(1), contact, contact.slice(1));
       const hookToken = 'rcv_token_0f1e2d3c4b5a69788796';
       created.push(hookToken);
-      const hook = (await call({ method: 'POST', url: '/api/webhook-endpoints', headers: { 'x-api-key': rotated }, payload: { url: `${receiver.url}?token=${hookToken}`, enabled_events: ['message.received'] } })).json();
+      const hook = (
+        await call({
+          method: 'POST',
+          url: '/api/webhook-endpoints',
+          headers: { 'x-api-key': rotated },
+          payload: { url: `${receiver.url}?token=${hookToken}`, enabled_events: ['message.received'] },
+        })
+      ).json();
       created.push(hook.secret);
       await sendFromSandboxPhone(app, { phoneNumberId: numbers[0]!.id, from: customer, name: 'Lena', text: 'Hello' });
       await call({ method: 'POST', url: '/api/contacts', headers: { 'x-api-key': rotated }, payload: { name: 'Ana', contact_no: '+55 11 91234-5678' } });
-      await call({ method: 'POST', url: '/api/chatapp/send', headers: { 'x-api-key': rotated }, payload: { contact_no: customer, chatapp_phone_number: numbers[0]!.display_phone_number, messageType: 'text', message: 'Hi Lena' } });
+      await call({
+        method: 'POST',
+        url: '/api/chatapp/send',
+        headers: { 'x-api-key': rotated },
+        payload: { contact_no: customer, chatapp_phone_number: numbers[0]!.display_phone_number, messageType: 'text', message: 'Hi Lena' },
+      });
       await call({ url: `/api/chatapp/messages?contact_no=${encodeURIComponent(customer)}`, headers: { 'x-api-key': rotated } });
       await call({ method: 'POST', url: '/api/contacts', headers: { 'x-api-key': rotated }, payload: { name: 'Dup', contact_no: contact } }); // 409 path
 
       // Login: an app, its key rotated, a session verified by the customer's LOGIN message, its stream, the token verified.
-      const loginApp = (await call({ method: 'POST', url: '/api/login/apps', headers: bearer(owner.token), payload: { name: 'Shop', webhook_destination: 'hosted' } })).json();
+      const loginApp = (
+        await call({ method: 'POST', url: '/api/login/apps', headers: bearer(owner.token), payload: { name: 'Shop', webhook_destination: 'hosted' } })
+      ).json();
       const loginKey = (await call({ method: 'POST', url: `/api/login/apps/${loginApp.id}/rotate-api-key`, headers: bearer(owner.token) })).json().api_key;
       created.push(loginApp.api_key, loginApp.webhook_secret, loginKey);
       const session = (await call({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': loginKey } })).json();
@@ -267,15 +335,31 @@ describe('L3 logs', async () => {
       await app.listen({ port: 0, host: '127.0.0.1' });
       const port = (app.server.address() as { port: number }).port;
       const stream = new AbortController();
-      const events = await fetch(`http://127.0.0.1:${port}/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}`, { signal: stream.signal });
+      const events = await fetch(`http://127.0.0.1:${port}/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}`, {
+        signal: stream.signal,
+      });
       expect(events.status).toBe(200);
-      await call({ url: `/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}x`, headers: { 'user-agent': 'evil\u001b[31m\u0007 agent' } });
+      await call({
+        url: `/v1/auth/chatapp/events/${session.sessionId}?token=${session.subscribeToken}x`,
+        headers: { 'user-agent': 'evil\u001b[31m\u0007 agent' },
+      });
       const service = await app.loginServiceNumber.get();
       await sendFromSandboxPhone(app, { phoneNumberId: service.id, from: customer, name: 'Lena', text: `LOGIN ${session.loginCode}` });
-      const verification = await eventually(async () => (await call({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': loginKey } })).json().verificationToken as string | undefined, { within: 3_000, what: 'the verification token', app });
+      const verification = await eventually(
+        async () =>
+          (await call({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': loginKey } })).json().verificationToken as
+            | string
+            | undefined,
+        { within: 3_000, what: 'the verification token', app },
+      );
       expect(verification).toMatch(/^eyJ/);
       created.push(verification, verification.split('.')[2]!);
-      const verified = await call({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': loginKey, ...json }, payload: { token: verification } });
+      const verified = await call({
+        method: 'POST',
+        url: '/v1/auth/verify-token',
+        headers: { 'x-api-key': loginKey, ...json },
+        payload: { token: verification },
+      });
       expect(verified.json().valid).toBe(true);
       stream.abort();
 
@@ -291,11 +375,24 @@ describe('L3 logs', async () => {
       await exchange(app, client, code, verifier); // C8: reuse
       created.push(tokens.access_token, tokens.refresh_token);
       await call({ url: '/api/connect/documents', headers: bearer(tokens.access_token) });
-      const refreshed = (await token(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, client_secret: client.client_secret! })).json();
+      const refreshed = (
+        await token(app, {
+          grant_type: 'refresh_token',
+          refresh_token: tokens.refresh_token,
+          client_id: client.client_id,
+          client_secret: client.client_secret!,
+        })
+      ).json();
       created.push(refreshed.access_token, refreshed.refresh_token);
-      await call({ method: 'POST', url: '/api/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...basic(client.client_id, client.client_secret!) }, payload: `token=${refreshed.access_token}` });
+      await call({
+        method: 'POST',
+        url: '/api/oauth/revoke',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...basic(client.client_id, client.client_secret!) },
+        payload: `token=${refreshed.access_token}`,
+      });
       await call({ url: '/api/connect/documents', headers: bearer(refreshed.access_token) });
-      const newSecret = (await call({ method: 'POST', url: `/api/connect/clients/${client.client_id}/rotate-secret`, headers: bearer(owner.token) })).json().client_secret;
+      const newSecret = (await call({ method: 'POST', url: `/api/connect/clients/${client.client_id}/rotate-secret`, headers: bearer(owner.token) })).json()
+        .client_secret;
       created.push(newSecret);
       await elapse(300, 'outbox deliveries and bus events log after the requests, with no event to wait on');
     } finally {

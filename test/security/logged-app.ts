@@ -19,11 +19,25 @@ export interface LoggedApp {
 }
 
 /** An app logging at `level` into `lines`; `wrap` may replace the store (a throwing one for M2). */
-export async function loggedApp({ env = {}, level = 'debug', wrap = (s: Store) => s }: { env?: Record<string, string>; level?: string; wrap?: (store: Store) => Store } = {}): Promise<LoggedApp> {
+export async function loggedApp({
+  env = {},
+  level = 'debug',
+  wrap = (s: Store) => s,
+}: {
+  env?: Record<string, string>;
+  level?: string;
+  wrap?: (store: Store) => Store;
+} = {}): Promise<LoggedApp> {
   const lines: string[] = [];
   const store = await openTestStore();
   const dataDir = mkdtempSync(join(tmpdir(), 'logged-'));
-  const app = await timed('build', () => buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: level, DEMO: 'false', ...env }), { store: wrap(store), sandboxTestMode: true }, { stream: { write: (line: string) => lines.push(line) } }));
+  const app = await timed('build', () =>
+    buildApp(
+      loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: level, DEMO: 'false', ...env }),
+      { store: wrap(store), sandboxTestMode: true },
+      { stream: { write: (line: string) => lines.push(line) } },
+    ),
+  );
   afterAll(async () => {
     await app.close();
     await store.close();
@@ -51,7 +65,14 @@ export function recordErrors(app: FastifyInstance): SeenError[] {
   (app as { inject: unknown }).inject = async (options: unknown) => {
     const res = await inject(options);
     const url = typeof options === 'string' ? options : String((options as { url?: unknown }).url ?? '');
-    if (res.statusCode >= 400) seen.push({ url, status: res.statusCode, contentType: String(res.headers['content-type']), body: res.body, requestId: String(res.headers['x-request-id']) });
+    if (res.statusCode >= 400)
+      seen.push({
+        url,
+        status: res.statusCode,
+        contentType: String(res.headers['content-type']),
+        body: res.body,
+        requestId: String(res.headers['x-request-id']),
+      });
     return res;
   };
   return seen;
@@ -67,7 +88,13 @@ export function expectProblems(seen: SeenError[]) {
   for (const e of problems) {
     expect(e.contentType, `${e.url} ${e.body}`).toMatch(/^application\/problem\+json/);
     const body = JSON.parse(e.body);
-    expect(body, e.url).toMatchObject({ type: expect.stringMatching(/^https:\/\/chatapp\.example\/problems\/[a-z-]+$/), title: expect.any(String), status: e.status, detail: expect.any(String), instance: expect.stringMatching(/^\//) });
+    expect(body, e.url).toMatchObject({
+      type: expect.stringMatching(/^https:\/\/chatapp\.example\/problems\/[a-z-]+$/),
+      title: expect.any(String),
+      status: e.status,
+      detail: expect.any(String),
+      instance: expect.stringMatching(/^\//),
+    });
     expect(body.request_id, e.url).toBe(e.requestId);
     expect(e.body, e.url).not.toMatch(/\n\s+at |node_modules|\.ts:\d|\/work\/|\/tmp\/|FST_ERR|"statusCode"|\bselect\b.+\bfrom\b|\binsert into\b/i);
   }

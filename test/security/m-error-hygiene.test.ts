@@ -10,7 +10,8 @@ import { CREATORS } from './creators.js';
 import { expectNoChange, expectNoLeak, expectProblem, workspace, type Workspace } from './support.js';
 import { expectProblems, loggedApp, recordErrors } from './logged-app.js';
 
-const INTERNALS = 'connect ECONNREFUSED db-primary.internal:5432 SELECT "contact_no" FROM "contacts" at /work/main/node_modules/kysely/dist/esm/x.js (server/apis/messaging/contacts/list.ts:12:7)';
+const INTERNALS =
+  'connect ECONNREFUSED db-primary.internal:5432 SELECT "contact_no" FROM "contacts" at /work/main/node_modules/kysely/dist/esm/x.js (server/apis/messaging/contacts/list.ts:12:7)';
 
 /** The store, except that reading `table` throws an error full of internals while `armed`. */
 function throwingOn(table: string, state: { armed: boolean }) {
@@ -29,7 +30,6 @@ function throwingOn(table: string, state: { armed: boolean }) {
     return { ...store, db, listen: store.listen.bind(store), notify: store.notify.bind(store), close: store.close.bind(store) };
   };
 }
-
 
 /**
  * The viewer's HTML error page (server/apis/connect/content/viewer-page.ts) with `status`: its headers (CSP, framing
@@ -54,7 +54,12 @@ function expectViewerPage(res: LightMyRequestResponse, status: number, what: str
 /** A live share link of `w`'s (downloads off) and its slug. */
 async function shareLink(app: FastifyInstance, w: Workspace) {
   const documentId = await CREATORS['connect:documentId']!({ app, w, ids: {} });
-  const res = await app.inject({ method: 'POST', url: '/api/connect/links', headers: { authorization: w.connect }, payload: { document_id: documentId, external_id: 'm-viewer', recipient: { phone: '+4915112345678' } } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/connect/links',
+    headers: { authorization: w.connect },
+    payload: { document_id: documentId, external_id: 'm-viewer', recipient: { phone: '+4915112345678' } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { id: res.json().id as string, slug: new URL(res.json().url).pathname.split('/').pop()! };
 }
@@ -93,7 +98,8 @@ describe('M error hygiene', async () => {
       expect(body).toMatchObject({ title: expect.any(String), detail: expect.any(String), instance: '/api/contacts' });
       expect(body.detail).not.toContain('ECONNREFUSED');
       expect(body.request_id).toBe(res.headers['x-request-id']);
-      for (const leak of ['db-primary', 'SELECT', 'contact_no', 'node_modules', '.ts:', '/work/', 'ECONNREFUSED', '+4915112345678']) expect(res.body + JSON.stringify(res.headers), leak).not.toContain(leak);
+      for (const leak of ['db-primary', 'SELECT', 'contact_no', 'node_modules', '.ts:', '/work/', 'ECONNREFUSED', '+4915112345678'])
+        expect(res.body + JSON.stringify(res.headers), leak).not.toContain(leak);
       const logged = lines.map((l) => JSON.parse(l)).filter((e) => e.reqId === body.request_id && e.level >= 50);
       expect(logged.length, 'the failure is logged with its request id').toBeGreaterThan(0);
       expect(logged[0].err.message).toContain('ECONNREFUSED'); // the operator sees the cause
@@ -120,7 +126,8 @@ describe('M error hygiene', async () => {
 
   it('M4 malformed JSON, bad Content-Type, unknown route, wrong method (405 + Allow), parser 413, multipart errors, limiter 429: one handler, never FST_ERR', async () => {
     const w = await workspace(app);
-    const post = (type: string, payload: string | Buffer, url = '/api/contacts') => app.inject({ method: 'POST', url, headers: { ...w.headers, 'content-type': type }, payload });
+    const post = (type: string, payload: string | Buffer, url = '/api/contacts') =>
+      app.inject({ method: 'POST', url, headers: { ...w.headers, 'content-type': type }, payload });
     const cases: [string, Promise<LightMyRequestResponse>, number, string][] = [
       ['malformed JSON', post('application/json', '{"name": '), 400, 'malformed-body'],
       ['text/plain', post('text/plain', '{"name":"x"}'), 415, 'unsupported-media-type'],
@@ -173,12 +180,18 @@ describe('M error hygiene', async () => {
 
   it('M6 validator: bodies never coerced nor stripped; query coerced to spec types; errors per field with a pointer', async () => {
     const w = await workspace(app);
-    const coerced = await expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: { name: 42, contact_no: '+4915112340002' } }));
+    const coerced = await expectNoChange(app, () =>
+      app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: { name: 42, contact_no: '+4915112340002' } }),
+    );
     expect(expectProblem(coerced, 400, 'validation').errors).toContainEqual(expect.objectContaining({ pointer: '/body/name' }));
-    const stripped = await expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: { name: 'x', contact_no: '+4915112340003', isAdmin: true } }));
+    const stripped = await expectNoChange(app, () =>
+      app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: { name: 'x', contact_no: '+4915112340003', isAdmin: true } }),
+    );
     expect(expectProblem(stripped, 400, 'validation').errors).toContainEqual(expect.objectContaining({ pointer: '/body/isAdmin' }));
     expect((await app.inject({ url: '/api/contacts?limit=5', headers: w.headers })).statusCode).toBe(200);
-    expect(expectProblem(await app.inject({ url: '/api/contacts?limit=abc', headers: w.headers }), 400, 'validation').errors[0].pointer).toMatch(/^\/query\/limit/);
+    expect(expectProblem(await app.inject({ url: '/api/contacts?limit=abc', headers: w.headers }), 400, 'validation').errors[0].pointer).toMatch(
+      /^\/query\/limit/,
+    );
   });
 
   // The list is capped at MAX_LISTED_ERRORS (server/lib/validation.ts); the detail gives the count.
@@ -195,7 +208,8 @@ describe('M error hygiene', async () => {
   // page's script calls with JSON, answers problems. Each call comes from its own address: these
   // are public routes, limited per IP.
   let from = 0;
-  const viewer = (url: string, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' = 'GET') => app.inject({ method, url, remoteAddress: `198.51.100.${++from % 250}` });
+  const viewer = (url: string, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' = 'GET') =>
+    app.inject({ method, url, remoteAddress: `198.51.100.${++from % 250}` });
 
   it('M7 malformed addresses under /l/ (bad percent-encoding, %00, over-long slug, bad query): 400 viewer page, nothing changed', async () => {
     const w = await workspace(app);
@@ -267,7 +281,12 @@ describe('M error hygiene', async () => {
       }
       expectViewerPage(await viewer(`/l/${slug}/file?download=1`), 403, 'download off');
       // The beacon route is the page script's JSON API: its own refusals stay problems.
-      const beacon = await app.inject({ method: 'POST', url: `/l/${slug}/sessions/rs_0000000000000000/events`, payload: { token: 'x' }, remoteAddress: '198.51.100.251' });
+      const beacon = await app.inject({
+        method: 'POST',
+        url: `/l/${slug}/sessions/rs_0000000000000000/events`,
+        payload: { token: 'x' },
+        remoteAddress: '198.51.100.251',
+      });
       expectProblem(beacon, 400, 'validation');
     });
     const revoked = await app.inject({ method: 'POST', url: `/api/connect/links/${id}/revoke`, headers: { authorization: w.connect } });

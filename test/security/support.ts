@@ -33,7 +33,9 @@ export async function workspaces(app: FastifyInstance): Promise<{ a: Workspace; 
 
 /** Row counts of every table of the store (both workspaces, the outbox and the audit rows included). */
 export async function rowCounts(db: Kysely<any>): Promise<Record<string, number>> {
-  const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`.execute(db);
+  const tables = await sql<{
+    name: string;
+  }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`.execute(db);
   const out: Record<string, number> = {};
   for (const { name } of tables.rows) {
     if (name.startsWith('kysely_')) continue;
@@ -51,7 +53,11 @@ export type Probe = () => number | Promise<number>;
  * of every refusal. Tables that change on reads by design (rate-limit buckets, sign-in
  * throttles) are named in `ignore`, with the reason at the call site.
  */
-export async function expectNoChange<T>(app: FastifyInstance, act: () => Promise<T>, { probes = {}, ignore = [] }: { probes?: Record<string, Probe>; ignore?: string[] } = {}): Promise<T> {
+export async function expectNoChange<T>(
+  app: FastifyInstance,
+  act: () => Promise<T>,
+  { probes = {}, ignore = [] }: { probes?: Record<string, Probe>; ignore?: string[] } = {},
+): Promise<T> {
   const snapshot = async () => {
     const rows = await rowCounts(app.platform.store.db);
     for (const t of ignore) delete rows[t];
@@ -98,8 +104,20 @@ export function inboundSettled(app: FastifyInstance): Promise<boolean> {
   const count = async (q: Promise<{ n: string | number | bigint }>) => Number((await q).n);
   return until(
     async () =>
-      (await count(db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('direction', '=', 'inbound').executeTakeFirstOrThrow())) ===
-      (await count(db.selectFrom('automation_inbound_claims').select((eb) => eb.fn.countAll().as('n')).where('instance_id', 'is not', null).executeTakeFirstOrThrow())),
+      (await count(
+        db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('direction', '=', 'inbound')
+          .executeTakeFirstOrThrow(),
+      )) ===
+      (await count(
+        db
+          .selectFrom('automation_inbound_claims')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('instance_id', 'is not', null)
+          .executeTakeFirstOrThrow(),
+      )),
     Boolean,
     5_000,
   );

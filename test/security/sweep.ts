@@ -47,11 +47,12 @@ function successBody(op: any): Operation['body'] {
     for (const m of Object.values(res.content ?? {}) as any[]) for (const name of Object.keys(m.examples ?? {})) ok.add(name);
   }
   const name = Object.keys(examples).find((n) => ok.has(n)) ?? Object.keys(examples)[0];
-  return { contentType, value: name ? examples[name]!.value : media.example ?? {} };
+  return { contentType, value: name ? examples[name]!.value : (media.example ?? {}) };
 }
 
 const documents = new Map<Api, any>();
-const documentOf = (api: Api) => documents.get(api) ?? documents.set(api, parse(readFileSync(new URL(`../../generated/${api}/openapi.3.1.yaml`, import.meta.url), 'utf8'))).get(api);
+const documentOf = (api: Api) =>
+  documents.get(api) ?? documents.set(api, parse(readFileSync(new URL(`../../generated/${api}/openapi.3.1.yaml`, import.meta.url), 'utf8'))).get(api);
 
 export function operationsWithPathIds(): Operation[] {
   return allOperations().filter((op) => op.params.length > 0);
@@ -100,10 +101,16 @@ export const urlOf = (op: Operation, ids: Record<string, string>) => op.path.rep
  */
 export async function contentDigest(app: FastifyInstance): Promise<Record<string, string>> {
   const db = app.platform.store.db;
-  const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name not like 'kysely_%' order by 1`.execute(db);
+  const tables = await sql<{
+    name: string;
+  }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name not like 'kysely_%' order by 1`.execute(
+    db,
+  );
   const out: Record<string, string> = {};
   for (const { name } of tables.rows) {
-    const r = await sql<{ h: string | null }>`select md5(string_agg(j, '|' order by j)) as h from (select (to_jsonb(x) - 'last_used_at')::text as j from ${sql.table(name)} x) t`.execute(db);
+    const r = await sql<{
+      h: string | null;
+    }>`select md5(string_agg(j, '|' order by j)) as h from (select (to_jsonb(x) - 'last_used_at')::text as j from ${sql.table(name)} x) t`.execute(db);
     out[name] = r.rows[0]!.h ?? '';
   }
   return out;
@@ -123,7 +130,12 @@ export function changedTables(before: Record<string, string>, after: Record<stri
 export async function quiesce(app: FastifyInstance): Promise<void> {
   const db = app.platform.store.db;
   const defer = () =>
-    db.updateTable('outbox').set({ next_attempt_at: new Date(Date.now() + 86_400_000) }).where('status', '=', 'pending').where('lease_until', 'is', null).execute();
+    db
+      .updateTable('outbox')
+      .set({ next_attempt_at: new Date(Date.now() + 86_400_000) })
+      .where('status', '=', 'pending')
+      .where('lease_until', 'is', null)
+      .execute();
   await eventually(
     async () => {
       await defer();

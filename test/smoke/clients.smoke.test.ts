@@ -52,7 +52,12 @@ beforeAll(async () => {
 async function seed() {
   const owner = await signUp(app);
   const key = await createKey(app, owner.token, { name: 'smoke' });
-  const contact = await app.inject({ method: 'POST', url: '/api/contacts', headers: { 'x-api-key': key.secret }, payload: { contact_no: '+14155550123', name: 'Ada Smoke' } });
+  const contact = await app.inject({
+    method: 'POST',
+    url: '/api/contacts',
+    headers: { 'x-api-key': key.secret },
+    payload: { contact_no: '+14155550123', name: 'Ada Smoke' },
+  });
   expect(contact.statusCode, contact.body).toBe(201);
   const loginApp = await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(owner.token), payload: { name: 'Smoke Shop' } });
   expect(loginApp.statusCode, loginApp.body).toBe(201);

@@ -12,9 +12,21 @@ export async function connectBearer(app: FastifyInstance, workspaceId: string, s
   const grant = { id: newId('grt'), workspace_id: workspaceId, client_id: client.id };
   await db
     .insertInto('connect_clients')
-    .values({ ...client, name: 'Test CRM', client_type: 'confidential', redirect_uris: ['https://crm.test/cb'], secret_prefix: null, secret_digest: null, created_at: now, updated_at: now })
+    .values({
+      ...client,
+      name: 'Test CRM',
+      client_type: 'confidential',
+      redirect_uris: ['https://crm.test/cb'],
+      secret_prefix: null,
+      secret_digest: null,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
-  await db.insertInto('connect_grants').values({ ...grant, owner_id: null, scopes, created_at: now, updated_at: now }).execute();
+  await db
+    .insertInto('connect_grants')
+    .values({ ...grant, owner_id: null, scopes, created_at: now, updated_at: now })
+    .execute();
   const tokens = await issueTokens(db, app.platform.secrets, now, grant, newId('fam'), scopes);
   return tokens.access_token;
 }

@@ -20,7 +20,10 @@ export interface EventuallyOptions {
 export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
 
 /** Resolves with the first truthy value of `check`, which runs at once and then on each wake. */
-export async function eventually<T>(check: () => T | Promise<T>, { within = 10_000, what = 'the condition', app, every = 20 }: EventuallyOptions = {}): Promise<Truthy<T>> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  { within = 10_000, what = 'the condition', app, every = 20 }: EventuallyOptions = {},
+): Promise<Truthy<T>> {
   const end = Date.now() + within;
   let wake: (() => void) | undefined;
   const unsubscribe = app?.platform.bus.subscribe('*', () => wake?.());

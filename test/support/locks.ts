@@ -8,7 +8,11 @@ import { eventually } from './eventually.js';
  * Runs `change` in a transaction and keeps it open until `commit()` is called; `beforeCommit` runs
  * in the same transaction then. `commit()` answers the transaction's outcome.
  */
-export async function holdTransaction(db: Kysely<Database>, change: (trx: Transaction<Database>) => Promise<unknown>, beforeCommit?: (trx: Transaction<Database>) => Promise<unknown>) {
+export async function holdTransaction(
+  db: Kysely<Database>,
+  change: (trx: Transaction<Database>) => Promise<unknown>,
+  beforeCommit?: (trx: Transaction<Database>) => Promise<unknown>,
+) {
   let commit!: () => void;
   const released = new Promise<void>((resolve) => (commit = resolve));
   let applied!: () => void;
@@ -27,7 +31,9 @@ export async function holdTransaction(db: Kysely<Database>, change: (trx: Transa
 export async function untilLockWaiters(db: Kysely<Database>, n = 1) {
   // PostgreSQL says nothing when a backend starts waiting: its activity view is polled.
   await eventually(
-    async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db)).rows[0]!.n >= n,
+    async () =>
+      (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db))
+        .rows[0]!.n >= n,
     { within: 2_000, what: `${n} transactions waiting on a lock`, every: 10 },
   );
 }

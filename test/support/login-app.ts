@@ -17,7 +17,10 @@ export async function insertLoginApp(app: FastifyInstance, { cap, numbers = 1, w
   const { db } = app.platform.store;
   const { secrets } = app.platform;
   const workspaceId = newId('ws');
-  await db.insertInto('workspaces').values({ id: workspaceId, name: 'Acme', slug: workspaceId.toLowerCase(), ...(cap ? { login_session_cap: cap } : {}) }).execute();
+  await db
+    .insertInto('workspaces')
+    .values({ id: workspaceId, name: 'Acme', slug: workspaceId.toLowerCase(), ...(cap ? { login_session_cap: cap } : {}) })
+    .execute();
   const sandbox = await createSandboxAccount(db, workspaceId, { numbers });
   const apiKey = newSecret('lk_live_');
   const webhookSecret = newSecret('whsec_');

@@ -141,7 +141,9 @@ async function postgresTemplate(client: pg.Client, admin: string): Promise<strin
     await store.close();
     // Other checkouts on this server (worktrees, branches with other migrations) may be running
     // on their own templates: only those older than the three newest are dropped.
-    const stale = await client.query<{ datname: string }>("select datname from pg_database where datname like 'template\\_chatapp\\_%' and datistemplate order by oid desc offset 2");
+    const stale = await client.query<{ datname: string }>(
+      "select datname from pg_database where datname like 'template\\_chatapp\\_%' and datistemplate order by oid desc offset 2",
+    );
     for (const { datname } of stale.rows) {
       await client.query(`alter database ${datname} is_template false`);
       await client.query(`drop database if exists ${datname} with (force)`);

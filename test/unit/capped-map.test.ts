@@ -7,7 +7,11 @@ it('never holds more than max entries; a new key drops the oldest, replacing a v
   const map = new Map<string, number>();
   for (const key of ['a', 'b', 'c']) setCapped(map, key, 1, 3);
   setCapped(map, 'b', 2, 3); // replaced in place
-  expect([...map]).toEqual([['a', 1], ['b', 2], ['c', 1]]);
+  expect([...map]).toEqual([
+    ['a', 1],
+    ['b', 2],
+    ['c', 1],
+  ]);
   setCapped(map, 'd', 1, 3);
   expect([...map.keys()]).toEqual(['b', 'c', 'd']);
   for (let i = 0; i < 100; i++) setCapped(map, `k${i}`, i, 3);

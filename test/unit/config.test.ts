@@ -26,11 +26,13 @@ describe('configuration', () => {
     expect(loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: '0' }).refreshTokenReuseGraceMs).toBe(0);
     expect(loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: '300000' }).refreshTokenReuseGraceMs).toBe(300_000);
     for (const bad of ['-1', '1.5', '10s', '300001', ' 5']) {
-      expect(() => loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: bad }), bad).toThrow(/REFRESH_TOKEN_REUSE_GRACE_MS must be an integer 0-300000 \(milliseconds\), got/);
+      expect(() => loadConfig({ REFRESH_TOKEN_REUSE_GRACE_MS: bad }), bad).toThrow(
+        /REFRESH_TOKEN_REUSE_GRACE_MS must be an integer 0-300000 \(milliseconds\), got/,
+      );
     }
   });
 
-  it('the campaign cap, the shutdown grace and the workers\' schedules: defaults, overrides, and an unusable value leaves the default', () => {
+  it("the campaign cap, the shutdown grace and the workers' schedules: defaults, overrides, and an unusable value leaves the default", () => {
     const defaults = loadConfig({});
     expect(defaults).toMatchObject({ campaignMaxRecipients: 100_000, shutdownGraceMs: 25_000 });
     expect(Object.values(defaults.workers).every((v) => v === undefined)).toBe(true);
@@ -57,14 +59,22 @@ describe('configuration', () => {
       providerInboxPollMs: 50,
       providerInboxRetryMs: 5,
     });
-    const unusable = loadConfig({ CAMPAIGN_MAX_RECIPIENTS: '1.5', SHUTDOWN_GRACE_MS: 'soon', CAMPAIGN_POLL_MS: '0', AUTOMATION_POLL_MS: '-5', INBOUND_SWEEP_MS: 'hourly' });
+    const unusable = loadConfig({
+      CAMPAIGN_MAX_RECIPIENTS: '1.5',
+      SHUTDOWN_GRACE_MS: 'soon',
+      CAMPAIGN_POLL_MS: '0',
+      AUTOMATION_POLL_MS: '-5',
+      INBOUND_SWEEP_MS: 'hourly',
+    });
     expect(unusable).toMatchObject({ campaignMaxRecipients: 100_000, shutdownGraceMs: 25_000 });
     expect(unusable.workers).toMatchObject({ campaignPollMs: undefined, automationPollMs: undefined, inboundSweepMs: undefined });
   });
 
   it('is read by server/config.ts alone: no other module of server/ reads the environment', () => {
     const server = fileURLToPath(new URL('../../server/', import.meta.url));
-    const readers = readdirSync(server, { recursive: true, encoding: 'utf8' }).filter((file) => /\.[cm]?[jt]s$/.test(file) && readFileSync(`${server}${file}`, 'utf8').includes('process.env'));
+    const readers = readdirSync(server, { recursive: true, encoding: 'utf8' }).filter(
+      (file) => /\.[cm]?[jt]s$/.test(file) && readFileSync(`${server}${file}`, 'utf8').includes('process.env'),
+    );
     expect(readers).toEqual(['config.ts']);
   });
 });

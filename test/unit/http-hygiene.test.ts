@@ -61,7 +61,10 @@ describe('http hygiene', () => {
   });
 
   it('L8 security headers on a 404 and on an error', async () => {
-    for (const res of [await app.inject('/no/such/route'), await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'content-type': 'application/json' }, payload: '{' })]) {
+    for (const res of [
+      await app.inject('/no/such/route'),
+      await app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'content-type': 'application/json' }, payload: '{' }),
+    ]) {
       seen(res);
       expect(res.statusCode).toBeGreaterThanOrEqual(400);
       expect(res.headers['x-content-type-options']).toBe('nosniff');
@@ -82,7 +85,8 @@ describe('http hygiene', () => {
 
   it('K1 the limiter key is a keyed hash, never the credential', () => {
     // Limits run after authentication: `auth` is set on a request whose credential was verified.
-    const request = (headers: Record<string, string>) => ({ method: 'GET', ip: '10.0.0.1', headers, auth: { workspaceId: 'w', kind: 'api_key', scopes: [] } }) as never;
+    const request = (headers: Record<string, string>) =>
+      ({ method: 'GET', ip: '10.0.0.1', headers, auth: { workspaceId: 'w', kind: 'api_key', scopes: [] } }) as never;
     const key = rateLimitKey(request({ 'x-api-key': 'sk_live_secret_value' }));
     expect(key).toMatch(/^key:[\w-]{43}$/);
     expect(key).not.toContain('secret');
@@ -178,7 +182,6 @@ describe('http hygiene', () => {
       expect(JSON.parse(res.body)).toMatchObject({ type: `${P}validation`, instance: '/%' });
     });
   });
-
 });
 
 describe('http hygiene with tiny limits', () => {
@@ -191,8 +194,16 @@ describe('http hygiene with tiny limits', () => {
   it('K1 a burst over one key: 429 rate-limited with Retry-After; other keys and IPs unaffected', async () => {
     // Keys made from another IP: sign-up is a public route, limited per IP.
     const keys = async () => {
-      const owner = seen(await app.inject({ method: 'POST', url: SIGN_UP, remoteAddress: '10.7.7.7', payload: { email: 'burst@example.test', password: 'correct horse battery staple', name: 'Burst', workspace_name: 'Burst', workspace_slug: 'burst' } })).json();
-      const create = (name: string) => app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${owner.session.access_token}` }, payload: { name } });
+      const owner = seen(
+        await app.inject({
+          method: 'POST',
+          url: SIGN_UP,
+          remoteAddress: '10.7.7.7',
+          payload: { email: 'burst@example.test', password: 'correct horse battery staple', name: 'Burst', workspace_name: 'Burst', workspace_slug: 'burst' },
+        }),
+      ).json();
+      const create = (name: string) =>
+        app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${owner.session.access_token}` }, payload: { name } });
       return [(await create('a')).json().secret as string, (await create('b')).json().secret as string];
     };
     const [keyA, keyB] = await keys();
@@ -240,7 +251,14 @@ it('M1 M2 every error above is problem+json with the contract fields and nothing
   for (const { status, contentType, body } of errors) {
     expect(contentType).toMatch(/^application\/problem\+json/);
     const json = JSON.parse(body);
-    expect(json).toMatchObject({ type: expect.stringMatching(/^https:\/\/chatapp\.example\/problems\//), title: expect.any(String), status, detail: expect.any(String) });
-    expect(body).not.toMatch(/\bat .+:\d+:\d+|node_modules|\.ts:\d|\/work\/|\/tmp\/|\/home\/|FST_ERR|"statusCode"|"code"|\bselect\b.+\bfrom\b|\binsert into\b/i);
+    expect(json).toMatchObject({
+      type: expect.stringMatching(/^https:\/\/chatapp\.example\/problems\//),
+      title: expect.any(String),
+      status,
+      detail: expect.any(String),
+    });
+    expect(body).not.toMatch(
+      /\bat .+:\d+:\d+|node_modules|\.ts:\d|\/work\/|\/tmp\/|\/home\/|FST_ERR|"statusCode"|"code"|\bselect\b.+\bfrom\b|\binsert into\b/i,
+    );
   }
 });

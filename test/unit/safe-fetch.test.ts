@@ -147,15 +147,22 @@ async function expectRefused(g: SafeFetch, url: string, status: 400 | 422) {
   expect(connections()).toBe(before);
 }
 
-const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
 
 describe('G. server-side request forgery', () => {
-  it.each(['http://127.0.0.1:PORT/', 'http://localhost:PORT/', 'http://0.0.0.0:PORT/', 'http://0:PORT/'])('G1 loopback and unspecified are refused: %s', async (raw) => {
-    const url = withPort(raw);
-    expect(checkUrlSyntax(url, { allowedPorts: [PORT], allowPrivate: onlyLoopback2 })).toMatchObject({ ok: false, status: 422 });
-    await expectRefused(strict, url, 422);
-    await expectRefused(lab, url, 422);
-  });
+  it.each(['http://127.0.0.1:PORT/', 'http://localhost:PORT/', 'http://0.0.0.0:PORT/', 'http://0:PORT/'])(
+    'G1 loopback and unspecified are refused: %s',
+    async (raw) => {
+      const url = withPort(raw);
+      expect(checkUrlSyntax(url, { allowedPorts: [PORT], allowPrivate: onlyLoopback2 })).toMatchObject({ ok: false, status: 422 });
+      await expectRefused(strict, url, 422);
+      await expectRefused(lab, url, 422);
+    },
+  );
 
   it.each(['10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1'])('G2 private and CGNAT addresses are refused: %s', async (host) => {
     await expectRefused(strict, withPort(`http://${host}:PORT/`), 422);
@@ -176,10 +183,13 @@ describe('G. server-side request forgery', () => {
     expect(lookups).toEqual(['metadata.google.internal']);
   });
 
-  it.each(['[::1]', '[::]', '[fc00::1]', '[fe80::1]', '[ff02::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]'])('G4 IPv6 non-public addresses are refused: %s', async (host) => {
-    await expectRefused(strict, withPort(`http://${host}:PORT/`), 422);
-    await expectRefused(lab, withPort(`http://${host}:PORT/`), 422);
-  });
+  it.each(['[::1]', '[::]', '[fc00::1]', '[fe80::1]', '[ff02::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]'])(
+    'G4 IPv6 non-public addresses are refused: %s',
+    async (host) => {
+      await expectRefused(strict, withPort(`http://${host}:PORT/`), 422);
+      await expectRefused(lab, withPort(`http://${host}:PORT/`), 422);
+    },
+  );
 
   // ipaddr.js alone calls several of these unicast: the embedded IPv4 address decides.
   it.each([
@@ -256,15 +266,18 @@ describe('G. server-side request forgery', () => {
     expect(victim.connections).toBe(0);
   });
 
-  it.each(['http://127.0.0.1:PORT/', 'http://loopback.test:PORT/', 'http://2130706433:PORT/'])('G10 an allowed URL redirecting to %s is refused, 0 requests there', async (to) => {
-    const media = guard({ allowPrivate: onlyLoopback2, maxRedirects: 3 });
-    const url = withPort(`http://127.0.0.2:PORT/redirect?to=${encodeURIComponent(withPort(to))}`);
-    await expect(media(url)).rejects.toMatchObject({ name: 'UnsafeUrlError', status: 422 });
-    expect(victim.connections).toBe(0);
-    // Webhooks follow none: the 3xx comes back as is.
-    expect((await lab(url)).status).toBe(302);
-    expect(victim.connections).toBe(0);
-  });
+  it.each(['http://127.0.0.1:PORT/', 'http://loopback.test:PORT/', 'http://2130706433:PORT/'])(
+    'G10 an allowed URL redirecting to %s is refused, 0 requests there',
+    async (to) => {
+      const media = guard({ allowPrivate: onlyLoopback2, maxRedirects: 3 });
+      const url = withPort(`http://127.0.0.2:PORT/redirect?to=${encodeURIComponent(withPort(to))}`);
+      await expect(media(url)).rejects.toMatchObject({ name: 'UnsafeUrlError', status: 422 });
+      expect(victim.connections).toBe(0);
+      // Webhooks follow none: the 3xx comes back as is.
+      expect((await lab(url)).status).toBe(302);
+      expect(victim.connections).toBe(0);
+    },
+  );
 
   it.each(['file:///etc/passwd', 'gopher://127.0.0.2:PORT/_x', 'data:text/plain,hi', 'ftp://127.0.0.2:PORT/', 'javascript:alert(1)', 'ws://127.0.0.2:PORT/'])(
     'G11 non-http schemes are refused before any I/O: %s',

@@ -6,12 +6,7 @@ import { loadDocument } from '../contract/cases.js';
 
 const SEED: Record<string, string[]> = {
   connect: ['GET /connect/authorize', 'POST /api/oauth/token'],
-  login: [
-    'POST /v1/auth/chatapp/start',
-    'GET /v1/auth/chatapp/events/{sessionId}',
-    'GET /v1/auth/chatapp/status/{sessionId}',
-    'POST /v1/auth/verify-token',
-  ],
+  login: ['POST /v1/auth/chatapp/start', 'GET /v1/auth/chatapp/events/{sessionId}', 'GET /v1/auth/chatapp/status/{sessionId}', 'POST /v1/auth/verify-token'],
   messaging: [
     'GET /api/chatapp/connections',
     'GET /api/chatapp/phone-numbers',
@@ -106,7 +101,9 @@ describe('seed operations', () => {
   it('messaging: every operation an API key may call declares the 403 a key without its scope gets', () => {
     const doc = loadDocument('messaging');
     const keySchemes = new Set(['ApiKeyHeader', 'ApiKeyAuthorization']);
-    const withKey = operations('messaging').filter(({ op }) => ((op.security ?? doc.security) as Record<string, string[]>[]).some((r) => Object.keys(r).some((k) => keySchemes.has(k))));
+    const withKey = operations('messaging').filter(({ op }) =>
+      ((op.security ?? doc.security) as Record<string, string[]>[]).some((r) => Object.keys(r).some((k) => keySchemes.has(k))),
+    );
     expect(withKey.length).toBeGreaterThan(70);
     expect(withKey.filter(({ op }) => !op.responses['403']).map((o) => o.key)).toEqual([]);
   });

@@ -72,7 +72,8 @@ describe('server skeleton', () => {
       handlers.createQuickReply = saved;
       delete botsArea.notImplemented;
     }
-    const request = (headers: Record<string, string>) => bare.inject({ method: 'POST', url: '/api/quick-replies', headers, payload: { shortcut: 'hours', text: 'We open at 9.' } });
+    const request = (headers: Record<string, string>) =>
+      bare.inject({ method: 'POST', url: '/api/quick-replies', headers, payload: { shortcut: 'hours', text: 'We open at 9.' } });
     // Authentication still comes first: an unknown key is 401 before the operation's 501.
     expect((await request({ 'x-api-key': 'k' })).statusCode).toBe(401);
     const key = await createKey(bare, (await signUp(bare)).token, { name: 'bare', scopes: ['messaging:read', 'messaging:write'] });

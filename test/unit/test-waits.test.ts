@@ -11,7 +11,9 @@ const ALLOWED = new Set(['test/support/eventually.ts', 'test/unit/test-waits.tes
 const SLEEP = [/await new Promise(?:<\w+>)?\(\(?(\w+)\)? => setTimeout\(\1\b/, /=> new Promise(?:<\w+>)?\(\(?(\w+)\)? => setTimeout\(\1, \w+\)\);?$/];
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 it('no test sleeps on the wall clock outside test/support/eventually.ts', () => {

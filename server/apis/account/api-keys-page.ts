@@ -38,7 +38,9 @@ async function render(ctx: PageContext, extras: Extras) {
   const page = await callApi<Ok<operations['listApiKeys']>>(listApiKeys, ctx, { query: { limit: 100 } });
   const keys = page.data;
   const rows = keys.map(
-    (k) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td><td>${k.status}</td><td>${when(k.last_used_at)}</td><td>${when(k.created_at)}</td><td>${when(k.expires_at)}</td>
+    (
+      k,
+    ) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td><td>${k.status}</td><td>${when(k.last_used_at)}</td><td>${when(k.created_at)}</td><td>${when(k.expires_at)}</td>
 <td>${k.status === 'active' ? html`${actionForm(`${API_KEYS_PATH}/${k.id}/rotate`, ctx.csrf, 'Rotate')}${actionForm(`${API_KEYS_PATH}/${k.id}/revoke`, ctx.csrf, 'Revoke…')}` : ''}</td></tr>`,
   );
   return html`<p>Keys for the Messaging API (<code>X-API-Key</code> or <code>Authorization: Bearer</code>). A key is shown once, when it is created or rotated; the list shows its prefix.</p>
@@ -53,7 +55,8 @@ function createBody(body: unknown) {
   const name = formField(body, 'name').trim();
   if (name.length < 1 || name.length > 100) throw formError('Enter a name of 1 to 100 characters.');
   const scopes = formFields(body, 'scopes');
-  if (!scopes.length || scopes.some((s) => !SCOPES.includes(s as Scope)) || new Set(scopes).size !== scopes.length) throw formError('Choose at least one scope from the list.');
+  if (!scopes.length || scopes.some((s) => !SCOPES.includes(s as Scope)) || new Set(scopes).size !== scopes.length)
+    throw formError('Choose at least one scope from the list.');
   const expires = formField(body, 'expires_at');
   let expiresAt: string | undefined;
   if (expires) {
@@ -74,18 +77,32 @@ export default async function apiKeysPages(app: FastifyInstance): Promise<void> 
     return { notice: secretsNotice(`Created ${key.name}`, [['API key', key.secret]]) };
   });
 
-  page.post('/:keyId/rotate', async (ctx) => {
-    const key = await callApi<S['ApiKeyWithSecret']>(rotateApiKey, ctx, { params: { keyId: ctx.params.keyId! } });
-    return { notice: secretsNotice(`New key for ${key.name}`, [['API key', key.secret]], 'The old key is refused from now on. Copy the new one now: this is the only time it is shown.') };
-  }, ids);
+  page.post(
+    '/:keyId/rotate',
+    async (ctx) => {
+      const key = await callApi<S['ApiKeyWithSecret']>(rotateApiKey, ctx, { params: { keyId: ctx.params.keyId! } });
+      return {
+        notice: secretsNotice(
+          `New key for ${key.name}`,
+          [['API key', key.secret]],
+          'The old key is refused from now on. Copy the new one now: this is the only time it is shown.',
+        ),
+      };
+    },
+    ids,
+  );
 
-  page.post('/:keyId/revoke', async (ctx) => {
-    const keyId = ctx.params.keyId!;
-    if (formField(ctx.request.body, 'confirm') !== 'yes') {
-      const key = await callApi<S['ApiKey']>(getApiKey, ctx, { params: { keyId } }); // 404 for another workspace's key
-      return { notice: confirmRevoke(ctx, key) };
-    }
-    await callApi(revokeApiKey, ctx, { params: { keyId } });
-    return seeOther(ctx.reply, API_KEYS_PATH);
-  }, ids);
+  page.post(
+    '/:keyId/revoke',
+    async (ctx) => {
+      const keyId = ctx.params.keyId!;
+      if (formField(ctx.request.body, 'confirm') !== 'yes') {
+        const key = await callApi<S['ApiKey']>(getApiKey, ctx, { params: { keyId } }); // 404 for another workspace's key
+        return { notice: confirmRevoke(ctx, key) };
+      }
+      await callApi(revokeApiKey, ctx, { params: { keyId } });
+      return seeOther(ctx.reply, API_KEYS_PATH);
+    },
+    ids,
+  );
 }

@@ -40,12 +40,7 @@ function keyView(row: KeyRow, now: Date): ApiKey {
 const notFound = () => new HttpProblem(404, 'not-found', 'No API key with this id.');
 
 async function findKey(platform: Platform, workspaceId: string, keyId: string): Promise<KeyRow> {
-  const row = await platform.store.db
-    .selectFrom('api_keys')
-    .select(COLUMNS)
-    .where('id', '=', keyId)
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirst();
+  const row = await platform.store.db.selectFrom('api_keys').select(COLUMNS).where('id', '=', keyId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!row) throw notFound();
   return row;
 }
@@ -73,7 +68,10 @@ export const createApiKey: Handler<operations['createApiKey']> = async (request,
     expires_at: expiresAt,
     revoked_at: null,
   };
-  await platform.store.db.insertInto('api_keys').values({ ...row, digest }).execute();
+  await platform.store.db
+    .insertInto('api_keys')
+    .values({ ...row, digest })
+    .execute();
   // The answer carries the secret (shown once): no cache may keep it (catalogue L8).
   reply.code(201).header('cache-control', 'no-store');
   return { ...keyView(row, now), secret };
@@ -92,7 +90,11 @@ export const listApiKeys: Handler<operations['listApiKeys']> = async (request) =
   if (status === 'active') query = query.where('revoked_at', 'is', null).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
   if (status === 'expired') query = query.where('revoked_at', 'is', null).where('expires_at', '<=', now);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, (row) => keyView(row, now));
 };
 
@@ -113,7 +115,13 @@ export const rotateApiKey: Handler<operations['rotateApiKey']> = async (request,
     if (!old) return undefined; // a revoke racing this rotation wins
     // The old value stays known as retired (server/auth/retired-credentials.ts).
     await retireCredential(tx, old.digest, workspaceId, 'messaging_key', now);
-    return tx.updateTable('api_keys').set({ prefix, digest }).where('id', '=', current.id).where('workspace_id', '=', workspaceId).returning(COLUMNS).executeTakeFirst();
+    return tx
+      .updateTable('api_keys')
+      .set({ prefix, digest })
+      .where('id', '=', current.id)
+      .where('workspace_id', '=', workspaceId)
+      .returning(COLUMNS)
+      .executeTakeFirst();
   });
   if (!row) throw new HttpProblem(409, 'conflict', 'This API key is revoked and cannot be rotated.');
   await apiKeyVerifier(platform).invalidate(row.id, workspaceId);

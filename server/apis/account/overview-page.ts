@@ -17,7 +17,10 @@ async function counts(ctx: PageContext): Promise<Record<Table, number>> {
   const db = ctx.request.server.platform.store.db;
   const workspaceId = ctx.owner.workspaceId;
   const count = async (table: Table, live?: 'revoked_at' | 'disconnected_at') => {
-    let query = db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId);
+    let query = db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('workspace_id', '=', workspaceId);
     if (live) query = query.where(live, 'is', null);
     return Number((await query.executeTakeFirstOrThrow()).n);
   };
@@ -35,7 +38,14 @@ async function counts(ctx: PageContext): Promise<Record<Table, number>> {
     .where('phone_numbers.workspace_id', '=', workspaceId)
     .where('business_accounts.disconnected_at', 'is', null)
     .executeTakeFirstOrThrow();
-  return { api_keys: apiKeys, connect_clients: clients, webhook_endpoints: endpoints, login_apps: loginApps, business_accounts: accounts, phone_numbers: Number(numbers.n) };
+  return {
+    api_keys: apiKeys,
+    connect_clients: clients,
+    webhook_endpoints: endpoints,
+    login_apps: loginApps,
+    business_accounts: accounts,
+    phone_numbers: Number(numbers.n),
+  };
 }
 
 async function render(ctx: PageContext) {

@@ -70,10 +70,13 @@ export default async function signInPages(app: FastifyInstance): Promise<void> {
     if (status >= 500) request.log.error({ err: error }, 'page failed');
     if (error instanceof HttpProblem) reply.headers(error.headers);
     const message =
-      status === 403 ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
-      : status === 429 ? 'Too many attempts. Wait a little and try again.'
-      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-      : 'The request could not be understood.';
+      status === 403
+        ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
+        : status === 429
+          ? 'Too many attempts. Wait a little and try again.'
+          : status >= 500
+            ? 'Something went wrong on our side. Try again in a moment.'
+            : 'The request could not be understood.';
     return sendFormPage(reply, status, 'Sign in', html`<h1>Sign in</h1><p role="alert">${message}</p><p><a href="${SIGN_IN_PATH}">Back to sign-in</a></p>`);
   });
 
@@ -99,7 +102,10 @@ export default async function signInPages(app: FastifyInstance): Promise<void> {
       const owner = await authenticateOwner(platform, email, password, request.ip);
       const session = await issueOwnerToken(platform, { ownerId: owner.id, workspaceId: owner.workspace_id }, 'owner-browser');
       reply.setCookie(sessionCookieName(platform.config.production), session.token, { ...cookieOptions(request), maxAge: session.expiresIn });
-      return reply.code(303).header('cache-control', 'no-store').redirect(next || SIGN_IN_PATH, 303);
+      return reply
+        .code(303)
+        .header('cache-control', 'no-store')
+        .redirect(next || SIGN_IN_PATH, 303);
     } catch (error) {
       if (!(error instanceof HttpProblem) || (error.status !== 401 && error.status !== 429)) throw error;
       reply.headers(error.status === 429 ? { 'retry-after': error.headers['retry-after'] ?? '60' } : {});

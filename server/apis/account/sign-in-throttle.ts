@@ -43,7 +43,10 @@ export async function recordFailure(db: Kysely<Database>, subjects: ThrottleSubj
       { subject: subjects.ip, failed_at: now },
     ])
     .execute();
-  await db.deleteFrom('sign_in_failures').where('failed_at', '<=', new Date(now.getTime() - WINDOW_MS)).execute();
+  await db
+    .deleteFrom('sign_in_failures')
+    .where('failed_at', '<=', new Date(now.getTime() - WINDOW_MS))
+    .execute();
 }
 
 /** A successful sign-in clears the account's count (not the IP's: one known password must not reset it). */

@@ -61,7 +61,12 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
 export const getAccount: Handler<operations['getAccount']> = async (request) => {
   const auth = authOf(request);
   const { db } = request.server.platform.store;
-  const owner = await db.selectFrom('owners').selectAll().where('id', '=', auth.ownerId ?? '').where('workspace_id', '=', auth.workspaceId).executeTakeFirst();
+  const owner = await db
+    .selectFrom('owners')
+    .selectAll()
+    .where('id', '=', auth.ownerId ?? '')
+    .where('workspace_id', '=', auth.workspaceId)
+    .executeTakeFirst();
   const workspace = await db.selectFrom('workspaces').selectAll().where('id', '=', auth.workspaceId).executeTakeFirst();
   if (!owner || !workspace) throw unauthorized(['Bearer realm="account"']);
   return { owner: ownerView(owner), workspace: workspaceView(workspace) };

@@ -88,7 +88,12 @@ async function render(ctx: PageContext, extras: Extras): Promise<Page> {
   // One page of the newest apps is plenty for a settings page; the API pages through all.
   const apps = await listApps(ctx.request.server, owner.workspaceId, { limit: 50 });
   const receipts = await Promise.all(apps.data.map(async (a) => (await listReceipts(platform, owner.workspaceId, a.id, { limit: 5 })).data));
-  const numbers = await platform.store.db.selectFrom('phone_numbers').select(['id', 'display_phone_number']).where('workspace_id', '=', owner.workspaceId).orderBy('created_at').execute();
+  const numbers = await platform.store.db
+    .selectFrom('phone_numbers')
+    .select(['id', 'display_phone_number'])
+    .where('workspace_id', '=', owner.workspaceId)
+    .orderBy('created_at')
+    .execute();
   return html`${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
 ${apps.data.map((app, i) => appSection(app, receipts[i]!, csrf))}
@@ -104,28 +109,49 @@ export default async function loginAppsPages(app: FastifyInstance): Promise<void
 
   page.post('', async ({ request, owner }) => {
     const created = await createApp(request.server, owner.workspaceId, createBody(request.body), request.log);
-    return { notice: secretsNotice(`Created ${created.app.name}`, [['API key', created.apiKey], ['Webhook secret', created.webhookSecret]]) };
+    return {
+      notice: secretsNotice(`Created ${created.app.name}`, [
+        ['API key', created.apiKey],
+        ['Webhook secret', created.webhookSecret],
+      ]),
+    };
   });
 
-  page.post('/:appId/rotate-api-key', async (ctx) => {
-    const rotated = await rotateApiKey(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx));
-    return { notice: secretsNotice('New API key', [['API key', rotated.api_key]]) };
-  }, ids);
+  page.post(
+    '/:appId/rotate-api-key',
+    async (ctx) => {
+      const rotated = await rotateApiKey(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx));
+      return { notice: secretsNotice('New API key', [['API key', rotated.api_key]]) };
+    },
+    ids,
+  );
 
-  page.post('/:appId/rotate-webhook-secret', async (ctx) => {
-    const overlap = Number(formField(ctx.request.body, 'previous_secret_valid_for') || 0);
-    if (!OVERLAPS.includes(overlap)) throw formError('Choose an overlap from the list.');
-    const rotated = await rotateWebhookSecret(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx), overlap);
-    return { notice: secretsNotice('New webhook secret', [['Webhook secret', rotated.webhook_secret]]) };
-  }, ids);
+  page.post(
+    '/:appId/rotate-webhook-secret',
+    async (ctx) => {
+      const overlap = Number(formField(ctx.request.body, 'previous_secret_valid_for') || 0);
+      if (!OVERLAPS.includes(overlap)) throw formError('Choose an overlap from the list.');
+      const rotated = await rotateWebhookSecret(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx), overlap);
+      return { notice: secretsNotice('New webhook secret', [['Webhook secret', rotated.webhook_secret]]) };
+    },
+    ids,
+  );
 
-  page.post('/:appId/retry-webhook', async (ctx) => {
-    await retrySetup(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx), ctx.request.log);
-    return seeOther(ctx.reply, LOGIN_APPS_PATH);
-  }, ids);
+  page.post(
+    '/:appId/retry-webhook',
+    async (ctx) => {
+      await retrySetup(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx), ctx.request.log);
+      return seeOther(ctx.reply, LOGIN_APPS_PATH);
+    },
+    ids,
+  );
 
-  page.post('/:appId/delete', async (ctx) => {
-    await deleteApp(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx));
-    return seeOther(ctx.reply, LOGIN_APPS_PATH);
-  }, ids);
+  page.post(
+    '/:appId/delete',
+    async (ctx) => {
+      await deleteApp(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx));
+      return seeOther(ctx.reply, LOGIN_APPS_PATH);
+    },
+    ids,
+  );
 }

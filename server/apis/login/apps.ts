@@ -86,7 +86,8 @@ function appView(platform: Platform, row: LoginAppRow, number: LoginNumber | und
 
 // ---- Rules ----------------------------------------------------------------------------------
 
-const invalid = (field: string, detail: string, why: string) => new HttpProblem(400, 'validation', detail, { errors: [{ pointer: `/body/${field}`, detail: why }] });
+const invalid = (field: string, detail: string, why: string) =>
+  new HttpProblem(400, 'validation', detail, { errors: [{ pointer: `/body/${field}`, detail: why }] });
 
 /** A webhook URL as accepted (G): 400 for syntax or scheme, 422 unsafe-url for the target, naming the field. */
 async function checkWebhookUrl(platform: Platform, field: string, url: string): Promise<void> {
@@ -95,7 +96,9 @@ async function checkWebhookUrl(platform: Platform, field: string, url: string): 
   } catch (error) {
     if (error instanceof UnsafeUrlError) {
       if (error.status === 400) throw invalid(field, `${field} is not an acceptable webhook URL: ${error.reason}.`, error.reason);
-      throw new HttpProblem(422, 'unsafe-url', `${field} is not a public HTTPS target: ${error.reason}.`, { errors: [{ pointer: `/body/${field}`, detail: error.reason }] });
+      throw new HttpProblem(422, 'unsafe-url', `${field} is not a public HTTPS target: ${error.reason}.`, {
+        errors: [{ pointer: `/body/${field}`, detail: error.reason }],
+      });
     }
     // A name that does not resolve now may resolve later; the connect-time guard decides then.
     if (!(error instanceof FetchFailedError)) throw error;
@@ -128,8 +131,17 @@ async function checkSettings(platform: Platform, workspaceId: string, next: Sett
  * numbers always deliver to our inbound path, so they are active at once. A failure is recorded
  * (message, provider code) rather than thrown: it must not fail a create, and retry reads it.
  */
-async function providerWebhookSetup(platform: Platform, workspaceId: string, app: Pick<Settings, 'use_service_phone' | 'phone_number_id'>, log: FastifyBaseLogger): Promise<SetupOutcome> {
-  if (!needsSetup(app)) return { columns: { provider_webhook_status: 'not_required', provider_webhook_error: null, provider_webhook_code: null, provider_webhook_updated_at: null }, refusedByProvider: false };
+async function providerWebhookSetup(
+  platform: Platform,
+  workspaceId: string,
+  app: Pick<Settings, 'use_service_phone' | 'phone_number_id'>,
+  log: FastifyBaseLogger,
+): Promise<SetupOutcome> {
+  if (!needsSetup(app))
+    return {
+      columns: { provider_webhook_status: 'not_required', provider_webhook_error: null, provider_webhook_code: null, provider_webhook_updated_at: null },
+      refusedByProvider: false,
+    };
   const now = platform.now();
   const failed = (error: string, refusedByProvider = false, code: number | null = null): SetupOutcome => ({
     columns: { provider_webhook_status: 'failed', provider_webhook_error: error.slice(0, 500), provider_webhook_code: code, provider_webhook_updated_at: now },
@@ -140,10 +152,16 @@ async function providerWebhookSetup(platform: Platform, workspaceId: string, app
   if (!number) return failed('No active cloud-API number in this workspace: connect one or name phone_number_id.');
   if (!isActiveNumber(number)) return failed(`Phone number ${number.id} is ${number.status}, not active.`);
   if (number.provider_kind === 'cloud_api') {
-    const account = await db.selectFrom('business_accounts').select(['id', 'provider_waba_id', 'access_token_enc']).where('id', '=', number.business_account_id).executeTakeFirstOrThrow();
+    const account = await db
+      .selectFrom('business_accounts')
+      .select(['id', 'provider_waba_id', 'access_token_enc'])
+      .where('id', '=', number.business_account_id)
+      .executeTakeFirstOrThrow();
     if (!account.access_token_enc) return failed("The number's business account has no access token: connect it again.");
     try {
-      const result = await platform.provider('cloud_api').subscribeWebhooks({ wabaId: account.provider_waba_id, accessToken: platform.secrets.decrypt(account.access_token_enc) });
+      const result = await platform
+        .provider('cloud_api')
+        .subscribeWebhooks({ wabaId: account.provider_waba_id, accessToken: platform.secrets.decrypt(account.access_token_enc) });
       if (!result.subscribed) return failed('The provider did not confirm the webhook subscription.', true);
     } catch (error) {
       if (error instanceof ProviderError) return failed(`The provider refused the webhook subscription: ${error.details ?? error.message}`, true, error.code);
@@ -152,7 +170,10 @@ async function providerWebhookSetup(platform: Platform, workspaceId: string, app
     }
     await db.updateTable('business_accounts').set({ webhooks_subscribed_at: now }).where('id', '=', account.id).execute();
   }
-  return { columns: { provider_webhook_status: 'active', provider_webhook_error: null, provider_webhook_code: null, provider_webhook_updated_at: now }, refusedByProvider: false };
+  return {
+    columns: { provider_webhook_status: 'active', provider_webhook_error: null, provider_webhook_code: null, provider_webhook_updated_at: now },
+    refusedByProvider: false,
+  };
 }
 
 // ---- Operations shared with the settings page ---------------------------------------------------
@@ -205,12 +226,22 @@ export async function listApps(server: FastifyInstance, workspaceId: string, { l
   const after = decodeKeyset(platform.secrets, scope, cursor);
   let query = platform.store.db.selectFrom('login_apps').selectAll().where('workspace_id', '=', workspaceId);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const page = keysetPage(platform.secrets, scope, rows, limit, (row) => row);
   return { ...page, data: await appViews(server, page.data) };
 }
 
-export async function updateApp(server: FastifyInstance, workspaceId: string, appId: string, body: S['LoginAppUpdate'], log: FastifyBaseLogger): Promise<S['LoginApp']> {
+export async function updateApp(
+  server: FastifyInstance,
+  workspaceId: string,
+  appId: string,
+  body: S['LoginAppUpdate'],
+  log: FastifyBaseLogger,
+): Promise<S['LoginApp']> {
   const { platform } = server;
   const current = await findApp(platform, workspaceId, appId);
   const pick = <K extends keyof Settings>(key: K): Settings[K] => (body[key] === undefined ? current[key] : (body[key] as Settings[K]));
@@ -241,7 +272,12 @@ export async function deleteApp(server: FastifyInstance, workspaceId: string, ap
   // Sessions and receipts go with it (ON DELETE CASCADE), so its tokens no longer verify; its
   // key stays known as retired (server/auth/retired-credentials.ts).
   const deleted = await platform.store.db.transaction().execute(async (tx) => {
-    const row = await tx.deleteFrom('login_apps').where('id', '=', appId).where('workspace_id', '=', workspaceId).returning('api_key_digest').executeTakeFirst();
+    const row = await tx
+      .deleteFrom('login_apps')
+      .where('id', '=', appId)
+      .where('workspace_id', '=', workspaceId)
+      .returning('api_key_digest')
+      .executeTakeFirst();
     if (row) await retireCredential(tx, row.api_key_digest, workspaceId, 'login_key', platform.now());
     return row;
   });
@@ -254,7 +290,13 @@ export async function rotateApiKey(server: FastifyInstance, workspaceId: string,
   const apiKey = newApiKey();
   const now = platform.now();
   const row = await platform.store.db.transaction().execute(async (tx) => {
-    const old = await tx.selectFrom('login_apps').select('api_key_digest').where('id', '=', appId).where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    const old = await tx
+      .selectFrom('login_apps')
+      .select('api_key_digest')
+      .where('id', '=', appId)
+      .where('workspace_id', '=', workspaceId)
+      .forUpdate()
+      .executeTakeFirst();
     if (!old) return undefined;
     await retireCredential(tx, old.api_key_digest, workspaceId, 'login_key', now); // the old key stays known as retired
     return tx
@@ -290,7 +332,13 @@ export async function rotateWebhookSecret(platform: Platform, workspaceId: strin
     .returning('webhook_secret_prefix')
     .executeTakeFirst();
   if (!row) throw new HttpProblem(409, 'conflict', 'The webhook secret was rotated concurrently; rotate again if needed.');
-  return { app_id: appId, webhook_secret: secret, webhook_secret_prefix: row.webhook_secret_prefix, rotated_at: now.toISOString(), previous_secret_expires_at: until?.toISOString() ?? null };
+  return {
+    app_id: appId,
+    webhook_secret: secret,
+    webhook_secret_prefix: row.webhook_secret_prefix,
+    rotated_at: now.toISOString(),
+    previous_secret_expires_at: until?.toISOString() ?? null,
+  };
 }
 
 export async function retrySetup(server: FastifyInstance, workspaceId: string, appId: string, log: FastifyBaseLogger): Promise<S['LoginApp']> {
@@ -317,22 +365,37 @@ export async function retrySetup(server: FastifyInstance, workspaceId: string, a
   return (await appViews(server, [row]))[0]!;
 }
 
-export async function listReceipts(platform: Platform, workspaceId: string, appId: string, { limit = 20, cursor }: ListQuery): Promise<{ data: S['HostedWebhookReceipt'][]; has_more: boolean; next_cursor: string | null }> {
+export async function listReceipts(
+  platform: Platform,
+  workspaceId: string,
+  appId: string,
+  { limit = 20, cursor }: ListQuery,
+): Promise<{ data: S['HostedWebhookReceipt'][]; has_more: boolean; next_cursor: string | null }> {
   await findApp(platform, workspaceId, appId);
   // Bound to the app too, so a cursor of another app's receipts is refused (B6).
   const scope = { workspaceId, operation: `listLoginAppWebhookReceipts:${appId}` };
   const after = decodeKeyset(platform.secrets, scope, cursor);
   let query = platform.store.db.selectFrom('hosted_webhook_receipts').selectAll().where('app_id', '=', appId).where('workspace_id', '=', workspaceId);
   if (after) query = query.where((eb) => eb(eb.refTuple('received_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('received_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-  return keysetPage(platform.secrets, scope, rows.map((r) => ({ ...r, created_at: r.received_at })), limit, (r) => ({
-    id: r.id,
-    app_id: r.app_id,
-    event_id: r.event_id,
-    event_type: r.event_type as 'chatapp.auth.verified',
-    received_at: r.received_at.toISOString(),
-    payload: r.payload as S['HostedWebhookEvent'],
-  }));
+  const rows = await query
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  return keysetPage(
+    platform.secrets,
+    scope,
+    rows.map((r) => ({ ...r, created_at: r.received_at })),
+    limit,
+    (r) => ({
+      id: r.id,
+      app_id: r.app_id,
+      event_id: r.event_id,
+      event_type: r.event_type as 'chatapp.auth.verified',
+      received_at: r.received_at.toISOString(),
+      payload: r.payload as S['HostedWebhookEvent'],
+    }),
+  );
 }
 
 // ---- Handlers -----------------------------------------------------------------------------------

@@ -66,7 +66,11 @@ export class LoginKeyVerifier {
     if (hit && hit.until > now) return hit.app;
     if (hit) this.cache.delete(digest);
     const epoch = this.epoch;
-    const row = await store.db.selectFrom('login_apps').select(['id', 'workspace_id', 'api_key_digest']).where('api_key_digest', '=', digest).executeTakeFirst();
+    const row = await store.db
+      .selectFrom('login_apps')
+      .select(['id', 'workspace_id', 'api_key_digest'])
+      .where('api_key_digest', '=', digest)
+      .executeTakeFirst();
     if (!row || !secrets.matches(secret, row.api_key_digest)) {
       const retiredIn = onDead && (await retiredCredentialWorkspace(store.db, secrets, secret, 'login_key'));
       if (retiredIn) onDead(retiredIn);
@@ -118,7 +122,11 @@ export function registerLoginAuth(): void {
     },
     { api: 'login' },
   );
-  registerScheme('ApiKeyAuthorization', { verify: (request) => loginKey(request, 'authorization', authorizationCredential(request, 'ApiKey')), challenge }, { api: 'login' });
+  registerScheme(
+    'ApiKeyAuthorization',
+    { verify: (request) => loginKey(request, 'authorization', authorizationCredential(request, 'ApiKey')), challenge },
+    { api: 'login' },
+  );
 }
 
 /** The Login app calling an operation secured by a Login key (its authenticator ran first). */

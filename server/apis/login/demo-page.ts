@@ -31,7 +31,14 @@ const pendingCookie = (production: boolean) => (production ? '__Secure-demo_logi
 const userCookie = (production: boolean) => (production ? '__Secure-demo_user' : 'demo_user');
 
 function cookieOptions(request: FastifyRequest, maxAge?: number) {
-  return { path: DEMO_LOGIN_PATH, httpOnly: true, sameSite: 'lax' as const, secure: request.server.config.production, signed: true, ...(maxAge ? { maxAge } : {}) };
+  return {
+    path: DEMO_LOGIN_PATH,
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: request.server.config.production,
+    signed: true,
+    ...(maxAge ? { maxAge } : {}),
+  };
 }
 
 function readCookie(request: FastifyRequest, name: string): string | null {
@@ -200,18 +207,27 @@ export default async function demoLoginPages(app: FastifyInstance): Promise<void
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status =
-      error instanceof DemoError || error instanceof HttpProblem ? error.status
-      : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode
-      : 500;
+      error instanceof DemoError || error instanceof HttpProblem
+        ? error.status
+        : error.statusCode && error.statusCode >= 400 && error.statusCode < 600
+          ? error.statusCode
+          : 500;
     if (status >= 500 && !(error instanceof DemoError)) request.log.error({ err: error }, 'demo page failed');
     const message =
-      error instanceof DemoError ? error.message
-      : status === 403 ? 'This page has expired or the request was not sent from this site. Reload the page and try again.'
-      : status === 429 ? 'Too many requests. Wait a little and try again.'
-      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-      : 'The request could not be understood.';
+      error instanceof DemoError
+        ? error.message
+        : status === 403
+          ? 'This page has expired or the request was not sent from this site. Reload the page and try again.'
+          : status === 429
+            ? 'Too many requests. Wait a little and try again.'
+            : status >= 500
+              ? 'Something went wrong on our side. Try again in a moment.'
+              : 'The request could not be understood.';
     if (request.url.startsWith(`${DEMO_LOGIN_PATH}/api/`)) return reply.code(status).header('cache-control', 'no-store').send({ error: message });
-    return sendDemoPage(reply, status, { title: 'Demo sign-in', body: html`<main><div class="card"><h1>Sign in</h1><p role="alert">${message}</p><p><a href="${DEMO_LOGIN_PATH}">Back</a></p></div></main>` });
+    return sendDemoPage(reply, status, {
+      title: 'Demo sign-in',
+      body: html`<main><div class="card"><h1>Sign in</h1><p role="alert">${message}</p><p><a href="${DEMO_LOGIN_PATH}">Back</a></p></div></main>`,
+    });
   });
 
   app.get(DEMO_LOGIN_PATH, async (request, reply) => {

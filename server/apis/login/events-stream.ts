@@ -191,11 +191,13 @@ registerScheme(
       const token = (request.query as Record<string, unknown>).token;
       if (!sessionId || typeof token !== 'string' || !token) return null;
       // Path ids are validated after authentication: one that no session can have is not looked up.
-      const session = !SESSION_ID.test(sessionId) ? undefined : await app.platform.store.db
-        .selectFrom('login_sessions')
-        .select(['id', 'workspace_id', 'subscribe_token_digest'])
-        .where('id', '=', sessionId)
-        .executeTakeFirst();
+      const session = !SESSION_ID.test(sessionId)
+        ? undefined
+        : await app.platform.store.db
+            .selectFrom('login_sessions')
+            .select(['id', 'workspace_id', 'subscribe_token_digest'])
+            .where('id', '=', sessionId)
+            .executeTakeFirst();
       if (session && app.platform.secrets.matches(token, session.subscribe_token_digest)) {
         return { workspaceId: session.workspace_id, kind: 'subscribe_token', sessionId: session.id, scopes: [] };
       }
@@ -231,7 +233,12 @@ export const streamLoginSessionEvents: Handler<operations['streamLoginSessionEve
   try {
     const db = platform.store.db;
     // At most one event per session: the final one.
-    const row = await db.selectFrom('login_session_events').select(['id', 'event']).where('session_id', '=', sessionId).orderBy('id', 'desc').executeTakeFirst();
+    const row = await db
+      .selectFrom('login_session_events')
+      .select(['id', 'event'])
+      .where('session_id', '=', sessionId)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
     session = await db.selectFrom('login_sessions').select(['status', 'expires_at']).where('id', '=', sessionId).executeTakeFirst();
     final = row ? { id: String(row.id), event: row.event } : stream.pending;
   } catch (error) {

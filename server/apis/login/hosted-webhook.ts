@@ -53,12 +53,25 @@ export async function storeHostedReceipt(
 ): Promise<{ receiptId: string; duplicate: boolean }> {
   const inserted = await db
     .insertInto('hosted_webhook_receipts')
-    .values({ id: newId('hk'), app_id: app.id, workspace_id: app.workspace_id, event_id: event.id, event_type: event.type, payload: JSON.stringify(event), received_at: receivedAt })
+    .values({
+      id: newId('hk'),
+      app_id: app.id,
+      workspace_id: app.workspace_id,
+      event_id: event.id,
+      event_type: event.type,
+      payload: JSON.stringify(event),
+      received_at: receivedAt,
+    })
     .onConflict((oc) => oc.columns(['app_id', 'event_id']).doNothing())
     .returning('id')
     .executeTakeFirst();
   if (inserted) return { receiptId: inserted.id, duplicate: false };
-  const existing = await db.selectFrom('hosted_webhook_receipts').select('id').where('app_id', '=', app.id).where('event_id', '=', event.id).executeTakeFirstOrThrow();
+  const existing = await db
+    .selectFrom('hosted_webhook_receipts')
+    .select('id')
+    .where('app_id', '=', app.id)
+    .where('event_id', '=', event.id)
+    .executeTakeFirstOrThrow();
   return { receiptId: existing.id, duplicate: true };
 }
 
@@ -80,10 +93,14 @@ export const receiveHostedLoginWebhook: Handler<operations['receiveHostedLoginWe
   const event = request.body;
   const eventIdHeader = request.headers['x-login-event-id'];
   if (typeof eventIdHeader === 'string' && eventIdHeader !== event.id) {
-    throw new HttpProblem(400, 'validation', 'X-Login-Event-Id differs from the body id.', { errors: [{ pointer: '/header/x-login-event-id', detail: 'must equal the body id' }] });
+    throw new HttpProblem(400, 'validation', 'X-Login-Event-Id differs from the body id.', {
+      errors: [{ pointer: '/header/x-login-event-id', detail: 'must equal the body id' }],
+    });
   }
   if (hasUnstorableText(event)) {
-    throw new HttpProblem(400, 'validation', 'The event holds NUL characters or lone surrogates.', { errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }] });
+    throw new HttpProblem(400, 'validation', 'The event holds NUL characters or lone surrogates.', {
+      errors: [{ pointer: '/body', detail: 'contains text that cannot be stored' }],
+    });
   }
   const { receiptId, duplicate } = await storeHostedReceipt(platform.store.db, app, event, platform.now());
   reply.header('cache-control', 'no-store');

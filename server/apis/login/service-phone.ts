@@ -96,7 +96,13 @@ async function loadServiceNumber(platform: Platform): Promise<LoginNumber> {
     if (has) return;
     const account = await trx
       .insertInto('business_accounts')
-      .values({ id: `waba_PlatformService`, workspace_id: SERVICE_WORKSPACE_ID, kind: 'sandbox', provider_waba_id: String(randomInt(1e14, 2 ** 48 - 1)), name: 'Service' })
+      .values({
+        id: `waba_PlatformService`,
+        workspace_id: SERVICE_WORKSPACE_ID,
+        kind: 'sandbox',
+        provider_waba_id: String(randomInt(1e14, 2 ** 48 - 1)),
+        name: 'Service',
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     await addSandboxNumber(trx, account);
@@ -125,7 +131,11 @@ export async function resolveLoginNumber(
 ): Promise<LoginNumber> {
   const { db } = server.platform.store;
   if (choice.phone_number_id !== undefined && choice.use_service_phone !== undefined) {
-    throw validation('phone_number_id and use_service_phone are mutually exclusive.', ['/body/phone_number_id', '/body/use_service_phone'], 'send only one of phone_number_id and use_service_phone');
+    throw validation(
+      'phone_number_id and use_service_phone are mutually exclusive.',
+      ['/body/phone_number_id', '/body/use_service_phone'],
+      'send only one of phone_number_id and use_service_phone',
+    );
   }
   if (choice.phone_number_id !== undefined) {
     const own = await findOwnNumber(db, app.workspace_id, choice.phone_number_id);
@@ -140,7 +150,11 @@ export async function resolveLoginNumber(
   }
   const own = app.phone_number_id ? await findOwnNumber(db, app.workspace_id, app.phone_number_id) : await primaryOwnNumber(db, app.workspace_id);
   if (!own || !isActiveNumber(own)) {
-    throw new HttpProblem(422, 'unprocessable', 'The Login app has no usable own number: connect an active cloud-API number, name one, or use the service number.');
+    throw new HttpProblem(
+      422,
+      'unprocessable',
+      'The Login app has no usable own number: connect an active cloud-API number, name one, or use the service number.',
+    );
   }
   return own;
 }

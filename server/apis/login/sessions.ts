@@ -48,7 +48,12 @@ export function waLink(displayPhoneNumber: string, code: string): string {
 }
 
 /** Records a final event and announces it to every instance's streams, at the commit of `trx`. */
-export async function recordSessionEvent(platform: Platform, trx: Transaction<Database>, session: { id: string; workspace_id: string }, event: SessionEventName): Promise<string> {
+export async function recordSessionEvent(
+  platform: Platform,
+  trx: Transaction<Database>,
+  session: { id: string; workspace_id: string },
+  event: SessionEventName,
+): Promise<string> {
   const row = await trx.insertInto('login_session_events').values({ session_id: session.id, event }).returning('id').executeTakeFirstOrThrow();
   const eventId = String(row.id);
   await platform.bus.publish({ type: SESSION_EVENT, workspaceId: session.workspace_id, data: { sessionId: session.id, event, eventId } }, trx);
@@ -105,7 +110,15 @@ async function checkSessionCap(platform: Platform, trx: Transaction<Database>, w
   });
 }
 
-type NewSession = { id: string; app_id: string; workspace_id: string; phone_number_id: string; subscribe_token_digest: string; expires_at: Date; created_at: Date };
+type NewSession = {
+  id: string;
+  app_id: string;
+  workspace_id: string;
+  phone_number_id: string;
+  subscribe_token_digest: string;
+  expires_at: Date;
+  created_at: Date;
+};
 
 /** Inserts the session with a code no pending session of the number holds (partial unique index). */
 async function insertSession(trx: Kysely<Database>, values: NewSession): Promise<string> {

@@ -148,7 +148,8 @@ export async function verifyToken(server: FastifyInstance, appId: string, token:
   const shaped =
     iss === platform.config.publicUrl &&
     typeof aud === 'string' &&
-    typeof sub === 'string' && E164.test(sub) &&
+    typeof sub === 'string' &&
+    E164.test(sub) &&
     typeof sid === 'string' &&
     typeof jti === 'string' &&
     [iat, nbf, exp].every((n) => typeof n === 'number' && Number.isFinite(n));

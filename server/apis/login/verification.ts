@@ -123,7 +123,12 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
   const digits = E164.exec(message.from)?.[1];
   if (!found) recordMiss(misses, guesser, now.getTime());
   if (!found || !digits || !found.webhook_destination) return false; // no destination: the app is gone
-  const app = { id: found.app_id, webhook_destination: found.webhook_destination, production_webhook_url: found.production_webhook_url, staging_webhook_url: found.staging_webhook_url };
+  const app = {
+    id: found.app_id,
+    webhook_destination: found.webhook_destination,
+    production_webhook_url: found.production_webhook_url,
+    staging_webhook_url: found.staging_webhook_url,
+  };
   const phone = `+${digits}`;
   const profileName = found.contact_name?.slice(0, 256) ?? null; // the contract's maxLength
   // Wasted only if a concurrent delivery or the sweep gets there first.
@@ -157,7 +162,11 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
       // public URL (which a private deployment may not reach, and which would count as traffic).
       await storeHostedReceipt(trx, { id: app.id, workspace_id: found.workspace_id }, body, now);
     } else {
-      await enqueue(trx, { workspaceId: found.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) }, now);
+      await enqueue(
+        trx,
+        { workspaceId: found.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) },
+        now,
+      );
     }
   }
   return true;
@@ -167,7 +176,14 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
 async function onInbound(server: FastifyInstance, trx: Transaction<Database>, message: StoredInbound): Promise<void> {
   if (message.type !== 'text' || message.text === undefined) return;
   const code = loginCodeOf(message.text);
-  if (code) await verifySession(server, trx, { phoneNumberId: message.phoneNumberId, code, messageId: message.messageId, contactId: message.contactId, from: message.from });
+  if (code)
+    await verifySession(server, trx, {
+      phoneNumberId: message.phoneNumberId,
+      code,
+      messageId: message.messageId,
+      contactId: message.contactId,
+      from: message.from,
+    });
 }
 
 /** The outbox endpoint kind `login_app`: the app's current destination, signed per attempt. */
@@ -175,7 +191,15 @@ function registerOutbox(platform: Platform): void {
   platform.outbox.register(OUTBOX_KIND, async (appId, workspaceId) => {
     const app = await platform.store.db
       .selectFrom('login_apps')
-      .select(['id', 'webhook_destination', 'production_webhook_url', 'staging_webhook_url', 'webhook_secret_enc', 'previous_webhook_secret_enc', 'previous_webhook_secret_until'])
+      .select([
+        'id',
+        'webhook_destination',
+        'production_webhook_url',
+        'staging_webhook_url',
+        'webhook_secret_enc',
+        'previous_webhook_secret_enc',
+        'previous_webhook_secret_until',
+      ])
       .where('id', '=', appId)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
@@ -205,7 +229,12 @@ export function startLogin(app: FastifyInstance): void {
   // start, so that a LOGIN, right or wrong, writes nothing else; again before a delivery that
   // brings a LOGIN if that failed.
   app.addHook('onReady', async () => void (await app.loginSigningKeys.ring().catch(log('login signing keys not loaded'))));
-  const unsubscribe = registerInboundStep(platform, 'login', (trx, _platform, message) => onInbound(app, trx, message), (texts) => (texts.some((t) => loginCodeOf(t)) ? app.loginSigningKeys.ring() : undefined));
+  const unsubscribe = registerInboundStep(
+    platform,
+    'login',
+    (trx, _platform, message) => onInbound(app, trx, message),
+    (texts) => (texts.some((t) => loginCodeOf(t)) ? app.loginSigningKeys.ring() : undefined),
+  );
   let sweeping: Promise<unknown> | undefined;
   const timer = setInterval(() => {
     sweeping ??= expireSessions(platform)

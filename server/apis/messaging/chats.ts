@@ -45,7 +45,12 @@ export async function touchChat(db: Db, t: ChatTouch): Promise<string> {
 
 /** The chat of a number and contact, created without messages when absent (a send before its message row). */
 export async function ensureChat(db: Db, workspaceId: string, phoneNumberId: string, contactId: string, at: Date): Promise<string> {
-  const existing = await db.selectFrom('chats').select('id').where('phone_number_id', '=', phoneNumberId).where('contact_id', '=', contactId).executeTakeFirst();
+  const existing = await db
+    .selectFrom('chats')
+    .select('id')
+    .where('phone_number_id', '=', phoneNumberId)
+    .where('contact_id', '=', contactId)
+    .executeTakeFirst();
   if (existing) return existing.id;
   const row = await db
     .insertInto('chats')

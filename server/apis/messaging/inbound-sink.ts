@@ -19,7 +19,9 @@ export function createInboundSink(app: FastifyInstance): (payload: ProviderWebho
     if (response.statusCode !== 200) {
       app.log.warn({ statusCode: response.statusCode }, 'sandbox delivery refused by the inbound webhook');
       // The status code tells the sandbox whether to try again (retryableDelivery).
-      throw Object.assign(new Error(`the inbound webhook answered ${response.statusCode}: ${response.body.slice(0, 300)}`), { statusCode: response.statusCode });
+      throw Object.assign(new Error(`the inbound webhook answered ${response.statusCode}: ${response.body.slice(0, 300)}`), {
+        statusCode: response.statusCode,
+      });
     }
     // Under a burst the 200 means stored, not yet applied: the hand-off ends once it is applied,
     // so the sandbox's idle() still means its statuses are in the store.

@@ -158,7 +158,14 @@ export class ProviderInbox {
       try {
         await this.platform.store.db
           .insertInto('provider_deliveries')
-          .values({ id: newId('pdl'), payload: JSON.stringify(payload), received_at: now, attempts: 1, last_error: describe(error), lease_until: new Date(now.getTime() + this.retryDelayMs(1)) })
+          .values({
+            id: newId('pdl'),
+            payload: JSON.stringify(payload),
+            received_at: now,
+            attempts: 1,
+            last_error: describe(error),
+            lease_until: new Date(now.getTime() + this.retryDelayMs(1)),
+          })
           .execute();
       } catch {
         throw error;
@@ -189,20 +196,22 @@ export class ProviderInbox {
     while (this.queue.length && this.flushing < this.maxFlushes) {
       const group = this.queue.splice(0, this.maxBatchRows);
       this.flushing++;
-      void this.insert(group.map((g) => g.payload)).then(
-        () => {
-          this.storedBatches++;
-          this.backlog = true;
-          for (const g of group) g.done();
-        },
-        (error: unknown) => {
-          for (const g of group) g.done(error);
-        },
-      ).finally(() => {
-        this.flushing--;
-        this.flush();
-        this.signal();
-      });
+      void this.insert(group.map((g) => g.payload))
+        .then(
+          () => {
+            this.storedBatches++;
+            this.backlog = true;
+            for (const g of group) g.done();
+          },
+          (error: unknown) => {
+            for (const g of group) g.done(error);
+          },
+        )
+        .finally(() => {
+          this.flushing--;
+          this.flush();
+          this.signal();
+        });
     }
   }
 
@@ -343,7 +352,9 @@ export class ProviderInbox {
       this.stats[claimed ? 'processed' : 'skipped']++;
     } catch (error) {
       this.stats.failed++;
-      await this.fail(row, error).catch((e) => this.log.warn({ error: describe(e), delivery: row.id }, 'provider inbox: could not record a failed attempt (the lease will expire)'));
+      await this.fail(row, error).catch((e) =>
+        this.log.warn({ error: describe(e), delivery: row.id }, 'provider inbox: could not record a failed attempt (the lease will expire)'),
+      );
     } finally {
       const end = performance.now();
       this.shareAt = end + ((end - t0) * (1 - this.minShare)) / this.minShare;
@@ -356,11 +367,20 @@ export class ProviderInbox {
     const message = describe(error);
     await this.platform.store.db
       .updateTable('provider_deliveries')
-      .set({ leased_by: null, last_error: message, lease_until: poison ? null : new Date(now.getTime() + this.retryDelayMs(row.attempts)), failed_at: poison ? now : null })
+      .set({
+        leased_by: null,
+        last_error: message,
+        lease_until: poison ? null : new Date(now.getTime() + this.retryDelayMs(row.attempts)),
+        failed_at: poison ? now : null,
+      })
       .where('id', '=', row.id)
       .where('leased_by', '=', this.platform.instanceId)
       .execute();
-    if (poison) this.log.error({ delivery: row.id, attempts: row.attempts, error: message }, 'provider inbox: delivery failed for good; kept with its error, not retried');
+    if (poison)
+      this.log.error(
+        { delivery: row.id, attempts: row.attempts, error: message },
+        'provider inbox: delivery failed for good; kept with its error, not retried',
+      );
     else this.log.warn({ delivery: row.id, attempts: row.attempts, error: message }, 'provider inbox: delivery failed; it will be tried again');
   }
 
@@ -370,7 +390,11 @@ export class ProviderInbox {
     await this.platform.store.db
       .updateTable('provider_deliveries')
       .set((eb) => ({ lease_until: null, leased_by: null, attempts: eb('attempts', '-', 1) }))
-      .where('id', 'in', rows.map((r) => r.id))
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
       .where('leased_by', '=', this.platform.instanceId)
       .execute()
       .catch((error) => this.log.warn({ error: describe(error) }, 'provider inbox: could not release claimed rows (their lease will expire)'));

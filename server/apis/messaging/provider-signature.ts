@@ -31,7 +31,10 @@ type Counter = ReturnType<FastifyInstance['createRateLimit']>;
 /** The per-IP count of refusals, one bucket store per app; run by setupProviderInbox. */
 export function setupProviderSignature(app: FastifyInstance): void {
   // IPv6 clients per /64, as every per-IP bucket here.
-  app.decorate('providerRefusals', app.createRateLimit({ max: app.config.rateLimitIpPerMinute, timeWindow: 60_000, keyGenerator: (r) => `provider-refused:${normalizeIP(r.ip)}` }));
+  app.decorate(
+    'providerRefusals',
+    app.createRateLimit({ max: app.config.rateLimitIpPerMinute, timeWindow: 60_000, keyGenerator: (r) => `provider-refused:${normalizeIP(r.ip)}` }),
+  );
 }
 
 /** 401 `invalid-signature`, or 429 once this address has had its share of refusals this minute. */

@@ -25,12 +25,24 @@ import { eventContent } from './inbox/views.js';
 import { WINDOW_MS } from './outbound/service-window.js';
 
 type S = components['schemas'];
-type Ctx = { trx: Transaction<Database>; platform: Platform; log: FastifyBaseLogger; pn: { id: string; workspace_id: string; display_phone_number: string; business_account_id: string | null } };
+type Ctx = {
+  trx: Transaction<Database>;
+  platform: Platform;
+  log: FastifyBaseLogger;
+  pn: { id: string; workspace_id: string; display_phone_number: string; business_account_id: string | null };
+};
 
 /** E.164 digits without `+`, as the provider writes `from`. */
 const WA_ID = /^[1-9]\d{6,14}$/;
 /** Outbound states in order; `failed` can follow any of them and nothing follows it. */
-const RANK = new Map([['pending', 0], ['accepted', 1], ['unknown', 1], ['sent', 2], ['delivered', 3], ['read', 4]]);
+const RANK = new Map([
+  ['pending', 0],
+  ['accepted', 1],
+  ['unknown', 1],
+  ['sent', 2],
+  ['delivered', 3],
+  ['read', 4],
+]);
 /** Texts longer than this are left out of the event (NOTIFY payloads are capped); subscribers read the row. */
 const EVENT_TEXT_BYTES = 2048;
 
@@ -53,7 +65,9 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
   const { platform } = request.server;
   const header = request.headers['x-hub-signature-256'];
   // The route's gate verified the raw bytes before parsing them; checked again only if it could not.
-  const signed = request.providerSigned || (request.rawBody !== undefined && verifySha256Header(typeof header === 'string' ? header : undefined, platform.providerAppSecret, request.rawBody));
+  const signed =
+    request.providerSigned ||
+    (request.rawBody !== undefined && verifySha256Header(typeof header === 'string' ? header : undefined, platform.providerAppSecret, request.rawBody));
   if (!signed) {
     return sendProblem(reply, problem(401, 'invalid-signature', 'X-Hub-Signature-256 is missing or does not match the raw body.'), SIGNATURE_CHALLENGE);
   }
@@ -72,12 +86,19 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
  * transaction again. Any other database failure propagates and the provider retries; dedupe and
  * forward-only statuses make that safe.
  */
-export async function processProviderPayload(platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger, claim?: DeliveryClaim): Promise<void> {
+export async function processProviderPayload(
+  platform: Platform,
+  payload: S['ProviderWebhookPayload'],
+  log: FastifyBaseLogger,
+  claim?: DeliveryClaim,
+): Promise<void> {
   const relevant = payload.object === 'whatsapp_business_account';
   if (!relevant) log.info({ object: payload.object }, 'provider webhook: object ignored');
   if (!relevant && !claim) return;
   if (relevant) {
-    const texts = payload.entry.flatMap((e) => e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))));
+    const texts = payload.entry.flatMap((e) =>
+      e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))),
+    );
     await prepareInboundSteps(platform, texts);
   }
   await retryConflicts(() =>
@@ -104,7 +125,11 @@ async function applyChanges(trx: Transaction<Database>, platform: Platform, payl
     const value = change.value;
     const providerId = value.metadata?.phone_number_id;
     const pn = providerId
-      ? await trx.selectFrom('phone_numbers').select(['id', 'workspace_id', 'display_phone_number', 'business_account_id']).where('provider_phone_number_id', '=', providerId).executeTakeFirst()
+      ? await trx
+          .selectFrom('phone_numbers')
+          .select(['id', 'workspace_id', 'display_phone_number', 'business_account_id'])
+          .where('provider_phone_number_id', '=', providerId)
+          .executeTakeFirst()
       : undefined;
     if (!pn) {
       log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
@@ -149,7 +174,12 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
     .executeTakeFirstOrThrow();
   const { type, content } = await storedContent(trx, pn.workspace_id, m);
   const replyTo = m.context?.id
-    ? await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.context.id).where('workspace_id', '=', pn.workspace_id).executeTakeFirst()
+    ? await trx
+        .selectFrom('messages')
+        .select('id')
+        .where('provider_message_id', '=', m.context.id)
+        .where('workspace_id', '=', pn.workspace_id)
+        .executeTakeFirst()
     : undefined;
   const messageId = newId('msg');
   if (type === 'unsupported') log.info({ type: m.type }, 'provider webhook: message type stored as unsupported');
@@ -184,7 +214,16 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
     type: 'message.received',
     at,
     data: {
-      message: { id: row.id, wamid: m.id, chat_id: chatId, chatapp_phone_number: pn.display_phone_number, type, content: eventContent(content), reply_to: replyTo?.id ?? null, created_at: at.toISOString() },
+      message: {
+        id: row.id,
+        wamid: m.id,
+        chat_id: chatId,
+        chatapp_phone_number: pn.display_phone_number,
+        type,
+        content: eventContent(content),
+        reply_to: replyTo?.id ?? null,
+        created_at: at.toISOString(),
+      },
       contact: { id: contact.id, contact_no: contact.phone, name: contact.name, profile_name: profileName ?? null },
       window_expires_at: new Date(lastInbound.getTime() + WINDOW_MS).toISOString(),
     },
@@ -205,13 +244,21 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
   const text = typeof content.text === 'string' && Buffer.byteLength(content.text) <= EVENT_TEXT_BYTES ? content.text : undefined;
   // A wake-up for what runs after the commit (automation dispatch); losing it only delays that.
   await platform.bus.publish(
-    { type: 'message.received', workspaceId: pn.workspace_id, data: { messageId: row.id, contactId: contact.id, phoneNumberId: pn.id, from: `+${m.from}`, type, ...(text !== undefined ? { text } : {}) } },
+    {
+      type: 'message.received',
+      workspaceId: pn.workspace_id,
+      data: { messageId: row.id, contactId: contact.id, phoneNumberId: pn.id, from: `+${m.from}`, type, ...(text !== undefined ? { text } : {}) },
+    },
     trx,
   );
 }
 
 /** The provider's message in the shape of the contract's MessageKind and MessageContent. */
-async function storedContent(trx: Transaction<Database>, workspaceId: string, m: S['ProviderInboundMessage']): Promise<{ type: string; content: Record<string, unknown> }> {
+async function storedContent(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  m: S['ProviderInboundMessage'],
+): Promise<{ type: string; content: Record<string, unknown> }> {
   switch (m.type) {
     case 'text':
       if (m.text) return { type: 'text', content: { text: m.text.body } };
@@ -241,13 +288,21 @@ async function storedContent(trx: Transaction<Database>, workspaceId: string, m:
       const form = m.interactive?.nfm_reply;
       if (form) {
         const response = parseObject(form.response_json);
-        return { type: 'form_response', content: { form_response: { flow_token: typeof response.flow_token === 'string' ? response.flow_token : null, response } } };
+        return {
+          type: 'form_response',
+          content: { form_response: { flow_token: typeof response.flow_token === 'string' ? response.flow_token : null, response } },
+        };
       }
       break;
     }
     case 'reaction':
       if (m.reaction) {
-        const target = await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.reaction.message_id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+        const target = await trx
+          .selectFrom('messages')
+          .select('id')
+          .where('provider_message_id', '=', m.reaction.message_id)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst();
         return { type: 'reaction', content: { reaction: { emoji: m.reaction.emoji ?? '', message_id: target?.id ?? null } } };
       }
       break;
@@ -315,13 +370,20 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
   }
   if (!advances(message.status, s.status)) return; // E7: forward only; the later state and its time stay
   const first = s.errors?.[0];
-  const error = s.status === 'failed' && first ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null } : null;
+  const error =
+    s.status === 'failed' && first
+      ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null }
+      : null;
   const at = providerTime(s.timestamp, platform.now());
   // A later state implies the earlier ones: `read` without `delivered` still fills delivered_at.
   const times =
     s.status === 'failed'
       ? { failed_at: at }
-      : { sent_at: message.sent_at ?? at, ...(s.status !== 'sent' ? { delivered_at: message.delivered_at ?? at } : {}), ...(s.status === 'read' ? { read_at: at } : {}) };
+      : {
+          sent_at: message.sent_at ?? at,
+          ...(s.status !== 'sent' ? { delivered_at: message.delivered_at ?? at } : {}),
+          ...(s.status === 'read' ? { read_at: at } : {}),
+        };
   const result = await trx
     .updateTable('messages')
     .set({ status: s.status, status_at: at, ...times, ...(error ? { error: JSON.stringify(error) } : {}) })

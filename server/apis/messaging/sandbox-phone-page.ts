@@ -73,7 +73,11 @@ function readState(request: FastifyRequest): PhoneState {
       from: typeof value.from === 'string' ? value.from : '',
       name: typeof value.name === 'string' ? value.name : '',
       conversations: Array.isArray(value.conversations)
-        ? value.conversations.filter((c): c is Conversation => typeof c?.to === 'string' && typeof c.from === 'string' && typeof c.first === 'string' && Number.isFinite(c.since)).slice(0, MAX_CONVERSATIONS)
+        ? value.conversations
+            .filter(
+              (c): c is Conversation => typeof c?.to === 'string' && typeof c.from === 'string' && typeof c.first === 'string' && Number.isFinite(c.since),
+            )
+            .slice(0, MAX_CONVERSATIONS)
         : [],
     };
   } catch {
@@ -118,13 +122,11 @@ async function visibleNumbers(request: FastifyRequest): Promise<SandboxNumber[]>
     .select(['phone_numbers.id', 'phone_numbers.display_phone_number', 'phone_numbers.verified_name', 'phone_numbers.workspace_id', 'phone_numbers.created_at'])
     .where('business_accounts.kind', '=', 'sandbox');
   if (app.config.production) {
-    query = query.where((eb) => eb.or([eb('phone_numbers.id', '=', service?.id ?? ''), ...(workspaces.length ? [eb('phone_numbers.workspace_id', 'in', workspaces)] : [])]));
+    query = query.where((eb) =>
+      eb.or([eb('phone_numbers.id', '=', service?.id ?? ''), ...(workspaces.length ? [eb('phone_numbers.workspace_id', 'in', workspaces)] : [])]),
+    );
   }
-  const rows = await query
-    .orderBy('phone_numbers.created_at')
-    .orderBy('phone_numbers.id')
-    .limit(200)
-    .execute();
+  const rows = await query.orderBy('phone_numbers.created_at').orderBy('phone_numbers.id').limit(200).execute();
   return rows
     .map((row) => ({
       id: row.id,
@@ -169,12 +171,10 @@ async function conversation(request: FastifyRequest, number: SandboxNumber, from
     .where('contacts.workspace_id', '=', number.workspaceId)
     .where('contacts.phone', '=', from);
   if (joined) query = query.where((eb) => eb.or([eb('messages.created_at', '>', new Date(joined.since)), eb('messages.id', '=', joined.first)]));
-  const rows = await query
-    .orderBy('messages.created_at', 'desc')
-    .orderBy('messages.id', 'desc')
-    .limit(HISTORY)
-    .execute();
-  return rows.reverse().map((row) => ({ inbound: row.direction === 'inbound', text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
+  const rows = await query.orderBy('messages.created_at', 'desc').orderBy('messages.id', 'desc').limit(HISTORY).execute();
+  return rows
+    .reverse()
+    .map((row) => ({ inbound: row.direction === 'inbound', text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
 }
 
 function describe(type: string, content: unknown): string {
@@ -218,8 +218,9 @@ function phoneView(input: {
 <p class="muted">Messages go to the workspace through the provider’s inbound webhook path, as a real phone’s would.</p>
 ${error ? html`<p role="alert">${error}</p>` : ''}
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
-${numbers.length
-  ? html`<form method="post" action="${SEND_PATH}">
+${
+  numbers.length
+    ? html`<form method="post" action="${SEND_PATH}">
 ${csrfField(csrf)}
 <label for="to">To</label>
 <select id="to" name="to" required>
@@ -233,21 +234,27 @@ ${numbers.map((n) => html`<option value="${n.id}"${n.id === selected?.id ? html`
 <textarea id="text" name="text" maxlength="4096" required>${draft.text}</textarea>
 <button type="submit">Send</button>
 </form>`
-  : html`<p role="alert">No sandbox number is available to this browser.</p>`}
+    : html`<p role="alert">No sandbox number is available to this browser.</p>`
+}
 </div>
-${selected && draft.from
-  ? html`<div class="card">
+${
+  selected && draft.from
+    ? html`<div class="card">
 <h2>Conversation with ${selected.display}</h2>
-${chat === null
-  ? html`<p class="muted">Send a message from ${draft.from} to see this conversation here.</p>`
-  : chat.length
-    ? html`<ul class="chat" id="chat">${chat.map(
-        (line) => html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? '' : ` · ${line.status}`}</small></li>`,
-      )}</ul>`
-    : html`<p class="muted">No messages yet.</p>`}
+${
+  chat === null
+    ? html`<p class="muted">Send a message from ${draft.from} to see this conversation here.</p>`
+    : chat.length
+      ? html`<ul class="chat" id="chat">${chat.map(
+          (line) =>
+            html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? '' : ` · ${line.status}`}</small></li>`,
+        )}</ul>`
+      : html`<p class="muted">No messages yet.</p>`
+}
 <p><a href="${`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: selected.id })}`}">Refresh</a></p>
 </div>`
-  : ''}
+    : ''
+}
 <div class="card">
 <h2>Sandbox numbers</h2>
 <ul class="numbers">
@@ -271,11 +278,17 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     if (status >= 500) request.log.error({ err: error }, 'sandbox phone failed');
     if (error instanceof HttpProblem) reply.headers(error.headers);
     const message =
-      status === 403 ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
-      : status === 429 ? 'Too many messages. Wait a little and try again.'
-      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-      : 'The request could not be understood.';
-    return sendDemoPage(reply, status, { title: 'Sandbox phone', body: html`<main><div class="card"><h1>Sandbox phone</h1><p role="alert">${message}</p><p><a href="${SANDBOX_PHONE_PATH}">Back</a></p></div></main>` });
+      status === 403
+        ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
+        : status === 429
+          ? 'Too many messages. Wait a little and try again.'
+          : status >= 500
+            ? 'Something went wrong on our side. Try again in a moment.'
+            : 'The request could not be understood.';
+    return sendDemoPage(reply, status, {
+      title: 'Sandbox phone',
+      body: html`<main><div class="card"><h1>Sandbox phone</h1><p role="alert">${message}</p><p><a href="${SANDBOX_PHONE_PATH}">Back</a></p></div></main>`,
+    });
   });
 
   /** Renders the phone; the conversation only if this browser wrote in it or owns the number. */
@@ -285,7 +298,8 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     const selected = findNumber(numbers, draft.to) ?? numbers[0];
     const from = normalizePhone(draft.from);
     const joined = selected ? state.conversations.find((c) => c.to === selected.id && c.from === from) : undefined;
-    const chat = selected && E164.test(from) && (selected.owned || joined) ? await conversation(request, selected, from, selected.owned || !joined ? null : joined) : null;
+    const chat =
+      selected && E164.test(from) && (selected.owned || joined) ? await conversation(request, selected, from, selected.owned || !joined ? null : joined) : null;
     const csrf = reply.generateCsrf(csrfCookie);
     return sendDemoPage(reply, status, { title: 'Sandbox phone', body: phoneView({ numbers, selected, draft, csrf, chat, demoLink: demo, ...extra }) });
   }
@@ -301,7 +315,12 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
 
   app.post(SEND_PATH, { preHandler: [refuseCrossSitePost, app.csrfProtection] }, async (request, reply) => {
     const body = request.body;
-    const draft: Draft = { to: formField(body, 'to').slice(0, 64), from: formField(body, 'from').slice(0, 32), name: formField(body, 'name').slice(0, 100).trim(), text: formField(body, 'text').slice(0, 4096) };
+    const draft: Draft = {
+      to: formField(body, 'to').slice(0, 64),
+      from: formField(body, 'from').slice(0, 32),
+      name: formField(body, 'name').slice(0, 100).trim(),
+      text: formField(body, 'text').slice(0, 4096),
+    };
     const numbers = await visibleNumbers(request);
     const number = findNumber(numbers, draft.to);
     const from = normalizePhone(draft.from);

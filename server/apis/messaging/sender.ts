@@ -47,18 +47,27 @@ export async function senderOf(platform: Platform, workspaceId: string, given: s
   const pointer = '/body/chatapp_phone_number';
   const e164 = toE164(given);
   const row = e164
-    ? await platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', workspaceId).where('display_phone_number', '=', e164).executeTakeFirst()
+    ? await platform.store.db
+        .selectFrom('phone_numbers')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('display_phone_number', '=', e164)
+        .executeTakeFirst()
     : undefined;
   try {
     return await resolveSender(platform, workspaceId, row?.id ?? given, pointer);
   } catch (error) {
     if (error instanceof HttpProblem && error.status === 404) {
-      throw new HttpProblem(404, 'not-found', `${e164 ?? 'This number'} is not a number of a connected account of this workspace.`, { errors: [{ pointer, detail: 'unknown sender number' }] });
+      throw new HttpProblem(404, 'not-found', `${e164 ?? 'This number'} is not a number of a connected account of this workspace.`, {
+        errors: [{ pointer, detail: 'unknown sender number' }],
+      });
     }
     throw error;
   }
 }
 
 function notFound(pointer: string): HttpProblem {
-  return new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', { errors: [{ pointer, detail: 'is not a number of a connected account of this workspace' }] });
+  return new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', {
+    errors: [{ pointer, detail: 'is not a number of a connected account of this workspace' }],
+  });
 }

@@ -96,7 +96,13 @@ function deliveries(platform: Platform, endpoint: EndpointRow) {
 async function attemptsOf(platform: Platform, ids: string[]): Promise<Map<string, AttemptRow[]>> {
   const byRow = new Map<string, AttemptRow[]>(ids.map((id) => [id, []]));
   if (!ids.length) return byRow;
-  const rows = await platform.store.db.selectFrom('delivery_attempts').selectAll().where('outbox_id', 'in', ids).orderBy('started_at').orderBy('attempt').execute();
+  const rows = await platform.store.db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where('outbox_id', 'in', ids)
+    .orderBy('started_at')
+    .orderBy('attempt')
+    .execute();
   for (const row of rows) byRow.get(row.outbox_id)?.push(row);
   return byRow;
 }
@@ -133,13 +139,19 @@ export async function listDeliveries(platform: Platform, endpoint: EndpointRow, 
   if (filter.eventType) query = query.where('outbox.event_type', '=', filter.eventType);
   if (filter.eventId) query = query.where(sql<string>`split_part(outbox.event_id, '/', 1)`, '=', filter.eventId);
   const after = filter.after;
-  if (after) query = query.where((eb) => eb(eb.tuple(sql<Date>`date_trunc('milliseconds', outbox.created_at)`, eb.ref('outbox.id')), '<', eb.tuple(after.createdAt, after.id)));
+  if (after)
+    query = query.where((eb) =>
+      eb(eb.tuple(sql<Date>`date_trunc('milliseconds', outbox.created_at)`, eb.ref('outbox.id')), '<', eb.tuple(after.createdAt, after.id)),
+    );
   const rows = await query
     .orderBy(sql`date_trunc('milliseconds', outbox.created_at)`, 'desc')
     .orderBy('outbox.id', 'desc')
     .limit(filter.limit + 1)
     .execute();
-  const attempts = await attemptsOf(platform, rows.map((r) => r.id));
+  const attempts = await attemptsOf(
+    platform,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => ({ created_at: row.created_ms, id: row.id, view: deliveryView(row, attempts.get(row.id)!) }));
 }
 
@@ -180,7 +192,10 @@ export async function redeliver(platform: Platform, endpoint: EndpointRow, deliv
       },
       platform.now(),
     );
-    await tx.insertInto('webhook_redeliveries').values({ outbox_id: outboxId, workspace_id: endpoint.workspace_id, event_id: eventId, redelivery_of: original.id }).execute();
+    await tx
+      .insertInto('webhook_redeliveries')
+      .values({ outbox_id: outboxId, workspace_id: endpoint.workspace_id, event_id: eventId, redelivery_of: original.id })
+      .execute();
     return outboxId;
   });
   return deliveryById(platform, endpoint, id);

@@ -37,7 +37,9 @@ export async function checkEndpointUrl(platform: Platform, url: string, field = 
   } catch (error) {
     if (error instanceof UnsafeUrlError) {
       if (error.status === 400) throw invalid(`/body/${field}`, `${field} is not an acceptable webhook URL: ${error.reason}.`, error.reason);
-      throw new HttpProblem(422, 'unsafe-url', `${field} is not an allowed webhook target: ${error.reason}.`, { errors: [{ pointer: `/body/${field}`, detail: error.reason }] });
+      throw new HttpProblem(422, 'unsafe-url', `${field} is not an allowed webhook target: ${error.reason}.`, {
+        errors: [{ pointer: `/body/${field}`, detail: error.reason }],
+      });
     }
     // A name that does not resolve now may resolve later; the connect-time guard decides then.
     if (!(error instanceof FetchFailedError)) throw error;
@@ -48,7 +50,8 @@ export async function checkEndpointUrl(platform: Platform, url: string, field = 
 export function checkEventTypes(api: WebhookApi, types: string[]): string[] {
   const pointer = '/body/enabled_events';
   if (new Set(types).size !== types.length) throw invalid(pointer, 'enabled_events lists an event type twice.', 'each event type at most once');
-  if (types.includes('*') && (api !== 'connect' || types.length > 1)) throw invalid(pointer, "enabled_events: '*' stands alone.", "'*' already means every event type");
+  if (types.includes('*') && (api !== 'connect' || types.length > 1))
+    throw invalid(pointer, "enabled_events: '*' stands alone.", "'*' already means every event type");
   const unknown = types.find((t) => t !== '*' && !EVENT_TYPES[api].includes(t));
   if (unknown !== undefined) throw invalid(pointer, `enabled_events: ${unknown} is not an event type of this API.`, `unknown event type ${unknown}`);
   return types;
@@ -67,7 +70,11 @@ export async function findEndpoint(db: Db, workspaceId: string, api: WebhookApi,
 }
 
 /** The secrets that sign at `now`: the current one first, then the previous one within its overlap. */
-export function signingSecrets(platform: Platform, row: Pick<EndpointRow, 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>, now: Date): string[] {
+export function signingSecrets(
+  platform: Platform,
+  row: Pick<EndpointRow, 'secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>,
+  now: Date,
+): string[] {
   const secrets = [platform.secrets.decrypt(row.secret_enc)];
   if (row.previous_secret_enc && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime()) {
     secrets.push(platform.secrets.decrypt(row.previous_secret_enc));
@@ -87,7 +94,12 @@ export interface EndpointInput {
   description: string | null;
 }
 
-export async function createEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, input: EndpointInput): Promise<{ row: EndpointRow; secret: string }> {
+export async function createEndpoint(
+  platform: Platform,
+  workspaceId: string,
+  api: WebhookApi,
+  input: EndpointInput,
+): Promise<{ row: EndpointRow; secret: string }> {
   const now = platform.now();
   const secret = newSecret('whsec_');
   return platform.store.db.transaction().execute(async (tx) => {
@@ -185,7 +197,12 @@ export interface EndpointCreateBody {
 }
 
 /** Checks a create request (description, event types, URL) before creating the endpoint. */
-export async function createCheckedEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, body: EndpointCreateBody): Promise<{ row: EndpointRow; secret: string }> {
+export async function createCheckedEndpoint(
+  platform: Platform,
+  workspaceId: string,
+  api: WebhookApi,
+  body: EndpointCreateBody,
+): Promise<{ row: EndpointRow; secret: string }> {
   const eventTypes = checkEventTypes(api, body.enabled_events);
   await checkEndpointUrl(platform, body.url);
   return createEndpoint(platform, workspaceId, api, { url: body.url, eventTypes, description: body.description ?? null });
@@ -205,6 +222,10 @@ export async function listEndpoints<Item>(
   const after = decodeKeyset(platform.secrets, scope, cursor);
   let query = platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('api', '=', api);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, view);
 }

@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table workspaces (
       id text primary key,
       name text not null,
@@ -130,7 +132,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     create unique index messages_provider_id on messages(provider_message_id) where provider_message_id is not null;
     create index messages_contact on messages(workspace_id, contact_id, created_at desc);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

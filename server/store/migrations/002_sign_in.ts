@@ -5,14 +5,17 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table sign_in_failures (
       subject text not null,
       failed_at timestamptz not null
     );
     create index sign_in_failures_subject on sign_in_failures(subject, failed_at);
     create index sign_in_failures_failed_at on sign_in_failures(failed_at);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table login_apps (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -72,7 +74,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       unique (app_id, event_id)
     );
     create index hosted_webhook_receipts_app on hosted_webhook_receipts(app_id, received_at desc);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

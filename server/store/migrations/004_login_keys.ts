@@ -6,7 +6,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table login_signing_keys (
       kid text primary key,
       private_jwk_enc text not null,
@@ -19,13 +21,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 
     alter table login_sessions add column verification_token_enc text;
     create index login_sessions_workspace_month on login_sessions(workspace_id, created_at);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     drop index login_sessions_workspace_month;
     alter table login_sessions drop column verification_token_enc;
     drop table login_signing_keys
-  `);
+  `,
+  );
 }

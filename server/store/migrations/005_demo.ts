@@ -7,7 +7,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table demo_workspaces (
       workspace_id text primary key references workspaces(id) on delete cascade,
       login_app_id text references login_apps(id) on delete set null,
@@ -18,7 +20,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     insert into demo_workspaces (workspace_id, created_at)
       select w.id, w.created_at from workspaces w
       where w.slug = 'demo' and exists (select 1 from owners o where o.workspace_id = w.id and o.email = 'owner@demo.example');
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -9,7 +9,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table connect_clients (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -72,7 +74,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     create index connect_tokens_family on connect_tokens(family_id);
     create index connect_tokens_grant on connect_tokens(grant_id);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -5,7 +5,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table documents (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -64,5 +66,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       time_ms bigint not null default 0,
       primary key (session_id, page)
     );
-  `);
+  `,
+  );
 }

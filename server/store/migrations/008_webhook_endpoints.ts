@@ -10,7 +10,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table webhook_endpoints (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -35,5 +37,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       event_id text not null,
       redelivery_of text not null
     );
-  `);
+  `,
+  );
 }

@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     -- A disconnected account keeps its row (messages reference its numbers and must stay);
     -- connecting the same provider account again revives it.
     alter table business_accounts add column status text not null default 'active';
@@ -68,14 +70,18 @@ export async function up(db: Kysely<any>): Promise<void> {
       onboarding_checked_at timestamptz,
       updated_at timestamptz not null default now()
     );
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     drop table marketing_messages_settings, segments, custom_fields, contact_tags, tags;
     alter table contacts drop column custom_fields;
     alter table phone_numbers drop column messaging_limit_tier, drop column updated_at;
     alter table business_accounts drop column status, drop column last_synced_at, drop column disconnected_at;
-  `);
+  `,
+  );
 }

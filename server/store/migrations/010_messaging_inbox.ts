@@ -5,7 +5,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table message_templates (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -72,5 +74,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       created_at timestamptz not null default now(),
       primary key (workspace_id, key)
     );
-  `);
+  `,
+  );
 }

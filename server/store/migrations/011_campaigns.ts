@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table campaigns (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -59,7 +61,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       next_slot_at timestamptz not null,
       paused_until timestamptz
     );
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

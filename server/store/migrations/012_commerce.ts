@@ -5,7 +5,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table catalogs (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -89,7 +91,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     create unique index order_webhook_receipts_order on order_webhook_receipts(order_webhook_id, order_key);
     create unique index order_webhook_receipts_delivery on order_webhook_receipts(order_webhook_id, delivery_id);
     create index order_webhook_receipts_by_order on order_webhook_receipts(order_webhook_id, platform_order_id, id);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

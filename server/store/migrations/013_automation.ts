@@ -6,7 +6,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table automation_flows (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -122,9 +124,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     create unique index automation_enrolments_live on automation_sequence_enrolments(sequence_id, contact_id) where status = 'active';
     create index automation_enrolments_due on automation_sequence_enrolments(fire_at) where status = 'active';
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await runStatements(db, 'drop table automation_sequence_enrolments, automation_sequences, automation_inbound_claims, automation_steps, automation_executions, automation_flow_versions, automation_flows');
+  await runStatements(
+    db,
+    'drop table automation_sequence_enrolments, automation_sequences, automation_inbound_claims, automation_steps, automation_executions, automation_flow_versions, automation_flows',
+  );
 }

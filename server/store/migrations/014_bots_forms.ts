@@ -6,7 +6,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table chatbots (
       id text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -106,7 +108,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       created_at timestamptz not null
     );
     create index form_submissions_contact on form_submissions(contact_id, created_at desc);
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

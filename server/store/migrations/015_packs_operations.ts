@@ -5,7 +5,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table industry_pack_applications (
       workspace_id text not null references workspaces(id) on delete cascade,
       business_account_id text not null references business_accounts(id) on delete cascade,
@@ -74,12 +76,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 
     -- Members who take chats: owners and agents; round robin skips the unavailable ones.
     alter table owners add column available boolean not null default true;
-  `);
+  `,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     alter table owners drop column available;
     drop table google_connect_states, kanban_placements, kanban_stages, kanban_funnels, industry_pack_items, industry_pack_applications;
-  `);
+  `,
+  );
 }

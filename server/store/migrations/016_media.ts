@@ -5,10 +5,13 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     alter table uploaded_media add column sha256 text;
     alter table uploaded_media add column expires_at timestamptz;
     -- The sandbox looks an id up by the number it was uploaded for (sends by media id).
     create index uploaded_media_provider on uploaded_media(phone_number_id, provider_media_id);
-  `);
+  `,
+  );
 }

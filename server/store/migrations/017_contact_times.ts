@@ -6,8 +6,11 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     alter table contacts alter column created_at set default date_trunc('milliseconds', now());
     update contacts set created_at = date_trunc('milliseconds', created_at) where created_at <> date_trunc('milliseconds', created_at);
-  `);
+  `,
+  );
 }

@@ -5,10 +5,13 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table platform_settings (
       name text primary key,
       value text not null
     );
-  `);
+  `,
+  );
 }

@@ -6,10 +6,13 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     update login_apps set provider_webhook_status = 'not_required' where provider_webhook_status = 'not_needed';
     alter table login_apps alter column provider_webhook_status set default 'not_required';
     alter table login_apps add constraint login_apps_provider_webhook_status_check
       check (provider_webhook_status in ('not_required', 'pending', 'active', 'failed'));
-  `);
+  `,
+  );
 }

@@ -5,7 +5,10 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create index login_sessions_subscribe_token on login_sessions(subscribe_token_digest);
-  `);
+  `,
+  );
 }

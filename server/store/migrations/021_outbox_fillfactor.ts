@@ -6,7 +6,10 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     alter table outbox set (fillfactor = 50);
-  `);
+  `,
+  );
 }

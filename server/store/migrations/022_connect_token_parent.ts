@@ -5,8 +5,11 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     alter table connect_tokens add column parent_id text;
     create index connect_tokens_parent on connect_tokens(parent_id) where parent_id is not null;
-  `);
+  `,
+  );
 }

@@ -7,7 +7,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table retired_credentials (
       digest text primary key,
       workspace_id text not null references workspaces(id) on delete cascade,
@@ -15,5 +17,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       retired_at timestamptz not null
     );
     create index retired_credentials_workspace on retired_credentials(workspace_id);
-  `);
+  `,
+  );
 }

@@ -6,7 +6,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     alter table automation_inbound_claims alter column instance_id drop not null;
     alter table automation_inbound_claims alter column claimed_at drop not null;
     alter table automation_inbound_claims add column received_at timestamptz;
@@ -15,5 +17,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     drop index automation_inbound_claims_age;
     create index automation_inbound_claims_age on automation_inbound_claims(received_at);
     create index automation_inbound_claims_due on automation_inbound_claims(received_at) where instance_id is null;
-  `);
+  `,
+  );
 }

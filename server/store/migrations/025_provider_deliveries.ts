@@ -8,7 +8,9 @@ import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await runStatements(db, `
+  await runStatements(
+    db,
+    `
     create table provider_deliveries (
       id text primary key,
       seq bigint generated always as identity,
@@ -21,5 +23,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       failed_at timestamptz
     ) with (fillfactor = 50);
     create index provider_deliveries_due on provider_deliveries (seq) where failed_at is null;
-  `);
+  `,
+  );
 }

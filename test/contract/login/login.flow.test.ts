@@ -18,7 +18,13 @@ async function call(method: string, url: string, init: { headers?: Record<string
   });
   const text = await res.text();
   const contentType = (res.headers.get('content-type') ?? '').split(';')[0];
-  return { status: res.status, headers: Object.fromEntries(res.headers.entries()), contentType, text, body: /json/.test(contentType) && text ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    headers: Object.fromEntries(res.headers.entries()),
+    contentType,
+    text,
+    body: /json/.test(contentType) && text ? JSON.parse(text) : text,
+  };
 }
 
 async function conforms(operationId: string, answer: Answer, status: number) {
@@ -31,7 +37,11 @@ describe.skipIf(!server || !serviceNumber)('login round trip against the server'
   it('start → LOGIN message → verified on the stream → status → verify-token once', async () => {
     const base = server!.urls.login;
     const owner = { authorization: `Bearer ${server!.credentials!.OwnerBearer}` };
-    const created = await conforms('createLoginApp', await call('POST', `${base}/api/login/apps`, { headers: owner, body: { name: 'Contract shop', use_service_phone: true, webhook_destination: 'none' } }), 201);
+    const created = await conforms(
+      'createLoginApp',
+      await call('POST', `${base}/api/login/apps`, { headers: owner, body: { name: 'Contract shop', use_service_phone: true, webhook_destination: 'none' } }),
+      201,
+    );
     const key = { 'x-api-key': created.api_key };
     await conforms('getLoginApp', await call('GET', `${base}/api/login/apps/${created.id}`, { headers: owner }), 200);
 
@@ -55,7 +65,30 @@ describe.skipIf(!server || !serviceNumber)('login round trip against the server'
     const digits = String(started.displayPhoneNumber).replace(/\D/g, '');
     const payload = JSON.stringify({
       object: 'whatsapp_business_account',
-      entry: [{ id: '1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: digits, phone_number_id: serviceNumber!.providerPhoneNumberId }, contacts: [{ profile: { name: 'Ana' }, wa_id: '4915112345678' }], messages: [{ from: '4915112345678', id: `wamid.contract${Date.now()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `LOGIN ${started.loginCode}` } }] } }] }],
+      entry: [
+        {
+          id: '1',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: { display_phone_number: digits, phone_number_id: serviceNumber!.providerPhoneNumberId },
+                contacts: [{ profile: { name: 'Ana' }, wa_id: '4915112345678' }],
+                messages: [
+                  {
+                    from: '4915112345678',
+                    id: `wamid.contract${Date.now()}`,
+                    timestamp: String(Math.floor(Date.now() / 1000)),
+                    type: 'text',
+                    text: { body: `LOGIN ${started.loginCode}` },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
     // The provider webhook is a Messaging operation: sent to its API's address (a validating
     // proxy per API under CONTRACT_TARGETS=proxy).
@@ -71,11 +104,18 @@ describe.skipIf(!server || !serviceNumber)('login round trip against the server'
 
     const status = await conforms('getLoginSessionStatus', await call('GET', `${base}/v1/auth/chatapp/status/${started.sessionId}`, { headers: key }), 200);
     expect(status.status).toBe('success');
-    const first = await conforms('verifyToken', await call('POST', `${base}/v1/auth/verify-token`, { headers: key, body: { token: status.verificationToken } }), 200);
+    const first = await conforms(
+      'verifyToken',
+      await call('POST', `${base}/v1/auth/verify-token`, { headers: key, body: { token: status.verificationToken } }),
+      200,
+    );
     expect(first).toMatchObject({ valid: true, user: { phone: '+4915112345678', name: 'Ana' } });
-    const again = await conforms('verifyToken', await call('POST', `${base}/v1/auth/verify-token`, { headers: key, body: { token: status.verificationToken } }), 200);
+    const again = await conforms(
+      'verifyToken',
+      await call('POST', `${base}/v1/auth/verify-token`, { headers: key, body: { token: status.verificationToken } }),
+      200,
+    );
     expect(again).toMatchObject({ valid: false, reason: 'already_used' });
     await conforms('getLoginJwks', await call('GET', `${base}/v1/auth/.well-known/jwks.json`), 200);
   });
 });
-

@@ -89,7 +89,12 @@ describe('Account API', () => {
   });
 
   it('createApiKey refuses an expiry in the past naming /body/expires_at', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: bearer(a.token), payload: { name: 'old', expires_at: '2020-01-01T00:00:00Z' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/account/api-keys',
+      headers: bearer(a.token),
+      payload: { name: 'old', expires_at: '2020-01-01T00:00:00Z' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().errors).toEqual([{ pointer: '/body/expires_at', detail: 'must be in the future' }]);
   });

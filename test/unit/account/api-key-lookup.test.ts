@@ -20,7 +20,15 @@ describe('API key lookup (A11)', () => {
     await store.db.insertInto('workspaces').values({ id: 'ws_lookup0000000000', name: 'Lookup', slug: 'lookup' }).execute();
     await store.db
       .insertInto('api_keys')
-      .values({ id: 'key_lookup000000000', workspace_id: 'ws_lookup0000000000', name: 'k', kind: 'messaging', scopes: ['messaging:read'], prefix: key.prefix, digest: key.digest })
+      .values({
+        id: 'key_lookup000000000',
+        workspace_id: 'ws_lookup0000000000',
+        name: 'k',
+        kind: 'messaging',
+        scopes: ['messaging:read'],
+        prefix: key.prefix,
+        digest: key.digest,
+      })
       .execute();
     db = store.db.withPlugin({
       transformQuery: ({ node }) => (queries.push(node), node),

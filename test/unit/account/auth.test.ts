@@ -152,10 +152,14 @@ describe('authentication', () => {
     expect(await lastUsed()).toBe(new Date(clock).toISOString());
   });
 
-  it('B1 workspace B gets 404 for A\'s key id, the same body as an unknown id', async () => {
+  it("B1 workspace B gets 404 for A's key id, the same body as an unknown id", async () => {
     const key = await createKey(app, a.token);
     const unknownId = 'key_0000000000000000';
-    for (const [method, suffix] of [['GET', ''], ['POST', '/rotate'], ['POST', '/revoke']] as const) {
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['POST', '/rotate'],
+      ['POST', '/revoke'],
+    ] as const) {
       const theirs = await app.inject({ method, url: `/api/account/api-keys/${key.id}${suffix}`, headers: bearer(b.token) });
       const unknown = await app.inject({ method, url: `/api/account/api-keys/${unknownId}${suffix}`, headers: bearer(b.token) });
       expect(theirs.statusCode).toBe(404);

@@ -60,7 +60,7 @@ describe('listApiKeys cursors over HTTP', () => {
 
   const list = (token: string, query: Record<string, string>) => app.inject({ url: '/api/account/api-keys', query, headers: bearer(token) });
 
-  it('B6 a cursor from A\'s listing in B\'s list call is 400 validation, never A\'s rows', async () => {
+  it("B6 a cursor from A's listing in B's list call is 400 validation, never A's rows", async () => {
     const page = (await list(a.token, { limit: '1' })).json();
     expect(page.next_cursor).toEqual(expect.any(String));
     const res = await list(b.token, { cursor: page.next_cursor });
@@ -71,7 +71,11 @@ describe('listApiKeys cursors over HTTP', () => {
   });
 
   it('B6 a cursor of another operation is 400 validation', async () => {
-    const other = encodeCursor(app.platform.secrets, { workspaceId: b.workspace.id, operation: 'listDocuments' }, { t: new Date().toISOString(), id: 'doc_x0000000' });
+    const other = encodeCursor(
+      app.platform.secrets,
+      { workspaceId: b.workspace.id, operation: 'listDocuments' },
+      { t: new Date().toISOString(), id: 'doc_x0000000' },
+    );
     const res = await list(b.token, { cursor: other });
     expect(res.statusCode).toBe(400);
     expect(res.json().type).toBe(VALIDATION);

@@ -17,7 +17,11 @@ export async function authHarness(app: FastifyInstance): Promise<FastifyInstance
   harness.get('/api/contacts', { onRequest: authenticator(harness, { api: 'messaging', operationId: 'listContacts', security: API_KEY }) }, echo);
   harness.post('/api/contacts', { onRequest: authenticator(harness, { api: 'messaging', operationId: 'createContact', security: API_KEY }) }, echo);
   harness.post('/v1/auth/verify-token', { onRequest: authenticator(harness, { api: 'login', operationId: 'verifyToken', security: API_KEY }) }, echo);
-  harness.get('/connect-only', { onRequest: authenticator(harness, { api: 'connect', operationId: 'listGrants', security: [{ ConnectOAuth: ['analytics:read'] }] }) }, echo);
+  harness.get(
+    '/connect-only',
+    { onRequest: authenticator(harness, { api: 'connect', operationId: 'listGrants', security: [{ ConnectOAuth: ['analytics:read'] }] }) },
+    echo,
+  );
   await harness.ready();
   return harness;
 }

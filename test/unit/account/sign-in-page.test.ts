@@ -9,7 +9,9 @@ import { PASSWORD, signUp, type SignedUp } from './support.js';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 function cookie(res: LightMyRequestResponse, name: string) {
-  return (res.cookies as { name: string; value: string; httpOnly?: boolean; sameSite?: string; secure?: boolean; path?: string; maxAge?: number }[]).find((c) => c.name === name);
+  return (res.cookies as { name: string; value: string; httpOnly?: boolean; sameSite?: string; secure?: boolean; path?: string; maxAge?: number }[]).find(
+    (c) => c.name === name,
+  );
 }
 
 function csrfToken(html: string): string {
@@ -35,7 +37,12 @@ describe('sign-in page', () => {
   }
 
   const post = (cookieHeader: string | undefined, form: Record<string, string>, headers: Record<string, string> = {}) =>
-    app.inject({ method: 'POST', url: '/account/sign-in', headers: { ...FORM, ...(cookieHeader ? { cookie: cookieHeader } : {}), ...headers }, payload: new URLSearchParams(form).toString() });
+    app.inject({
+      method: 'POST',
+      url: '/account/sign-in',
+      headers: { ...FORM, ...(cookieHeader ? { cookie: cookieHeader } : {}), ...headers },
+      payload: new URLSearchParams(form).toString(),
+    });
 
   it('serves the form with CSP frame-ancestors none, X-Frame-Options DENY and no-store', async () => {
     const { res } = await openForm();
@@ -99,14 +106,24 @@ describe('sign-in page', () => {
     const res = await post(cookieHeader, { _csrf: token, email: a.email, password: PASSWORD, next: '//evil.test/x' });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/account/sign-in');
-    for (const next of ['//evil.test', 'https://evil.test/', '/\\evil.test', '/\t/evil.test', 'javascript:alert(1)', 'evil.test', '/x\r\nSet-Cookie: a=b', '', 42]) {
+    for (const next of [
+      '//evil.test',
+      'https://evil.test/',
+      '/\\evil.test',
+      '/\t/evil.test',
+      'javascript:alert(1)',
+      'evil.test',
+      '/x\r\nSet-Cookie: a=b',
+      '',
+      42,
+    ]) {
       expect(safeNext(next), String(next)).toBe('/account/sign-in');
     }
     expect(safeNext('/connect/authorize?state=%22%3E&x=1#f')).toBe('/connect/authorize?state=%22%3E&x=1#f');
     expect(safeNext('/a/../b"<x>')).toBe('/b%22%3Cx%3E');
   });
 
-  it('J3 every value is escaped: the echoed email and the owner\'s name', async () => {
+  it("J3 every value is escaped: the echoed email and the owner's name", async () => {
     const { token, cookieHeader } = await openForm();
     const attack = '"><img src=x onerror=alert(1)>@example.test';
     const res = await post(cookieHeader, { _csrf: token, email: attack, password: 'wrong password' });
@@ -136,7 +153,12 @@ describe('sign-in page', () => {
     const session = `owner_session=${cookie(signIn, 'owner_session')!.value}`;
     const refused = await app.inject({ method: 'POST', url: '/account/sign-out', headers: { ...FORM, cookie: `${cookieHeader}; ${session}` }, payload: '' });
     expect(refused.statusCode).toBe(403);
-    const res = await app.inject({ method: 'POST', url: '/account/sign-out', headers: { ...FORM, cookie: `${cookieHeader}; ${session}` }, payload: `_csrf=${encodeURIComponent(token)}` });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/account/sign-out',
+      headers: { ...FORM, cookie: `${cookieHeader}; ${session}` },
+      payload: `_csrf=${encodeURIComponent(token)}`,
+    });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/account/sign-in');
     expect(cookie(res, 'owner_session')).toMatchObject({ value: '' });

@@ -46,7 +46,8 @@ describe('owner sign-in throttle', () => {
     const a = await signUp(app, 'victim');
     const ip = '10.9.9.9';
     // nine failures recorded as the handler records them (the test above shows HTTP failures count), the tenth over HTTP
-    for (let i = 0; i < 9; i++) await recordFailure(app.platform.store.db, throttleSubjects(app.platform.secrets, `guess${i}@example.test`, ip), new Date(clock));
+    for (let i = 0; i < 9; i++)
+      await recordFailure(app.platform.store.db, throttleSubjects(app.platform.secrets, `guess${i}@example.test`, ip), new Date(clock));
     expect((await signIn('guess9@example.test', 'wrong password', ip)).statusCode).toBe(401);
     const blocked = await signIn(a.email, PASSWORD, ip);
     expect(blocked.statusCode).toBe(429);

@@ -4,7 +4,16 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAccountClient, createConnectClient, createLoginClient, createMessagingClient, DEFAULT_USER_AGENT, isProblem, ProblemError, unwrap } from '../../../clients/index.js';
+import {
+  createAccountClient,
+  createConnectClient,
+  createLoginClient,
+  createMessagingClient,
+  DEFAULT_USER_AGENT,
+  isProblem,
+  ProblemError,
+  unwrap,
+} from '../../../clients/index.js';
 import { insertLoginApp } from '#test/support/login-app.js';
 import { startReceiver } from '#test/support/receiver.js';
 import { createKey, signUp, type SignedUp } from '../account/support.js';
@@ -30,7 +39,9 @@ describe('typed calls', () => {
 
   it('Connect: create and list clients with the owner bearer', async () => {
     const connect = createConnectClient({ baseUrl: s.baseUrl, auth: { bearer: owner.token } });
-    const created = unwrap(await connect.POST('/api/connect/clients', { body: { name: 'Typed CRM', client_type: 'confidential', redirect_uris: ['https://crm.test/cb'] } }));
+    const created = unwrap(
+      await connect.POST('/api/connect/clients', { body: { name: 'Typed CRM', client_type: 'confidential', redirect_uris: ['https://crm.test/cb'] } }),
+    );
     expect(created.client_id).toMatch(/^cli_/);
     const page = unwrap(await connect.GET('/api/connect/clients'));
     expect(page.data.map((c) => c.client_id)).toContain(created.client_id);
@@ -130,7 +141,10 @@ describe('problems', () => {
     const error = await messaging
       .POST('/api/contacts', { body: { contact_no: 'not a phone' } })
       .then(unwrap)
-      .then(() => undefined, (e: unknown) => e as ProblemError);
+      .then(
+        () => undefined,
+        (e: unknown) => e as ProblemError,
+      );
     expect(isProblem(error, 'validation')).toBe(true);
     expect(error!.errors?.length).toBeGreaterThan(0);
   });

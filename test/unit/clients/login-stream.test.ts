@@ -30,7 +30,10 @@ const answered: string[] = [];
 beforeAll(async () => {
   s = await serve();
   f = await insertLoginApp(s.app);
-  login = createLoginClient({ baseUrl: s.baseUrl, auth: { apiKey: f.apiKey }, fetch: async (r) => {
+  login = createLoginClient({
+    baseUrl: s.baseUrl,
+    auth: { apiKey: f.apiKey },
+    fetch: async (r) => {
       sent.push(r);
       const res = await fetch(r);
       answered.push(r.url);
@@ -42,7 +45,8 @@ beforeAll(async () => {
 async function start() {
   return unwrap(await login.POST('/v1/auth/chatapp/start', { body: {} }));
 }
-const message = (loginCode: string) => sendFromSandboxPhone(s.app, { phoneNumberId: f.numbers[0]!.id, from: '+15550100202', name: 'Ana', text: `LOGIN ${loginCode}` });
+const message = (loginCode: string) =>
+  sendFromSandboxPhone(s.app, { phoneNumberId: f.numbers[0]!.id, from: '+15550100202', name: 'Ana', text: `LOGIN ${loginCode}` });
 /**
  * Resolves when the next event stream opened in this process has its 200 answer: the server
  * then watches the session, so what happens next reaches the stream live.
@@ -102,7 +106,12 @@ describe('watchLoginSession', () => {
       return new Response(body, { status: res.status, headers: res.headers });
     };
     const open = streamOpen();
-    const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, fetch: recording(lastIds, cut) });
+    const watching = watchLoginSession({
+      baseUrl: s.baseUrl,
+      sessionId: session.sessionId,
+      subscribeToken: session.subscribeToken,
+      fetch: recording(lastIds, cut),
+    });
     await open;
     await message(session.loginCode); // while disconnected
     const event = await watching;
@@ -118,12 +127,24 @@ describe('watchLoginSession', () => {
     await message(session.loginCode);
     const { eventId } = await watching;
     const lastIds: (string | null)[] = [];
-    const done = await watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, lastEventId: eventId, fetch: recording(lastIds) }).catch((e: unknown) => e);
+    const done = await watchLoginSession({
+      baseUrl: s.baseUrl,
+      sessionId: session.sessionId,
+      subscribeToken: session.subscribeToken,
+      lastEventId: eventId,
+      fetch: recording(lastIds),
+    }).catch((e: unknown) => e);
     expect(done).toBeInstanceOf(LoginStreamError);
     expect((done as LoginStreamError).status).toBe(204);
     expect(lastIds).toEqual([eventId]);
     const older = String(BigInt(eventId) - 1n);
-    const replay = await watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, lastEventId: older, fetch: recording(lastIds) });
+    const replay = await watchLoginSession({
+      baseUrl: s.baseUrl,
+      sessionId: session.sessionId,
+      subscribeToken: session.subscribeToken,
+      lastEventId: older,
+      fetch: recording(lastIds),
+    });
     expect(replay).toEqual({ event: 'verified', sessionId: session.sessionId, eventId });
     expect(lastIds).toEqual([eventId, older]);
   });
@@ -139,7 +160,9 @@ describe('watchLoginSession', () => {
 
   it('a wrong subscribe token: LoginStreamError 401, no retrying', async () => {
     const session = await start();
-    const error = await watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: `${session.subscribeToken}x` }).catch((e: unknown) => e);
+    const error = await watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: `${session.subscribeToken}x` }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(LoginStreamError);
     expect((error as LoginStreamError).status).toBe(401);
   });
@@ -148,7 +171,12 @@ describe('watchLoginSession', () => {
     const session = await start();
     const abort = new AbortController();
     const open = streamOpen();
-    const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken, signal: abort.signal }).catch((e: unknown) => e);
+    const watching = watchLoginSession({
+      baseUrl: s.baseUrl,
+      sessionId: session.sessionId,
+      subscribeToken: session.subscribeToken,
+      signal: abort.signal,
+    }).catch((e: unknown) => e);
     await open;
     abort.abort(new Error('left the page'));
     expect(await watching).toMatchObject({ message: 'left the page' });

@@ -55,7 +55,14 @@ describe('buildAuthorizeUrl', () => {
     const b = await buildAuthorizeUrl({ baseUrl: s.baseUrl, clientId: client.client_id, redirectUri: REDIRECT, scopes: ['links:write'], state: 'mine' });
     const q = new URL(a.url).searchParams;
     expect(new URL(a.url).pathname).toBe('/connect/authorize');
-    expect(Object.fromEntries(q)).toMatchObject({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, scope: 'links:write analytics:read', state: a.state, code_challenge_method: 'S256' });
+    expect(Object.fromEntries(q)).toMatchObject({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      scope: 'links:write analytics:read',
+      state: a.state,
+      code_challenge_method: 'S256',
+    });
     expect(q.get('code_challenge')).toBe(createHash('sha256').update(a.codeVerifier).digest('base64url'));
     expect(a.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(a.state).not.toBe(b.state);
@@ -74,7 +81,12 @@ describe('consent, exchange, use, refresh, revoke', () => {
     // RFC 6749: form-encoded body; a confidential client in HTTP Basic, its secret not in the body
     expect(sent[0]!.headers.get('content-type')).toBe('application/x-www-form-urlencoded');
     expect(sent[0]!.headers.get('authorization')).toBe(`Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`);
-    expect(Object.fromEntries(new URLSearchParams(await sent[0]!.text()))).toEqual({ grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: REDIRECT });
+    expect(Object.fromEntries(new URLSearchParams(await sent[0]!.text()))).toEqual({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: codeVerifier,
+      redirect_uri: REDIRECT,
+    });
     expect(tokens).toMatchObject({ token_type: 'Bearer', scope: ALL_SCOPES });
     const connect = createConnectClient({ baseUrl: s.baseUrl, auth: { bearer: tokens.access_token } });
     expect(unwrap(await connect.GET('/api/connect/documents')).data).toEqual([]);
@@ -93,7 +105,13 @@ describe('consent, exchange, use, refresh, revoke', () => {
     const wrong = await exchangeCode({ ...creds(), code: first.code, codeVerifier: 'x'.repeat(43), redirectUri: REDIRECT }).catch((e: unknown) => e);
     expect(wrong).toMatchObject({ error: 'invalid_grant' });
     const second = await authorizedCode();
-    const badClient = await exchangeCode({ ...creds(), clientSecret: 'cs_wrong', code: second.code, codeVerifier: second.codeVerifier, redirectUri: REDIRECT }).catch((e: unknown) => e);
+    const badClient = await exchangeCode({
+      ...creds(),
+      clientSecret: 'cs_wrong',
+      code: second.code,
+      codeVerifier: second.codeVerifier,
+      redirectUri: REDIRECT,
+    }).catch((e: unknown) => e);
     expect(badClient).toMatchObject({ status: 401, error: 'invalid_client' });
   });
 
@@ -114,7 +132,13 @@ describe('consent, exchange, use, refresh, revoke', () => {
   it('revokeToken: the access token stops working (401 ProblemError); an unknown token is revoked too (RFC 7009)', async () => {
     await revokeToken({ ...creds(), token: tokens.access_token, tokenTypeHint: 'access_token' });
     const connect = createConnectClient({ baseUrl: s.baseUrl, auth: { bearer: tokens.access_token } });
-    const error = await connect.GET('/api/connect/documents').then(unwrap).then(() => undefined, (e: unknown) => e);
+    const error = await connect
+      .GET('/api/connect/documents')
+      .then(unwrap)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(isProblem(error, 'unauthorized')).toBe(true);
     await expect(revokeToken({ ...creds(), token: 'crt_unknown' })).resolves.toBeUndefined();
   });

@@ -26,9 +26,14 @@ const server = createServer((req, res) => {
 });
 server.on('connection', (s) => (sockets.add(s), s.on('close', () => sockets.delete(s))));
 
-const ok = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"has_more":false,"next_cursor":null}');
-const status = (code: number, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) =>
-  res.writeHead(code, { 'content-type': 'application/problem+json', ...headers }).end(JSON.stringify({ type: `https://chatapp.example/problems/${code === 429 ? 'rate-limited' : 'unavailable'}`, title: 'x', status: code }));
+const ok = (_req: IncomingMessage, res: ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"has_more":false,"next_cursor":null}');
+const status =
+  (code: number, headers: Record<string, string> = {}) =>
+  (_req: IncomingMessage, res: ServerResponse) =>
+    res
+      .writeHead(code, { 'content-type': 'application/problem+json', ...headers })
+      .end(JSON.stringify({ type: `https://chatapp.example/problems/${code === 429 ? 'rate-limited' : 'unavailable'}`, title: 'x', status: code }));
 /** Drops the connection without an answer: a network error for the client. */
 const drop = (req: IncomingMessage) => req.socket.destroy();
 

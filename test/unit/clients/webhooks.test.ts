@@ -106,8 +106,10 @@ describe('Connect (X-Connect-Signature, t= and v1=)', () => {
 
   it('F-12 a sender 4 minutes off the receiver verifies, 6 minutes off is refused (default tolerance), either way', () => {
     const t = tSec(header);
-    for (const off of [-240, 240]) expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, undefined, { nowSec: t + off }))).toBeUndefined();
-    for (const off of [-360, 360]) expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, undefined, { nowSec: t + off }))).toBe('timestamp_out_of_tolerance');
+    for (const off of [-240, 240])
+      expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, undefined, { nowSec: t + off }))).toBeUndefined();
+    for (const off of [-360, 360])
+      expect(reason(() => verifyConnectWebhook(delivery.body, header, endpoint.secret, undefined, { nowSec: t + off }))).toBe('timestamp_out_of_tolerance');
   });
 
   it('a signed t cannot be moved: a fresh t with the old v1 does not match', () => {
@@ -121,13 +123,29 @@ describe('Connect (X-Connect-Signature, t= and v1=)', () => {
 
   it('malformed headers: malformed_header', () => {
     const v1 = /v1=([0-9a-f]+)/.exec(header)![1]!;
-    for (const h of [`v1=${v1}`, `t=${tSec(header)}`, `t=abc,v1=${v1}`, `t=${tSec(header)},v1=xyz`, `t=1,t=2,v1=${v1}`, 'garbage', `t=${tSec(header)},${Array(9).fill(`v1=${v1}`).join(',')}`]) {
-      expect(reason(() => verifyConnectWebhook(delivery.body, h, endpoint.secret)), h).toBe('malformed_header');
+    for (const h of [
+      `v1=${v1}`,
+      `t=${tSec(header)}`,
+      `t=abc,v1=${v1}`,
+      `t=${tSec(header)},v1=xyz`,
+      `t=1,t=2,v1=${v1}`,
+      'garbage',
+      `t=${tSec(header)},${Array(9).fill(`v1=${v1}`).join(',')}`,
+    ]) {
+      expect(
+        reason(() => verifyConnectWebhook(delivery.body, h, endpoint.secret)),
+        h,
+      ).toBe('malformed_header');
     }
   });
 
   it('rotation: the delivery carries two v1, each secret verifies it alone; a receiver may pass both secrets', async () => {
-    const rotated = unwrap(await connect.POST('/api/connect/webhook-endpoints/{endpointId}/rotate-secret', { params: { path: { endpointId: endpoint.id } }, body: { overlap_seconds: 3600 } }));
+    const rotated = unwrap(
+      await connect.POST('/api/connect/webhook-endpoints/{endpointId}/rotate-secret', {
+        params: { path: { endpointId: endpoint.id } },
+        body: { overlap_seconds: 3600 },
+      }),
+    );
     const before = receiver.received.length;
     unwrap(await connect.POST('/api/connect/webhook-endpoints/{endpointId}/test', { params: { path: { endpointId: endpoint.id } } }));
     const during = await next('x-connect-signature', before);
@@ -145,7 +163,9 @@ describe('Messaging (X-Messaging-Signature, the same scheme)', () => {
     const messaging = createMessagingClient({ baseUrl: s.baseUrl, auth: { apiKey: messagingKey } });
     const created = unwrap(await messaging.POST('/api/webhook-endpoints', { body: { url: receiver.url, enabled_events: ['message.received'] } }));
     const before = receiver.received.length;
-    await s.app.platform.store.db.transaction().execute((tx) => emitEvent(tx, { workspaceId, api: 'messaging', type: 'message.received', data: { message_id: 'msg_1' } }));
+    await s.app.platform.store.db
+      .transaction()
+      .execute((tx) => emitEvent(tx, { workspaceId, api: 'messaging', type: 'message.received', data: { message_id: 'msg_1' } }));
     const d = await next('x-messaging-signature', before);
     const h = String(d.headers['x-messaging-signature']);
     const event = verifyMessagingWebhook(d.body, h, created.secret);
@@ -176,11 +196,16 @@ describe('Login (X-Login-Signature: sha256=)', () => {
     expect(event.type).toBe('chatapp.auth.verified');
     expect(event.id).toBe(d.headers['x-login-event-id']);
     expect(event.data.app_id).toBe(f.appId);
-    expect(reason(() => verifyLoginWebhook(d.body.replace('+15550100202', '+15550100999'), d.headers['x-login-signature'], f.webhookSecret))).toBe('no_matching_signature');
+    expect(reason(() => verifyLoginWebhook(d.body.replace('+15550100202', '+15550100999'), d.headers['x-login-signature'], f.webhookSecret))).toBe(
+      'no_matching_signature',
+    );
     expect(reason(() => verifyLoginWebhook(d.body, d.headers['x-login-signature'], newSecret('whsec_')))).toBe('no_matching_signature');
     expect(reason(() => verifyLoginWebhook(d.body, undefined, f.webhookSecret))).toBe('missing_header');
     for (const h of ['sha256=xyz', `sha1=${'a'.repeat(40)}`, 'a'.repeat(64), `sha256=${'a'.repeat(63)}`]) {
-      expect(reason(() => verifyLoginWebhook(d.body, h, f.webhookSecret)), h).toBe('malformed_header');
+      expect(
+        reason(() => verifyLoginWebhook(d.body, h, f.webhookSecret)),
+        h,
+      ).toBe('malformed_header');
     }
   });
 

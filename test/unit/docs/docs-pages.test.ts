@@ -90,8 +90,19 @@ describe('/docs/<api>', () => {
       expect(scripts.map((s) => s[2]!.trim())).toEqual(['', '']);
       expect(scripts[0]![1]).toContain('type="application/json"');
       expect(scripts[1]![1]).toContain(`src="${SCALAR_SCRIPT}"`);
-      const configuration = JSON.parse(/data-configuration="([^"]*)"/.exec(response.body)![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, '&'));
-      expect(configuration).toMatchObject({ url: `/openapi/${api.name}.3.1.yaml`, withDefaultFonts: false, telemetry: false, agent: { disabled: true }, mcp: { disabled: true } });
+      const configuration = JSON.parse(
+        /data-configuration="([^"]*)"/
+          .exec(response.body)![1]!
+          .replace(/&quot;/g, '"')
+          .replace(/&amp;/g, '&'),
+      );
+      expect(configuration).toMatchObject({
+        url: `/openapi/${api.name}.3.1.yaml`,
+        withDefaultFonts: false,
+        telemetry: false,
+        agent: { disabled: true },
+        mcp: { disabled: true },
+      });
       expect(configuration.proxyUrl).toBeUndefined();
       expect(configuration.servers).toEqual([{ url: app.config.publicUrl, description: 'This server' }]);
       expect(foreignUrls(response.body)).toEqual([]);

@@ -61,7 +61,8 @@ async function loginFixture() {
   const res = await a.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': apiKey } });
   expect(res.statusCode, res.body).toBe(201);
   const session = res.json() as { sessionId: string; loginCode: string; subscribeToken: string };
-  const status = async (on: FastifyInstance) => (await on.inject({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': apiKey } })).json().status as string;
+  const status = async (on: FastifyInstance) =>
+    (await on.inject({ url: `/v1/auth/chatapp/status/${session.sessionId}`, headers: { 'x-api-key': apiKey } })).json().status as string;
   const login = () => sendFromSandboxPhone(a, { phoneNumberId: numbers[0]!.id, from: '+15550100202', text: `LOGIN ${session.loginCode}` });
   return { ...session, apiKey, appId, status, login };
 }
@@ -162,7 +163,10 @@ describe('lost notifications: each subscriber recovers', () => {
     const w = await workspace(a);
     const funnelId = newId('kf');
     const at = new Date();
-    await base.db.insertInto('kanban_funnels').values({ id: funnelId, workspace_id: w.workspaceId, business_account_id: w.accountId, name: 'Leads', created_at: at, updated_at: at }).execute();
+    await base.db
+      .insertInto('kanban_funnels')
+      .values({ id: funnelId, workspace_id: w.workspaceId, business_account_id: w.accountId, name: 'Leads', created_at: at, updated_at: at })
+      .execute();
     await base.db.insertInto('kanban_stages').values({ funnel_id: funnelId, key: 'new', name: 'New', position: 0, color: null }).execute();
     cut();
     const message = await sendFromSandboxPhone(a, { phoneNumberId: w.numberId, from: '+4915112349003', text: 'hi' });
@@ -176,17 +180,26 @@ describe('lost notifications: each subscriber recovers', () => {
     const w = await workspace(a);
     await addContacts(base.db, w.workspaceId, 3, '+4915177');
     cut();
-    const res = await call(a, w.key)('POST', '/api/campaigns', { name: 'Lost wake', chatapp_phone_number: w.phone, audience: { type: 'all_contacts' }, template: { name: 'welcome_offer', language: 'en_US' } });
+    const res = await call(a, w.key)('POST', '/api/campaigns', {
+      name: 'Lost wake',
+      chatapp_phone_number: w.phone,
+      audience: { type: 'all_contacts' },
+      template: { name: 'welcome_offer', language: 'en_US' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json().id as string;
     await Promise.all([storeA.droppedWith('campaigns_due:'), storeB.droppedWith('campaigns_due:')]);
     expect(await recipientStates(base.db, id)).toEqual({ queued: 3 }); // both workers sleep (poll: an hour)
     storeA.reconnect(); // wakes A's worker at once
     storeA.cut(); // and the sandbox's statuses arrive with notifications lost again
-    const states = await until(async () => {
-      const s = await recipientStates(base.db, id);
-      return (s.delivered ?? 0) + (s.read ?? 0) === 3 && s;
-    }, 10_000, 'every recipient delivered');
+    const states = await until(
+      async () => {
+        const s = await recipientStates(base.db, id);
+        return (s.delivered ?? 0) + (s.read ?? 0) === 3 && s;
+      },
+      10_000,
+      'every recipient delivered',
+    );
     expect(states.sent).toBeUndefined();
   });
 
@@ -194,17 +207,25 @@ describe('lost notifications: each subscriber recovers', () => {
     const w = await workspace(a);
     await addContacts(base.db, w.workspaceId, 2, '+4915178');
     cut(); // created with both workers asleep: nothing is sent yet
-    const res = await call(a, w.key)('POST', '/api/campaigns', { name: 'Paused', chatapp_phone_number: w.phone, audience: { type: 'all_contacts' }, template: { name: 'welcome_offer', language: 'en_US' } });
+    const res = await call(a, w.key)('POST', '/api/campaigns', {
+      name: 'Paused',
+      chatapp_phone_number: w.phone,
+      audience: { type: 'all_contacts' },
+      template: { name: 'welcome_offer', language: 'en_US' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.json().id as string;
     storeA.heal();
     storeB.heal();
     // Both workers hear the pause (they subscribed before this test's listeners, so hear it first).
-    const heard = [a, b].map((on) => new Promise<void>((resolve) => {
-      const off = on.platform.bus.subscribe('campaign.state', (e) => {
-        if (e.data.campaignId === id && e.data.status === 'paused') resolve(off());
-      });
-    }));
+    const heard = [a, b].map(
+      (on) =>
+        new Promise<void>((resolve) => {
+          const off = on.platform.bus.subscribe('campaign.state', (e) => {
+            if (e.data.campaignId === id && e.data.status === 'paused') resolve(off());
+          });
+        }),
+    );
     expect((await call(a, w.key)('POST', `/api/campaigns/${id}/pause`)).statusCode).toBe(200);
     await Promise.all(heard);
     cut();
@@ -212,10 +233,14 @@ describe('lost notifications: each subscriber recovers', () => {
     await Promise.all([storeA.droppedWith(`"campaignId":"${id}","status":"sending"`), storeB.droppedWith(`"campaignId":"${id}","status":"sending"`)]); // the resume was lost
     expect(await recipientStates(base.db, id)).toEqual({ queued: 2 });
     storeA.reconnect();
-    await until(async () => {
-      const s = await recipientStates(base.db, id);
-      return (s.queued ?? 0) + (s.sending ?? 0) === 0 && s;
-    }, 10_000, 'every recipient sent');
+    await until(
+      async () => {
+        const s = await recipientStates(base.db, id);
+        return (s.queued ?? 0) + (s.sending ?? 0) === 0 && s;
+      },
+      10_000,
+      'every recipient sent',
+    );
   });
 
   it('number paused by the provider: B, which lost the notification, takes no slot of that number before the pause ends', async () => {
@@ -232,7 +257,12 @@ describe('lost notifications: each subscriber recovers', () => {
 
   it('outbox: a row enqueued while its wake-up was lost is delivered when the LISTEN connection is back', async () => {
     const posted: string[] = [];
-    const outbox = new Outbox({ store: storeA, instanceId: 'lost-notify', pollMs: 3_600_000, post: async (_url, _headers, body) => (posted.push(body), { status: 200 }) });
+    const outbox = new Outbox({
+      store: storeA,
+      instanceId: 'lost-notify',
+      pollMs: 3_600_000,
+      post: async (_url, _headers, body) => (posted.push(body), { status: 200 }),
+    });
     outbox.register('lost_probe', async () => ({ url: 'https://receiver.example/hook', headers: () => ({}) }));
     await outbox.start();
     try {
@@ -269,7 +299,11 @@ describe('lost notifications: each subscriber recovers', () => {
     const verifierB = b.loginKeys;
     expect(await verifierB.verify(f.apiKey)).toMatchObject({ appId: f.appId });
     cut();
-    await base.db.updateTable('login_apps').set({ api_key_digest: a.platform.secrets.digest(newSecret('lk_live_')) }).where('id', '=', f.appId).execute();
+    await base.db
+      .updateTable('login_apps')
+      .set({ api_key_digest: a.platform.secrets.digest(newSecret('lk_live_')) })
+      .where('id', '=', f.appId)
+      .execute();
     const app = await base.db.selectFrom('login_apps').select('workspace_id').where('id', '=', f.appId).executeTakeFirstOrThrow();
     await a.loginKeys.invalidate(f.appId, app.workspace_id);
     await storeB.droppedWith(f.appId);

@@ -22,22 +22,41 @@ describe('request bodies against the contract', () => {
   });
 
   it('a JSON body sent as text/plain: 415 naming the accepted type', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/account/sessions', headers: { 'content-type': 'text/plain' }, payload: '{"email":"a@b.example","password":"x"}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/account/sessions',
+      headers: { 'content-type': 'text/plain' },
+      payload: '{"email":"a@b.example","password":"x"}',
+    });
     expect(expectProblem(res, 415, 'unsupported-media-type').detail).toContain('application/json');
   });
 
   it('multipart announced on an operation without a body: 415, not the parser error', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/account/api-keys/key_x/revoke', headers: { 'content-type': 'multipart/form-data', authorization: owner } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/account/api-keys/key_x/revoke',
+      headers: { 'content-type': 'multipart/form-data', authorization: owner },
+    });
     expectProblem(res, 415, 'unsupported-media-type');
   });
 
   it('multipart without a boundary on an upload: 400 malformed-body', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/connect/documents', headers: { 'content-type': 'multipart/form-data', authorization: connect }, payload: 'x' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/connect/documents',
+      headers: { 'content-type': 'multipart/form-data', authorization: connect },
+      payload: 'x',
+    });
     expectProblem(res, 400, 'malformed-body');
   });
 
   it('a JSON body on an operation without one is still accepted (clients send {} on bare POSTs)', async () => {
-    const res = await app.inject({ method: 'POST', url: '/api/account/api-keys/key_AAAAAAAAAAAAAAAAAAAA/revoke', headers: { 'content-type': 'application/json' }, payload: '{}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/account/api-keys/key_AAAAAAAAAAAAAAAAAAAA/revoke',
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+    });
     expect(res.statusCode).toBe(401); // reaches authentication, not a body refusal
   });
 

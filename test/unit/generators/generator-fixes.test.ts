@@ -9,7 +9,10 @@ import { parse } from 'yaml';
 import { buildShared } from '#test/helper.js';
 import { basic, consentSetup } from '../connect/oauth/support.js';
 
-type Doc = { paths: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean; content: Record<string, { schema: { $ref?: string } }> } }>>; components: { schemas: Record<string, { properties?: Record<string, Record<string, unknown>> }> } };
+type Doc = {
+  paths: Record<string, Record<string, { operationId?: string; requestBody?: { required?: boolean; content: Record<string, { schema: { $ref?: string } }> } }>>;
+  components: { schemas: Record<string, { properties?: Record<string, Record<string, unknown>> }> };
+};
 const doc = (api: string, version: string): Doc => parse(readFileSync(new URL(`../../../generated/${api}/openapi.${version}.yaml`, import.meta.url), 'utf8'));
 const operations = (d: Doc) => Object.values(d.paths).flatMap((item) => Object.values(item));
 

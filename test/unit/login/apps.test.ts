@@ -36,7 +36,14 @@ describe('Login apps', () => {
     const created = res.json();
     expect(res.headers.location).toBe(`${APPS}/${created.id}`);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(created).toMatchObject({ name: 'Acme Shop', use_service_phone: true, phone_number_id: null, webhook_destination: 'hosted', production_webhook_url: null, staging_webhook_url: null });
+    expect(created).toMatchObject({
+      name: 'Acme Shop',
+      use_service_phone: true,
+      phone_number_id: null,
+      webhook_destination: 'hosted',
+      production_webhook_url: null,
+      staging_webhook_url: null,
+    });
     expect(created.id).toMatch(/^app_[0-9A-Za-z]{20}$/);
     expect(created.api_key).toMatch(/^lk_live_[0-9A-Za-z]{32}$/);
     expect(created.webhook_secret).toMatch(/^whsec_[0-9A-Za-z]{32}$/);
@@ -70,7 +77,7 @@ describe('Login apps', () => {
     expect(app.platform.secrets.decrypt(row.webhook_secret_enc)).toBe(created.webhook_secret);
   });
 
-  it('list: newest first, cursor pagination; H10 a made-up cursor and B6 another workspace\'s cursor are 400', async () => {
+  it("list: newest first, cursor pagination; H10 a made-up cursor and B6 another workspace's cursor are 400", async () => {
     const owner = await signUp(app, 'login-list');
     const ids: string[] = [];
     for (const name of ['one', 'two', 'three']) ids.push((await newApp(app, owner, { name })).id);
@@ -83,7 +90,10 @@ describe('Login apps', () => {
     const page2 = (await app.inject({ url: `${APPS}?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`, headers: bearer(owner.token) })).json();
     expect(page2).toMatchObject({ has_more: false, next_cursor: null });
     expect(page2.data.map((x: { id: string }) => x.id)).toEqual([ids[0]]);
-    for (const [token, cursor] of [[owner.token, 'not-a-cursor'], [b.token, page1.next_cursor]]) {
+    for (const [token, cursor] of [
+      [owner.token, 'not-a-cursor'],
+      [b.token, page1.next_cursor],
+    ]) {
       const res = await app.inject({ url: `${APPS}?cursor=${encodeURIComponent(cursor)}`, headers: bearer(token) });
       expect(res.statusCode).toBe(400);
       expect(res.json().errors).toEqual([{ pointer: '/query/cursor', detail: expect.any(String) }]);
@@ -104,10 +114,26 @@ describe('Login apps', () => {
   });
 
   it('update: only the fields sent change, null clears; unknown fields 400; H8 NUL in the name 400', async () => {
-    const created = await newApp(app, a, { name: 'Before', webhook_destination: 'staging', staging_webhook_url: 'https://127.0.0.1/s', production_webhook_url: 'https://127.0.0.1/p' });
-    const res = await app.inject({ method: 'PATCH', url: `${APPS}/${created.id}`, headers: bearer(a.token), payload: { name: 'After', webhook_destination: 'none', staging_webhook_url: null } });
+    const created = await newApp(app, a, {
+      name: 'Before',
+      webhook_destination: 'staging',
+      staging_webhook_url: 'https://127.0.0.1/s',
+      production_webhook_url: 'https://127.0.0.1/p',
+    });
+    const res = await app.inject({
+      method: 'PATCH',
+      url: `${APPS}/${created.id}`,
+      headers: bearer(a.token),
+      payload: { name: 'After', webhook_destination: 'none', staging_webhook_url: null },
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ name: 'After', webhook_destination: 'none', staging_webhook_url: null, production_webhook_url: 'https://127.0.0.1/p', api_key_prefix: created.api_key_prefix });
+    expect(res.json()).toMatchObject({
+      name: 'After',
+      webhook_destination: 'none',
+      staging_webhook_url: null,
+      production_webhook_url: 'https://127.0.0.1/p',
+      api_key_prefix: created.api_key_prefix,
+    });
     expect(new Date(res.json().updated_at).getTime()).toBeGreaterThanOrEqual(new Date(created.updated_at).getTime());
     const unknown = await app.inject({ method: 'PATCH', url: `${APPS}/${created.id}`, headers: bearer(a.token), payload: { isAdmin: true } });
     expect(unknown.statusCode).toBe(400);
@@ -182,7 +208,12 @@ describe('Login apps', () => {
     expect(row.previous_webhook_secret_enc).toBeNull();
     expect(app.platform.secrets.decrypt(row.webhook_secret_enc)).toBe(atOnce.json().webhook_secret);
 
-    const overlap = await app.inject({ method: 'POST', url: `${APPS}/${created.id}/rotate-webhook-secret`, headers: bearer(a.token), payload: { previous_secret_valid_for: 3600 } });
+    const overlap = await app.inject({
+      method: 'POST',
+      url: `${APPS}/${created.id}/rotate-webhook-secret`,
+      headers: bearer(a.token),
+      payload: { previous_secret_valid_for: 3600 },
+    });
     expect(overlap.statusCode).toBe(200);
     const body = overlap.json();
     expect(new Date(body.previous_secret_expires_at).getTime() - new Date(body.rotated_at).getTime()).toBe(3600_000);
@@ -190,23 +221,29 @@ describe('Login apps', () => {
     expect(app.platform.secrets.decrypt(row.previous_webhook_secret_enc!)).toBe(atOnce.json().webhook_secret);
     expect(row.webhook_secret_prefix).toBe(body.webhook_secret_prefix);
 
-    const tooLong = await app.inject({ method: 'POST', url: `${APPS}/${created.id}/rotate-webhook-secret`, headers: bearer(a.token), payload: { previous_secret_valid_for: 86_401 } });
+    const tooLong = await app.inject({
+      method: 'POST',
+      url: `${APPS}/${created.id}/rotate-webhook-secret`,
+      headers: bearer(a.token),
+      payload: { previous_secret_valid_for: 86_401 },
+    });
     expect(tooLong.statusCode).toBe(400);
   });
 
-  it('B1 workspace B gets 404 on A\'s app for every path operation, with the body of an unknown id; nothing changes', async () => {
+  it("B1 workspace B gets 404 on A's app for every path operation, with the body of an unknown id; nothing changes", async () => {
     const created = await newApp(app, a);
     const before = await app.platform.store.db.selectFrom('login_apps').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
     const unknown = newId('app');
-    const calls = (id: string) => [
-      { method: 'GET', url: `${APPS}/${id}` },
-      { method: 'PATCH', url: `${APPS}/${id}`, payload: { name: 'stolen' } },
-      { method: 'DELETE', url: `${APPS}/${id}` },
-      { method: 'POST', url: `${APPS}/${id}/rotate-api-key` },
-      { method: 'POST', url: `${APPS}/${id}/rotate-webhook-secret` },
-      { method: 'POST', url: `${APPS}/${id}/provider-webhook/retry` },
-      { method: 'GET', url: `${APPS}/${id}/webhook-receipts` },
-    ] as const;
+    const calls = (id: string) =>
+      [
+        { method: 'GET', url: `${APPS}/${id}` },
+        { method: 'PATCH', url: `${APPS}/${id}`, payload: { name: 'stolen' } },
+        { method: 'DELETE', url: `${APPS}/${id}` },
+        { method: 'POST', url: `${APPS}/${id}/rotate-api-key` },
+        { method: 'POST', url: `${APPS}/${id}/rotate-webhook-secret` },
+        { method: 'POST', url: `${APPS}/${id}/provider-webhook/retry` },
+        { method: 'GET', url: `${APPS}/${id}/webhook-receipts` },
+      ] as const;
     const strip = (body: Record<string, unknown>, id: string) => JSON.stringify({ ...body, request_id: 0, instance: 0 }).replaceAll(id, 'ID');
     for (const [i, call] of calls(created.id).entries()) {
       const theirs = await app.inject({ ...call, headers: bearer(b.token) });
@@ -233,19 +270,37 @@ describe('Login apps', () => {
     it('an own sandbox number: its provider webhook is active at once and it is the displayed number', async () => {
       const { numbers } = await createSandboxAccount(app.platform.store.db, a.workspace.id);
       const created = await newApp(app, a, { name: 'Own', use_service_phone: false, phone_number_id: numbers[0]!.id });
-      expect(created).toMatchObject({ use_service_phone: false, phone_number_id: numbers[0]!.id, display_phone_number: numbers[0]!.display_phone_number, provider_phone_number_id: numbers[0]!.provider_phone_number_id });
+      expect(created).toMatchObject({
+        use_service_phone: false,
+        phone_number_id: numbers[0]!.id,
+        display_phone_number: numbers[0]!.display_phone_number,
+        provider_phone_number_id: numbers[0]!.provider_phone_number_id,
+      });
       expect(created.provider_webhook).toMatchObject({ status: 'active', last_error: null, provider_code: null, updated_at: expect.any(String) });
       // and back to the service number: nothing to set up, retry is 409
-      const back = await app.inject({ method: 'PATCH', url: `${APPS}/${created.id}`, headers: bearer(a.token), payload: { use_service_phone: true, phone_number_id: null } });
+      const back = await app.inject({
+        method: 'PATCH',
+        url: `${APPS}/${created.id}`,
+        headers: bearer(a.token),
+        payload: { use_service_phone: true, phone_number_id: null },
+      });
       expect(back.json().provider_webhook.status).toBe('not_required');
       const retry = await app.inject({ method: 'POST', url: `${APPS}/${created.id}/provider-webhook/retry`, headers: bearer(a.token) });
       expect(retry.statusCode).toBe(409);
       expect(retry.json().type).toBe(`${PROBLEM}conflict`);
     });
 
-    it('B3 another workspace\'s number or an unknown one: 404, no app created; an inactive one 422', async () => {
+    it("B3 another workspace's number or an unknown one: 404, no app created; an inactive one 422", async () => {
       const { numbers } = await createSandboxAccount(app.platform.store.db, b.workspace.id);
-      const count = async () => Number((await app.platform.store.db.selectFrom('login_apps').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await app.platform.store.db
+              .selectFrom('login_apps')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const before = await count();
       for (const id of [numbers[0]!.id, newId('pn')]) {
         const res = await app.inject({ method: 'POST', url: APPS, headers: bearer(a.token), payload: { name: 'x', phone_number_id: id } });
@@ -285,7 +340,9 @@ describe('Login apps', () => {
       expect((await resolveLoginNumber(app, appRow, { phone_number_id: own.numbers[0]!.id })).id).toBe(own.numbers[0]!.id);
       expect((await resolveLoginNumber(app, appRow)).workspace_id).toBe(SERVICE_WORKSPACE_ID);
       expect((await resolveLoginNumber(app, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id })).id).toBe(own.numbers[0]!.id);
-      expect((await resolveLoginNumber(app, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id }, { use_service_phone: true })).workspace_id).toBe(SERVICE_WORKSPACE_ID);
+      expect(
+        (await resolveLoginNumber(app, { ...appRow, use_service_phone: false, phone_number_id: own.numbers[0]!.id }, { use_service_phone: true })).workspace_id,
+      ).toBe(SERVICE_WORKSPACE_ID);
       await expect(resolveLoginNumber(app, appRow, { use_service_phone: false })).rejects.toMatchObject({ status: 422 }); // no cloud-API number
       await app.platform.store.db.updateTable('phone_numbers').set({ status: 'RESTRICTED' }).where('id', '=', own.numbers[0]!.id).execute();
       await expect(resolveLoginNumber(app, appRow, { phone_number_id: own.numbers[0]!.id })).rejects.toMatchObject({ status: 422 });
@@ -315,11 +372,28 @@ describe('provider webhook set-up with a Cloud API number (fake provider)', () =
     const db = app.platform.store.db;
     const account = await db
       .insertInto('business_accounts')
-      .values({ id: newId('waba'), workspace_id: owner.workspace.id, kind: 'cloud_api', provider_waba_id: FAKE_WABA_ID, name: 'Acme', access_token_enc: app.platform.secrets.encrypt(FAKE_TOKEN) })
+      .values({
+        id: newId('waba'),
+        workspace_id: owner.workspace.id,
+        kind: 'cloud_api',
+        provider_waba_id: FAKE_WABA_ID,
+        name: 'Acme',
+        access_token_enc: app.platform.secrets.encrypt(FAKE_TOKEN),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     numberId = newId('pn');
-    await db.insertInto('phone_numbers').values({ id: numberId, workspace_id: owner.workspace.id, business_account_id: account.id, provider_phone_number_id: '106540352242922', display_phone_number: '+15550100100', verified_name: 'Acme' }).execute();
+    await db
+      .insertInto('phone_numbers')
+      .values({
+        id: numberId,
+        workspace_id: owner.workspace.id,
+        business_account_id: account.id,
+        provider_phone_number_id: '106540352242922',
+        display_phone_number: '+15550100100',
+        verified_name: 'Acme',
+      })
+      .execute();
   });
   afterAll(async () => {
     await fake.stop();
@@ -339,7 +413,11 @@ describe('provider webhook set-up with a Cloud API number (fake provider)', () =
     fake.reset();
     fake.fail('auth', { path: /subscribed_apps/ });
     const created = await newApp(app, owner, { name: 'Cloud', phone_number_id: numberId });
-    expect(created.provider_webhook).toMatchObject({ status: 'failed', provider_code: 190, last_error: expect.stringMatching(/^The provider refused the webhook subscription/) });
+    expect(created.provider_webhook).toMatchObject({
+      status: 'failed',
+      provider_code: 190,
+      last_error: expect.stringMatching(/^The provider refused the webhook subscription/),
+    });
 
     fake.fail('auth', { path: /subscribed_apps/ });
     const again = await app.inject({ method: 'POST', url: `${APPS}/${created.id}/provider-webhook/retry`, headers: bearer(owner.token) });
@@ -366,13 +444,28 @@ describe('G webhook URLs in production mode', () => {
   });
 
   const create = (url: string, field = 'production_webhook_url') =>
-    app.inject({ method: 'POST', url: APPS, headers: bearer(owner.token), payload: { name: 'x', webhook_destination: field === 'production_webhook_url' ? 'production' : 'staging', [field]: url } });
+    app.inject({
+      method: 'POST',
+      url: APPS,
+      headers: bearer(owner.token),
+      payload: { name: 'x', webhook_destination: field === 'production_webhook_url' ? 'production' : 'staging', [field]: url },
+    });
 
   it('G1–G5, G8, G12: private, loopback, metadata, encoded and http targets are 422 unsafe-url naming the field', async () => {
     const urls = [
-      'https://127.0.0.1/hook', 'https://0.0.0.0/', 'https://10.0.0.1/', 'https://192.168.1.1/', 'https://100.64.0.1/',
-      'https://169.254.169.254/latest/meta-data/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://2130706433/', 'https://0x7f000001/',
-      'https://internal.example/hook', 'http://shop.example/hook', 'https://shop.example:6379/',
+      'https://127.0.0.1/hook',
+      'https://0.0.0.0/',
+      'https://10.0.0.1/',
+      'https://192.168.1.1/',
+      'https://100.64.0.1/',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://[::1]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://2130706433/',
+      'https://0x7f000001/',
+      'https://internal.example/hook',
+      'http://shop.example/hook',
+      'https://shop.example:6379/',
     ];
     for (const url of urls) {
       const res = await create(url);
@@ -389,7 +482,12 @@ describe('G webhook URLs in production mode', () => {
       expect([400], url).toContain(res.statusCode);
     }
     const created = await newApp(app, owner, { name: 'ok', webhook_destination: 'production', production_webhook_url: 'https://shop.example/hook' });
-    const patch = await app.inject({ method: 'PATCH', url: `${APPS}/${created.id}`, headers: bearer(owner.token), payload: { staging_webhook_url: 'https://169.254.169.254/' } });
+    const patch = await app.inject({
+      method: 'PATCH',
+      url: `${APPS}/${created.id}`,
+      headers: bearer(owner.token),
+      payload: { staging_webhook_url: 'https://169.254.169.254/' },
+    });
     expect(patch.statusCode).toBe(422);
     expect(patch.json().errors[0].pointer).toBe('/body/staging_webhook_url');
     const unchanged = (await app.inject({ url: `${APPS}/${created.id}`, headers: bearer(owner.token) })).json();

@@ -137,7 +137,12 @@ describe('demo pages', () => {
       payload: '{}',
     });
     expect(sameSite.statusCode).toBe(403);
-    const otherOrigin = await app.inject({ method: 'POST', url: '/demo/login/api/start', headers: { ...JSON_POST, cookie: jar.header, 'x-csrf-token': token, origin: 'https://evil.example' }, payload: '{}' });
+    const otherOrigin = await app.inject({
+      method: 'POST',
+      url: '/demo/login/api/start',
+      headers: { ...JSON_POST, cookie: jar.header, 'x-csrf-token': token, origin: 'https://evil.example' },
+      payload: '{}',
+    });
     expect(otherOrigin.statusCode).toBe(403);
   });
 
@@ -164,14 +169,26 @@ describe('demo pages', () => {
     };
     const page = await call({ url: '/demo/login' });
     const token = meta(page.body, 'csrf-token');
-    const api = (path: string) => call({ method: 'POST', url: `/demo/login/api/${path}`, headers: { ...JSON_POST, cookie: jar.header, 'x-csrf-token': token }, payload: '{}' });
+    const api = (path: string) =>
+      call({ method: 'POST', url: `/demo/login/api/${path}`, headers: { ...JSON_POST, cookie: jar.header, 'x-csrf-token': token }, payload: '{}' });
 
     const start = await api('start');
     expect(start.statusCode).toBe(200);
     expect(start.headers['cache-control']).toBe('no-store');
     const s = start.json();
     expect(Object.keys(s).sort()).toEqual(
-      ['authAppName', 'displayPhoneNumber', 'expiresAt', 'loginCode', 'messageText', 'qrCodeSvg', 'sandboxPhoneUrl', 'sessionId', 'subscribeToken', 'waLink'].sort(),
+      [
+        'authAppName',
+        'displayPhoneNumber',
+        'expiresAt',
+        'loginCode',
+        'messageText',
+        'qrCodeSvg',
+        'sandboxPhoneUrl',
+        'sessionId',
+        'subscribeToken',
+        'waLink',
+      ].sort(),
     );
     expect(s.qrCodeSvg).toMatch(/^<svg[\s>]/);
     expect(s.messageText).toContain(s.loginCode);
@@ -195,10 +212,13 @@ describe('demo pages', () => {
     expect(sent.statusCode).toBe(303);
 
     // The stream says `verified`; the page asks its backend to complete.
-    const done = await eventually(async () => {
-      const answer = (await api('complete')).json();
-      return answer.status !== 'pending' && answer;
-    }, { within: 5_000, what: 'the sign-in to complete', app, every: 100 });
+    const done = await eventually(
+      async () => {
+        const answer = (await api('complete')).json();
+        return answer.status !== 'pending' && answer;
+      },
+      { within: 5_000, what: 'the sign-in to complete', app, every: 100 },
+    );
     expect(done).toEqual({ status: 'success', phone: '+15550109876', name: 'Ana Souza' });
     expect(jar.has('demo_user')).toBe(true);
     expect(jar.has('demo_login')).toBe(false);
@@ -223,7 +243,9 @@ describe('demo pages', () => {
     const forged = await app.inject({ url: '/demo/login', headers: { cookie: `demo_user=${encodeURIComponent(JSON.stringify({ phone: '+1', name: 'x' }))}` } });
     expect(forged.body).toContain('data-state="loading"');
 
-    const phone = await app.inject({ url: `/sandbox/phone?${new URLSearchParams({ text: '</textarea><script>alert(1)</script>', to: '"><svg onload=alert(1)>' })}` });
+    const phone = await app.inject({
+      url: `/sandbox/phone?${new URLSearchParams({ text: '</textarea><script>alert(1)</script>', to: '"><svg onload=alert(1)>' })}`,
+    });
     expect(phone.statusCode).toBe(200);
     expectPageHeaders(phone, false);
     expect(phone.body).toContain('&lt;/textarea&gt;&lt;script&gt;alert(1)&lt;/script&gt;</textarea>');
@@ -238,7 +260,12 @@ describe('demo pages', () => {
     const csrf = hidden(page.body, '_csrf');
     const to = /<option value="([^"]+)"/.exec(page.body)![1]!;
     const post = (form: Record<string, string>, headers: Record<string, string> = {}) =>
-      app.inject({ method: 'POST', url: '/sandbox/phone/send', headers: { ...FORM, cookie: jar.header, ...headers }, payload: new URLSearchParams(form).toString() });
+      app.inject({
+        method: 'POST',
+        url: '/sandbox/phone/send',
+        headers: { ...FORM, cookie: jar.header, ...headers },
+        payload: new URLSearchParams(form).toString(),
+      });
     const bad = await post({ _csrf: csrf, to, from: 'not a number', text: 'hi' });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('international format');
@@ -300,7 +327,7 @@ describe('demo pages switched off', () => {
     expect((await app.inject({ method: 'POST', url: '/sandbox/phone/send', headers: FORM, payload: 'to=x' })).statusCode).toBe(404);
   });
 
-  it('production with DEMO on: the phone lists the service and demo numbers, not other workspaces\' sandboxes', async () => {
+  it("production with DEMO on: the phone lists the service and demo numbers, not other workspaces' sandboxes", async () => {
     const app = await build({ env: { NODE_ENV: 'production', DEMO: 'true', SECRET_KEY: 'k'.repeat(40), ALLOW_PRIVATE_URLS: 'false' } });
     await seedDemoWorkspace(app.platform, app);
     const other = await signUp(app, 'elsewhere');

@@ -13,7 +13,14 @@ const PROBLEM = 'https://chatapp.example/problems/';
 const hmac = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 function event(appId: string, id = newId('evt'), extra: Record<string, unknown> = {}) {
-  const data = { app_id: appId, session_id: newId('ls'), phone: '+15550100202', profile_name: 'Ana', verified_at: '2026-11-23T09:31:00Z', verification_token: 'eyJ.a.b' };
+  const data = {
+    app_id: appId,
+    session_id: newId('ls'),
+    phone: '+15550100202',
+    profile_name: 'Ana',
+    verified_at: '2026-11-23T09:31:00Z',
+    verification_token: 'eyJ.a.b',
+  };
   const { app_id: _appId, ...topLevel } = data; // the seed's top-level fields repeat data but app_id
   return { id, type: 'chatapp.auth.verified', created: 1795426260, data, event: 'chatapp.auth.verified', ...topLevel, ...extra };
 }
@@ -27,7 +34,9 @@ describe('hosted webhook', () => {
     app = await buildShared();
     a = await signUp(app, 'hosted-a');
     b = await signUp(app, 'hosted-b');
-    hosted = (await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(a.token), payload: { name: 'Hosted', webhook_destination: 'hosted' } })).json();
+    hosted = (
+      await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(a.token), payload: { name: 'Hosted', webhook_destination: 'hosted' } })
+    ).json();
   });
 
   const post = (appId: string, body: string, signature?: string, headers: Record<string, string> = {}) =>
@@ -38,7 +47,15 @@ describe('hosted webhook', () => {
       payload: body,
     });
   const receipts = async (appId = hosted.id, owner = a) => app.inject({ url: `/api/login/apps/${appId}/webhook-receipts`, headers: bearer(owner.token) });
-  const count = async () => Number((await app.platform.store.db.selectFrom('hosted_webhook_receipts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const count = async () =>
+    Number(
+      (
+        await app.platform.store.db
+          .selectFrom('hosted_webhook_receipts')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('F2 a body signed with a plain HMAC-SHA256 of the raw bytes is stored once; a redelivery is a duplicate', async () => {
     // Unusual spacing and an unknown field: the raw bytes are signed, unknown fields are kept.
@@ -52,7 +69,14 @@ describe('hosted webhook', () => {
     const list = (await receipts()).json();
     expect(list.data).toHaveLength(1);
     const { future_field: _unknown, ...known } = JSON.parse(body);
-    expect(list.data[0]).toEqual({ id: ack.receipt_id, app_id: hosted.id, event_id: known.id, event_type: 'chatapp.auth.verified', received_at: expect.any(String), payload: known });
+    expect(list.data[0]).toEqual({
+      id: ack.receipt_id,
+      app_id: hosted.id,
+      event_id: known.id,
+      event_type: 'chatapp.auth.verified',
+      received_at: expect.any(String),
+      payload: known,
+    });
     // Kept in the store; the answer's serializer shows the contract's fields only.
     const row = await app.platform.store.db.selectFrom('hosted_webhook_receipts').select('payload').where('id', '=', ack.receipt_id).executeTakeFirstOrThrow();
     expect(row.payload).toEqual(JSON.parse(body));
@@ -89,9 +113,18 @@ describe('hosted webhook', () => {
   });
 
   it('F9-style overlap: after a rotation with overlap both secrets verify (two comma-separated values), without it only the new', async () => {
-    const target = (await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(a.token), payload: { name: 'Rotating', webhook_destination: 'hosted' } })).json();
+    const target = (
+      await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(a.token), payload: { name: 'Rotating', webhook_destination: 'hosted' } })
+    ).json();
     const old = target.webhook_secret;
-    const rotated = (await app.inject({ method: 'POST', url: `/api/login/apps/${target.id}/rotate-webhook-secret`, headers: bearer(a.token), payload: { previous_secret_valid_for: 600 } })).json();
+    const rotated = (
+      await app.inject({
+        method: 'POST',
+        url: `/api/login/apps/${target.id}/rotate-webhook-secret`,
+        headers: bearer(a.token),
+        payload: { previous_secret_valid_for: 600 },
+      })
+    ).json();
     /** Signs a fresh event with each secret, comma-separated, as a sender in an overlap does. */
     const send = async (...secrets: string[]) => {
       const body = JSON.stringify(event(target.id));
@@ -129,7 +162,9 @@ describe('hosted webhook', () => {
   });
 
   it('receipts: newest first with cursor pagination; B1 another workspace 404; deleting the app deletes them', async () => {
-    const target = (await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(a.token), payload: { name: 'Many', webhook_destination: 'hosted' } })).json();
+    const target = (
+      await app.inject({ method: 'POST', url: '/api/login/apps', headers: bearer(a.token), payload: { name: 'Many', webhook_destination: 'hosted' } })
+    ).json();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const body = JSON.stringify(event(target.id));
@@ -137,10 +172,18 @@ describe('hosted webhook', () => {
     }
     const page1 = (await app.inject({ url: `/api/login/apps/${target.id}/webhook-receipts?limit=2`, headers: bearer(a.token) })).json();
     expect(page1.data.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[1]]);
-    const page2 = (await app.inject({ url: `/api/login/apps/${target.id}/webhook-receipts?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`, headers: bearer(a.token) })).json();
+    const page2 = (
+      await app.inject({
+        url: `/api/login/apps/${target.id}/webhook-receipts?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`,
+        headers: bearer(a.token),
+      })
+    ).json();
     expect(page2.data.map((r: { id: string }) => r.id)).toEqual([ids[0]]);
     // a cursor of this app's receipts is no cursor of another app's (B6)
-    expect((await app.inject({ url: `/api/login/apps/${hosted.id}/webhook-receipts?cursor=${encodeURIComponent(page1.next_cursor)}`, headers: bearer(a.token) })).statusCode).toBe(400);
+    expect(
+      (await app.inject({ url: `/api/login/apps/${hosted.id}/webhook-receipts?cursor=${encodeURIComponent(page1.next_cursor)}`, headers: bearer(a.token) }))
+        .statusCode,
+    ).toBe(400);
     const theirs = await receipts(target.id, b);
     expect(theirs.statusCode).toBe(404);
     expect(theirs.body).not.toContain('Many');

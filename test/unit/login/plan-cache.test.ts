@@ -27,7 +27,10 @@ async function signIn(a: Awaited<ReturnType<typeof insertLoginApp>>, i: number) 
   expect(start.statusCode, start.body).toBe(201);
   const { sessionId, loginCode } = start.json() as { sessionId: string; loginCode: string };
   await sendFromSandboxPhone(app, { phoneNumberId: a.numbers[0]!.id, from: `+1555010${String(1000 + i)}`, name: 'Ana', text: `LOGIN ${loginCode}` });
-  await eventually(async () => (await app.inject({ url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json().status === 'success', { within: 3_000, what: `session ${sessionId} verified`, app });
+  await eventually(
+    async () => (await app.inject({ url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json().status === 'success',
+    { within: 3_000, what: `session ${sessionId} verified`, app },
+  );
 }
 
 describe.skipIf(Boolean(process.env.DATABASE_URL))('plan cache on the sign-in path (PGlite prepared statements)', () => {
@@ -41,7 +44,9 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('plan cache on the sign-in pa
     expect(rows.map((r) => `${r.custom_plans}× ${r.statement}`)).toEqual([]);
     // The lookup the message runs is among the statements that did get a generic plan.
     const lookup = await sql<{ generic_plans: string }>`
-      select generic_plans from pg_prepared_statements where statement like 'select "s"."id", "s"."app_id", "s"."workspace_id"%from "login_sessions" as "s"%'`.execute(app.platform.store.db);
+      select generic_plans from pg_prepared_statements where statement like 'select "s"."id", "s"."app_id", "s"."workspace_id"%from "login_sessions" as "s"%'`.execute(
+      app.platform.store.db,
+    );
     expect(lookup.rows).toHaveLength(1);
     expect(Number(lookup.rows[0]!.generic_plans)).toBeGreaterThan(0);
   }, 60_000);

@@ -40,7 +40,12 @@ async function fixture({ cap, webhook = false }: FixtureOptions = {}) {
 type Fixture = Awaited<ReturnType<typeof fixture>>;
 
 const start = (f: Fixture, body?: object) =>
-  app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': f.apiKey, ...(body ? { 'content-type': 'application/json' } : {}) }, payload: body ? JSON.stringify(body) : undefined });
+  app.inject({
+    method: 'POST',
+    url: '/v1/auth/chatapp/start',
+    headers: { 'x-api-key': f.apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+    payload: body ? JSON.stringify(body) : undefined,
+  });
 const status = (f: Fixture, id: string) => app.inject({ method: 'GET', url: `/v1/auth/chatapp/status/${id}`, headers: { 'x-api-key': f.apiKey } });
 const session = (id: string) => app.platform.store.db.selectFrom('login_sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const events = (id: string) => app.platform.store.db.selectFrom('login_session_events').select(['id', 'event']).where('session_id', '=', id).execute();
@@ -49,7 +54,15 @@ const outboxRows = (appId: string) => app.platform.store.db.selectFrom('outbox')
 async function started(f: Fixture) {
   const res = await start(f, {});
   expect(res.statusCode, res.body).toBe(201);
-  return res.json() as { sessionId: string; loginCode: string; waLink: string; subscribeToken: string; expiresAt: string; qrCodeSvg: string; displayPhoneNumber: string };
+  return res.json() as {
+    sessionId: string;
+    loginCode: string;
+    waLink: string;
+    subscribeToken: string;
+    expiresAt: string;
+    qrCodeSvg: string;
+    displayPhoneNumber: string;
+  };
 }
 
 /** Sends `text` from the sandbox phone to `pn` and waits until the message event has been handled. */
@@ -74,10 +87,28 @@ describe('login codes and messages', () => {
     expect(canonicalCode('k7q2m9xd')).toBe('K7Q2M9XD');
     expect(canonicalCode('OIL00000')).toBe('01100000'); // Crockford decoding of look-alikes
     expect(canonicalCode('K7Q2M9XU')).toBeNull();
-    for (const text of ['LOGIN K7Q2M9XD', 'login k7q2m9xd', '  Login   K7Q2M9XD!  ', 'LOGIN: K7Q2M9XD.', 'LOGIN-k7q2m9xd?', 'login\u3000K7Q2M9XD', '\uFEFFLO\u200BGIN K7Q2\u00ADM9XD', 'LOGIN\u00A0K7Q2M9XD\u2060']) {
+    for (const text of [
+      'LOGIN K7Q2M9XD',
+      'login k7q2m9xd',
+      '  Login   K7Q2M9XD!  ',
+      'LOGIN: K7Q2M9XD.',
+      'LOGIN-k7q2m9xd?',
+      'login\u3000K7Q2M9XD',
+      '\uFEFFLO\u200BGIN K7Q2\u00ADM9XD',
+      'LOGIN\u00A0K7Q2M9XD\u2060',
+    ]) {
       expect(loginCodeOf(text), text).toBe('K7Q2M9XD');
     }
-    for (const text of ['LOGIN K7Q2M9X', 'LOGIN K7Q2M9XDD', 'please LOGIN K7Q2M9XD', 'LOGIN K7Q2M9XD!!', 'LOGINK7Q2M9XDX', '', 'L\u041EGIN K7Q2M9XD', 'LOGIN \u041A7Q2M9XD']) {
+    for (const text of [
+      'LOGIN K7Q2M9X',
+      'LOGIN K7Q2M9XDD',
+      'please LOGIN K7Q2M9XD',
+      'LOGIN K7Q2M9XD!!',
+      'LOGINK7Q2M9XDX',
+      '',
+      'L\u041EGIN K7Q2M9XD',
+      'LOGIN \u041A7Q2M9XD',
+    ]) {
       expect(loginCodeOf(text), text).toBeNull();
     }
     expect(waLink('+1 415-555-0123', 'K7Q2M9XD')).toBe('https://wa.me/14155550123?text=LOGIN%20K7Q2M9XD');
@@ -115,7 +146,12 @@ describe('start and status', () => {
     const res = await start(f, { phone_number_id: f.pn.id, use_service_phone: true });
     expect(res.statusCode).toBe(400);
     expect(res.json().type).toBe(`${PROBLEMS}validation`);
-    expect(res.json().errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/body/phone_number_id', '/body/use_service_phone']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { pointer: string }) => e.pointer)
+        .sort(),
+    ).toEqual(['/body/phone_number_id', '/body/use_service_phone']);
     expect(await app.platform.store.db.selectFrom('login_sessions').select('id').where('app_id', '=', f.appId).execute()).toEqual([]);
   });
 
@@ -155,7 +191,10 @@ describe('the state machine', () => {
     const f = await fixture();
     const s = await started(f);
     await phone(f.pn, `LOGIN ${s.loginCode}`);
-    const row = await until(() => session(s.sessionId), (r) => r.status === 'success');
+    const row = await until(
+      () => session(s.sessionId),
+      (r) => r.status === 'success',
+    );
     expect(row).toMatchObject({ status: 'success', phone: '+15550100202', profile_name: 'Ana Souza' });
     expect((await events(s.sessionId)).map((e) => e.event)).toEqual(['verified']);
     const res = await status(f, s.sessionId);
@@ -173,7 +212,10 @@ describe('the state machine', () => {
     const s = await started(f);
     const res = await providerPost(f, 'wamid.D3', `  login   ${s.loginCode.toLowerCase()}! `, '15550100202');
     expect(res.statusCode).toBe(200);
-    const row = await until(() => session(s.sessionId), (r) => r.status === 'success');
+    const row = await until(
+      () => session(s.sessionId),
+      (r) => r.status === 'success',
+    );
     expect(row.phone).toBe('+15550100202');
     expect(await app.platform.store.db.selectFrom('contacts').select('id').where('workspace_id', '=', f.workspaceId).execute()).toHaveLength(1);
   });
@@ -193,7 +235,10 @@ describe('the state machine', () => {
     const f = await fixture({ webhook: true });
     const first = await started(f);
     expect((await providerPost(f, 'wamid.D4', `LOGIN ${first.loginCode}`)).statusCode).toBe(200);
-    const verified = await until(() => session(first.sessionId), (r) => r.status === 'success');
+    const verified = await until(
+      () => session(first.sessionId),
+      (r) => r.status === 'success',
+    );
     // The same message id again; and again carrying a second pending session's code.
     const second = await started(f);
     expect((await providerPost(f, 'wamid.D4', `LOGIN ${first.loginCode}`)).statusCode).toBe(200);
@@ -235,7 +280,10 @@ describe('the state machine', () => {
     const f = await fixture();
     const s = await started(f);
     clock += 600_000; // exactly at expiresAt
-    const row = await until(() => session(s.sessionId), (r) => r.status === 'expired');
+    const row = await until(
+      () => session(s.sessionId),
+      (r) => r.status === 'expired',
+    );
     expect(row.status).toBe('expired');
     expect((await events(s.sessionId)).map((e) => e.event)).toEqual(['expired']);
     await phone(f.pn, `LOGIN ${s.loginCode}`);
@@ -247,7 +295,10 @@ describe('the state machine', () => {
     const f = await fixture();
     const s = await started(f);
     await phone(f.pn, `LOGIN ${s.loginCode}`);
-    await until(() => session(s.sessionId), (r) => r.status === 'success');
+    await until(
+      () => session(s.sessionId),
+      (r) => r.status === 'success',
+    );
     clock += 20 * 60_000;
     await settle(1200); // a sweep runs every second
     expect((await session(s.sessionId)).status).toBe('success');
@@ -263,7 +314,10 @@ describe('server webhook chatapp.auth.verified', () => {
     const f = await fixture({ webhook: true });
     const s = await started(f);
     await phone(f.pn, `LOGIN ${s.loginCode}`);
-    await until(async () => receiver.received.length, (n) => n >= 1);
+    await until(
+      async () => receiver.received.length,
+      (n) => n >= 1,
+    );
     expect(receiver.received).toHaveLength(1);
     const { headers, body } = receiver.received[0]!;
     const expected = createHmac('sha256', f.webhookSecret).update(body).digest('hex');
@@ -275,7 +329,14 @@ describe('server webhook chatapp.auth.verified', () => {
     const verifiedAt = new Date(clock).toISOString();
     const facts = { session_id: s.sessionId, phone: '+15550100202', profile_name: 'Ana Souza', verified_at: verifiedAt, verification_token: token };
     expect(Object.keys(event)).toEqual(['id', 'type', 'created', 'data', 'event', 'session_id', 'phone', 'profile_name', 'verified_at', 'verification_token']);
-    expect(event).toEqual({ id: event.id, type: 'chatapp.auth.verified', created: Math.floor(clock / 1000), data: { app_id: f.appId, ...facts }, event: 'chatapp.auth.verified', ...facts });
+    expect(event).toEqual({
+      id: event.id,
+      type: 'chatapp.auth.verified',
+      created: Math.floor(clock / 1000),
+      data: { app_id: f.appId, ...facts },
+      event: 'chatapp.auth.verified',
+      ...facts,
+    });
     expect(event.id).toMatch(/^evt_[0-9A-Za-z]{8,48}$/);
   });
 
@@ -291,7 +352,10 @@ describe('server webhook chatapp.auth.verified', () => {
       .execute();
     const s = await started(f);
     await phone(f.pn, `LOGIN ${s.loginCode}`);
-    await until(async () => receiver.received.length, (n) => n >= 1);
+    await until(
+      async () => receiver.received.length,
+      (n) => n >= 1,
+    );
     const { headers, body } = receiver.received[0]!;
     expect(headers['x-login-signature']).toBe(`${sha256Header(f.webhookSecret, body)},${sha256Header(old, body)}`);
   });
@@ -302,11 +366,17 @@ describe('server webhook chatapp.auth.verified', () => {
     const f = await fixture({ webhook: true });
     const s = await started(f);
     await phone(f.pn, `LOGIN ${s.loginCode}`);
-    await until(async () => receiver.received.length, (n) => n >= 1);
+    await until(
+      async () => receiver.received.length,
+      (n) => n >= 1,
+    );
     answer = 200;
     clock += 6_000; // past the first retry delay (5 s ± 10 %)
     await app.platform.outbox.runOnce();
-    await until(async () => receiver.received.length, (n) => n >= 2);
+    await until(
+      async () => receiver.received.length,
+      (n) => n >= 2,
+    );
     const [a, b] = receiver.received;
     expect(b!.body).toBe(a!.body);
     expect(b!.headers['x-login-event-id']).toBe(a!.headers['x-login-event-id']);
@@ -339,5 +409,10 @@ function providerPost(f: Fixture, wamid: string, text: string, from = '155501002
     ],
   };
   const raw = JSON.stringify(payload);
-  return app.inject({ method: 'POST', url: '/api/webhook/chatapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, raw) }, payload: raw });
+  return app.inject({
+    method: 'POST',
+    url: '/api/webhook/chatapp',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, raw) },
+    payload: raw,
+  });
 }

@@ -55,8 +55,14 @@ describe('Login apps settings page', () => {
 
   const open = (browser: Browser) => app.inject({ url: PAGE, headers: { cookie: browser.cookie } });
   const submit = (browser: Browser, path: string, form: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-    app.inject({ method: 'POST', url: `${PAGE}${path}`, headers: { ...FORM, cookie: browser.cookie, ...headers }, payload: new URLSearchParams({ _csrf: browser.csrf, ...form }).toString() });
-  const appsOf = (owner: SignedUp) => app.platform.store.db.selectFrom('login_apps').selectAll().where('workspace_id', '=', owner.workspace.id).orderBy('created_at', 'desc').execute();
+    app.inject({
+      method: 'POST',
+      url: `${PAGE}${path}`,
+      headers: { ...FORM, cookie: browser.cookie, ...headers },
+      payload: new URLSearchParams({ _csrf: browser.csrf, ...form }).toString(),
+    });
+  const appsOf = (owner: SignedUp) =>
+    app.platform.store.db.selectFrom('login_apps').selectAll().where('workspace_id', '=', owner.workspace.id).orderBy('created_at', 'desc').execute();
 
   async function createThroughPage(name: string, extra: Record<string, string> = {}) {
     const res = await submit(browserA, '', { name, phone_source: 'service', webhook_destination: 'hosted', ...extra });
@@ -75,7 +81,7 @@ describe('Login apps settings page', () => {
     expect(post.headers.location).toBe(res.headers.location);
   });
 
-  it('C16/L8 the page carries the sign-in page\'s headers: CSP without script, no framing, no-store, no referrer', async () => {
+  it("C16/L8 the page carries the sign-in page's headers: CSP without script, no framing, no-store, no referrer", async () => {
     const res = await open(browserA);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -108,13 +114,23 @@ describe('Login apps settings page', () => {
     expect(res.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
   });
 
-  it('C15 CSRF token missing or wrong, another session\'s, or another origin: 403 and nothing created', async () => {
+  it("C15 CSRF token missing or wrong, another session's, or another origin: 403 and nothing created", async () => {
     const before = (await appsOf(a)).length;
     const form = new URLSearchParams({ name: 'csrf', phone_source: 'service' }).toString();
     const cases = [
       app.inject({ method: 'POST', url: PAGE, headers: { ...FORM, cookie: browserA.cookie }, payload: form }),
-      app.inject({ method: 'POST', url: PAGE, headers: { ...FORM, cookie: browserA.cookie }, payload: `${form}&_csrf=${encodeURIComponent(`${browserA.csrf.slice(0, -4)}AAAA`)}` }),
-      app.inject({ method: 'POST', url: PAGE, headers: { ...FORM, cookie: browserA.cookie.replace(/csrf=[^;]+/, browserB.cookie.split(';')[0]!) }, payload: `${form}&_csrf=${encodeURIComponent(browserA.csrf)}` }),
+      app.inject({
+        method: 'POST',
+        url: PAGE,
+        headers: { ...FORM, cookie: browserA.cookie },
+        payload: `${form}&_csrf=${encodeURIComponent(`${browserA.csrf.slice(0, -4)}AAAA`)}`,
+      }),
+      app.inject({
+        method: 'POST',
+        url: PAGE,
+        headers: { ...FORM, cookie: browserA.cookie.replace(/csrf=[^;]+/, browserB.cookie.split(';')[0]!) },
+        payload: `${form}&_csrf=${encodeURIComponent(browserA.csrf)}`,
+      }),
       submit(browserA, '', { name: 'csrf' }, { origin: 'https://evil.test' }),
       submit(browserA, '', { name: 'csrf' }, { 'sec-fetch-site': 'cross-site' }),
     ];
@@ -166,11 +182,23 @@ describe('Login apps settings page', () => {
   it('lists the hosted-webhook receipts of each app', async () => {
     const { row } = await createThroughPage('Receiver');
     const secret = app.platform.secrets.decrypt(row.webhook_secret_enc);
-    const data = { app_id: row.id, session_id: newId('ls'), phone: '+15550100202', profile_name: '<b>Ana</b>', verified_at: '2026-11-23T09:31:00Z', verification_token: 'eyJ.a.b' };
+    const data = {
+      app_id: row.id,
+      session_id: newId('ls'),
+      phone: '+15550100202',
+      profile_name: '<b>Ana</b>',
+      verified_at: '2026-11-23T09:31:00Z',
+      verification_token: 'eyJ.a.b',
+    };
     const { app_id: _appId, ...topLevel } = data;
     const body = JSON.stringify({ id: newId('evt'), type: 'chatapp.auth.verified', created: 1, data, event: 'chatapp.auth.verified', ...topLevel });
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-    const received = await app.inject({ method: 'POST', url: `/api/chatapp-auth/webhook/${row.id}`, headers: { 'content-type': 'application/json', 'x-login-signature': signature }, payload: body });
+    const received = await app.inject({
+      method: 'POST',
+      url: `/api/chatapp-auth/webhook/${row.id}`,
+      headers: { 'content-type': 'application/json', 'x-login-signature': signature },
+      payload: body,
+    });
     expect(received.statusCode).toBe(200);
     const page = await open(browserA);
     expect(page.body).toContain(JSON.parse(body).id);
@@ -179,7 +207,7 @@ describe('Login apps settings page', () => {
     expect(page.body).not.toContain('eyJ.a.b'); // tokens are not shown
   });
 
-  it('B1 another workspace\'s app id (or a malformed one) in a form: 404 page, nothing changes; delete works on one\'s own', async () => {
+  it("B1 another workspace's app id (or a malformed one) in a form: 404 page, nothing changes; delete works on one's own", async () => {
     const { row } = await createThroughPage('Mine');
     for (const path of [`/${row.id}/rotate-api-key`, `/${row.id}/rotate-webhook-secret`, `/${row.id}/delete`, `/${row.id}/retry-webhook`, '/abc/delete']) {
       const res = await submit(browserB, path);

@@ -31,11 +31,16 @@ async function fixture(on: FastifyInstance = app) {
   const res = await on.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': apiKey } });
   expect(res.statusCode, res.body).toBe(201);
   const s = res.json() as { sessionId: string; loginCode: string; subscribeToken: string };
-  return { ...s, pn: numbers[0]!, url: (token = s.subscribeToken, id = s.sessionId) => `${base}/v1/auth/chatapp/events/${id}?token=${encodeURIComponent(token)}` };
+  return {
+    ...s,
+    pn: numbers[0]!,
+    url: (token = s.subscribeToken, id = s.sessionId) => `${base}/v1/auth/chatapp/events/${id}?token=${encodeURIComponent(token)}`,
+  };
 }
 type Fixture = Awaited<ReturnType<typeof fixture>>;
 
-const login = (f: Fixture, on: FastifyInstance = app) => sendFromSandboxPhone(on, { phoneNumberId: f.pn.id, from: '+15550100202', name: 'Ana', text: `LOGIN ${f.loginCode}` });
+const login = (f: Fixture, on: FastifyInstance = app) =>
+  sendFromSandboxPhone(on, { phoneNumberId: f.pn.id, from: '+15550100202', name: 'Ana', text: `LOGIN ${f.loginCode}` });
 const frame = (id: string, event: string, sessionId: string) => `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify({ event, sessionId })}\n\n`;
 const until = (ok: () => boolean | Promise<boolean>, ms = 5000) => eventually(ok, { within: ms, every: 10 }).catch(() => {});
 
@@ -62,7 +67,8 @@ async function open(url: string, headers: Record<string, string> = {}) {
     /** Resolves once `part` has arrived (or the stream ended, or 5 s passed). */
     waitFor: async (part: string) => {
       const end = Date.now() + 5000;
-      while (!text.includes(part) && Date.now() < end) await Promise.race([new Promise<void>((r) => (wake = r)), reading, elapse(100, 'the deadline is checked at least this often')]);
+      while (!text.includes(part) && Date.now() < end)
+        await Promise.race([new Promise<void>((r) => (wake = r)), reading, elapse(100, 'the deadline is checked at least this often')]);
       return text;
     },
     done: () => reading.then(() => text),
@@ -130,7 +136,9 @@ describe('event stream', () => {
     gone.close();
     await until(() => app.loginStreams.count(f.sessionId) === 0);
     await login(f);
-    await until(async () => (await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', '=', f.sessionId).execute()).length === 1);
+    await until(
+      async () => (await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', '=', f.sessionId).execute()).length === 1,
+    );
     const [event] = await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', '=', f.sessionId).execute();
     const id = String(event!.id);
     const back = await open(f.url());

@@ -32,15 +32,23 @@ async function verifiedToken(a: LoginApp) {
   const start = await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': a.apiKey } });
   const { sessionId, loginCode } = start.json();
   await sendFromSandboxPhone(app, { phoneNumberId: a.pn.id, from: '+5511987654321', name: 'Ana Souza', text: `LOGIN ${loginCode}` });
-  const status = await eventually(async () => {
-    const answer = (await app.inject({ method: 'GET', url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json();
-    return answer.verificationToken && answer;
-  }, { within: 3_000, what: 'the session to be verified', app });
+  const status = await eventually(
+    async () => {
+      const answer = (await app.inject({ method: 'GET', url: `/v1/auth/chatapp/status/${sessionId}`, headers: { 'x-api-key': a.apiKey } })).json();
+      return answer.verificationToken && answer;
+    },
+    { within: 3_000, what: 'the session to be verified', app },
+  );
   return { sessionId, token: status.verificationToken as string, verifiedAt: status.verifiedAt as string };
 }
 
 const verify = (a: LoginApp, token: string) =>
-  app.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' }, payload: JSON.stringify({ token }) });
+  app.inject({
+    method: 'POST',
+    url: '/v1/auth/verify-token',
+    headers: { 'x-api-key': a.apiKey, 'content-type': 'application/json' },
+    payload: JSON.stringify({ token }),
+  });
 
 const forged = (claims: Record<string, unknown>, header: Record<string, unknown> = {}) => forgeLoginToken(app, claims, header);
 
@@ -115,7 +123,8 @@ describe('verify-token', () => {
     const payload = Buffer.from(p!, 'base64url').toString().replace('+5511987654321', '+5511987654322');
     const edited = `${h}.${Buffer.from(payload).toString('base64url')}.${s}`;
     expect((await verify(a, edited)).json()).toEqual({ valid: false, reason: 'invalid_signature' });
-    for (const junk of ['not-a-jwt', 'a.b.c', `${h}.${p}`, 'x'.repeat(8000)]) expect((await verify(a, junk)).json(), junk.slice(0, 20)).toEqual({ valid: false, reason: 'malformed' });
+    for (const junk of ['not-a-jwt', 'a.b.c', `${h}.${p}`, 'x'.repeat(8000)])
+      expect((await verify(a, junk)).json(), junk.slice(0, 20)).toEqual({ valid: false, reason: 'malformed' });
     const empty = await verify(a, '');
     expect(empty.statusCode).toBe(400);
     expect((await verify(a, token)).json().valid).toBe(true);

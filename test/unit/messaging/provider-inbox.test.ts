@@ -17,7 +17,12 @@ const URL = '/api/webhook/chatapp';
 
 function post(app: FastifyInstance, body: unknown) {
   const raw = JSON.stringify(body);
-  return app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, raw) }, payload: raw });
+  return app.inject({
+    method: 'POST',
+    url: URL,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, raw) },
+    payload: raw,
+  });
 }
 
 function target(t: Tenant) {
@@ -26,7 +31,12 @@ function target(t: Tenant) {
 
 /** Inbound messages stored per wamid (a delivery processed twice would show as 2). */
 async function storedWamids(app: FastifyInstance, workspaceId: string): Promise<Map<string, number>> {
-  const rows = await app.platform.store.db.selectFrom('messages').select('provider_message_id').where('workspace_id', '=', workspaceId).where('direction', '=', 'inbound').execute();
+  const rows = await app.platform.store.db
+    .selectFrom('messages')
+    .select('provider_message_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('direction', '=', 'inbound')
+    .execute();
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.provider_message_id!, (counts.get(r.provider_message_id!) ?? 0) + 1);
   return counts;

@@ -51,22 +51,44 @@ type Fixture = Awaited<ReturnType<typeof fixture>>;
 
 function payload(f: Fixture, value: Record<string, unknown>, phoneNumberId = f.pn.provider_phone_number_id) {
   const metadata = { display_phone_number: f.pn.display_phone_number.slice(1), phone_number_id: phoneNumberId };
-  return { object: 'whatsapp_business_account', entry: [{ id: f.wabaId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata, ...value } }] }] };
+  return {
+    object: 'whatsapp_business_account',
+    entry: [{ id: f.wabaId, changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata, ...value } }] }],
+  };
 }
 const text = (id: string, body: string, from = CUSTOMER) => ({ from, id, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body } });
 const inbound = (f: Fixture, ...messages: object[]) => payload(f, { contacts: [{ profile: { name: 'Lena' }, wa_id: CUSTOMER }], messages });
-const status = (id: string, s: string, timestamp: number, extra: object = {}) => ({ id, status: s, timestamp: String(timestamp), recipient_id: CUSTOMER, ...extra });
+const status = (id: string, s: string, timestamp: number, extra: object = {}) => ({
+  id,
+  status: s,
+  timestamp: String(timestamp),
+  recipient_id: CUSTOMER,
+  ...extra,
+});
 
 /** POSTs `body` (a string is sent byte for byte), signed with the app secret unless `signature` says otherwise. */
 function post(body: object | string, signature?: string | null) {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   const sig = signature === undefined ? sha256Header(app.platform.providerAppSecret, raw) : signature;
-  return app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json', ...(sig === null ? {} : { 'x-hub-signature-256': sig }) }, payload: raw });
+  return app.inject({
+    method: 'POST',
+    url: URL,
+    headers: { 'content-type': 'application/json', ...(sig === null ? {} : { 'x-hub-signature-256': sig }) },
+    payload: raw,
+  });
 }
 
 async function counts() {
   const db = app.platform.store.db;
-  const one = async (table: 'contacts' | 'messages') => Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const one = async (table: 'contacts' | 'messages') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return { contacts: await one('contacts'), messages: await one('messages') };
 }
 const settle = () => elapse(100, 'absence: no further event arrives');
@@ -77,8 +99,24 @@ async function eventsOf(type: string, n: number) {
 }
 async function outbound(f: Fixture, wamid: string, state = 'accepted') {
   const db = app.platform.store.db;
-  const contact = await db.insertInto('contacts').values({ id: newId('ct'), workspace_id: f.workspaceId, phone: `+${CUSTOMER}` }).onConflict((oc) => oc.columns(['workspace_id', 'phone']).doUpdateSet((eb) => ({ phone: eb.ref('excluded.phone') }))).returning('id').executeTakeFirstOrThrow();
-  const row = { id: newId('msg'), workspace_id: f.workspaceId, phone_number_id: f.pn.id, contact_id: contact.id, direction: 'outbound' as const, type: 'text', content: JSON.stringify({ text: 'Hi' }), provider_message_id: wamid, status: state, error: null };
+  const contact = await db
+    .insertInto('contacts')
+    .values({ id: newId('ct'), workspace_id: f.workspaceId, phone: `+${CUSTOMER}` })
+    .onConflict((oc) => oc.columns(['workspace_id', 'phone']).doUpdateSet((eb) => ({ phone: eb.ref('excluded.phone') })))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const row = {
+    id: newId('msg'),
+    workspace_id: f.workspaceId,
+    phone_number_id: f.pn.id,
+    contact_id: contact.id,
+    direction: 'outbound' as const,
+    type: 'text',
+    content: JSON.stringify({ text: 'Hi' }),
+    provider_message_id: wamid,
+    status: state,
+    error: null,
+  };
   await db.insertInto('messages').values(row).execute();
   return row.id;
 }
@@ -121,7 +159,12 @@ describe('E. inbound provider webhook', () => {
     const shaped = `sha256=${'0'.repeat(64)}`;
     await expectRefused(await post(big, shaped), 413, 'payload-too-large', before);
     // A stream goes without Content-Length: the limit is then counted while reading.
-    const streamed = await app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json', 'x-hub-signature-256': shaped }, payload: Readable.from([Buffer.from(big)]) });
+    const streamed = await app.inject({
+      method: 'POST',
+      url: URL,
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': shaped },
+      payload: Readable.from([Buffer.from(big)]),
+    });
     await expectRefused(streamed, 413, 'payload-too-large', before);
   });
 
@@ -139,11 +182,24 @@ describe('E. inbound provider webhook', () => {
     expect(await counts()).toEqual(before);
     expect(events).toEqual([]);
 
-    const body = inbound(f, { ...text('wamid.E5a', 'known'), surprise: { nested: true } }, { from: CUSTOMER, id: 'wamid.E5b', timestamp: '1', type: 'hologram', hologram: {} });
-    const mixed = { ...body, extra: 1, entry: [{ ...body.entry[0], changes: [{ field: 'account_update', value: { event: 'VERIFIED' } }, ...body.entry[0].changes] }] };
+    const body = inbound(
+      f,
+      { ...text('wamid.E5a', 'known'), surprise: { nested: true } },
+      { from: CUSTOMER, id: 'wamid.E5b', timestamp: '1', type: 'hologram', hologram: {} },
+    );
+    const mixed = {
+      ...body,
+      extra: 1,
+      entry: [{ ...body.entry[0], changes: [{ field: 'account_update', value: { event: 'VERIFIED' } }, ...body.entry[0].changes] }],
+    };
     const res = await post(mixed);
     expect([res.statusCode, res.json()]).toEqual([200, { received: true }]);
-    const rows = await app.platform.store.db.selectFrom('messages').select(['type', 'content']).where('workspace_id', '=', f.workspaceId).orderBy('provider_message_id').execute();
+    const rows = await app.platform.store.db
+      .selectFrom('messages')
+      .select(['type', 'content'])
+      .where('workspace_id', '=', f.workspaceId)
+      .orderBy('provider_message_id')
+      .execute();
     // The contract keeps kinds it does not model as `unsupported` (the customer did write).
     expect(rows).toEqual([
       { type: 'text', content: { text: 'known' } },
@@ -166,14 +222,20 @@ describe('E. inbound provider webhook', () => {
     const f = await fixture();
     const id = await outbound(f, 'wamid.E7');
     const readAt = Math.floor(Date.now() / 1000) - 60;
-    for (const [s, t] of [['read', readAt], ['delivered', readAt + 10], ['sent', readAt + 20]] as const) {
+    for (const [s, t] of [
+      ['read', readAt],
+      ['delivered', readAt + 10],
+      ['sent', readAt + 20],
+    ] as const) {
       expect((await post(payload(f, { statuses: [status('wamid.E7', s, t)] }))).statusCode).toBe(200);
     }
     const row = await messageRow(id);
     expect(row.status).toBe('read');
     expect(new Date(row.status_at).getTime()).toBe(readAt * 1000);
     const updates = await eventsOf('message.status', 1);
-    expect(updates.map((e) => e.data)).toEqual([{ messageId: id, contactId: row.contact_id, phoneNumberId: f.pn.id, status: 'read', previousStatus: 'accepted' }]);
+    expect(updates.map((e) => e.data)).toEqual([
+      { messageId: id, contactId: row.contact_id, phoneNumberId: f.pn.id, status: 'read', previousStatus: 'accepted' },
+    ]);
   });
 
   it("E8 a status for B's message under A's phone_number_id, and a phone_number_id of no workspace: 200, ignored", async () => {
@@ -184,7 +246,13 @@ describe('E. inbound provider webhook', () => {
     const before = await counts();
     expect((await post(payload(a, { statuses: [status('wamid.E8', 'read', now)] }))).statusCode).toBe(200);
     expect((await messageRow(bMessage)).status).toBe('accepted');
-    const res = await post(payload(a, { contacts: [{ profile: { name: 'X' }, wa_id: CUSTOMER }], messages: [text('wamid.E8in', 'hi')], statuses: [status('wamid.E8', 'read', now)] }, '199999999999999'));
+    const res = await post(
+      payload(
+        a,
+        { contacts: [{ profile: { name: 'X' }, wa_id: CUSTOMER }], messages: [text('wamid.E8in', 'hi')], statuses: [status('wamid.E8', 'read', now)] },
+        '199999999999999',
+      ),
+    );
     expect([res.statusCode, res.json()]).toEqual([200, { received: true }]);
     await settle();
     expect(await counts()).toEqual(before);
@@ -195,7 +263,8 @@ describe('E. inbound provider webhook', () => {
   it('E9 wrong verify token or hub.mode=unsubscribe: 403 without the challenge; the right one echoes it as text/plain', async () => {
     const token = app.platform.providerVerifyToken;
     const challenge = '<b>x</b>';
-    const verify = (mode: string, t: string) => app.inject({ method: 'GET', url: URL, query: { 'hub.mode': mode, 'hub.verify_token': t, 'hub.challenge': challenge } });
+    const verify = (mode: string, t: string) =>
+      app.inject({ method: 'GET', url: URL, query: { 'hub.mode': mode, 'hub.verify_token': t, 'hub.challenge': challenge } });
     for (const res of [await verify('subscribe', `${token}x`), await verify('subscribe', 'wrong'), await verify('unsubscribe', token)]) {
       expect(res.statusCode).toBe(403);
       expect(res.json().type).toBe(`${PROBLEMS}forbidden`);
@@ -223,7 +292,15 @@ describe('messages and statuses', () => {
     expect(contact).toMatchObject({ phone: `+${CUSTOMER}`, name: 'Lena' });
     expect(new Date(contact.last_inbound_at!).getTime()).toBe(sentAt * 1000);
     const message = await db.selectFrom('messages').selectAll().where('provider_message_id', '=', 'wamid.T1').executeTakeFirstOrThrow();
-    expect(message).toMatchObject({ workspace_id: f.workspaceId, phone_number_id: f.pn.id, contact_id: contact.id, direction: 'inbound', type: 'text', status: 'received', content: { text: 'Does it come in blue?' } });
+    expect(message).toMatchObject({
+      workspace_id: f.workspaceId,
+      phone_number_id: f.pn.id,
+      contact_id: contact.id,
+      direction: 'inbound',
+      type: 'text',
+      status: 'received',
+      content: { text: 'Does it come in blue?' },
+    });
     const [event] = await eventsOf('message.received', 1);
     expect(event).toEqual({
       type: 'message.received',
@@ -238,7 +315,10 @@ describe('messages and statuses', () => {
     const now = Math.floor(Date.now() / 1000);
     const errors = [{ code: 131026, title: 'Message undeliverable', error_data: { details: 'The recipient is not a WhatsApp user.' } }];
     await post(payload(f, { statuses: [status('wamid.F1', 'failed', now, { errors }), status('wamid.F1', 'read', now)] }));
-    expect(await messageRow(id)).toMatchObject({ status: 'failed', error: { code: 131026, title: 'Message undeliverable', detail: 'The recipient is not a WhatsApp user.' } });
+    expect(await messageRow(id)).toMatchObject({
+      status: 'failed',
+      error: { code: 131026, title: 'Message undeliverable', detail: 'The recipient is not a WhatsApp user.' },
+    });
     expect((await eventsOf('message.status', 1)).map((e) => e.data)).toMatchObject([{ status: 'failed', previousStatus: 'sent', errorCode: 131026 }]);
   });
 
@@ -250,8 +330,13 @@ describe('messages and statuses', () => {
     expect(again.contactId).toBe(sent.contactId);
     expect(await messageRow(sent.messageId)).toMatchObject({ workspace_id: f.workspaceId, direction: 'inbound', content: { text: 'LOGIN 123456' } });
     const received = await eventsOf('message.received', 2);
-    expect(received.map((e) => e.data)).toMatchObject([{ messageId: sent.messageId, text: 'LOGIN 123456', from: '+4915112345679' }, { messageId: again.messageId }]);
-    await expect(sendFromSandboxPhone(app, { phoneNumberId: f.pn.id, from: '+4915112345679', text: 'x', workspaceId: newId('ws') })).rejects.toMatchObject({ status: 404 });
+    expect(received.map((e) => e.data)).toMatchObject([
+      { messageId: sent.messageId, text: 'LOGIN 123456', from: '+4915112345679' },
+      { messageId: again.messageId },
+    ]);
+    await expect(sendFromSandboxPhone(app, { phoneNumberId: f.pn.id, from: '+4915112345679', text: 'x', workspaceId: newId('ws') })).rejects.toMatchObject({
+      status: 404,
+    });
     await expect(sendFromSandboxPhone(app, { phoneNumberId: f.pn.id, from: '12', text: 'x' })).rejects.toMatchObject({ status: 400 });
   });
 
@@ -302,7 +387,12 @@ describe('sandbox deliveries at volume', () => {
     try {
       const ids: string[] = [];
       for (let i = 0; i < 60; i++) {
-        const res = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: `+${CUSTOMER}`, chatapp_phone_number: t.number, messageType: 'text', message: `Order ${i} shipped` } });
+        const res = await app.inject({
+          method: 'POST',
+          url: '/api/chatapp/send',
+          headers: t.headers,
+          payload: { contact_no: `+${CUSTOMER}`, chatapp_phone_number: t.number, messageType: 'text', message: `Order ${i} shipped` },
+        });
         expect(res.statusCode, res.body).toBe(201);
         ids.push(res.json().id);
       }
@@ -339,7 +429,14 @@ describe.runIf(onPostgres)('statuses racing another write of their message (Post
     const f = await fixture();
     const id = await outbound(f, 'wamid.tmp', 'pending');
     await app.platform.store.db.updateTable('messages').set({ provider_message_id: null }).where('id', '=', id).execute();
-    const answer = await held((trx) => trx.updateTable('messages').set({ provider_message_id: 'wamid.RACE1', status: 'accepted' }).where('id', '=', id).where('status', '=', 'pending').execute());
+    const answer = await held((trx) =>
+      trx
+        .updateTable('messages')
+        .set({ provider_message_id: 'wamid.RACE1', status: 'accepted' })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .execute(),
+    );
     const delivery = post(payload(f, { statuses: [status('wamid.RACE1', 'sent', Math.floor(Date.now() / 1000), { biz_opaque_callback_data: id })] }));
     await someoneWaitsForALock();
     await answer.commit();

@@ -9,7 +9,13 @@ import { BASELINE, breakingLines, releaseTags, renderApi, sections } from '../..
 
 describe('revisions compared', () => {
   it('release tags in version order, pre-releases before their release, other tags ignored', () => {
-    expect(releaseTags(['v1.10.0', 'v1.2.0', 'latest', 'v1.2.0-rc.1', 'v0.9.1', 'vnext', 'v2.0.0-beta'])).toEqual(['v0.9.1', 'v1.2.0-rc.1', 'v1.2.0', 'v1.10.0', 'v2.0.0-beta']);
+    expect(releaseTags(['v1.10.0', 'v1.2.0', 'latest', 'v1.2.0-rc.1', 'v0.9.1', 'vnext', 'v2.0.0-beta'])).toEqual([
+      'v0.9.1',
+      'v1.2.0-rc.1',
+      'v1.2.0',
+      'v1.10.0',
+      'v2.0.0-beta',
+    ]);
   });
 
   it('no release tag: one Unreleased section against the baseline commit', () => {
@@ -28,8 +34,22 @@ describe('revisions compared', () => {
 
 const findings = [
   { id: 'response-header-added', text: 'the response header `ratelimit-limit` was added', level: 1, operation: 'GET', path: '/api/contacts', section: 'paths' },
-  { id: 'api-path-removed-without-deprecation', text: 'api path removed without deprecation', level: 3, operation: 'DELETE', path: '/api/contacts/{id}', section: 'paths' },
-  { id: 'response-property-became-optional', text: 'the response property `name` became optional', level: 2, operation: 'GET', path: '/api/contacts', section: 'paths' },
+  {
+    id: 'api-path-removed-without-deprecation',
+    text: 'api path removed without deprecation',
+    level: 3,
+    operation: 'DELETE',
+    path: '/api/contacts/{id}',
+    section: 'paths',
+  },
+  {
+    id: 'response-property-became-optional',
+    text: 'the response property `name` became optional',
+    level: 2,
+    operation: 'GET',
+    path: '/api/contacts',
+    section: 'paths',
+  },
 ];
 
 describe('rendering', () => {
@@ -37,7 +57,9 @@ describe('rendering', () => {
     const md = renderApi('messaging', findings);
     expect(md).toContain('### messaging\n\n3 change(s), 1 breaking.');
     expect(md).toContain('- `DELETE /api/contacts/{id}`\n  - **breaking**: api path removed without deprecation');
-    expect(md).toContain('- `GET /api/contacts`\n  - *warning*: the response property `name` became optional\n  - the response header `ratelimit-limit` was added');
+    expect(md).toContain(
+      '- `GET /api/contacts`\n  - *warning*: the response property `name` became optional\n  - the response header `ratelimit-limit` was added',
+    );
   });
 
   it('no change and a new API say so', () => {
@@ -46,7 +68,9 @@ describe('rendering', () => {
   });
 
   it('the breaking check lists only level 3 (oasdiff ERR)', () => {
-    expect(breakingLines('messaging', findings)).toEqual(['messaging: DELETE /api/contacts/{id}: api path removed without deprecation [api-path-removed-without-deprecation]']);
+    expect(breakingLines('messaging', findings)).toEqual([
+      'messaging: DELETE /api/contacts/{id}: api path removed without deprecation [api-path-removed-without-deprecation]',
+    ]);
   });
 });
 
@@ -61,7 +85,9 @@ describe.skipIf(!existsSync(oasdiff))('oasdiff on two documents', () => {
   it('a removed operation is breaking, an added one is not', () => {
     writeFileSync(join(dir, 'base.json'), JSON.stringify(doc({ '/a': op('a'), '/b': op('b') })));
     writeFileSync(join(dir, 'rev.json'), JSON.stringify(doc({ '/a': op('a'), '/c': op('c') })));
-    const out = JSON.parse(execFileSync(oasdiff, ['changelog', join(dir, 'base.json'), join(dir, 'rev.json'), '--allow-external-refs=false', '-f', 'json'], { encoding: 'utf8' }));
+    const out = JSON.parse(
+      execFileSync(oasdiff, ['changelog', join(dir, 'base.json'), join(dir, 'rev.json'), '--allow-external-refs=false', '-f', 'json'], { encoding: 'utf8' }),
+    );
     const lines = breakingLines('t', out);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/GET \/b/);

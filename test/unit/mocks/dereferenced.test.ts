@@ -11,7 +11,11 @@ const APIS = ['account', 'connect', 'login', 'messaging'] as const;
 const read = (api: string, file: string) => readFileSync(new URL(`../../../generated/${api}/${file}`, import.meta.url), 'utf8');
 const operations = (doc: any) =>
   Object.entries<any>(doc.paths ?? {})
-    .flatMap(([path, item]) => Object.entries<any>(item).filter(([, op]) => op?.operationId).map(([m, op]) => `${m} ${path} ${op.operationId}`))
+    .flatMap(([path, item]) =>
+      Object.entries<any>(item)
+        .filter(([, op]) => op?.operationId)
+        .map(([m, op]) => `${m} ${path} ${op.operationId}`),
+    )
     .sort();
 
 describe.each(APIS)('%s dereferenced document', (api) => {
@@ -57,7 +61,9 @@ describe('dereference', () => {
 
   it('leaves a recursive reference in place, still resolvable in the kept components', () => {
     const doc = {
-      paths: { '/tree': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } } },
+      paths: {
+        '/tree': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } },
+      },
       components: { schemas: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } } },
     };
     const { doc: out, recursive } = dereference(doc);

@@ -95,7 +95,12 @@ describe('validating proxy', () => {
 });
 
 describe('what skips Prism', () => {
-  const patterns = streamPaths({ paths: { '/v1/events/{sessionId}': { get: { responses: { '200': { content: { 'text/event-stream': {} } } } } }, '/v1/x': { get: { responses: { '200': {} } } } } });
+  const patterns = streamPaths({
+    paths: {
+      '/v1/events/{sessionId}': { get: { responses: { '200': { content: { 'text/event-stream': {} } } } } },
+      '/v1/x': { get: { responses: { '200': {} } } },
+    },
+  });
   const req = (url: string, headers: Record<string, string> = {}) => ({ url, headers }) as unknown as http.IncomingMessage;
 
   it('event streams by path or by Accept, multipart by content type, nothing else', () => {

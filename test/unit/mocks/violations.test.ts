@@ -77,14 +77,36 @@ describe('expected request violations', () => {
   });
 
   it('a request violation is expected only for a deliberately bad example, never a response one', () => {
-    const v = (part: 'request' | 'response', contractCase?: string): ProxyViolation => ({ ...exchange, part, where: part, severity: 'error', message: 'm', contractCase });
-    const marked = classify([v('request', 'createContact/invalid_phone'), v('request', 'listContacts/search_vip_in_berlin'), v('request'), v('response', 'createContact/invalid_phone')], bad);
+    const v = (part: 'request' | 'response', contractCase?: string): ProxyViolation => ({
+      ...exchange,
+      part,
+      where: part,
+      severity: 'error',
+      message: 'm',
+      contractCase,
+    });
+    const marked = classify(
+      [
+        v('request', 'createContact/invalid_phone'),
+        v('request', 'listContacts/search_vip_in_berlin'),
+        v('request'),
+        v('response', 'createContact/invalid_phone'),
+      ],
+      bad,
+    );
     expect(marked.map((m) => m.expected)).toEqual([true, false, false, false]);
   });
 });
 
 describe('the verdict of a run through the proxy', () => {
-  const v = (part: 'request' | 'response', contractCase?: string): ProxyViolation => ({ ...exchange, part, where: `${part}.body`, severity: 'error', message: 'm', contractCase });
+  const v = (part: 'request' | 'response', contractCase?: string): ProxyViolation => ({
+    ...exchange,
+    part,
+    where: `${part}.body`,
+    severity: 'error',
+    message: 'm',
+    contractCase,
+  });
   const file = join(dir, 'verdict.json');
   const quiet = { log: console.log, error: console.error };
   const run = (list: ProxyViolation[]) => {
@@ -98,7 +120,10 @@ describe('the verdict of a run through the proxy', () => {
 
   it('0 response violations and only deliberately bad requests: passes, and the report says so', () => {
     expect(() => run([v('request', 'createContact/invalid_phone')])).not.toThrow();
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ summary: { response: 0, request_expected: 1, request_unexpected: 0 }, bypassed: { count: 1 } });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      summary: { response: 0, request_expected: 1, request_unexpected: 0 },
+      bypassed: { count: 1 },
+    });
   });
 
   it('one response violation fails the run', () => {

@@ -39,7 +39,11 @@ function outbox(url: string | null, instanceId = 'i1', poster: Poster = post) {
 
 async function event(id: string) {
   const payload = JSON.stringify({ id, type: 'link.opened', created: 1795428000, data: { external_id: 'crm-1' } });
-  await enqueue(store.db, { workspaceId: 'ws_outbox000001', endpointKind: 'test', endpointId: 'whe_test00000001', eventId: id, eventType: 'link.opened', payload }, now());
+  await enqueue(
+    store.db,
+    { workspaceId: 'ws_outbox000001', endpointKind: 'test', endpointId: 'whe_test00000001', eventId: id, eventType: 'link.opened', payload },
+    now(),
+  );
   return payload;
 }
 
@@ -139,7 +143,10 @@ describe('outbox', () => {
   it('takes over a row whose worker died holding the lease, once the lease has passed', async () => {
     const receiver = await startReceiver();
     await event('evt_lease0000001');
-    await store.db.updateTable('outbox').set({ lease_until: new Date(clock.getTime() + 60_000), leased_by: 'dead', attempts: 1 }).execute();
+    await store.db
+      .updateTable('outbox')
+      .set({ lease_until: new Date(clock.getTime() + 60_000), leased_by: 'dead', attempts: 1 })
+      .execute();
     const box = outbox(receiver.url, 'survivor');
     expect(await box.runOnce()).toBe(0);
     clock = new Date(clock.getTime() + 61_000);

@@ -19,8 +19,10 @@ beforeAll(async () => {
   b = await signedInBrowser(app);
 });
 
-const keysOf = (browser: Browser) => app.platform.store.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', browser.owner.workspace.id).orderBy('created_at', 'desc').execute();
-const accountsOf = (browser: Browser) => app.platform.store.db.selectFrom('business_accounts').selectAll().where('workspace_id', '=', browser.owner.workspace.id).execute();
+const keysOf = (browser: Browser) =>
+  app.platform.store.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', browser.owner.workspace.id).orderBy('created_at', 'desc').execute();
+const accountsOf = (browser: Browser) =>
+  app.platform.store.db.selectFrom('business_accounts').selectAll().where('workspace_id', '=', browser.owner.workspace.id).execute();
 
 describe('every settings page', () => {
   it('without a session: 303 to sign-in with `next` naming the page', async () => {
@@ -138,7 +140,7 @@ describe('API keys page', () => {
     expect((await a.open('/account/api-keys')).body).not.toContain(fresh);
   });
 
-  it('B1/B8 another workspace\'s key id, or a malformed one: 404 on the page, the key unchanged', async () => {
+  it("B1/B8 another workspace's key id, or a malformed one: 404 on the page, the key unchanged", async () => {
     await a.submit('/account/api-keys', { name: 'not yours', scopes: 'messaging:read' });
     const [row] = await keysOf(a);
     for (const path of [`/account/api-keys/${row!.id}/revoke`, `/account/api-keys/${row!.id}/rotate`, '/account/api-keys/abc/revoke']) {
@@ -171,7 +173,7 @@ describe('numbers page', () => {
     expect(await accountsOf(a)).toEqual(before);
   });
 
-  it('B1 another workspace\'s account: 404 for disconnect and re-check; nothing changed', async () => {
+  it("B1 another workspace's account: 404 for disconnect and re-check; nothing changed", async () => {
     const before = await accountsOf(a);
     for (const path of [`/account/numbers/${before[0]!.id}/disconnect`, `/account/numbers/${before[0]!.id}/webhooks`]) {
       const res = await b.submit(path, { confirm: 'yes' });
@@ -180,7 +182,7 @@ describe('numbers page', () => {
     expect(await accountsOf(a)).toEqual(before);
   });
 
-  it('the provider-webhook re-check of a sandbox account shows the API\'s refusal as a message', async () => {
+  it("the provider-webhook re-check of a sandbox account shows the API's refusal as a message", async () => {
     const [account] = await accountsOf(a);
     const res = await a.submit(`/account/numbers/${account!.id}/webhooks`);
     expect(res.statusCode).toBe(422);
@@ -208,6 +210,8 @@ describe('usage page', () => {
     expect(usage.upgrade_url).toMatch(/\/account\/usage$/);
     const page = await a.open('/account/usage');
     expect(page.body).toContain(`Plan <strong>${usage.plan.name}</strong>`);
-    expect(page.body).toContain(`<td>Contacts stored</td><td>${usage.counters.contacts.used}</td><td>${usage.counters.contacts.limit.toLocaleString('en-US')}</td>`);
+    expect(page.body).toContain(
+      `<td>Contacts stored</td><td>${usage.counters.contacts.used}</td><td>${usage.counters.contacts.limit.toLocaleString('en-US')}</td>`,
+    );
   });
 });

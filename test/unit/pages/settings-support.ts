@@ -56,7 +56,12 @@ export async function signedInBrowser(app: FastifyInstance, name?: string): Prom
 export function forgedPosts(app: FastifyInstance, browser: Browser, path: string, fields: Record<string, string | string[]> = {}) {
   return Promise.all([
     app.inject({ method: 'POST', url: path, headers: { ...FORM, cookie: browser.cookie }, payload: encode(fields) }),
-    app.inject({ method: 'POST', url: path, headers: { ...FORM, cookie: browser.cookie }, payload: encode({ ...fields, _csrf: `${browser.csrf.slice(0, -4)}AAAA` }) }),
+    app.inject({
+      method: 'POST',
+      url: path,
+      headers: { ...FORM, cookie: browser.cookie },
+      payload: encode({ ...fields, _csrf: `${browser.csrf.slice(0, -4)}AAAA` }),
+    }),
     browser.submit(path, fields, { origin: 'https://evil.test' }),
     browser.submit(path, fields, { 'sec-fetch-site': 'cross-site' }),
   ]);

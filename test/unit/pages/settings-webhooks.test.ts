@@ -25,9 +25,20 @@ beforeAll(async () => {
 });
 afterAll(() => receiver.close());
 
-const endpointsOf = (browser: Browser) => app.platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', browser.owner.workspace.id).orderBy('created_at', 'desc').execute();
+const endpointsOf = (browser: Browser) =>
+  app.platform.store.db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('workspace_id', '=', browser.owner.workspace.id)
+    .orderBy('created_at', 'desc')
+    .execute();
 const attemptsOf = (endpointId: string) =>
-  app.platform.store.db.selectFrom('delivery_attempts').innerJoin('outbox', 'outbox.id', 'delivery_attempts.outbox_id').select(['outbox.id', 'delivery_attempts.status_code']).where('outbox.endpoint_id', '=', endpointId).execute();
+  app.platform.store.db
+    .selectFrom('delivery_attempts')
+    .innerJoin('outbox', 'outbox.id', 'delivery_attempts.outbox_id')
+    .select(['outbox.id', 'delivery_attempts.status_code'])
+    .where('outbox.endpoint_id', '=', endpointId)
+    .execute();
 
 async function createConnect(browser: Browser, events: string[] = ['*']) {
   const res = await browser.submit(`${PAGE}/connect`, { api: 'connect', url: receiver.url, enabled_events: events, description: 'page endpoint' });
@@ -61,7 +72,7 @@ describe('webhooks settings page', () => {
     expect((await a.open(PAGE)).body).not.toMatch(SECRET);
   });
 
-  it('a refused create (unsafe or malformed URL, event of the other API) keeps the form with the API\'s reason', async () => {
+  it("a refused create (unsafe or malformed URL, event of the other API) keeps the form with the API's reason", async () => {
     const before = (await endpointsOf(a)).length;
     const bad = await a.submit(`${PAGE}/connect`, { api: 'connect', url: 'ftp://example.com/x', enabled_events: 'link.opened' });
     expect(bad.statusCode).toBe(400);
@@ -84,7 +95,8 @@ describe('webhooks settings page', () => {
   it('C15 create, disable and delete without the CSRF token or from another origin: 403, nothing changed', async () => {
     const before = await endpointsOf(a);
     const id = before[0]!.id;
-    for (const res of await forgedPosts(app, a, `${PAGE}/connect`, { api: 'connect', url: receiver.url, enabled_events: '*' })) expect(res.statusCode).toBe(403);
+    for (const res of await forgedPosts(app, a, `${PAGE}/connect`, { api: 'connect', url: receiver.url, enabled_events: '*' }))
+      expect(res.statusCode).toBe(403);
     for (const res of await forgedPosts(app, a, `${PAGE}/connect/${id}/disable`)) expect(res.statusCode).toBe(403);
     for (const res of await forgedPosts(app, a, `${PAGE}/connect/${id}/delete`, { confirm: 'yes' })) expect(res.statusCode).toBe(403);
     expect(await endpointsOf(a)).toEqual(before);
@@ -110,7 +122,7 @@ describe('webhooks settings page', () => {
     expect(receiver.received.filter((r) => r.body.includes(row.id))).toHaveLength(2);
   });
 
-  it('disable and enable the endpoint through the Connect API\'s rules; a disabled endpoint sends no test event', async () => {
+  it("disable and enable the endpoint through the Connect API's rules; a disabled endpoint sends no test event", async () => {
     const { row } = await createConnect(a);
     expect((await a.submit(`${PAGE}/connect/${row.id}/disable`)).statusCode).toBe(303);
     expect((await endpointsOf(a)).find((e) => e.id === row.id)!.status).toBe('disabled');
@@ -121,7 +133,7 @@ describe('webhooks settings page', () => {
     expect((await endpointsOf(a)).find((e) => e.id === row.id)!.status).toBe('enabled');
   });
 
-  it('B1/B8 another workspace\'s endpoint or delivery (or a malformed id): 404 on every page and action, nothing changed', async () => {
+  it("B1/B8 another workspace's endpoint or delivery (or a malformed id): 404 on every page and action, nothing changed", async () => {
     const { row } = await createConnect(a);
     await a.submit(`${PAGE}/connect/${row.id}/test`);
     await pump(app, async () => (await attemptsOf(row.id)).length === 1, 'the test delivery');
@@ -141,11 +153,17 @@ describe('webhooks settings page', () => {
     expect(await attemptsOf(row.id)).toHaveLength(1);
   });
 
-  it('a Messaging endpoint has a delivery log and redelivery too (the functions Connect\'s operations use)', async () => {
+  it("a Messaging endpoint has a delivery log and redelivery too (the functions Connect's operations use)", async () => {
     await a.submit(`${PAGE}/messaging`, { api: 'messaging', url: receiver.url, enabled_events: 'message.received' });
     const [row] = (await endpointsOf(a)).filter((e) => e.api === 'messaging');
     await app.platform.store.db.transaction().execute((tx) =>
-      emitEvent(tx, { workspaceId: a.owner.workspace.id, api: 'messaging', type: 'message.received', data: { note: 'from the page test' }, at: app.platform.now() }),
+      emitEvent(tx, {
+        workspaceId: a.owner.workspace.id,
+        api: 'messaging',
+        type: 'message.received',
+        data: { note: 'from the page test' },
+        at: app.platform.now(),
+      }),
     );
     await pump(app, async () => (await attemptsOf(row!.id)).length === 1, 'the messaging delivery');
     const log = await a.open(`${PAGE}/messaging/${row!.id}`);

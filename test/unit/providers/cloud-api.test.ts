@@ -21,7 +21,10 @@ beforeEach(() => {
 });
 
 async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ProviderError);
   return error as ProviderError;
 }
@@ -58,14 +61,23 @@ describe('requests', () => {
       ],
     };
     await provider.sendMessage(number, '4915112345678', { type: 'template', template });
-    await provider.sendMessage(number, '4915112345678', { type: 'template', template }, { route: 'marketing_messages', productPolicy: 'STRICT', activitySharing: false });
+    await provider.sendMessage(
+      number,
+      '4915112345678',
+      { type: 'template', template },
+      { route: 'marketing_messages', productPolicy: 'STRICT', activitySharing: false },
+    );
     expect(fake.requests[0].body.template).toEqual(template);
     expect(fake.requests[1].path).toBe(`/${FAKE_PHONE_NUMBER_ID}/marketing_messages`);
     expect(fake.requests[1].body).toMatchObject({ type: 'template', product_policy: 'STRICT', message_activity_sharing: false });
   });
 
   it('sends interactive buttons, media by link and locations as Graph objects', async () => {
-    const interactive: InteractiveButtons = { type: 'button', body: { text: 'Pick one' }, action: { buttons: [{ type: 'reply', reply: { id: 'yes', title: 'Yes' } }] } };
+    const interactive: InteractiveButtons = {
+      type: 'button',
+      body: { text: 'Pick one' },
+      action: { buttons: [{ type: 'reply', reply: { id: 'yes', title: 'Yes' } }] },
+    };
     await provider.sendMessage(number, '4915112345678', { type: 'interactive', interactive });
     await provider.sendMessage(number, '4915112345678', { type: 'document', document: { link: 'https://cdn.example/a.pdf', filename: 'a.pdf' } });
     await provider.sendMessage(number, '4915112345678', { type: 'location', location: { latitude: 52.5, longitude: 13.4, name: 'Office' } });
@@ -96,7 +108,9 @@ describe('requests', () => {
       { id: created.id, name: 'welcome', language: 'en_US' },
       { name: 'unknown', language: 'en' },
     ]);
-    expect(statuses).toEqual([{ id: created.id, name: 'welcome', language: 'en_US', status: 'REJECTED', category: 'UTILITY', rejectedReason: 'INVALID_FORMAT', qualityScore: null }]);
+    expect(statuses).toEqual([
+      { id: created.id, name: 'welcome', language: 'en_US', status: 'REJECTED', category: 'UTILITY', rejectedReason: 'INVALID_FORMAT', qualityScore: null },
+    ]);
   });
 
   it('reads the business profile, catalogs, products and marketing onboarding', async () => {

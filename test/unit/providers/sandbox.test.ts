@@ -18,7 +18,10 @@ const text = { type: 'text', text: { body: 'Hi' } } as const;
 beforeAll(async () => {
   store = await openStore({});
   workspaceId = newId('ws');
-  await store.db.insertInto('workspaces').values({ id: workspaceId, name: 'Acme', slug: `acme-${workspaceId.slice(-6).toLowerCase()}` }).execute();
+  await store.db
+    .insertInto('workspaces')
+    .values({ id: workspaceId, name: 'Acme', slug: `acme-${workspaceId.slice(-6).toLowerCase()}` })
+    .execute();
   const { account, numbers } = await createSandboxAccount(store.db, workspaceId, { name: 'Acme' });
   number = { wabaId: account.provider_waba_id, phoneNumberId: numbers[0].provider_phone_number_id };
   pnRowId = numbers[0].id;
@@ -32,7 +35,10 @@ beforeEach(() => {
 });
 
 async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ProviderError);
   return error as ProviderError;
 }
@@ -62,7 +68,12 @@ describe('numbers', () => {
 
 describe('inbound and statuses', () => {
   it('the simulated phone posts inbound messages in Meta format', async () => {
-    const { providerMessageId } = await sandbox.simulateInbound({ phoneNumberId: number.phoneNumberId, from: `+${customer}`, name: 'Ada', message: { type: 'text', text: { body: 'Hello?' } } });
+    const { providerMessageId } = await sandbox.simulateInbound({
+      phoneNumberId: number.phoneNumberId,
+      from: `+${customer}`,
+      name: 'Ada',
+      message: { type: 'text', text: { body: 'Hello?' } },
+    });
     expect(delivered).toHaveLength(1);
     const payload = delivered[0];
     expect(payload.object).toBe('whatsapp_business_account');
@@ -80,7 +91,12 @@ describe('inbound and statuses', () => {
   });
 
   it('inbound media carries a media id and mime type under its type', async () => {
-    await sandbox.simulateInbound({ phoneNumberId: number.phoneNumberId, from: customer, message: { type: 'image', media: { mime_type: 'image/jpeg', caption: 'Look' } }, replyTo: 'wamid.x' });
+    await sandbox.simulateInbound({
+      phoneNumberId: number.phoneNumberId,
+      from: customer,
+      message: { type: 'image', media: { mime_type: 'image/jpeg', caption: 'Look' } },
+      replyTo: 'wamid.x',
+    });
     const [message] = delivered[0].entry[0].changes[0].value.messages!;
     expect(message.type).toBe('image');
     expect(message.image).toMatchObject({ mime_type: 'image/jpeg', caption: 'Look', id: expect.stringMatching(/^\d+$/) });
@@ -206,7 +222,9 @@ describe('hand-off retries', () => {
         throw refused(503);
       },
     });
-    await expect(down.simulateInbound({ phoneNumberId: number.phoneNumberId, from: customer, message: { type: 'text', text: { body: 'Hi' } } })).rejects.toMatchObject({ statusCode: 503 });
+    await expect(
+      down.simulateInbound({ phoneNumberId: number.phoneNumberId, from: customer, message: { type: 'text', text: { body: 'Hi' } } }),
+    ).rejects.toMatchObject({ statusCode: 503 });
     expect(attempts).toBe(4);
   });
 });
@@ -236,21 +254,45 @@ describe('rules', () => {
   it('an inbound message older than 24 hours does not open the window; a recent one does', async () => {
     const to = '4915166666666';
     const hour = 3600_000;
-    await sandbox.simulateInbound({ phoneNumberId: number.phoneNumberId, from: to, message: { type: 'text', text: { body: 'old' } }, at: new Date(Date.now() - 25 * hour) });
+    await sandbox.simulateInbound({
+      phoneNumberId: number.phoneNumberId,
+      from: to,
+      message: { type: 'text', text: { body: 'old' } },
+      at: new Date(Date.now() - 25 * hour),
+    });
     expect((await failure(sandbox.sendMessage(number, to, text))).code).toBe(131047);
-    await sandbox.simulateInbound({ phoneNumberId: number.phoneNumberId, from: to, message: { type: 'text', text: { body: 'new' } }, at: new Date(Date.now() - 23 * hour) });
+    await sandbox.simulateInbound({
+      phoneNumberId: number.phoneNumberId,
+      from: to,
+      message: { type: 'text', text: { body: 'new' } },
+      at: new Date(Date.now() - 23 * hour),
+    });
     expect((await sandbox.sendMessage(number, to, text)).providerMessageId).toMatch(/^wamid\./);
   });
 
   it('the window also follows inbound messages already in the store (after a restart)', async () => {
     const to = '4915155555555';
     const contactId = newId('ct');
-    await store.db.insertInto('contacts').values({ id: contactId, workspace_id: workspaceId, phone: `+${to}` }).execute();
+    await store.db
+      .insertInto('contacts')
+      .values({ id: contactId, workspace_id: workspaceId, phone: `+${to}` })
+      .execute();
     const fresh = () => new SandboxProvider({ db: store.db, testMode: true, deliverWebhook: async () => {} });
     expect((await failure(fresh().sendMessage(number, to, text))).code).toBe(131047);
     await store.db
       .insertInto('messages')
-      .values({ id: newId('msg'), workspace_id: workspaceId, phone_number_id: pnRowId, contact_id: contactId, direction: 'inbound', type: 'text', content: JSON.stringify({ body: 'hi' }), provider_message_id: `wamid.test-${contactId}`, status: 'received', created_at: new Date(Date.now() - 3600_000) })
+      .values({
+        id: newId('msg'),
+        workspace_id: workspaceId,
+        phone_number_id: pnRowId,
+        contact_id: contactId,
+        direction: 'inbound',
+        type: 'text',
+        content: JSON.stringify({ body: 'hi' }),
+        provider_message_id: `wamid.test-${contactId}`,
+        status: 'received',
+        created_at: new Date(Date.now() - 3600_000),
+      })
       .execute();
     expect((await fresh().sendMessage(number, to, text)).providerMessageId).toMatch(/^wamid\./);
   });

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(async () => store.close());
 afterEach(() => vi.restoreAllMocks());
 
-it('on the database\'s own host: no offset, now() is the system clock', async () => {
+it("on the database's own host: no offset, now() is the system clock", async () => {
   const clock = await databaseClock(store.db);
   clock.stop();
   expect(clock.offsetMs()).toBe(0);

@@ -33,7 +33,13 @@ beforeAll(async () => {
 afterAll(async () => pgl?.close());
 
 const page = (workspace: string, limit: unknown) =>
-  db.selectFrom('items').select('id').where('workspace', '=', workspace).orderBy('at', 'desc').orderBy('id', 'desc').limit(limit as number);
+  db
+    .selectFrom('items')
+    .select('id')
+    .where('workspace', '=', workspace)
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit as number);
 
 describe('inline LIMIT', () => {
   it('writes a safe integer into the text and leaves the other values as parameters', () => {
@@ -67,7 +73,9 @@ describe('inline LIMIT', () => {
     const plain = new Kysely<Db>({ dialect: new PlainDialect(pgl) });
     const rows = await page('w0', 7).execute();
     expect(rows).toHaveLength(7);
-    expect(rows).toEqual(await plain.selectFrom('items').select('id').where('workspace', '=', 'w0').orderBy('at', 'desc').orderBy('id', 'desc').limit(7).execute());
+    expect(rows).toEqual(
+      await plain.selectFrom('items').select('id').where('workspace', '=', 'w0').orderBy('at', 'desc').orderBy('id', 'desc').limit(7).execute(),
+    );
   });
 
   it('a page query of one size gets a generic plan after five runs; with `limit $2` it was planned on every run', async () => {

@@ -16,7 +16,8 @@ const FILES = ['dist/chunk-Y6PULSM7.js', 'dist/index.cjs', 'dist/node-postgres/i
 // The reader's string() as published (decodes a copy made by bytes()) and as patched (decodes a
 // view, then moves the offset as bytes() did), with each build's minified names.
 const PUBLISHED = /string\(t\)\{return (\w)\(this,(\w+)\)\.decode\(this\.bytes\(t\)\)\}/;
-const PATCHED = /string\(t\)\{let (\w)=(\w)\(this,(\w+)\)\.decode\(new Uint8Array\(\2\(this,\w+\)\.buffer,\2\(this,(\w+)\),t\)\);return \w\(this,\4,\2\(this,\4\)\+t\),\1\}/;
+const PATCHED =
+  /string\(t\)\{let (\w)=(\w)\(this,(\w+)\)\.decode\(new Uint8Array\(\2\(this,\w+\)\.buffer,\2\(this,(\w+)\),t\)\);return \w\(this,\4,\2\(this,\4\)\+t\),\1\}/;
 
 describe('PGlite reader patch', () => {
   it('changes string() in the three builds of the reader and nothing else', () => {

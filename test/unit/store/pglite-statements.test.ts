@@ -27,7 +27,10 @@ describe('PGlite prepared statements', () => {
       expect(ours.affectedRows).toBe(1);
     }
     const select = await statements.query<{ id: string; at: Date }>('select id, at from t where n = $1 order by id', [7]);
-    expect(select.rows).toEqual([{ id: 'a', at }, { id: 'b', at }]);
+    expect(select.rows).toEqual([
+      { id: 'a', at },
+      { id: 'b', at },
+    ]);
     expect(statements.size).toBe(2);
     const update = await statements.query('update t set n = n + 1 where n = $1', [7]);
     expect(update.affectedRows).toBe(2);
@@ -47,7 +50,9 @@ describe('PGlite prepared statements', () => {
       expect(ours.rows.map((r) => Object.keys(r as object))).toEqual(theirs.rows.map((r) => Object.keys(r as object)));
       return ours;
     };
-    const odd = await same(`select 1 as a, 2 as a, 3 as "__proto__", 'x' as "constructor", null, null, '{"k":1}'::jsonb as j, 1.5::numeric as n, 7::int8 as b, '2026-01-02'::date as d, 'a1b2c3d4-0000-4000-8000-000000000000'::uuid as u, point(1, 2) as p, interval '1 day' as i, array[1, null, 3] as arr, '\\x0102'::bytea as raw`);
+    const odd = await same(
+      `select 1 as a, 2 as a, 3 as "__proto__", 'x' as "constructor", null, null, '{"k":1}'::jsonb as j, 1.5::numeric as n, 7::int8 as b, '2026-01-02'::date as d, 'a1b2c3d4-0000-4000-8000-000000000000'::uuid as u, point(1, 2) as p, interval '1 day' as i, array[1, null, 3] as arr, '\\x0102'::bytea as raw`,
+    );
     const [row] = odd.rows as Record<string, unknown>[];
     expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
     expect(Object.getOwnPropertyDescriptor(row, '__proto__')?.value).toBe(3);
@@ -96,7 +101,9 @@ describe('PGlite prepared statements', () => {
       expect((await statements.query(literal, [`k${i % 4}`, 'pending'])).rows).toEqual([]);
     }
     // The parameterised one is never kept as a named statement; the literal one is, generic plan and all.
-    const { rows } = await pg.query<{ statement: string; generic_plans: number }>(`select statement, generic_plans from pg_prepared_statements where statement like 'insert into u %'`);
+    const { rows } = await pg.query<{ statement: string; generic_plans: number }>(
+      `select statement, generic_plans from pg_prepared_statements where statement like 'insert into u %'`,
+    );
     expect(rows).toEqual([{ statement: literal, generic_plans: expect.any(Number) }]);
     expect(rows[0]!.generic_plans).toBeGreaterThan(0);
   });
@@ -105,7 +112,9 @@ describe('PGlite prepared statements', () => {
     const statements = new PGliteStatements(pg);
     await pg.exec('create table g (id int primary key, v text); insert into g select n, n::text from generate_series(1, 100) n');
     for (let i = 1; i <= 8; i++) expect((await statements.query('select v from g where id = $1', [i])).rows).toEqual([{ v: String(i) }]);
-    const { rows } = await pg.query<{ generic_plans: number; custom_plans: number }>(`select generic_plans, custom_plans from pg_prepared_statements where statement = 'select v from g where id = $1'`);
+    const { rows } = await pg.query<{ generic_plans: number; custom_plans: number }>(
+      `select generic_plans, custom_plans from pg_prepared_statements where statement = 'select v from g where id = $1'`,
+    );
     expect(rows[0]!.custom_plans).toBe(5);
     expect(rows[0]!.generic_plans).toBe(3);
   });

@@ -21,7 +21,13 @@ describe(`store (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () => 
   });
 
   it('reports affected-row counts for insert, update and delete', async () => {
-    const ins = await store.db.insertInto('workspaces').values([{ id: 'ws_rows0000001', name: 'A', slug: 'rows-a' }, { id: 'ws_rows0000002', name: 'B', slug: 'rows-b' }]).executeTakeFirst();
+    const ins = await store.db
+      .insertInto('workspaces')
+      .values([
+        { id: 'ws_rows0000001', name: 'A', slug: 'rows-a' },
+        { id: 'ws_rows0000002', name: 'B', slug: 'rows-b' },
+      ])
+      .executeTakeFirst();
     expect(Number(ins.numInsertedOrUpdatedRows)).toBe(2);
     const upd = await store.db.updateTable('workspaces').set({ name: 'C' }).where('slug', 'like', 'rows-%').executeTakeFirst();
     expect(Number(upd.numUpdatedRows)).toBe(2);

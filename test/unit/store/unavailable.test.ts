@@ -59,7 +59,10 @@ describe.runIf(onPostgres)('the store on PostgreSQL', () => {
 
   it('F-6 a real 53100 from PostgreSQL becomes HttpProblem 503 unavailable with Retry-After; 23505 stays as it is', async () => {
     const disk = sql`do $$ begin raise exception using errcode = '53100', message = 'could not extend file: No space left on device'; end $$`.execute(store.db);
-    const error = await disk.then(() => undefined, (e: unknown) => e);
+    const error = await disk.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(HttpProblem);
     const problem = error as HttpProblem;
     expect(problem.status).toBe(503);
@@ -69,7 +72,10 @@ describe.runIf(onPostgres)('the store on PostgreSQL', () => {
     expect((problem.cause as { code?: string }).code).toBe('53100');
 
     const unique = sql`do $$ begin raise exception using errcode = '23505'; end $$`.execute(store.db);
-    const other = await unique.then(() => undefined, (e: unknown) => e);
+    const other = await unique.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(other).not.toBeInstanceOf(HttpProblem);
     expect((other as { code?: string }).code).toBe('23505');
   });

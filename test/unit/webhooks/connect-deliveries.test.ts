@@ -71,7 +71,12 @@ describe('F1 signatures a receiver can verify', () => {
     const header = String(got.headers['x-connect-signature']);
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     const event = stripe.webhooks.constructEvent(got.body, header, e.secret, 300);
-    expect(event).toMatchObject({ id: queued.json().event_id, type: 'webhook_endpoint.test', api_version: '2026-11-01', data: { webhook_endpoint_id: e.id, message: 'This is a test event from the Connect API.' } });
+    expect(event).toMatchObject({
+      id: queued.json().event_id,
+      type: 'webhook_endpoint.test',
+      api_version: '2026-11-01',
+      data: { webhook_endpoint_id: e.id, message: 'This is a test event from the Connect API.' },
+    });
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header)!;
     expect(createHmac('sha256', e.secret).update(`${t}.${got.body}`).digest('hex')).toBe(v1);
     expect(Math.abs(Number(t) - Date.now() / 1000)).toBeLessThan(300);
@@ -92,7 +97,9 @@ describe('F1 signatures a receiver can verify', () => {
     const other = await tracked(a, ['link.revoked']);
     const foreign = await tracked(b, ['*']);
     const data = { external_id: 'crm-1', recipient: { phone: '+4915112345678' } };
-    const eventId = await app.platform.store.db.transaction().execute((tx) => emitEvent(tx, { workspaceId: a.workspaceId, api: 'connect', type: 'link.opened', data }));
+    const eventId = await app.platform.store.db
+      .transaction()
+      .execute((tx) => emitEvent(tx, { workspaceId: a.workspaceId, api: 'connect', type: 'link.opened', data }));
     expect(eventId).toMatch(/^evt_/);
     await pump(app, () => subscribed.received().length === 1, 'link.opened');
     const got = subscribed.received()[0];
@@ -135,7 +142,9 @@ describe('retries and the delivery log', () => {
       const t2 = Number(/t=(\d+)/.exec(String(second.headers['x-connect-signature']))![1]);
       expect(t2).toBeGreaterThanOrEqual(t1 + 5);
       expect(second.headers['x-connect-signature']).not.toBe(first.headers['x-connect-signature']);
-      expect(createHmac('sha256', e.secret).update(`${t2}.${second.body}`).digest('hex')).toBe(/v1=([0-9a-f]{64})/.exec(String(second.headers['x-connect-signature']))![1]);
+      expect(createHmac('sha256', e.secret).update(`${t2}.${second.body}`).digest('hex')).toBe(
+        /v1=([0-9a-f]{64})/.exec(String(second.headers['x-connect-signature']))![1],
+      );
       await pump(app, () => settled(app, queued.id));
       const log = (await getDelivery(a, e.id, queued.id)).json();
       expect(log.attempt).toBe(2);
@@ -159,7 +168,11 @@ describe('retries and the delivery log', () => {
     const other = await tracked(a);
     const foreignCursor = await app.inject({ method: 'GET', url: `${BASE}/${other.id}/deliveries?cursor=${page.json().next_cursor}`, headers: a.connect });
     expect(foreignCursor.statusCode).toBe(400);
-    const succeeded = await app.inject({ method: 'GET', url: `${BASE}/${e.id}/deliveries?status=succeeded&event_type=webhook_endpoint.test`, headers: a.connect });
+    const succeeded = await app.inject({
+      method: 'GET',
+      url: `${BASE}/${e.id}/deliveries?status=succeeded&event_type=webhook_endpoint.test`,
+      headers: a.connect,
+    });
     expect(succeeded.json().data).toHaveLength(3);
     expect((await app.inject({ method: 'GET', url: `${BASE}/${e.id}/deliveries?status=failed`, headers: a.connect })).json().data).toHaveLength(0);
     const eventId = page.json().data[0].event_id;
@@ -188,7 +201,12 @@ describe('retries and the delivery log', () => {
     expect((await getDelivery(a, e.id, again.id)).json()).toMatchObject({ status: 'succeeded', redelivery_of: first.id, event_id: first.event_id });
     // Both deliveries are listed under the event's id.
     const byEvent = await app.inject({ method: 'GET', url: `${BASE}/${e.id}/deliveries?event_id=${first.event_id}`, headers: a.connect });
-    expect(byEvent.json().data.map((d: { id: string }) => d.id).sort()).toEqual([first.id, again.id].sort());
+    expect(
+      byEvent
+        .json()
+        .data.map((d: { id: string }) => d.id)
+        .sort(),
+    ).toEqual([first.id, again.id].sort());
   });
 
   it('redelivering a delivery still pending answers 409 conflict', async () => {
@@ -245,7 +263,9 @@ describe('F9 rotation with overlap', () => {
     const after = e.received()[1];
     expect(String(after.headers['x-connect-signature'])).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     const receivedAt = Math.floor(clock.now().getTime() / 1000);
-    expect(() => stripe.webhooks.constructEvent(after.body, String(after.headers['x-connect-signature']), rotated.secret, 300, undefined, receivedAt)).not.toThrow();
+    expect(() =>
+      stripe.webhooks.constructEvent(after.body, String(after.headers['x-connect-signature']), rotated.secret, 300, undefined, receivedAt),
+    ).not.toThrow();
     expect(() => stripe.webhooks.constructEvent(after.body, String(after.headers['x-connect-signature']), e.secret, 300, undefined, receivedAt)).toThrow();
   });
 });
@@ -254,7 +274,11 @@ describe('F10 disabling or deleting cancels pending deliveries', () => {
   async function pendingDelivery(e: { id: string }) {
     const queued = (await sendTest(a, e.id)).json();
     // Due later, as a retry would be.
-    await app.platform.store.db.updateTable('outbox').set({ next_attempt_at: new Date(clock.now().getTime() + 60_000) }).where('id', '=', queued.id).execute();
+    await app.platform.store.db
+      .updateTable('outbox')
+      .set({ next_attempt_at: new Date(clock.now().getTime() + 60_000) })
+      .where('id', '=', queued.id)
+      .execute();
     return queued;
   }
 

@@ -19,14 +19,29 @@ beforeAll(async () => {
 });
 
 const create = (t: Tenant, payload: Record<string, unknown>) => app.inject({ method: 'POST', url: BASE, headers: t.connect, payload });
-const rowCount = async () => Number((await app.platform.store.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+const rowCount = async () =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('webhook_endpoints')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('Connect webhook endpoints', () => {
   it('creates an endpoint and answers its whsec_ secret once, with a matching prefix', async () => {
     const res = await create(a, { url: 'https://crm.test/webhooks/connect', enabled_events: ['link.opened', 'link.revoked'], description: 'CRM' });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toMatchObject({ url: 'https://crm.test/webhooks/connect', enabled_events: ['link.opened', 'link.revoked'], description: 'CRM', status: 'enabled', api_version: '2026-11-01', previous_secret_expires_at: null });
+    expect(body).toMatchObject({
+      url: 'https://crm.test/webhooks/connect',
+      enabled_events: ['link.opened', 'link.revoked'],
+      description: 'CRM',
+      status: 'enabled',
+      api_version: '2026-11-01',
+      previous_secret_expires_at: null,
+    });
     expect(body.id).toMatch(/^whe_[0-9A-Za-z]{20}$/);
     expect(body.secret).toMatch(/^whsec_[0-9A-Za-z]{32}$/);
     expect(body.secret_prefix).toBe(body.secret.slice(0, 12));
@@ -78,7 +93,12 @@ describe('Connect webhook endpoints', () => {
 
   it('updates URL, events, description and status; omitted fields stay', async () => {
     const created = await createConnectEndpoint(app, a, { url: 'https://crm.test/u', enabled_events: ['link.opened'], description: 'keep' });
-    const res = await app.inject({ method: 'PATCH', url: `${BASE}/${created.id}`, headers: a.connect, payload: { url: 'https://crm.test/u2', enabled_events: ['session.updated'] } });
+    const res = await app.inject({
+      method: 'PATCH',
+      url: `${BASE}/${created.id}`,
+      headers: a.connect,
+      payload: { url: 'https://crm.test/u2', enabled_events: ['session.updated'] },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ url: 'https://crm.test/u2', enabled_events: ['session.updated'], description: 'keep', status: 'enabled' });
     const cleared = await app.inject({ method: 'PATCH', url: `${BASE}/${created.id}`, headers: a.connect, payload: { description: null, status: 'disabled' } });
@@ -86,7 +106,10 @@ describe('Connect webhook endpoints', () => {
   });
 
   it('refuses an event type twice, and * with others (400 naming enabled_events)', async () => {
-    for (const enabled_events of [['link.opened', 'link.opened'], ['*', 'link.opened']]) {
+    for (const enabled_events of [
+      ['link.opened', 'link.opened'],
+      ['*', 'link.opened'],
+    ]) {
       const res = await create(a, { url: 'https://crm.test/x', enabled_events });
       expect(res.statusCode).toBe(400);
       expect(res.json().errors[0].pointer).toBe('/body/enabled_events');
@@ -114,7 +137,9 @@ describe('Connect webhook endpoints', () => {
 
   it('rotates with the overlap asked for; 0 retires the previous secret at once', async () => {
     const created = await createConnectEndpoint(app, a, { url: 'https://crm.test/r', enabled_events: ['link.opened'] });
-    const rotated = (await app.inject({ method: 'POST', url: `${BASE}/${created.id}/rotate-secret`, headers: a.connect, payload: { overlap_seconds: 3600 } })).json();
+    const rotated = (
+      await app.inject({ method: 'POST', url: `${BASE}/${created.id}/rotate-secret`, headers: a.connect, payload: { overlap_seconds: 3600 } })
+    ).json();
     const expires = Date.parse(rotated.previous_secret_expires_at);
     expect(expires - Date.now()).toBeGreaterThan(3590_000);
     expect(expires - Date.now()).toBeLessThan(3610_000);
@@ -137,8 +162,17 @@ describe('Connect webhook endpoints', () => {
 
   it('A7 a token without webhooks:write: 403 naming the scope', async () => {
     const token = await connectBearer(app, a.workspaceId, ['documents:write', 'links:write', 'analytics:read']);
-    for (const [method, url] of [['GET', BASE], ['POST', BASE], ['GET', `${BASE}/whe_0000000000000000`]] as const) {
-      const res = await app.inject({ method, url, headers: bearer(token), ...(method === 'POST' ? { payload: { url: 'https://crm.test/a7', enabled_events: ['*'] } } : {}) });
+    for (const [method, url] of [
+      ['GET', BASE],
+      ['POST', BASE],
+      ['GET', `${BASE}/whe_0000000000000000`],
+    ] as const) {
+      const res = await app.inject({
+        method,
+        url,
+        headers: bearer(token),
+        ...(method === 'POST' ? { payload: { url: 'https://crm.test/a7', enabled_events: ['*'] } } : {}),
+      });
       expect(res.statusCode).toBe(403);
       expect(res.json()).toMatchObject({ type: 'https://chatapp.example/problems/forbidden', required_scope: 'webhooks:write' });
       expect(String(res.headers['www-authenticate'])).toContain('insufficient_scope');
@@ -247,7 +281,11 @@ describe('G in production mode', () => {
   beforeAll(async () => {
     prod = await buildShared({
       env: { NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(48), ALLOW_PRIVATE_URLS: 'false' },
-      overrides: { lookup: async (host) => [{ address: host === 'metadata.google.internal' ? '169.254.169.254' : host === 'internal.crm.test' ? '10.0.0.5' : '93.184.216.34', family: 4 }] },
+      overrides: {
+        lookup: async (host) => [
+          { address: host === 'metadata.google.internal' ? '169.254.169.254' : host === 'internal.crm.test' ? '10.0.0.5' : '93.184.216.34', family: 4 },
+        ],
+      },
     });
     const t = await tenant(prod);
     headers = t.connect;
@@ -264,7 +302,8 @@ describe('G in production mode', () => {
   });
 
   it('G2 private ranges: 422', async () => {
-    for (const host of ['10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1']) expect((await post(`https://${host}/`)).statusCode, host).toBe(422);
+    for (const host of ['10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '100.64.0.1'])
+      expect((await post(`https://${host}/`)).statusCode, host).toBe(422);
   });
 
   it('G3 metadata by name (stub → 169.254.169.254), G8 a name resolving to a private address: 422', async () => {
@@ -273,7 +312,8 @@ describe('G in production mode', () => {
   });
 
   it('G12 http: and ports 22, 25, 6379: 422', async () => {
-    for (const url of ['http://crm.test/hook', 'https://crm.test:22/', 'https://crm.test:25/', 'https://crm.test:6379/']) expect((await post(url)).statusCode, url).toBe(422);
+    for (const url of ['http://crm.test/hook', 'https://crm.test:22/', 'https://crm.test:25/', 'https://crm.test:6379/'])
+      expect((await post(url)).statusCode, url).toBe(422);
   });
 
   it('a public https URL is accepted', async () => {

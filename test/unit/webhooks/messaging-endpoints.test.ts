@@ -27,7 +27,15 @@ beforeAll(async () => {
 afterAll(() => receiver.close());
 
 const create = (t: Tenant, payload: Record<string, unknown>, headers = t.messaging) => app.inject({ method: 'POST', url: BASE, headers, payload });
-const rowCount = async () => Number((await app.platform.store.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+const rowCount = async () =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('webhook_endpoints')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 async function endpoint(t: Tenant, events = ['message.received']) {
   const res = await create(t, { url: receiver.url, enabled_events: events });
@@ -40,10 +48,18 @@ const emit = (workspaceId: string, type: string, data: unknown) =>
 
 describe('Messaging webhook endpoints', () => {
   it('creates with an API key: secret once, hint of it, no secret elsewhere (L1)', async () => {
-    const res = await create(a, { url: 'https://crm.example.com/hooks/chatapp', enabled_events: ['message.received', 'message.status_updated'], description: 'CRM inbox sync' });
+    const res = await create(a, {
+      url: 'https://crm.example.com/hooks/chatapp',
+      enabled_events: ['message.received', 'message.status_updated'],
+      description: 'CRM inbox sync',
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json();
-    expect(body).toMatchObject({ url: 'https://crm.example.com/hooks/chatapp', enabled_events: ['message.received', 'message.status_updated'], description: 'CRM inbox sync' });
+    expect(body).toMatchObject({
+      url: 'https://crm.example.com/hooks/chatapp',
+      enabled_events: ['message.received', 'message.status_updated'],
+      description: 'CRM inbox sync',
+    });
     expect(body.secret).toMatch(/^whsec_[0-9A-Za-z]{32}$/);
     expect(body.secret_hint).toBe(body.secret.slice(0, 10));
     for (const url of [`${BASE}/${body.id}`, BASE]) {
@@ -74,7 +90,12 @@ describe('Messaging webhook endpoints', () => {
     const second = await app.inject({ method: 'GET', url: `${BASE}?limit=1&cursor=${first.json().next_cursor}`, headers: t.messaging });
     expect(second.json()).toMatchObject({ data: [{ id: ids[0] }], has_more: false, next_cursor: null });
     // A Connect endpoint of the same workspace is not a Messaging one.
-    const connect = await app.inject({ method: 'POST', url: '/api/connect/webhook-endpoints', headers: t.connect, payload: { url: 'https://crm.test/c', enabled_events: ['*'] } });
+    const connect = await app.inject({
+      method: 'POST',
+      url: '/api/connect/webhook-endpoints',
+      headers: t.connect,
+      payload: { url: 'https://crm.test/c', enabled_events: ['*'] },
+    });
     expect((await app.inject({ method: 'GET', url: `${BASE}/${connect.json().id}`, headers: t.messaging })).statusCode).toBe(404);
     expect((await app.inject({ method: 'GET', url: BASE, headers: t.messaging })).json().data).toHaveLength(2);
   });
@@ -91,7 +112,12 @@ describe('Messaging webhook endpoints', () => {
     const signed = await signUp(app);
     const key = await createKey(app, signed.token, { name: 'read', scopes: ['messaging:read'] });
     const before = await rowCount();
-    const res = await app.inject({ method: 'POST', url: BASE, headers: { 'x-api-key': key.secret }, payload: { url: 'https://crm.example.com/r', enabled_events: ['message.received'] } });
+    const res = await app.inject({
+      method: 'POST',
+      url: BASE,
+      headers: { 'x-api-key': key.secret },
+      payload: { url: 'https://crm.example.com/r', enabled_events: ['message.received'] },
+    });
     expect(res.statusCode).toBe(403);
     expect(await rowCount()).toBe(before);
     expect((await app.inject({ method: 'GET', url: BASE, headers: { 'x-api-key': key.secret } })).statusCode).toBe(200);
@@ -202,7 +228,9 @@ describe('Messaging deliveries', () => {
     const t = await tenant(app);
     const e = await endpoint(t, ['campaign.failed']);
     const future = new Date(clock.now().getTime() + 60_000);
-    const eventId = await app.platform.store.db.transaction().execute((tx) => emitEvent(tx, { workspaceId: t.workspaceId, api: 'messaging', type: 'campaign.failed', data: {}, at: future }));
+    const eventId = await app.platform.store.db
+      .transaction()
+      .execute((tx) => emitEvent(tx, { workspaceId: t.workspaceId, api: 'messaging', type: 'campaign.failed', data: {}, at: future }));
     expect((await app.inject({ method: 'DELETE', url: `${BASE}/${e.id}`, headers: t.messaging })).statusCode).toBe(204);
     expect((await app.inject({ method: 'GET', url: `${BASE}/${e.id}`, headers: t.messaging })).statusCode).toBe(404);
     const before = receiver.received.length;

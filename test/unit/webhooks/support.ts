@@ -54,7 +54,11 @@ export async function pump(app: FastifyInstance, done: () => boolean | Promise<b
 
 /** Whether the delivery's row is settled (not leased, not due now): no attempt is in flight. */
 export async function settled(app: FastifyInstance, deliveryId: string): Promise<boolean> {
-  const row = await app.platform.store.db.selectFrom('outbox').select(['status', 'lease_until', 'attempts']).where('id', '=', deliveryId).executeTakeFirstOrThrow();
+  const row = await app.platform.store.db
+    .selectFrom('outbox')
+    .select(['status', 'lease_until', 'attempts'])
+    .where('id', '=', deliveryId)
+    .executeTakeFirstOrThrow();
   return row.lease_until === null && row.attempts > 0;
 }
 

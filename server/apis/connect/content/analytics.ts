@@ -87,14 +87,34 @@ export const listReaderSessions: Handler<operations['listReaderSessions']> = asy
   const db = platform.store.db;
   let query = db.selectFrom('reader_sessions').selectAll().where('link_id', '=', link.id).where('workspace_id', '=', workspaceId);
   if (after) query = query.where((eb) => eb(eb.refTuple('started_at', 'id'), '<', eb.tuple(after.startedAt, after.id)));
-  const rows = await query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const items = rows.slice(0, limit);
   const document = await db.selectFrom('documents').select('page_count').where('id', '=', link.document_id).executeTakeFirstOrThrow();
-  const pages: PageRow[] = items.length ? await db.selectFrom('reader_page_stats').selectAll().where('session_id', 'in', items.map((s) => s.id)).execute() : [];
+  const pages: PageRow[] = items.length
+    ? await db
+        .selectFrom('reader_page_stats')
+        .selectAll()
+        .where(
+          'session_id',
+          'in',
+          items.map((s) => s.id),
+        )
+        .execute()
+    : [];
   const last = items.at(-1);
   const hasMore = rows.length > limit && last !== undefined;
   return {
-    data: items.map((s) => sessionView(s, pages.filter((p) => p.session_id === s.id), document.page_count)),
+    data: items.map((s) =>
+      sessionView(
+        s,
+        pages.filter((p) => p.session_id === s.id),
+        document.page_count,
+      ),
+    ),
     has_more: hasMore,
     next_cursor: hasMore ? encodeCursor(platform.secrets, scope, { t: last.started_at.toISOString(), id: last.id }) : null,
   };

@@ -19,14 +19,24 @@ const OFFICE = new Set<string>(ALLOWED_TYPES.filter((t) => t.includes('officedoc
 
 /** Declared types that say nothing about the content, or name the container of an office file. */
 const GENERIC = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
-const ALIASES: Record<string, string> = { 'image/jpg': 'image/jpeg', 'image/pjpeg': 'image/jpeg', 'application/x-pdf': 'application/pdf', 'application/acrobat': 'application/pdf' };
+const ALIASES: Record<string, string> = {
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+  'application/x-pdf': 'application/pdf',
+  'application/acrobat': 'application/pdf',
+};
 
 /** Office files may inflate to at most this much in all (their declared sizes), in at most this many entries. */
 export const OFFICE_LIMITS = { inflatedBytes: 256 * 1024 * 1024, entries: 10_000, ratio: 200 };
 
 /** The detected type of content file-type does not know: markup and text, named for the 415 detail. */
 function sniffUnknown(bytes: Buffer): string {
-  const head = bytes.subarray(0, 1024).toString('utf8').replace(/^\ufeff/, '').trimStart().toLowerCase();
+  const head = bytes
+    .subarray(0, 1024)
+    .toString('utf8')
+    .replace(/^\ufeff/, '')
+    .trimStart()
+    .toLowerCase();
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg|<svg)/.test(head) || head.includes('<svg')) return 'image/svg+xml';
   if (/^<(!doctype html|html|head|body|script|iframe|div|p|a|img|meta|title|style)\b/.test(head)) return 'text/html';
   if (head.startsWith('<?xml')) return 'application/xml';
@@ -138,10 +148,13 @@ export function inspectOffice(bytes: Buffer, type: DocumentType): number | null 
   for (const entry of entries) {
     total += entry.uncompressed;
     if (entry.uncompressed > 1024 * 1024 && entry.uncompressed > entry.compressed * OFFICE_LIMITS.ratio) {
-      throw tooBig(`The office file's entry ${JSON.stringify(entry.name.slice(0, 100))} would inflate ${Math.round(entry.uncompressed / Math.max(1, entry.compressed))} times; it looks like a zip bomb.`);
+      throw tooBig(
+        `The office file's entry ${JSON.stringify(entry.name.slice(0, 100))} would inflate ${Math.round(entry.uncompressed / Math.max(1, entry.compressed))} times; it looks like a zip bomb.`,
+      );
     }
   }
-  if (total > OFFICE_LIMITS.inflatedBytes) throw tooBig(`The office file would inflate to ${total} bytes; at most ${OFFICE_LIMITS.inflatedBytes} are accepted.`);
+  if (total > OFFICE_LIMITS.inflatedBytes)
+    throw tooBig(`The office file would inflate to ${total} bytes; at most ${OFFICE_LIMITS.inflatedBytes} are accepted.`);
   if (type !== 'application/vnd.openxmlformats-officedocument.presentationml.presentation') return null;
   return entries.filter((e) => /^ppt\/slides\/slide\d+\.xml$/.test(e.name)).length || null;
 }

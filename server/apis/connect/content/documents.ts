@@ -82,7 +82,10 @@ export const uploadDocument: Handler<operations['uploadDocument']> = async (requ
     throw error;
   });
   try {
-    await platform.store.db.insertInto('documents').values({ ...row, size_bytes: file.length }).execute();
+    await platform.store.db
+      .insertInto('documents')
+      .values({ ...row, size_bytes: file.length })
+      .execute();
   } catch (error) {
     await removeFile(platform.config.dataDir, row.storage_key).catch(() => {});
     throw error;
@@ -99,7 +102,11 @@ export const listDocuments: Handler<operations['listDocuments']> = async (reques
   const after = decodeKeyset(platform.secrets, scope, cursor);
   let query = platform.store.db.selectFrom('documents').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, documentView);
 };
 
@@ -126,6 +133,8 @@ export const deleteDocument: Handler<operations['deleteDocument']> = async (requ
     return row;
   });
   // After the commit: a rolled-back delete must still have its file.
-  await removeFile(platform.config.dataDir, document.storage_key).catch((error) => request.log.warn({ err: error, document: document.id }, 'document file not removed'));
+  await removeFile(platform.config.dataDir, document.storage_key).catch((error) =>
+    request.log.warn({ err: error, document: document.id }, 'document file not removed'),
+  );
   return reply.code(204).send();
 };

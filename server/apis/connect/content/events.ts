@@ -39,13 +39,7 @@ export async function revokeLinks(
 }
 
 /** `link.opened` (a new session) or `session.updated` (progress, or the end), as of `now`. */
-export async function emitSessionEvent(
-  tx: Tx,
-  platform: Platform,
-  type: 'link.opened' | 'session.updated',
-  session: SessionRow,
-  now: Date,
-): Promise<void> {
+export async function emitSessionEvent(tx: Tx, platform: Platform, type: 'link.opened' | 'session.updated', session: SessionRow, now: Date): Promise<void> {
   const link = await tx.selectFrom('links').selectAll().where('id', '=', session.link_id).executeTakeFirstOrThrow();
   const document = await tx.selectFrom('documents').select(['id', 'title', 'page_count']).where('id', '=', session.document_id).executeTakeFirstOrThrow();
   const pages: PageRow[] = await tx.selectFrom('reader_page_stats').selectAll().where('session_id', '=', session.id).execute();

@@ -92,7 +92,11 @@ export const listLinks: Handler<operations['listLinks']> = async (request) => {
   if (status === 'expired') query = query.where('revoked_at', 'is', null).where('expires_at', '<=', now);
   if (status === 'active') query = query.where('revoked_at', 'is', null).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, (row) => linkView(row, platform.config.publicUrl, now));
 };
 
@@ -107,7 +111,13 @@ export const revokeLink: Handler<operations['revokeLink']> = async (request) => 
   const platform = request.server.platform;
   const now = platform.now();
   const link = await platform.store.db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('links').selectAll().where('id', '=', request.params.linkId).where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    const current = await tx
+      .selectFrom('links')
+      .selectAll()
+      .where('id', '=', request.params.linkId)
+      .where('workspace_id', '=', workspaceId)
+      .forUpdate()
+      .executeTakeFirst();
     if (!current) throw linkNotFound();
     if (current.revoked_at) return current; // revoking twice changes nothing and sends nothing
     const document = await tx.selectFrom('documents').selectAll().where('id', '=', current.document_id).executeTakeFirstOrThrow();

@@ -34,7 +34,9 @@ export function deviceOf(userAgent: string | undefined): Device {
 
 /** Link-preview fetchers and crawlers: they get the page but open no session and send no event. */
 export function isPreviewBot(userAgent: string | undefined): boolean {
-  return /facebookexternalhit|Facebot|WhatsApp|Slackbot|Slack-ImgProxy|TelegramBot|Discordbot|Twitterbot|LinkedInBot|SkypeUriPreview|Googlebot|bingbot|Applebot|DuckDuckBot|YandexBot|Baiduspider|Embedly|redditbot|Pinterestbot|iMessage|MicrosoftPreview/i.test(userAgent ?? '');
+  return /facebookexternalhit|Facebot|WhatsApp|Slackbot|Slack-ImgProxy|TelegramBot|Discordbot|Twitterbot|LinkedInBot|SkypeUriPreview|Googlebot|bingbot|Applebot|DuckDuckBot|YandexBot|Baiduspider|Embedly|redditbot|Pinterestbot|iMessage|MicrosoftPreview/i.test(
+    userAgent ?? '',
+  );
 }
 
 /** Pages the viewer shows itself (PDF, images); office files are only offered for download. */
@@ -52,7 +54,13 @@ export interface OpenedSession {
  * the link's last opening and `link.opened`, in one transaction. Null when the link stopped
  * being active meanwhile.
  */
-export async function openSession(platform: Platform, linkId: string, document: DocumentRow, readerId: string, userAgent: string | undefined): Promise<OpenedSession | null> {
+export async function openSession(
+  platform: Platform,
+  linkId: string,
+  document: DocumentRow,
+  readerId: string,
+  userAgent: string | undefined,
+): Promise<OpenedSession | null> {
   const now = platform.now();
   const token = base62(32);
   return platform.store.db.transaction().execute(async (tx) => {
@@ -75,7 +83,8 @@ export async function openSession(platform: Platform, linkId: string, document: 
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    if (rendersInline(document.content_type)) await tx.insertInto('reader_page_stats').values({ session_id: session.id, page: 1, views: 1, time_ms: 0 }).execute();
+    if (rendersInline(document.content_type))
+      await tx.insertInto('reader_page_stats').values({ session_id: session.id, page: 1, views: 1, time_ms: 0 }).execute();
     await tx.updateTable('links').set({ last_opened_at: now }).where('id', '=', link.id).execute();
     await emitSessionEvent(tx, platform, 'link.opened', session, now);
     return { session, token };
@@ -165,7 +174,13 @@ export async function recordDownload(platform: Platform, link: LinkRow, sessionI
 }
 
 /** Applies `changes` and emits session.updated now if due, else marks it pending. */
-async function settle(tx: Tx, platform: Platform, session: SessionRow, changes: { downloaded?: boolean; last_activity_at?: Date; ended_at?: Date }, now: Date): Promise<void> {
+async function settle(
+  tx: Tx,
+  platform: Platform,
+  session: SessionRow,
+  changes: { downloaded?: boolean; last_activity_at?: Date; ended_at?: Date },
+  now: Date,
+): Promise<void> {
   const due = changes.ended_at !== undefined || now.getTime() - session.last_event_at.getTime() >= SESSION_LIMITS.updateEveryMs;
   const updated = await tx
     .updateTable('reader_sessions')

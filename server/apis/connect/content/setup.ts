@@ -109,9 +109,14 @@ export async function setup(app: FastifyInstance): Promise<void> {
   await app.register(
     async (pages) => {
       pages.setErrorHandler((error: FastifyError, request, reply) => {
-        const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+        const status =
+          error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
         if (status >= 500) request.log.error({ err: error }, 'viewer page failed');
-        return sendViewerError(reply, status, error instanceof HttpProblem && error.headers['retry-after'] ? { 'retry-after': error.headers['retry-after'] } : {});
+        return sendViewerError(
+          reply,
+          status,
+          error instanceof HttpProblem && error.headers['retry-after'] ? { 'retry-after': error.headers['retry-after'] } : {},
+        );
       });
       pages.setNotFoundHandler((_request, reply) => sendViewerError(reply, 404));
 
@@ -128,7 +133,10 @@ export async function setup(app: FastifyInstance): Promise<void> {
         const { link, document } = found;
         const userAgent = request.headers['user-agent'];
         // HEAD and link previews see the page but open no session and send no event.
-        const opened = request.method === 'GET' && !isPreviewBot(userAgent) ? await openSession(platform, link.id, document, readerId(request, reply), userAgent) : undefined;
+        const opened =
+          request.method === 'GET' && !isPreviewBot(userAgent)
+            ? await openSession(platform, link.id, document, readerId(request, reply), userAgent)
+            : undefined;
         if (opened === null) return sendViewerError(reply, 410);
         const base = `${VIEWER_PREFIX}/${link.slug}`;
         return sendViewer(reply, {

@@ -102,7 +102,9 @@ const ERROR_TEXTS: Record<number, [title: string, text: string]> = {
 export function sendViewerError(reply: FastifyReply, status: number, headers: Record<string, string> = {}): FastifyReply {
   const [title, text] =
     ERROR_TEXTS[status] ??
-    (status >= 500 ? ['Something went wrong', 'The document could not be shown right now. Try again in a moment.'] : ['Bad request', 'This address could not be understood.']);
+    (status >= 500
+      ? ['Something went wrong', 'The document could not be shown right now. Try again in a moment.']
+      : ['Bad request', 'This address could not be understood.']);
   return reply
     .code(status)
     .headers({ ...viewerHeaders(), ...headers })

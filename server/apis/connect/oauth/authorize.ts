@@ -50,7 +50,8 @@ function single(params: Record<string, unknown>, name: string): { value?: string
 export async function checkAuthorizeRequest(platform: Platform, params: Record<string, unknown>): Promise<AuthorizeOutcome> {
   const clientId = single(params, 'client_id');
   const redirect = single(params, 'redirect_uri');
-  if (!clientId.value || clientId.value.length > 128) return { kind: 'invalid_client', message: 'The app that sent you here is not known (client_id is missing or unknown).' };
+  if (!clientId.value || clientId.value.length > 128)
+    return { kind: 'invalid_client', message: 'The app that sent you here is not known (client_id is missing or unknown).' };
   const client = await clientById(platform, clientId.value);
   if (!client) return { kind: 'invalid_client', message: 'The app that sent you here is not known (client_id is missing or unknown).' };
   if (!redirect.value || !client.redirect_uris.includes(redirect.value)) {
@@ -156,5 +157,10 @@ export async function approve(platform: Platform, request: AuthRequest, owner: {
 }
 
 export function denied(platform: Platform, request: AuthRequest): string {
-  return redirectTo(request.redirectUri, { error: 'access_denied', error_description: 'The owner denied access.', state: request.state, iss: platform.config.publicUrl });
+  return redirectTo(request.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The owner denied access.',
+    state: request.state,
+    iss: platform.config.publicUrl,
+  });
 }

@@ -30,7 +30,10 @@ function nameField(body: unknown): string {
 
 /** One redirect URI a line, 1 to 10; the API checks each. */
 function urisField(body: unknown): string[] {
-  const uris = formField(body, 'redirect_uris').split(/\r?\n/).map((u) => u.trim()).filter(Boolean);
+  const uris = formField(body, 'redirect_uris')
+    .split(/\r?\n/)
+    .map((u) => u.trim())
+    .filter(Boolean);
   if (uris.length < 1 || uris.length > 10) throw formError('Enter 1 to 10 redirect URIs, one a line.');
   if (uris.some((u) => u.length > 2048)) throw formError('Redirect URIs are at most 2,048 characters.');
   return uris;
@@ -91,7 +94,9 @@ ${grantsSection(grants.data, ctx.csrf)}`;
 
 function secretNotice(title: string, clientId: string, secret: string | null) {
   return html`<section role="status"><h2>${title}</h2><p>Client id: <code>${clientId}</code></p>${
-    secret ? html`<p>Copy the secret now: this is the only time it is shown.</p><p>Client secret: <code>${secret}</code></p>` : html`<p>Public client: no secret; the app must use PKCE.</p>`
+    secret
+      ? html`<p>Copy the secret now: this is the only time it is shown.</p><p>Client secret: <code>${secret}</code></p>`
+      : html`<p>Public client: no secret; the app must use PKCE.</p>`
   }</section>`;
 }
 
@@ -104,27 +109,50 @@ export function registerClientPages(app: FastifyInstance): void {
 
   page.post('', async ({ request, owner }) => {
     const type = formField(request.body, 'client_type') === 'public' ? 'public' : 'confidential';
-    const created = await createClient(request.server.platform, owner.workspaceId, { name: nameField(request.body), client_type: type, redirect_uris: urisField(request.body) });
+    const created = await createClient(request.server.platform, owner.workspaceId, {
+      name: nameField(request.body),
+      client_type: type,
+      redirect_uris: urisField(request.body),
+    });
     return { notice: secretNotice(`Created ${created.name}`, created.client_id, created.client_secret) };
   });
 
-  page.post('/:clientId/update', async (ctx) => {
-    await updateClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx), { name: nameField(ctx.request.body), redirect_uris: urisField(ctx.request.body) });
-    return { notice: html`<p role="status">Saved.</p>` };
-  }, ids);
+  page.post(
+    '/:clientId/update',
+    async (ctx) => {
+      await updateClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx), {
+        name: nameField(ctx.request.body),
+        redirect_uris: urisField(ctx.request.body),
+      });
+      return { notice: html`<p role="status">Saved.</p>` };
+    },
+    ids,
+  );
 
-  page.post('/:clientId/rotate-secret', async (ctx) => {
-    const rotated = await rotateClientSecret(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx));
-    return { notice: secretNotice(`New secret for ${rotated.name}`, rotated.client_id, rotated.client_secret) };
-  }, ids);
+  page.post(
+    '/:clientId/rotate-secret',
+    async (ctx) => {
+      const rotated = await rotateClientSecret(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx));
+      return { notice: secretNotice(`New secret for ${rotated.name}`, rotated.client_id, rotated.client_secret) };
+    },
+    ids,
+  );
 
-  page.post('/:clientId/delete', async (ctx) => {
-    await deleteClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx));
-    return seeOther(ctx.reply, CONNECT_CLIENTS_PATH);
-  }, ids);
+  page.post(
+    '/:clientId/delete',
+    async (ctx) => {
+      await deleteClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx));
+      return seeOther(ctx.reply, CONNECT_CLIENTS_PATH);
+    },
+    ids,
+  );
 
-  page.post('/grants/:grantId/revoke', async (ctx) => {
-    await revokeGrant(ctx.request.server.platform, ctx.owner.workspaceId, ctx.params.grantId!);
-    return seeOther(ctx.reply, CONNECT_CLIENTS_PATH);
-  }, { grantId: GRANT_ID });
+  page.post(
+    '/grants/:grantId/revoke',
+    async (ctx) => {
+      await revokeGrant(ctx.request.server.platform, ctx.owner.workspaceId, ctx.params.grantId!);
+      return seeOther(ctx.reply, CONNECT_CLIENTS_PATH);
+    },
+    { grantId: GRANT_ID },
+  );
 }

@@ -61,7 +61,12 @@ export function checkRedirectUris(uris: string[], pointer = '/body/redirect_uris
 }
 
 export async function findClient(platform: Platform, workspaceId: string, clientId: string): Promise<ClientRow> {
-  const row = await platform.store.db.selectFrom('connect_clients').selectAll().where('id', '=', clientId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await platform.store.db
+    .selectFrom('connect_clients')
+    .selectAll()
+    .where('id', '=', clientId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   if (!row) throw clientNotFound();
   return row;
 }
@@ -95,7 +100,11 @@ export async function listClients(platform: Platform, workspaceId: string, query
   const after = decodeKeyset(platform.secrets, scope, query.cursor);
   let q = platform.store.db.selectFrom('connect_clients').selectAll().where('workspace_id', '=', workspaceId);
   if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, clientView);
 }
 

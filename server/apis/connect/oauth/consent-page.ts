@@ -39,13 +39,9 @@ function originOf(uri: string | undefined): string {
 }
 
 export function consentCsp(redirectUri?: string): string {
-  return [
-    "default-src 'none'",
-    `style-src ${STYLE_HASH}`,
-    `form-action 'self'${originOf(redirectUri)}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; ');
+  return ["default-src 'none'", `style-src ${STYLE_HASH}`, `form-action 'self'${originOf(redirectUri)}`, "frame-ancestors 'none'", "base-uri 'none'"].join(
+    '; ',
+  );
 }
 
 export function sendConsentPage(reply: FastifyReply, status: number, title: string, body: Html, redirectUri?: string): FastifyReply {

@@ -15,16 +15,7 @@ import { formField as field, hiddenFields, sameOriginPost } from '#server/html/f
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, sendConsentPage, signUpView } from './consent-page.js';
-import {
-  approve,
-  authorizeQuery,
-  checkAuthorizeRequest,
-  checkFormToken,
-  denied,
-  formToken,
-  newNonce,
-  type AuthRequest,
-} from './authorize.js';
+import { approve, authorizeQuery, checkAuthorizeRequest, checkFormToken, denied, formToken, newNonce, type AuthRequest } from './authorize.js';
 
 const SIGNUP_COOKIE = 'connect_signup';
 const REDIRECT_HEADERS = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
@@ -46,15 +37,33 @@ async function showConsent(request: FastifyRequest, reply: FastifyReply, auth: A
   if (!owner) {
     if (auth.prefill.org_name !== undefined || auth.prefill.slug !== undefined) return showSignUp(request, reply, auth, 200);
     const next = `${AUTHORIZE_PATH}?${authorizeQuery(auth)}`;
-    return reply.code(302).headers(REDIRECT_HEADERS).header('location', `${platform.config.publicUrl}${SIGN_IN_PATH}?${new URLSearchParams({ next })}`).send();
+    return reply
+      .code(302)
+      .headers(REDIRECT_HEADERS)
+      .header('location', `${platform.config.publicUrl}${SIGN_IN_PATH}?${new URLSearchParams({ next })}`)
+      .send();
   }
   const workspace = await platform.store.db.selectFrom('workspaces').select('name').where('id', '=', owner.workspaceId).executeTakeFirstOrThrow();
   const csrfToken = formToken(platform, 'consent', sessionCookie(request)!, auth);
-  const body = consentView({ clientName: auth.client.name, workspaceName: workspace.name, ownerEmail: owner.email, scopes: auth.scopes, hidden: hidden(auth), csrfToken });
+  const body = consentView({
+    clientName: auth.client.name,
+    workspaceName: workspace.name,
+    ownerEmail: owner.email,
+    scopes: auth.scopes,
+    hidden: hidden(auth),
+    csrfToken,
+  });
   return sendConsentPage(reply, 200, `Connect ${auth.client.name}`, body, auth.redirectUri);
 }
 
-function showSignUp(request: FastifyRequest, reply: FastifyReply, auth: AuthRequest, status: number, error?: string, values?: AuthRequest['prefill']): FastifyReply {
+function showSignUp(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  auth: AuthRequest,
+  status: number,
+  error?: string,
+  values?: AuthRequest['prefill'],
+): FastifyReply {
   const { platform, config } = request.server;
   const nonce = newNonce();
   reply.header(
@@ -62,7 +71,14 @@ function showSignUp(request: FastifyRequest, reply: FastifyReply, auth: AuthRequ
     request.server.serializeCookie(SIGNUP_COOKIE, nonce, { path: AUTHORIZE_PATH, httpOnly: true, sameSite: 'lax', secure: config.production, maxAge: 30 * 60 }),
   );
   const signInUrl = `${SIGN_IN_PATH}?${new URLSearchParams({ next: `${AUTHORIZE_PATH}?${authorizeQuery(auth)}` })}`;
-  const body = signUpView({ clientName: auth.client.name, prefill: values ?? auth.prefill, hidden: hidden(auth), signupToken: formToken(platform, 'signup', nonce, auth), signInUrl, error });
+  const body = signUpView({
+    clientName: auth.client.name,
+    prefill: values ?? auth.prefill,
+    hidden: hidden(auth),
+    signupToken: formToken(platform, 'signup', nonce, auth),
+    signInUrl,
+    error,
+  });
   return sendConsentPage(reply, status, `Connect ${auth.client.name}`, body, auth.redirectUri);
 }
 
@@ -95,15 +111,32 @@ const forbidden = () => new HttpProblem(403, 'forbidden', 'This form has expired
 async function signUp(request: FastifyRequest, reply: FastifyReply, auth: AuthRequest): Promise<FastifyReply> {
   const { platform } = request.server;
   if (!checkFormToken(platform, 'signup', ensureCookies(request)[SIGNUP_COOKIE], auth, field(request.body, 'signup_token'))) throw forbidden();
-  const values = { org_name: field(request.body, 'org_name'), slug: field(request.body, 'slug'), email: field(request.body, 'email'), name: field(request.body, 'name') };
+  const values = {
+    org_name: field(request.body, 'org_name'),
+    slug: field(request.body, 'slug'),
+    email: field(request.body, 'email'),
+    name: field(request.body, 'name'),
+  };
   const res = await request.server.inject({
     method: 'POST',
     url: '/api/account/workspaces',
-    payload: { email: values.email, password: field(request.body, 'password'), name: values.name, workspace_name: values.org_name, workspace_slug: values.slug },
+    payload: {
+      email: values.email,
+      password: field(request.body, 'password'),
+      name: values.name,
+      workspace_name: values.org_name,
+      workspace_slug: values.slug,
+    },
   });
   if (res.statusCode !== 201) {
     const problem = res.json() as { detail?: string; errors?: { pointer: string; detail: string }[] };
-    const fields: Record<string, string> = { '/body/workspace_name': 'Workspace name', '/body/workspace_slug': 'Workspace handle', '/body/name': 'Your name', '/body/email': 'Email', '/body/password': 'Password' };
+    const fields: Record<string, string> = {
+      '/body/workspace_name': 'Workspace name',
+      '/body/workspace_slug': 'Workspace handle',
+      '/body/name': 'Your name',
+      '/body/email': 'Email',
+      '/body/password': 'Password',
+    };
     const message = problem.errors?.length
       ? problem.errors.map((e) => `${fields[e.pointer] ?? 'A field'} ${e.detail}.`).join(' ')
       : res.statusCode === 409
@@ -124,7 +157,11 @@ async function signUp(request: FastifyRequest, reply: FastifyReply, auth: AuthRe
     maxAge: session.expiresIn,
   });
   reply.clearCookie(SIGNUP_COOKIE, { path: AUTHORIZE_PATH });
-  return reply.code(303).headers(REDIRECT_HEADERS).header('location', `${AUTHORIZE_PATH}?${authorizeQuery(auth)}`).send();
+  return reply
+    .code(303)
+    .headers(REDIRECT_HEADERS)
+    .header('location', `${AUTHORIZE_PATH}?${authorizeQuery(auth)}`)
+    .send();
 }
 
 /** Errors of the POST render as pages (403 for a bad token or origin), never as JSON. */
@@ -133,11 +170,15 @@ function pageError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   if (status >= 500) request.log.error({ err: error }, 'consent page failed');
   if (error instanceof HttpProblem) reply.headers(error.headers);
   const message =
-    status === 403 ? 'This form has expired or was not sent from this site. Go back to the app, start again and try once more.'
-    : status === 429 ? 'Too many attempts. Wait a little and try again.'
-    : status >= 500 ? 'Something went wrong on our side. Try again in a moment.'
-    : error instanceof HttpProblem && error.problem.detail ? error.problem.detail
-    : 'The request could not be understood.';
+    status === 403
+      ? 'This form has expired or was not sent from this site. Go back to the app, start again and try once more.'
+      : status === 429
+        ? 'Too many attempts. Wait a little and try again.'
+        : status >= 500
+          ? 'Something went wrong on our side. Try again in a moment.'
+          : error instanceof HttpProblem && error.problem.detail
+            ? error.problem.detail
+            : 'The request could not be understood.';
   return sendConsentPage(reply, status, 'Cannot connect', errorView(message));
 }
 

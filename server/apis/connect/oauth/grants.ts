@@ -51,7 +51,12 @@ export async function listGrants(
       .selectFrom('connect_clients')
       .select('id')
       .where('id', '=', query.client_id)
-      .where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb.exists(eb.selectFrom('connect_grants').select('id').where('client_id', '=', query.client_id!).where('workspace_id', '=', workspaceId))]))
+      .where((eb) =>
+        eb.or([
+          eb('workspace_id', '=', workspaceId),
+          eb.exists(eb.selectFrom('connect_grants').select('id').where('client_id', '=', query.client_id!).where('workspace_id', '=', workspaceId)),
+        ]),
+      )
       .executeTakeFirst();
     if (!known) throw new HttpProblem(404, 'not-found', 'No Connect client with this id.');
   }
@@ -59,14 +64,24 @@ export async function listGrants(
   if (query.client_id) q = q.where('g.client_id', '=', query.client_id);
   if (query.status) q = q.where('g.status', '=', query.status);
   if (after) q = q.where((eb) => eb(eb.refTuple('g.created_at', 'g.id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await q.orderBy('g.created_at', 'desc').orderBy('g.id', 'desc').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('g.created_at', 'desc')
+    .orderBy('g.id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, grantView);
 }
 
 export async function revokeGrant(platform: Platform, workspaceId: string, grantId: string): Promise<S['Grant']> {
   const now = platform.now();
   await platform.store.db.transaction().execute(async (tx) => {
-    const grant = await tx.selectFrom('connect_grants').select(['id', 'status']).where('id', '=', grantId).where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    const grant = await tx
+      .selectFrom('connect_grants')
+      .select(['id', 'status'])
+      .where('id', '=', grantId)
+      .where('workspace_id', '=', workspaceId)
+      .forUpdate()
+      .executeTakeFirst();
     if (!grant) throw grantNotFound();
     if (grant.status === 'revoked') return; // revoking again changes nothing
     await tx.updateTable('connect_grants').set({ status: 'revoked', revoked_at: now, updated_at: now }).where('id', '=', grantId).execute();
@@ -79,7 +94,10 @@ export async function revokeGrant(platform: Platform, workspaceId: string, grant
 }
 
 /** The active grant of (workspace, client) with `scopes`, created or updated (consent). */
-export async function upsertGrant(platform: Platform, input: { workspaceId: string; clientId: string; ownerId: string; scopes: string[] }): Promise<{ id: string; workspace_id: string; client_id: string }> {
+export async function upsertGrant(
+  platform: Platform,
+  input: { workspaceId: string; clientId: string; ownerId: string; scopes: string[] },
+): Promise<{ id: string; workspace_id: string; client_id: string }> {
   const now = platform.now();
   const scopes = orderScopes(input.scopes);
   const row = await sql<{ id: string; workspace_id: string; client_id: string }>`

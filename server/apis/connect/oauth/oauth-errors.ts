@@ -30,11 +30,7 @@ export const invalidGrant = (description = 'The authorization code or refresh to
 
 export function sendOAuthError(reply: FastifyReply, failure: OAuthFailure): FastifyReply {
   if (failure.status === 401) reply.header('www-authenticate', 'Basic realm="connect"');
-  return reply
-    .code(failure.status)
-    .headers(NO_STORE)
-    .type('application/json')
-    .send({ error: failure.error, error_description: failure.description });
+  return reply.code(failure.status).headers(NO_STORE).type('application/json').send({ error: failure.error, error_description: failure.description });
 }
 
 /**
@@ -66,7 +62,12 @@ export function authorizePageErrorHandler(error: FastifyError, request: FastifyR
     if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, body, headers);
   }
-  return sendConsentPage(reply, body.status, 'Authorization request refused', errorView('The authorization request is malformed: each parameter must appear once.'));
+  return sendConsentPage(
+    reply,
+    body.status,
+    'Authorization request refused',
+    errorView('The authorization request is malformed: each parameter must appear once.'),
+  );
 }
 
 /**

@@ -45,9 +45,11 @@ async function exchangeCode(platform: Platform, client: ClientRow, body: unknown
       return invalidGrant();
     }
     if (row.expires_at.getTime() <= now.getTime()) return invalidGrant();
-    if (row.redirect_uri !== redirectUri || !client.redirect_uris.includes(redirectUri)) return invalidGrant('redirect_uri differs from the one sent to authorize.');
+    if (row.redirect_uri !== redirectUri || !client.redirect_uris.includes(redirectUri))
+      return invalidGrant('redirect_uri differs from the one sent to authorize.');
     if (row.code_challenge) {
-      if (!verifier || !VERIFIER.test(verifier) || !pkceMatches(verifier, row.code_challenge)) return invalidGrant('The code_verifier does not match the code_challenge.');
+      if (!verifier || !VERIFIER.test(verifier) || !pkceMatches(verifier, row.code_challenge))
+        return invalidGrant('The code_verifier does not match the code_challenge.');
     } else if (verifier) {
       return invalidGrant('This code was issued without a code_challenge.');
     }
@@ -68,7 +70,13 @@ async function exchangeCode(platform: Platform, client: ClientRow, body: unknown
  */
 async function inGracePeriod(tx: Db, row: { id: string; rotated_at: Date | null }, now: Date, graceMs: number): Promise<boolean> {
   if (!row.rotated_at || now.getTime() - row.rotated_at.getTime() >= graceMs) return false;
-  const usedChild = await tx.selectFrom('connect_tokens').select('id').where('parent_id', '=', row.id).where('kind', '=', 'refresh').where('rotated_at', 'is not', null).executeTakeFirst();
+  const usedChild = await tx
+    .selectFrom('connect_tokens')
+    .select('id')
+    .where('parent_id', '=', row.id)
+    .where('kind', '=', 'refresh')
+    .where('rotated_at', 'is not', null)
+    .executeTakeFirst();
   return !usedChild;
 }
 
@@ -102,7 +110,8 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
     let scopes = row.scopes;
     if (scope !== undefined) {
       const asked = scope.split(' ').filter(Boolean);
-      if (!asked.length || asked.some((s) => !row.scopes.includes(s))) return new OAuthFailure('invalid_scope', 'scope must be a subset of the scopes granted.');
+      if (!asked.length || asked.some((s) => !row.scopes.includes(s)))
+        return new OAuthFailure('invalid_scope', 'scope must be a subset of the scopes granted.');
       scopes = orderScopes(asked);
     }
     // Inside the grace period the token stays retired at its first rotation, and the answer is
@@ -134,7 +143,8 @@ export const createToken: Handler<operations['createToken']> = async (request, r
       throw new OAuthFailure('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
     }
     const client = await authenticateClient(platform, request as FastifyRequest);
-    const { tokens, workspaceId } = grantType === 'authorization_code' ? await exchangeCode(platform, client, request.body) : await refresh(platform, client, request.body);
+    const { tokens, workspaceId } =
+      grantType === 'authorization_code' ? await exchangeCode(platform, client, request.body) : await refresh(platform, client, request.body);
     const workspace = await platform.store.db.selectFrom('workspaces').select(['id', 'slug']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
     return {
       access_token: tokens.access_token,

@@ -54,7 +54,15 @@ export async function issueTokens(
 ): Promise<IssuedTokens> {
   const access = newAccessToken();
   const refresh = newRefreshToken();
-  const common = { workspace_id: grant.workspace_id, client_id: grant.client_id, grant_id: grant.id, family_id: family, parent_id: parent, scopes, created_at: now };
+  const common = {
+    workspace_id: grant.workspace_id,
+    client_id: grant.client_id,
+    grant_id: grant.id,
+    family_id: family,
+    parent_id: parent,
+    scopes,
+    created_at: now,
+  };
   await db
     .insertInto('connect_tokens')
     .values([

@@ -3,14 +3,20 @@
 // the SVG's shapes into new SVG elements (never by parsing markup into the page), listens on the
 // stream, and falls back to asking the backend every 2 s when EventSource is missing or fails.
 (() => {
-  
   var root = document.getElementById('demo-login');
   if (!root) return;
   var meta = document.querySelector('meta[name="csrf-token"]');
   var csrf = meta ? meta.getAttribute('content') : '';
-  var session = null, source = null, pollTimer = null, tickTimer = null, finished = true, completing = false;
+  var session = null,
+    source = null,
+    pollTimer = null,
+    tickTimer = null,
+    finished = true,
+    completing = false;
 
-  function $(id) { return document.getElementById(id); }
+  function $(id) {
+    return document.getElementById(id);
+  }
   function show(view) {
     var views = root.querySelectorAll('[data-view]');
     for (var i = 0; i < views.length; i++) views[i].hidden = views[i].getAttribute('data-view') !== view;
@@ -21,24 +27,40 @@
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: '{}'
-    }).then((res) => res.json().catch(() => ({})).then((data) => {
-        if (!res.ok) throw new Error(data.error || (`The server answered ${res.status}.`));
-        return data;
-      }));
+      body: '{}',
+    }).then((res) =>
+      res
+        .json()
+        .catch(() => ({}))
+        .then((data) => {
+          if (!res.ok) throw new Error(data.error || `The server answered ${res.status}.`);
+          return data;
+        }),
+    );
   }
   function stop() {
     finished = true;
-    if (source) { source.close(); source = null; }
-    if (pollTimer) { clearInterval(pollTimer); pollTimer = null; }
-    if (tickTimer) { clearInterval(tickTimer); tickTimer = null; }
+    if (source) {
+      source.close();
+      source = null;
+    }
+    if (pollTimer) {
+      clearInterval(pollTimer);
+      pollTimer = null;
+    }
+    if (tickTimer) {
+      clearInterval(tickTimer);
+      tickTimer = null;
+    }
   }
   function fail(error) {
     stop();
-    $('error-text').textContent = (error?.message) || 'Something went wrong.';
+    $('error-text').textContent = error?.message || 'Something went wrong.';
     show('error');
   }
-  function transport(text) { $('transport').textContent = text; }
+  function transport(text) {
+    $('transport').textContent = text;
+  }
 
   function start() {
     stop();
@@ -46,11 +68,13 @@
     completing = false;
     session = null;
     show('loading');
-    post('/demo/login/api/start').then((s) => {
-      session = s;
-      render(s);
-      listen(s);
-    }).catch(fail);
+    post('/demo/login/api/start')
+      .then((s) => {
+        session = s;
+        render(s);
+        listen(s);
+      })
+      .catch(fail);
   }
 
   function render(s) {
@@ -110,25 +134,33 @@
   function startPolling() {
     if (pollTimer || finished) return;
     transport('Checking every 2 seconds…');
-    pollTimer = setInterval(() => { complete(false); }, 2000);
+    pollTimer = setInterval(() => {
+      complete(false);
+    }, 2000);
   }
 
   function complete(pushed) {
     if (completing || finished) return;
     completing = true;
-    post('/demo/login/api/complete').then((r) => {
-      completing = false;
-      if (finished) return;
-      if (r.status === 'success') signedIn(r);
-      else if (r.status === 'expired') expired();
-      else if (pushed) startPolling();
-    }, (error) => {
-      completing = false;
-      if (!finished) fail(error);
-    });
+    post('/demo/login/api/complete').then(
+      (r) => {
+        completing = false;
+        if (finished) return;
+        if (r.status === 'success') signedIn(r);
+        else if (r.status === 'expired') expired();
+        else if (pushed) startPolling();
+      },
+      (error) => {
+        completing = false;
+        if (!finished) fail(error);
+      },
+    );
   }
 
-  function expired() { stop(); show('expired'); }
+  function expired() {
+    stop();
+    show('expired');
+  }
 
   function signedIn(r) {
     stop();
@@ -139,7 +171,19 @@
 
   var SVG = 'http://www.w3.org/2000/svg';
   var ELEMENTS = { svg: true, g: true, path: true, rect: true };
-  var ATTRIBUTES = { viewBox: true, width: true, height: true, d: true, x: true, y: true, fill: true, stroke: true, 'stroke-width': true, 'shape-rendering': true, transform: true };
+  var ATTRIBUTES = {
+    viewBox: true,
+    width: true,
+    height: true,
+    d: true,
+    x: true,
+    y: true,
+    fill: true,
+    stroke: true,
+    'stroke-width': true,
+    'shape-rendering': true,
+    transform: true,
+  };
   function copy(node) {
     if (node.namespaceURI !== SVG || !ELEMENTS[node.localName]) return null;
     var out = document.createElementNS(SVG, node.localName);

@@ -31,14 +31,79 @@ interface NodeTypeDef {
 const OUT: Port[] = [{ name: 'out', description: 'Always, once the node has run.' }];
 
 const DEFINITIONS: NodeTypeDef[] = [
-  { type: 'message_received', kind: 'trigger', name: 'Message received', description: "Starts the flow on any inbound message on the flow's numbers (optionally only some message kinds, or only new contacts).", model: 'FlowMessageReceivedParameters', ports: OUT, waits: false },
-  { type: 'keyword', kind: 'trigger', name: 'Keyword', description: 'Starts the flow when an inbound text matches one of the keywords.', model: 'FlowKeywordParameters', ports: OUT, waits: false },
-  { type: 'button_reply', kind: 'trigger', name: 'Button reply', description: 'Starts the flow when the contact clicks a button or list row with one of the given ids, or a template quick-reply button with one of the given payloads.', model: 'FlowButtonReplyParameters', ports: OUT, waits: false },
-  { type: 'send_text', kind: 'action', name: 'Send text', description: 'Sends a text message (inside the 24-hour window).', model: 'FlowSendTextParameters', ports: OUT, waits: false },
-  { type: 'send_media', kind: 'action', name: 'Send media', description: 'Sends an image, video, audio or document by public https URL.', model: 'FlowSendMediaParameters', ports: OUT, waits: false },
-  { type: 'send_template', kind: 'action', name: 'Send template', description: 'Sends an approved template; allowed outside the 24-hour window.', model: 'FlowSendTemplateParameters', ports: OUT, waits: false },
-  { type: 'send_buttons', kind: 'action', name: 'Send buttons', description: 'Sends a message with up to three reply buttons. Does not wait; follow it with ask to branch on the click.', model: 'FlowSendButtonsParameters', ports: OUT, waits: false },
-  { type: 'send_list', kind: 'action', name: 'Send list', description: 'Sends a list message. Does not wait; follow it with ask to branch on the choice.', model: 'FlowSendListParameters', ports: OUT, waits: false },
+  {
+    type: 'message_received',
+    kind: 'trigger',
+    name: 'Message received',
+    description: "Starts the flow on any inbound message on the flow's numbers (optionally only some message kinds, or only new contacts).",
+    model: 'FlowMessageReceivedParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'keyword',
+    kind: 'trigger',
+    name: 'Keyword',
+    description: 'Starts the flow when an inbound text matches one of the keywords.',
+    model: 'FlowKeywordParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'button_reply',
+    kind: 'trigger',
+    name: 'Button reply',
+    description:
+      'Starts the flow when the contact clicks a button or list row with one of the given ids, or a template quick-reply button with one of the given payloads.',
+    model: 'FlowButtonReplyParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'send_text',
+    kind: 'action',
+    name: 'Send text',
+    description: 'Sends a text message (inside the 24-hour window).',
+    model: 'FlowSendTextParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'send_media',
+    kind: 'action',
+    name: 'Send media',
+    description: 'Sends an image, video, audio or document by public https URL.',
+    model: 'FlowSendMediaParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'send_template',
+    kind: 'action',
+    name: 'Send template',
+    description: 'Sends an approved template; allowed outside the 24-hour window.',
+    model: 'FlowSendTemplateParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'send_buttons',
+    kind: 'action',
+    name: 'Send buttons',
+    description: 'Sends a message with up to three reply buttons. Does not wait; follow it with ask to branch on the click.',
+    model: 'FlowSendButtonsParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'send_list',
+    kind: 'action',
+    name: 'Send list',
+    description: 'Sends a list message. Does not wait; follow it with ask to branch on the choice.',
+    model: 'FlowSendListParameters',
+    ports: OUT,
+    waits: false,
+  },
   {
     type: 'ask',
     kind: 'action',
@@ -64,10 +129,42 @@ const DEFINITIONS: NodeTypeDef[] = [
     ],
     waits: false,
   },
-  { type: 'set_field', kind: 'action', name: 'Set field', description: 'Sets a contact attribute or custom field.', model: 'FlowSetFieldParameters', ports: OUT, waits: false },
-  { type: 'add_tag', kind: 'action', name: 'Add tag', description: 'Adds a tag to the contact (no change if present).', model: 'FlowTagParameters', ports: OUT, waits: false },
-  { type: 'remove_tag', kind: 'action', name: 'Remove tag', description: 'Removes a tag from the contact (no change if absent).', model: 'FlowTagParameters', ports: OUT, waits: false },
-  { type: 'delay', kind: 'logic', name: 'Delay', description: 'Pauses the run on a durable timer (at most 30 days).', model: 'FlowDelayParameters', ports: [{ name: 'out', description: 'When the delay has passed.' }], waits: true },
+  {
+    type: 'set_field',
+    kind: 'action',
+    name: 'Set field',
+    description: 'Sets a contact attribute or custom field.',
+    model: 'FlowSetFieldParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'add_tag',
+    kind: 'action',
+    name: 'Add tag',
+    description: 'Adds a tag to the contact (no change if present).',
+    model: 'FlowTagParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'remove_tag',
+    kind: 'action',
+    name: 'Remove tag',
+    description: 'Removes a tag from the contact (no change if absent).',
+    model: 'FlowTagParameters',
+    ports: OUT,
+    waits: false,
+  },
+  {
+    type: 'delay',
+    kind: 'logic',
+    name: 'Delay',
+    description: 'Pauses the run on a durable timer (at most 30 days).',
+    model: 'FlowDelayParameters',
+    ports: [{ name: 'out', description: 'When the delay has passed.' }],
+    waits: true,
+  },
   {
     type: 'http_request',
     kind: 'action',
@@ -80,7 +177,15 @@ const DEFINITIONS: NodeTypeDef[] = [
     ],
     waits: false,
   },
-  { type: 'assign_agent', kind: 'action', name: 'Assign agent', description: 'Assigns the chat to an agent (specific, round robin or least busy).', model: 'FlowAssignAgentParameters', ports: OUT, waits: false },
+  {
+    type: 'assign_agent',
+    kind: 'action',
+    name: 'Assign agent',
+    description: 'Assigns the chat to an agent (specific, round robin or least busy).',
+    model: 'FlowAssignAgentParameters',
+    ports: OUT,
+    waits: false,
+  },
   {
     type: 'start_form',
     kind: 'action',
@@ -116,7 +221,11 @@ function inline(value: unknown, schemas: Record<string, Schema>, depth = 0): unk
   const out: Schema = {};
   for (const [k, v] of Object.entries(node)) {
     if (k === 'unevaluatedProperties' && v && typeof v === 'object' && 'not' in v) out.additionalProperties = false;
-    else out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, inline(s, schemas, depth + 1)])) : inline(v, schemas, depth + 1);
+    else
+      out[k] =
+        k === 'properties'
+          ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, inline(s, schemas, depth + 1)]))
+          : inline(v, schemas, depth + 1);
   }
   return out;
 }
@@ -139,7 +248,15 @@ export function catalogue(): Catalogue {
     if (!schemas[def.model]) throw new Error(`the contract has no ${def.model}`);
     const schema = inline(schemas[def.model], schemas) as Schema;
     byType.set(def.type, { ...def, schema, validate: checker.compile(schema) });
-    data.push({ type: def.type, kind: def.kind, name: def.name, description: def.description, parameters_schema: schema as NodeType['parameters_schema'], output_ports: def.ports, waits: def.waits });
+    data.push({
+      type: def.type,
+      kind: def.kind,
+      name: def.name,
+      description: def.description,
+      parameters_schema: schema as NodeType['parameters_schema'],
+      output_ports: def.ports,
+      waits: def.waits,
+    });
   }
   const version = createHash('sha256').update(JSON.stringify(data)).digest('hex').slice(0, 16);
   cached = { version, data, byType };

@@ -73,7 +73,15 @@ export interface ConditionRule {
 function subjectValue(rule: ConditionRule, state: RunState): unknown {
   switch (rule.subject) {
     case 'contact_field':
-      return rule.field === 'name' ? state.contact.name : rule.field === 'email' ? state.contact.email : rule.field === 'phone' ? state.contact.phone : Object.hasOwn(state.contact.fields, rule.field!) ? state.contact.fields[rule.field!] : undefined;
+      return rule.field === 'name'
+        ? state.contact.name
+        : rule.field === 'email'
+          ? state.contact.email
+          : rule.field === 'phone'
+            ? state.contact.phone
+            : Object.hasOwn(state.contact.fields, rule.field!)
+              ? state.contact.fields[rule.field!]
+              : undefined;
     case 'reply':
       return state.reply?.id ?? state.reply?.text ?? undefined;
     case 'variable':

@@ -49,7 +49,14 @@ async function claimDue(platform: Platform, limit: number): Promise<string[]> {
     .updateTable('automation_inbound_claims')
     .set({ instance_id: platform.instanceId, claimed_at: platform.now() })
     .where('message_id', 'in', (eb) =>
-      eb.selectFrom('automation_inbound_claims').select('message_id').where('instance_id', 'is', null).orderBy('received_at').limit(limit).forUpdate().skipLocked(),
+      eb
+        .selectFrom('automation_inbound_claims')
+        .select('message_id')
+        .where('instance_id', 'is', null)
+        .orderBy('received_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
     )
     .where('instance_id', 'is', null)
     .returning('message_id')

@@ -54,12 +54,28 @@ function recordingEffects(platform: Platform, workspaceId: string, messages: S['
     },
     // Read-only: the template's current state decides whether the node would fail.
     async template(templateId) {
-      return (await platform.store.db.selectFrom('message_templates').select(['name', 'status']).where('id', '=', templateId).where('workspace_id', '=', workspaceId).executeTakeFirst()) ?? null;
+      return (
+        (await platform.store.db
+          .selectFrom('message_templates')
+          .select(['name', 'status'])
+          .where('id', '=', templateId)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()) ?? null
+      );
     },
   };
 }
 
-export async function dryRun(platform: Platform, workspaceId: string, flow: { id: string; version: number }, graph: FlowGraph, message: TestMessage, contact: ContactState, replies: TestMessage[], firstMessage: boolean): Promise<Result> {
+export async function dryRun(
+  platform: Platform,
+  workspaceId: string,
+  flow: { id: string; version: number },
+  graph: FlowGraph,
+  message: TestMessage,
+  contact: ContactState,
+  replies: TestMessage[],
+  firstMessage: boolean,
+): Promise<Result> {
   const inbound = inboundOfTest(message);
   const base = { flow_id: flow.id, flow_version: flow.version };
   const trigger = graph.triggers.find((t) => triggerMatches(t, { type: inbound.type, text: inbound.text, replyId: inbound.replyId, firstMessage }));
@@ -85,7 +101,13 @@ export async function dryRun(platform: Platform, workspaceId: string, flow: { id
       if (result.kind === 'wait' && result.waitKind === 'delay') {
         // Not waited: the run goes on as if the timer had fired.
         const fired = await runNode(node, { kind: 'timeout' }, state, effects, now, result.waitState, null);
-        steps.push({ node_id: node.id, node_type: node.type, port: fired.kind === 'next' ? fired.port : null, detail: `${result.detail.replace('waiting', 'would wait')} (not waited in a test)`, simulated: true });
+        steps.push({
+          node_id: node.id,
+          node_type: node.type,
+          port: fired.kind === 'next' ? fired.port : null,
+          detail: `${result.detail.replace('waiting', 'would wait')} (not waited in a test)`,
+          simulated: true,
+        });
         current = fired.kind === 'next' ? target(graph, node.id, fired.port) : null;
         input = { kind: 'enter' };
         waitState = null;

@@ -52,7 +52,11 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
     async addTag(tagId) {
       const tag = await db.selectFrom('tags').select('id').where('id', '=', tagId).where('workspace_id', '=', workspaceId).executeTakeFirst();
       if (!tag) throw new NodeFailure({ code: 'reference_missing', message: `Tag ${tagId} no longer exists.`, node_id: null });
-      await db.insertInto('contact_tags').values({ contact_id: contact.id, tag_id: tagId }).onConflict((oc) => oc.doNothing()).execute();
+      await db
+        .insertInto('contact_tags')
+        .values({ contact_id: contact.id, tag_id: tagId })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
     },
     async removeTag(tagId) {
       await db.deleteFrom('contact_tags').where('contact_id', '=', contact.id).where('tag_id', '=', tagId).execute();
@@ -60,7 +64,11 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
     async setField(field, value) {
       const now = platform.now();
       if (field === 'name' || field === 'email') {
-        await db.updateTable('contacts').set({ [field]: value === '' ? null : value.slice(0, 256), updated_at: now }).where('id', '=', contact.id).execute();
+        await db
+          .updateTable('contacts')
+          .set({ [field]: value === '' ? null : value.slice(0, 256), updated_at: now })
+          .where('id', '=', contact.id)
+          .execute();
         contact[field] = value === '' ? null : value;
         return;
       }
@@ -72,7 +80,11 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
           // Locked so that two runs setting fields of one contact do not lose each other's writes.
           const row = await trx.selectFrom('contacts').select('custom_fields').where('id', '=', contact.id).forUpdate().executeTakeFirstOrThrow();
           const merged = mergeCustomValues(row.custom_fields ?? {}, { [field]: typed }, defs, '/parameters');
-          await trx.updateTable('contacts').set({ custom_fields: JSON.stringify(merged), updated_at: now }).where('id', '=', contact.id).execute();
+          await trx
+            .updateTable('contacts')
+            .set({ custom_fields: JSON.stringify(merged), updated_at: now })
+            .where('id', '=', contact.id)
+            .execute();
           contact.fields = merged;
         });
       } catch (error) {
@@ -81,14 +93,21 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
       }
     },
     async http({ method, url, headers, body, timeoutMs }): Promise<HttpOutcome> {
-      if (platform.config.production && !url.startsWith('https://')) return { ok: false, status: null, json: null, detail: 'refused: only https URLs are allowed' };
+      if (platform.config.production && !url.startsWith('https://'))
+        return { ok: false, status: null, json: null, detail: 'refused: only https URLs are allowed' };
       let timer: NodeJS.Timeout | undefined;
       try {
         // webhookFetch bounds the exchange at 10 s and 64 KB and follows no redirect; the
         // node's own timeout is shorter.
         const response = await Promise.race([
-          platform.webhookFetch(url, { method, headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { body } : {}) }),
-          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new FetchFailedError('timeout', `no response within ${timeoutMs} ms`)), timeoutMs))),
+          platform.webhookFetch(url, {
+            method,
+            headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+            ...(body !== undefined ? { body } : {}),
+          }),
+          new Promise<never>(
+            (_, reject) => (timer = setTimeout(() => reject(new FetchFailedError('timeout', `no response within ${timeoutMs} ms`)), timeoutMs)),
+          ),
         ]);
         if (response.truncated) return { ok: false, status: response.status, json: null, detail: `HTTP ${response.status}: the response is larger than 64 KB` };
         const text = response.body.toString('utf8');
@@ -137,7 +156,14 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
       return `assigned to ${agent}${note ? ` (note: ${note.slice(0, 200)})` : ''}`;
     },
     async template(templateId) {
-      return (await db.selectFrom('message_templates').select(['name', 'status']).where('id', '=', templateId).where('workspace_id', '=', workspaceId).executeTakeFirst()) ?? null;
+      return (
+        (await db
+          .selectFrom('message_templates')
+          .select(['name', 'status'])
+          .where('id', '=', templateId)
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirst()) ?? null
+      );
     },
   };
 }

@@ -103,43 +103,83 @@ function interactiveBase(p: { body: string; header_text?: string; footer?: strin
 }
 
 /** Runs `node` once with `input`; `waitState` is what the node stored when it began waiting. */
-export async function runNode(node: FlowNode, input: NodeInput, state: RunState, effects: Effects, now: Date, waitState: Record<string, unknown> | null, executionId: string | null): Promise<NodeResult> {
+export async function runNode(
+  node: FlowNode,
+  input: NodeInput,
+  state: RunState,
+  effects: Effects,
+  now: Date,
+  waitState: Record<string, unknown> | null,
+  executionId: string | null,
+): Promise<NodeResult> {
   const p = node.parameters as Record<string, any>;
-  const next = (port: string | null, detail: string, messageId: string | null = null, simulated = false): NodeResult => ({ kind: 'next', port, detail, messageId, simulated });
+  const next = (port: string | null, detail: string, messageId: string | null = null, simulated = false): NodeResult => ({
+    kind: 'next',
+    port,
+    detail,
+    messageId,
+    simulated,
+  });
   try {
     switch (node.type) {
       case 'send_text': {
         const text = expand(p.text, state);
-        const id = await effects.send(node.id, { kind: 'text', preview: text, body: { messageType: 'text', message: text, preview_url: p.preview_url === true } });
+        const id = await effects.send(node.id, {
+          kind: 'text',
+          preview: text,
+          body: { messageType: 'text', message: text, preview_url: p.preview_url === true },
+        });
         return next('out', 'sent a text', id);
       }
       case 'send_media': {
         const url = expand(p.url, state);
         const caption = p.caption !== undefined ? expand(p.caption, state) : undefined;
-        const body = { messageType: p.media_type, mediaUrl: url, ...(caption ? { message: caption } : {}), ...(p.media_type === 'document' && p.filename ? { filename: p.filename } : {}) };
+        const body = {
+          messageType: p.media_type,
+          mediaUrl: url,
+          ...(caption ? { message: caption } : {}),
+          ...(p.media_type === 'document' && p.filename ? { filename: p.filename } : {}),
+        };
         const id = await effects.send(node.id, { kind: 'media', preview: caption ?? `${p.media_type}: ${url}`, body: body as never });
         return next('out', `sent ${p.media_type}`, id);
       }
       case 'send_template': {
         const template = await effects.template(p.template_id);
         if (!template) throw new NodeFailure({ code: 'template_not_approved', message: `Template ${p.template_id} no longer exists.`, node_id: node.id });
-        if (template.status !== 'APPROVED') throw new NodeFailure({ code: 'template_not_approved', message: `Template ${template.name} is ${template.status}; only APPROVED templates can be sent.`, node_id: node.id });
+        if (template.status !== 'APPROVED')
+          throw new NodeFailure({
+            code: 'template_not_approved',
+            message: `Template ${template.name} is ${template.status}; only APPROVED templates can be sent.`,
+            node_id: node.id,
+          });
         const values: S['TemplateSendParameters'] = {
           name: template.name,
           language: p.language,
           ...(p.header_variables?.length ? { header: { type: 'text', text: expand(p.header_variables[0], state) } as never } : {}),
           ...(p.body_variables?.length ? { body: (p.body_variables as string[]).map((v) => expand(v, state)) } : {}),
-          ...(p.button_variables?.length ? { buttons: (p.button_variables as string[]).map((v, index) => ({ type: 'url' as const, index, text: expand(v, state) })) } : {}),
+          ...(p.button_variables?.length
+            ? { buttons: (p.button_variables as string[]).map((v, index) => ({ type: 'url' as const, index, text: expand(v, state) })) }
+            : {}),
         };
         const mediaUrl = p.header_media_url ? expand(p.header_media_url, state) : undefined;
         const preview = `template ${template.name} (${p.language})${values.body ? `: ${values.body.join(', ')}` : ''}`;
-        const id = await effects.send(node.id, { kind: 'template', preview, body: { messageType: 'template', template: values, ...(mediaUrl ? { mediaUrl } : {}) } });
+        const id = await effects.send(node.id, {
+          kind: 'template',
+          preview,
+          body: { messageType: 'template', template: values, ...(mediaUrl ? { mediaUrl } : {}) },
+        });
         return next('out', `sent template ${template.name}`, id);
       }
       case 'send_buttons': {
         const message: OutboundMessage = {
           type: 'interactive',
-          interactive: { type: 'button', ...interactiveBase(p as never, state), action: { buttons: (p.buttons as { id: string; title: string }[]).map((b) => ({ type: 'reply', reply: { id: b.id, title: expand(b.title, state) } })) } },
+          interactive: {
+            type: 'button',
+            ...interactiveBase(p as never, state),
+            action: {
+              buttons: (p.buttons as { id: string; title: string }[]).map((b) => ({ type: 'reply', reply: { id: b.id, title: expand(b.title, state) } })),
+            },
+          },
         };
         const id = await effects.send(node.id, { kind: 'buttons', preview: expand(p.body, state), message });
         return next('out', 'sent buttons', id);
@@ -149,7 +189,10 @@ export async function runNode(node: FlowNode, input: NodeInput, state: RunState,
           ...(s.title ? { title: expand(s.title, state) } : {}),
           rows: s.rows.map((r) => ({ id: r.id, title: expand(r.title, state), ...(r.description ? { description: expand(r.description, state) } : {}) })),
         }));
-        const message: OutboundMessage = { type: 'interactive', interactive: { type: 'list', ...interactiveBase(p as never, state), action: { button: expand(p.button_text, state), sections } } };
+        const message: OutboundMessage = {
+          type: 'interactive',
+          interactive: { type: 'list', ...interactiveBase(p as never, state), action: { button: expand(p.button_text, state), sections } },
+        };
         const id = await effects.send(node.id, { kind: 'list', preview: expand(p.body, state), message });
         return next('out', 'sent a list', id);
       }
@@ -175,11 +218,24 @@ export async function runNode(node: FlowNode, input: NodeInput, state: RunState,
       case 'delay': {
         const ms = Math.min(p.duration * UNIT_MS[p.unit]!, MAX_DELAY_MS);
         if (input.kind === 'timeout') return next('out', `waited ${p.duration} ${p.unit}`);
-        return { kind: 'wait', waitKind: 'delay', fireAt: new Date(now.getTime() + ms), waitState: {}, detail: `waiting ${p.duration} ${p.unit}`, messageId: null };
+        return {
+          kind: 'wait',
+          waitKind: 'delay',
+          fireAt: new Date(now.getTime() + ms),
+          waitState: {},
+          detail: `waiting ${p.duration} ${p.unit}`,
+          messageId: null,
+        };
       }
       case 'http_request': {
         const headers = Object.fromEntries(Object.entries((p.headers ?? {}) as Record<string, string>).map(([k, v]) => [k, expand(v, state)]));
-        const outcome = await effects.http({ method: p.method, url: expandUrl(p.url, state), headers, body: p.body !== undefined ? expand(p.body, state) : undefined, timeoutMs: p.timeout_ms ?? 5000 });
+        const outcome = await effects.http({
+          method: p.method,
+          url: expandUrl(p.url, state),
+          headers,
+          body: p.body !== undefined ? expand(p.body, state) : undefined,
+          timeoutMs: p.timeout_ms ?? 5000,
+        });
         if (outcome.ok && p.save_as) state.vars[p.save_as] = outcome.json;
         return next(outcome.ok ? 'success' : 'error', outcome.detail, null, effects.dry);
       }
@@ -205,7 +261,15 @@ function expandUrl(url: string, state: RunState): string {
   return url.replace(/\{\{[^}]*\}\}/g, (m) => encodeURIComponent(expand(m, state)));
 }
 
-async function ask(node: FlowNode, p: Record<string, any>, input: NodeInput, state: RunState, effects: Effects, now: Date, waitState: Record<string, unknown> | null): Promise<NodeResult> {
+async function ask(
+  node: FlowNode,
+  p: Record<string, any>,
+  input: NodeInput,
+  state: RunState,
+  effects: Effects,
+  now: Date,
+  waitState: Record<string, unknown> | null,
+): Promise<NodeResult> {
   if (input.kind === 'enter') {
     let messageId: string | null = null;
     if (p.question) {
@@ -215,12 +279,14 @@ async function ask(node: FlowNode, p: Record<string, any>, input: NodeInput, sta
     const fireAt = new Date(now.getTime() + (p.timeout_minutes ?? 1440) * 60_000);
     return { kind: 'wait', waitKind: 'reply', fireAt, waitState: { retries: 0 }, detail: 'waiting for a reply', messageId };
   }
-  if (input.kind === 'timeout') return { kind: 'next', port: 'timeout', detail: `no reply within ${p.timeout_minutes ?? 1440} minutes`, messageId: null, simulated: false };
+  if (input.kind === 'timeout')
+    return { kind: 'next', port: 'timeout', detail: `no reply within ${p.timeout_minutes ?? 1440} minutes`, messageId: null, simulated: false };
   const reply = input.reply;
   const answer = acceptAnswer(p.expect ?? 'any', reply);
   if (answer === null) {
     const retries = Number(waitState?.retries ?? 0);
-    if (retries >= (p.max_retries ?? 1)) return { kind: 'next', port: 'invalid', detail: `the answer does not fit ${p.expect}; retries used up`, messageId: null, simulated: false };
+    if (retries >= (p.max_retries ?? 1))
+      return { kind: 'next', port: 'invalid', detail: `the answer does not fit ${p.expect}; retries used up`, messageId: null, simulated: false };
     let messageId: string | null = null;
     if (p.retry_text) {
       const text = expand(p.retry_text, state);
@@ -231,10 +297,24 @@ async function ask(node: FlowNode, p: Record<string, any>, input: NodeInput, sta
   state.reply = { text: reply.text, id: reply.replyId };
   if (p.save_as) state.vars[p.save_as] = answer;
   if (p.save_to_field) await effects.setField(p.save_to_field, answer);
-  return { kind: 'next', port: 'reply', detail: `reply "${answer.slice(0, 100)}"${p.save_as ? ` saved as ${p.save_as}` : ''}`, messageId: null, simulated: false };
+  return {
+    kind: 'next',
+    port: 'reply',
+    detail: `reply "${answer.slice(0, 100)}"${p.save_as ? ` saved as ${p.save_as}` : ''}`,
+    messageId: null,
+    simulated: false,
+  };
 }
 
-async function startForm(node: FlowNode, p: Record<string, any>, input: NodeInput, state: RunState, effects: Effects, now: Date, executionId: string | null): Promise<NodeResult> {
+async function startForm(
+  node: FlowNode,
+  p: Record<string, any>,
+  input: NodeInput,
+  state: RunState,
+  effects: Effects,
+  now: Date,
+  executionId: string | null,
+): Promise<NodeResult> {
   if (input.kind === 'enter') {
     const message: OutboundMessage = {
       type: 'interactive',
@@ -242,14 +322,24 @@ async function startForm(node: FlowNode, p: Record<string, any>, input: NodeInpu
         type: 'flow',
         ...interactiveBase(p as never, state),
         // The flow token ties the submission to this run.
-        action: { name: 'flow', parameters: { flow_message_version: '3', flow_id: p.flow_id, flow_cta: expand(p.cta, state), flow_action: 'navigate', ...(executionId ? { flow_token: executionId } : {}) } },
+        action: {
+          name: 'flow',
+          parameters: {
+            flow_message_version: '3',
+            flow_id: p.flow_id,
+            flow_cta: expand(p.cta, state),
+            flow_action: 'navigate',
+            ...(executionId ? { flow_token: executionId } : {}),
+          },
+        },
       },
     };
     const id = await effects.send(node.id, { kind: 'form', preview: expand(p.body, state), message });
     const fireAt = new Date(now.getTime() + (p.timeout_minutes ?? 1440) * 60_000);
     return { kind: 'wait', waitKind: 'form', fireAt, waitState: {}, detail: `sent form ${p.flow_id}; waiting for the submission`, messageId: id };
   }
-  if (input.kind === 'timeout') return { kind: 'next', port: 'timeout', detail: `no submission within ${p.timeout_minutes ?? 1440} minutes`, messageId: null, simulated: false };
+  if (input.kind === 'timeout')
+    return { kind: 'next', port: 'timeout', detail: `no submission within ${p.timeout_minutes ?? 1440} minutes`, messageId: null, simulated: false };
   const answers = input.reply.formResponse ?? {};
   if (p.save_as) state.vars[p.save_as] = answers;
   state.reply = { text: null, id: null };

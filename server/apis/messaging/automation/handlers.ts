@@ -40,7 +40,13 @@ async function graphOf(platform: Platform, row: FlowRow): Promise<FlowGraph> {
 async function scopeOf(db: Kysely<Database>, workspaceId: string, body: { waba_id: string; phone_number_id?: string }) {
   const account = await findAccount(db, workspaceId, body.waba_id);
   if (body.phone_number_id === undefined) return { account, phoneNumberId: null };
-  const number = await db.selectFrom('phone_numbers').select('id').where('id', '=', body.phone_number_id).where('workspace_id', '=', workspaceId).where('business_account_id', '=', account.id).executeTakeFirst();
+  const number = await db
+    .selectFrom('phone_numbers')
+    .select('id')
+    .where('id', '=', body.phone_number_id)
+    .where('workspace_id', '=', workspaceId)
+    .where('business_account_id', '=', account.id)
+    .executeTakeFirst();
   if (!number) {
     throw new HttpProblem(404, 'not-found', `No phone number ${body.phone_number_id} in business account ${account.id} of this workspace.`, {
       errors: [{ pointer: '/body/phone_number_id', detail: 'is not a number of this business account' }],
@@ -83,7 +89,11 @@ const listFlows: Handler<operations['listFlows']> = async (request) => {
   if (wabaId !== undefined) query = query.where('business_account_id', '=', (await findAccount(db, workspaceId, wabaId)).id);
   if (status) query = query.where('status', '=', status);
   if (after) query = query.where((eb) => eb(eb.refTuple('updated_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   const hasMore = rows.length > limit && last !== undefined;
@@ -108,10 +118,24 @@ const createFlow: Handler<operations['createFlow']> = async (request, reply) => 
   const row = await db.transaction().execute(async (trx) => {
     const created = await trx
       .insertInto('automation_flows')
-      .values({ id, workspace_id: workspaceId, business_account_id: account.id, phone_number_id: phoneNumberId, name: body.name, description: body.description ?? null, status, version: 1, created_at: now, updated_at: now })
+      .values({
+        id,
+        workspace_id: workspaceId,
+        business_account_id: account.id,
+        phone_number_id: phoneNumberId,
+        name: body.name,
+        description: body.description ?? null,
+        status,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await trx.insertInto('automation_flow_versions').values({ flow_id: id, version: 1, graph: JSON.stringify(graph), created_at: now }).execute();
+    await trx
+      .insertInto('automation_flow_versions')
+      .values({ flow_id: id, version: 1, graph: JSON.stringify(graph), created_at: now })
+      .execute();
     return created;
   });
   reply.code(201);
@@ -131,7 +155,8 @@ const updateFlow: Handler<operations['updateFlow']> = async (request) => {
   const db = platform.store.db;
   const body = request.body;
   const current = await flowById(db, workspaceId, request.params.flowId);
-  const stale = () => new HttpProblem(409, 'conflict', `The flow is at version ${current.version}; this edit is based on version ${body.version}. Reload it and retry.`);
+  const stale = () =>
+    new HttpProblem(409, 'conflict', `The flow is at version ${current.version}; this edit is based on version ${body.version}. Reload it and retry.`);
   if (body.version !== undefined && body.version !== current.version) throw stale();
   const { account, phoneNumberId } = await scopeOf(db, workspaceId, body);
   const graph = graphOfBody(body);
@@ -141,13 +166,23 @@ const updateFlow: Handler<operations['updateFlow']> = async (request) => {
     // Conditional on the version read: a concurrent save makes this one a 409, never a lost update.
     const updated = await trx
       .updateTable('automation_flows')
-      .set({ name: body.name, description: body.description ?? null, business_account_id: account.id, phone_number_id: phoneNumberId, version: current.version + 1, updated_at: now })
+      .set({
+        name: body.name,
+        description: body.description ?? null,
+        business_account_id: account.id,
+        phone_number_id: phoneNumberId,
+        version: current.version + 1,
+        updated_at: now,
+      })
       .where('id', '=', current.id)
       .where('version', '=', current.version)
       .returningAll()
       .executeTakeFirst();
     if (!updated) return null;
-    await trx.insertInto('automation_flow_versions').values({ flow_id: current.id, version: updated.version, graph: JSON.stringify(graph), created_at: now }).execute();
+    await trx
+      .insertInto('automation_flow_versions')
+      .values({ flow_id: current.id, version: updated.version, graph: JSON.stringify(graph), created_at: now })
+      .execute();
     return updated;
   });
   if (!row) throw new HttpProblem(409, 'conflict', 'The flow was saved by someone else meanwhile. Reload it and retry.');
@@ -158,7 +193,12 @@ const deleteFlow: Handler<operations['deleteFlow']> = async (request, reply) => 
   const { workspaceId } = authOf(request);
   const db = request.server.platform.store.db;
   // Executions and versions go with the flow (cascade); a run mid-node stops at its next commit.
-  const deleted = await db.deleteFrom('automation_flows').where('id', '=', request.params.flowId).where('workspace_id', '=', workspaceId).returning('id').executeTakeFirst();
+  const deleted = await db
+    .deleteFrom('automation_flows')
+    .where('id', '=', request.params.flowId)
+    .where('workspace_id', '=', workspaceId)
+    .returning('id')
+    .executeTakeFirst();
   if (!deleted) throw flowNotFound(request.params.flowId);
   return reply.code(204).send();
 };
@@ -179,7 +219,13 @@ const toggleFlow: Handler<operations['toggleFlow']> = async (request) => {
   }
   const status = request.body.active ? 'active' : 'inactive';
   const updated = await db.transaction().execute(async (trx) => {
-    const changed = await trx.updateTable('automation_flows').set({ status, updated_at: now }).where('id', '=', row.id).where('status', '!=', status).returningAll().executeTakeFirst();
+    const changed = await trx
+      .updateTable('automation_flows')
+      .set({ status, updated_at: now })
+      .where('id', '=', row.id)
+      .where('status', '!=', status)
+      .returningAll()
+      .executeTakeFirst();
     if (changed && status === 'inactive') await cancelRuns(trx, row.id, now, 'The flow was deactivated.');
     return changed;
   });
@@ -193,13 +239,23 @@ const testFlow: Handler<operations['testFlow']> = async (request) => {
   const body = request.body;
   const row = await flowById(db, workspaceId, request.params.flowId);
   if (body.contact_id !== undefined && body.contact !== undefined) {
-    throw new HttpProblem(400, 'validation', 'Give either contact_id or contact, not both.', { errors: [{ pointer: '/body/contact', detail: 'must not be given together with contact_id' }] });
+    throw new HttpProblem(400, 'validation', 'Give either contact_id or contact, not both.', {
+      errors: [{ pointer: '/body/contact', detail: 'must not be given together with contact_id' }],
+    });
   }
   let contact: ContactState;
   let firstMessage = true;
   if (body.contact_id !== undefined) {
-    const c = await db.selectFrom('contacts').select(['id', 'name', 'phone', 'email', 'custom_fields']).where('id', '=', body.contact_id).where('workspace_id', '=', workspaceId).executeTakeFirst();
-    if (!c) throw new HttpProblem(404, 'not-found', `No contact ${body.contact_id} in this workspace.`, { errors: [{ pointer: '/body/contact_id', detail: 'unknown contact' }] });
+    const c = await db
+      .selectFrom('contacts')
+      .select(['id', 'name', 'phone', 'email', 'custom_fields'])
+      .where('id', '=', body.contact_id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    if (!c)
+      throw new HttpProblem(404, 'not-found', `No contact ${body.contact_id} in this workspace.`, {
+        errors: [{ pointer: '/body/contact_id', detail: 'unknown contact' }],
+      });
     const tags = await db.selectFrom('contact_tags').select('tag_id').where('contact_id', '=', c.id).execute();
     const earlier = await db.selectFrom('messages').select('id').where('contact_id', '=', c.id).where('direction', '=', 'inbound').limit(1).executeTakeFirst();
     firstMessage = !earlier;
@@ -207,7 +263,14 @@ const testFlow: Handler<operations['testFlow']> = async (request) => {
   } else {
     const h = body.contact ?? {};
     const fields: Record<string, string> = { ...(h.fields ?? {}) };
-    contact = { id: null, name: h.name ?? fields.name ?? null, phone: h.contact_no ?? null, email: fields.email ?? null, fields, tags: new Set(h.tag_ids ?? []) };
+    contact = {
+      id: null,
+      name: h.name ?? fields.name ?? null,
+      phone: h.contact_no ?? null,
+      email: fields.email ?? null,
+      fields,
+      tags: new Set(h.tag_ids ?? []),
+    };
     delete fields.name;
     delete fields.email;
   }
@@ -226,15 +289,35 @@ const listFlowExecutions: Handler<operations['listFlowExecutions']> = async (req
   if (status) query = query.where('status', '=', status);
   if (contactId) query = query.where('contact_id', '=', contactId);
   if (after) query = query.where((eb) => eb(eb.refTuple('started_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const page = rows.slice(0, limit);
   const steps = page.length
-    ? await db.selectFrom('automation_steps').selectAll().where('execution_id', 'in', page.map((r) => r.id)).where('seq', '<=', MAX_LISTED_STEPS).orderBy('execution_id').orderBy('seq').execute()
+    ? await db
+        .selectFrom('automation_steps')
+        .selectAll()
+        .where(
+          'execution_id',
+          'in',
+          page.map((r) => r.id),
+        )
+        .where('seq', '<=', MAX_LISTED_STEPS)
+        .orderBy('execution_id')
+        .orderBy('seq')
+        .execute()
     : [];
   const last = page.at(-1);
   const hasMore = rows.length > limit && last !== undefined;
   return {
-    data: page.map((r) => executionView(r, steps.filter((s) => s.execution_id === r.id))),
+    data: page.map((r) =>
+      executionView(
+        r,
+        steps.filter((s) => s.execution_id === r.id),
+      ),
+    ),
     has_more: hasMore,
     next_cursor: hasMore ? encodeCursor(platform.secrets, scope, { t: new Date(last.started_at).toISOString(), id: last.id }) : null,
   };

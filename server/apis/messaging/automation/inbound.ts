@@ -11,13 +11,17 @@ import { triggerMatches } from './triggers.js';
 /** The stored message as a node sees it (full text, the clicked id, a form's answers). */
 export async function inboundOf(platform: Platform, message: InboundMessage): Promise<Inbound & { chatId: string | null }> {
   const row = await platform.store.db.selectFrom('messages').select(['type', 'content', 'chat_id']).where('id', '=', message.messageId).executeTakeFirst();
-  const content = (row?.content ?? {}) as { text?: unknown; reply?: { id?: unknown; title?: unknown }; form_response?: { response?: unknown; flow_token?: unknown } };
+  const content = (row?.content ?? {}) as {
+    text?: unknown;
+    reply?: { id?: unknown; title?: unknown };
+    form_response?: { response?: unknown; flow_token?: unknown };
+  };
   const replyTitle = typeof content.reply?.title === 'string' ? content.reply.title : null;
   const response = content.form_response?.response;
   return {
     type: row?.type ?? message.type,
-    text: typeof content.text === 'string' ? content.text : replyTitle ?? message.text ?? null,
-    replyId: typeof content.reply?.id === 'string' ? content.reply.id : message.interactiveReplyId ?? null,
+    text: typeof content.text === 'string' ? content.text : (replyTitle ?? message.text ?? null),
+    replyId: typeof content.reply?.id === 'string' ? content.reply.id : (message.interactiveReplyId ?? null),
     formResponse: response && typeof response === 'object' && !Array.isArray(response) ? (response as Record<string, unknown>) : null,
     chatId: row?.chat_id ?? null,
   };
@@ -66,7 +70,14 @@ async function startMatchingFlow(platform: Platform, message: InboundMessage, ho
   let first: boolean | undefined;
   const firstMessage = async () => {
     if (first === undefined) {
-      const earlier = await db.selectFrom('messages').select('id').where('contact_id', '=', message.contactId).where('direction', '=', 'inbound').where('id', '!=', message.messageId).limit(1).executeTakeFirst();
+      const earlier = await db
+        .selectFrom('messages')
+        .select('id')
+        .where('contact_id', '=', message.contactId)
+        .where('direction', '=', 'inbound')
+        .where('id', '!=', message.messageId)
+        .limit(1)
+        .executeTakeFirst();
       first = !earlier;
     }
     return first;
@@ -78,19 +89,23 @@ async function startMatchingFlow(platform: Platform, message: InboundMessage, ho
       const needsFirst = (trigger.parameters as { new_contacts_only?: boolean }).new_contacts_only === true;
       const input = { type: inbound.type, text: inbound.text, replyId: inbound.replyId, firstMessage: needsFirst ? await firstMessage() : false };
       if (!triggerMatches(trigger, input)) continue;
-      await startRun(platform, {
-        workspaceId: message.workspaceId,
-        flowId: flow.id,
-        version: flow.version,
-        graph,
-        triggerId: trigger.id,
-        triggerType: trigger.type,
-        contactId: message.contactId,
-        phoneNumberId: message.phoneNumberId,
-        messageId: message.messageId,
-        chatId: inbound.chatId,
-        text: inbound.text,
-      }, hooks);
+      await startRun(
+        platform,
+        {
+          workspaceId: message.workspaceId,
+          flowId: flow.id,
+          version: flow.version,
+          graph,
+          triggerId: trigger.id,
+          triggerType: trigger.type,
+          contactId: message.contactId,
+          phoneNumberId: message.phoneNumberId,
+          messageId: message.messageId,
+          chatId: inbound.chatId,
+          text: inbound.text,
+        },
+        hooks,
+      );
       return true;
     }
   }

@@ -9,15 +9,34 @@ import { recordAndSend } from '../outbound/record-and-send.js';
 import { windowOpen } from '../outbound/service-window.js';
 import { resolveSender } from '../sender.js';
 
-export async function sendInteractive(platform: Platform, workspaceId: string, phoneNumberId: string, contactId: string, message: OutboundMessage, text: string): Promise<string> {
+export async function sendInteractive(
+  platform: Platform,
+  workspaceId: string,
+  phoneNumberId: string,
+  contactId: string,
+  message: OutboundMessage,
+  text: string,
+): Promise<string> {
   const db = platform.store.db;
   const now = platform.now();
   const sender = await resolveSender(platform, workspaceId, phoneNumberId);
-  const contact = await db.selectFrom('contacts').select(['id', 'phone', 'last_inbound_at']).where('id', '=', contactId).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  const contact = await db
+    .selectFrom('contacts')
+    .select(['id', 'phone', 'last_inbound_at'])
+    .where('id', '=', contactId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
   if (!windowOpen(contact.last_inbound_at, now)) {
     throw new HttpProblem(422, 'outside-window', 'The customer has not written in the last 24 hours: only an approved template can be sent.');
   }
   const content = { text, ...(message.type === 'interactive' ? { interactive: message.interactive } : {}) };
-  const { results } = await recordAndSend(platform, { workspaceId, sender, to: contact.phone, contactId: contact.id, parts: [{ type: message.type, message, content }], options: {} });
+  const { results } = await recordAndSend(platform, {
+    workspaceId,
+    sender,
+    to: contact.phone,
+    contactId: contact.id,
+    parts: [{ type: message.type, message, content }],
+    options: {},
+  });
   return results[0]!.id;
 }

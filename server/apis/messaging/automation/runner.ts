@@ -32,7 +32,12 @@ export async function loadGraph(platform: Platform, flowId: string, version: num
   const key = `${flowId}:${version}`;
   const cached = graphs.get(key);
   if (cached) return cached;
-  const row = await platform.store.db.selectFrom('automation_flow_versions').select('graph').where('flow_id', '=', flowId).where('version', '=', version).executeTakeFirst();
+  const row = await platform.store.db
+    .selectFrom('automation_flow_versions')
+    .select('graph')
+    .where('flow_id', '=', flowId)
+    .where('version', '=', version)
+    .executeTakeFirst();
   if (!row) return null;
   const graph = row.graph as FlowGraph;
   if (graphs.size > 500) graphs.clear();
@@ -49,11 +54,23 @@ export function target(graph: FlowGraph, from: string, port: string | null): str
 async function loadContact(platform: Platform, workspaceId: string, contactId: string) {
   const db = platform.store.db;
   const [contact, tags] = await Promise.all([
-    db.selectFrom('contacts').select(['id', 'name', 'phone', 'email', 'custom_fields']).where('id', '=', contactId).where('workspace_id', '=', workspaceId).executeTakeFirst(),
+    db
+      .selectFrom('contacts')
+      .select(['id', 'name', 'phone', 'email', 'custom_fields'])
+      .where('id', '=', contactId)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst(),
     db.selectFrom('contact_tags').select('tag_id').where('contact_id', '=', contactId).execute(),
   ]);
   if (!contact) return null;
-  return { id: contact.id, name: contact.name, phone: contact.phone, email: contact.email, fields: { ...(contact.custom_fields ?? {}) }, tags: new Set(tags.map((t) => t.tag_id)) };
+  return {
+    id: contact.id,
+    name: contact.name,
+    phone: contact.phone,
+    email: contact.email,
+    fields: { ...(contact.custom_fields ?? {}) },
+    tags: new Set(tags.map((t) => t.tag_id)),
+  };
 }
 
 export interface StartRun {
@@ -102,7 +119,18 @@ export async function startRun(platform: Platform, run: StartRun, hooks: RunnerH
       .execute();
     await trx
       .insertInto('automation_steps')
-      .values({ execution_id: id, seq: 1, node_id: run.triggerId, node_type: run.triggerType, status: 'completed', port: 'out', message_id: null, detail: 'the trigger matched', started_at: now, finished_at: now })
+      .values({
+        execution_id: id,
+        seq: 1,
+        node_id: run.triggerId,
+        node_type: run.triggerType,
+        status: 'completed',
+        port: 'out',
+        message_id: null,
+        detail: 'the trigger matched',
+        started_at: now,
+        finished_at: now,
+      })
       .execute();
     await trx.updateTable('automation_flows').set({ last_execution_at: now }).where('id', '=', run.flowId).execute();
   });
@@ -132,7 +160,13 @@ export async function resumeWithReply(platform: Platform, executionId: string, r
 
 type Row = Awaited<ReturnType<typeof loadRow>>;
 function loadRow(platform: Platform, id: string) {
-  return platform.store.db.selectFrom('automation_executions').selectAll().where('id', '=', id).where('status', '=', 'running').where('leased_by', '=', platform.instanceId).executeTakeFirst();
+  return platform.store.db
+    .selectFrom('automation_executions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .where('leased_by', '=', platform.instanceId)
+    .executeTakeFirst();
 }
 
 /** Runs the leased execution node by node until it waits, ends, fails or is cancelled. */
@@ -142,15 +176,30 @@ export async function drive(platform: Platform, executionId: string, hooks: Runn
   if (!row) return;
   const graph = await loadGraph(platform, row.flow_id, row.flow_version);
   const contact = await loadContact(platform, row.workspace_id, row.contact_id);
-  if (!graph || !contact) return void (await finish(platform, row, 'failed', { code: 'internal', message: graph ? 'The contact no longer exists.' : 'The flow version no longer exists.', node_id: row.current_node_id }));
+  if (!graph || !contact)
+    return void (await finish(platform, row, 'failed', {
+      code: 'internal',
+      message: graph ? 'The contact no longer exists.' : 'The flow version no longer exists.',
+      node_id: row.current_node_id,
+    }));
   const vars = { ...(row.vars ?? {}) };
-  const state: RunState = { contact, vars, trigger: { text: (vars[TRIGGER_KEY] as string | null) ?? null }, reply: (vars[REPLY_KEY] as RunState['reply']) ?? null };
+  const state: RunState = {
+    contact,
+    vars,
+    trigger: { text: (vars[TRIGGER_KEY] as string | null) ?? null },
+    reply: (vars[REPLY_KEY] as RunState['reply']) ?? null,
+  };
   const effects = realEffects(platform, { workspaceId: row.workspace_id, phoneNumberId: row.phone_number_id, contact });
   for (let i = 0; i < MAX_STEPS_PER_DRIVE && row; i++) {
     const nodeId = row.current_node_id;
     if (!nodeId) return void (await finish(platform, row, 'completed', null));
     const node = graph.nodes.find((n) => n.id === nodeId);
-    if (!node) return void (await finish(platform, row, 'failed', { code: 'internal', message: `Node ${nodeId} is not in version ${row.flow_version}.`, node_id: nodeId }));
+    if (!node)
+      return void (await finish(platform, row, 'failed', {
+        code: 'internal',
+        message: `Node ${nodeId} is not in version ${row.flow_version}.`,
+        node_id: nodeId,
+      }));
     const input = (row.resume as NodeInput | null) ?? { kind: 'enter' };
     const startedAt = platform.now();
     let result: NodeResult;
@@ -166,18 +215,40 @@ export async function drive(platform: Platform, executionId: string, hooks: Runn
     if (result.kind !== 'next') return;
     row = await loadRow(platform, executionId);
   }
-  if (row) await finish(platform, row, 'failed', { code: 'internal', message: `More than ${MAX_STEPS_PER_DRIVE} steps without a wait.`, node_id: row.current_node_id });
+  if (row)
+    await finish(platform, row, 'failed', {
+      code: 'internal',
+      message: `More than ${MAX_STEPS_PER_DRIVE} steps without a wait.`,
+      node_id: row.current_node_id,
+    });
 }
 
 /** Commits one step; false when the run is no longer this instance's to move (cancelled, deleted, re-leased). */
-async function persist(platform: Platform, row: NonNullable<Row>, nodeType: string, graph: FlowGraph, result: NodeResult, startedAt: Date, resumed: boolean, vars: Record<string, unknown>, hooks: RunnerHooks): Promise<boolean> {
+async function persist(
+  platform: Platform,
+  row: NonNullable<Row>,
+  nodeType: string,
+  graph: FlowGraph,
+  result: NodeResult,
+  startedAt: Date,
+  resumed: boolean,
+  vars: Record<string, unknown>,
+  hooks: RunnerHooks,
+): Promise<boolean> {
   const db = platform.store.db;
   const now = platform.now();
   const nodeId = row.current_node_id!;
   const ok = await db.transaction().execute(async (trx) => {
     // The waiting step of this node, when the run resumes one.
     const waiting = resumed
-      ? await trx.selectFrom('automation_steps').select(['id', 'message_id']).where('execution_id', '=', row.id).where('status', '=', 'waiting').orderBy('seq', 'desc').limit(1).executeTakeFirst()
+      ? await trx
+          .selectFrom('automation_steps')
+          .select(['id', 'message_id'])
+          .where('execution_id', '=', row.id)
+          .where('status', '=', 'waiting')
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst()
       : undefined;
     const base = trx.updateTable('automation_executions').where('id', '=', row.id).where('status', '=', 'running').where('leased_by', '=', platform.instanceId);
     const newStep = waiting ? 0 : 1;
@@ -216,7 +287,19 @@ async function persist(platform: Platform, row: NonNullable<Row>, nodeType: stri
         .executeTakeFirst();
     } else {
       updated = await base
-        .set({ status: 'failed', error: JSON.stringify(result.error), current_node_id: null, resume: null, fire_at: null, wait_kind: null, lease_until: null, leased_by: null, finished_at: now, vars: JSON.stringify(vars), step_count: sql`step_count + ${newStep}` })
+        .set({
+          status: 'failed',
+          error: JSON.stringify(result.error),
+          current_node_id: null,
+          resume: null,
+          fire_at: null,
+          wait_kind: null,
+          lease_until: null,
+          leased_by: null,
+          finished_at: now,
+          vars: JSON.stringify(vars),
+          step_count: sql`step_count + ${newStep}`,
+        })
         .returning('step_count')
         .executeTakeFirst();
     }
@@ -231,9 +314,24 @@ async function persist(platform: Platform, row: NonNullable<Row>, nodeType: stri
     };
     const messageId = 'messageId' in result ? result.messageId : null;
     if (waiting) {
-      await trx.updateTable('automation_steps').set({ ...fields, message_id: waiting.message_id ?? messageId }).where('id', '=', waiting.id).execute();
+      await trx
+        .updateTable('automation_steps')
+        .set({ ...fields, message_id: waiting.message_id ?? messageId })
+        .where('id', '=', waiting.id)
+        .execute();
     } else {
-      await trx.insertInto('automation_steps').values({ execution_id: row.id, seq: updated.step_count, node_id: nodeId, node_type: nodeType, started_at: startedAt, message_id: messageId, ...fields }).execute();
+      await trx
+        .insertInto('automation_steps')
+        .values({
+          execution_id: row.id,
+          seq: updated.step_count,
+          node_id: nodeId,
+          node_type: nodeType,
+          started_at: startedAt,
+          message_id: messageId,
+          ...fields,
+        })
+        .execute();
     }
     return true;
   });
@@ -244,7 +342,16 @@ async function persist(platform: Platform, row: NonNullable<Row>, nodeType: stri
 async function finish(platform: Platform, row: NonNullable<Row>, status: ExecutionStatusValue, error: ExecutionError | null): Promise<void> {
   await platform.store.db
     .updateTable('automation_executions')
-    .set({ status, error: error ? JSON.stringify(error) : null, current_node_id: null, resume: null, fire_at: null, lease_until: null, leased_by: null, finished_at: platform.now() })
+    .set({
+      status,
+      error: error ? JSON.stringify(error) : null,
+      current_node_id: null,
+      resume: null,
+      fire_at: null,
+      lease_until: null,
+      leased_by: null,
+      finished_at: platform.now(),
+    })
     .where('id', '=', row.id)
     .where('status', '=', 'running')
     .where('leased_by', '=', platform.instanceId)
@@ -255,7 +362,15 @@ async function finish(platform: Platform, row: NonNullable<Row>, status: Executi
 export async function cancelRuns(db: Platform['store']['db'], flowId: string, now: Date, reason: string): Promise<number> {
   const rows = await db
     .updateTable('automation_executions')
-    .set({ status: 'cancelled', error: JSON.stringify({ code: 'cancelled', message: reason, node_id: null }), fire_at: null, lease_until: null, leased_by: null, resume: null, finished_at: now })
+    .set({
+      status: 'cancelled',
+      error: JSON.stringify({ code: 'cancelled', message: reason, node_id: null }),
+      fire_at: null,
+      lease_until: null,
+      leased_by: null,
+      resume: null,
+      finished_at: now,
+    })
     .where('flow_id', '=', flowId)
     .where('status', 'in', ['waiting', 'running'])
     .returning('id')

@@ -34,7 +34,8 @@ function shapeFindings(body: S['SequenceCreate']): Finding[] {
   const t = body.trigger;
   const needs = (field: 'tag_id' | 'keyword', wanted: boolean) => {
     const given = t[field] !== undefined;
-    if (wanted && (!given || (field === 'keyword' && !t.keyword!.trim()))) out.push({ pointer: `/body/trigger/${field}`, detail: `trigger '${t.type}' needs ${field}` });
+    if (wanted && (!given || (field === 'keyword' && !t.keyword!.trim())))
+      out.push({ pointer: `/body/trigger/${field}`, detail: `trigger '${t.type}' needs ${field}` });
     if (!wanted && given) out.push({ pointer: `/body/trigger/${field}`, detail: `trigger '${t.type}' takes no ${field}` });
   };
   needs('tag_id', t.type === 'tag_added');
@@ -59,12 +60,21 @@ function shapeFindings(body: S['SequenceCreate']): Finding[] {
 /** Why a template cannot be a step, or null: it must be the account's, in the step's language, approved when the sequence is active, and sendable without values. */
 export function templateFault(template: TemplateRow, step: { language?: string | null }, accountId: string, active: boolean, now: Date): Finding | null {
   const id = template.id;
-  if (template.business_account_id !== accountId) return { pointer: '/template_id', detail: `Template ${id} belongs to another business account than the sequence's.` };
-  if (step.language != null && step.language !== template.language) return { pointer: '/language', detail: `Template ${id} is in ${template.language}, not ${step.language}.` };
-  if (active && template.status !== 'APPROVED') return { pointer: '/template_id', detail: `Template ${id} is ${template.status}; an active sequence sends approved templates only.` };
+  if (template.business_account_id !== accountId)
+    return { pointer: '/template_id', detail: `Template ${id} belongs to another business account than the sequence's.` };
+  if (step.language != null && step.language !== template.language)
+    return { pointer: '/language', detail: `Template ${id} is in ${template.language}, not ${step.language}.` };
+  if (active && template.status !== 'APPROVED')
+    return { pointer: '/template_id', detail: `Template ${id} is ${template.status}; an active sequence sends approved templates only.` };
   try {
     // What the worker will send: the template by name and language, with no values.
-    buildTemplateMessage(template, { name: template.name, language: template.language }, { name: null, phone: '+10000000000', email: null, custom_fields: null }, {}, now);
+    buildTemplateMessage(
+      template,
+      { name: template.name, language: template.language },
+      { name: null, phone: '+10000000000', email: null, custom_fields: null },
+      {},
+      now,
+    );
   } catch (error) {
     if (!(error instanceof HttpProblem)) throw error;
     return { pointer: '/template_id', detail: `Template ${id} needs values a sequence cannot give (${error.problem.detail ?? error.message}).` };
@@ -72,11 +82,27 @@ export function templateFault(template: TemplateRow, step: { language?: string |
   return null;
 }
 
-async function referenceFindings(db: Kysely<Database>, workspaceId: string, accountId: string, body: S['SequenceCreate']): Promise<{ missing: Finding[]; templates: Map<string, TemplateRow> }> {
+async function referenceFindings(
+  db: Kysely<Database>,
+  workspaceId: string,
+  accountId: string,
+  body: S['SequenceCreate'],
+): Promise<{ missing: Finding[]; templates: Map<string, TemplateRow> }> {
   const missing: Finding[] = [];
   if (body.phone_number_id !== undefined) {
-    const number = await db.selectFrom('phone_numbers').select('id').where('id', '=', body.phone_number_id).where('workspace_id', '=', workspaceId).where('business_account_id', '=', accountId).executeTakeFirst();
-    if (!number) missing.push({ pointer: '/body/phone_number_id', detail: 'unknown phone number of this business account', summary: `No phone number ${body.phone_number_id} in business account ${accountId} of this workspace.` });
+    const number = await db
+      .selectFrom('phone_numbers')
+      .select('id')
+      .where('id', '=', body.phone_number_id)
+      .where('workspace_id', '=', workspaceId)
+      .where('business_account_id', '=', accountId)
+      .executeTakeFirst();
+    if (!number)
+      missing.push({
+        pointer: '/body/phone_number_id',
+        detail: 'unknown phone number of this business account',
+        summary: `No phone number ${body.phone_number_id} in business account ${accountId} of this workspace.`,
+      });
   }
   const tagId = body.trigger.tag_id;
   if (tagId !== undefined) {
@@ -87,13 +113,25 @@ async function referenceFindings(db: Kysely<Database>, workspaceId: string, acco
   const rows = ids.length ? await db.selectFrom('message_templates').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
   const templates = new Map(rows.map((r) => [r.id, r]));
   body.steps.forEach((s, i) => {
-    if (s.template_id && !templates.has(s.template_id)) missing.push({ pointer: `/body/steps/${i}/template_id`, detail: `step ${i + 1}: unknown template ${s.template_id}`, summary: `No template ${s.template_id} in this workspace.` });
+    if (s.template_id && !templates.has(s.template_id))
+      missing.push({
+        pointer: `/body/steps/${i}/template_id`,
+        detail: `step ${i + 1}: unknown template ${s.template_id}`,
+        summary: `No template ${s.template_id} in this workspace.`,
+      });
   });
   return { missing, templates };
 }
 
 /** 409 when another active sequence of the account has the keyword: the keyword responder enrols in the oldest match only, so this one would never fire. */
-export async function refuseKeywordClash(db: Kysely<Database>, workspaceId: string, accountId: string, keyword: string, pointer: string, exceptId?: string): Promise<void> {
+export async function refuseKeywordClash(
+  db: Kysely<Database>,
+  workspaceId: string,
+  accountId: string,
+  keyword: string,
+  pointer: string,
+  exceptId?: string,
+): Promise<void> {
   let query = db
     .selectFrom('automation_sequences')
     .select('id')
@@ -103,7 +141,8 @@ export async function refuseKeywordClash(db: Kysely<Database>, workspaceId: stri
     .where(sql<boolean>`trigger->>'type' = 'keyword' and lower(trim(trigger->>'keyword')) = ${keyword.trim().toLocaleLowerCase()}`);
   if (exceptId) query = query.where('id', '!=', exceptId);
   const clash = await query.executeTakeFirst();
-  if (clash) throw refuse(409, [{ pointer, detail: `The active sequence ${clash.id} of this business account already has the keyword '${keyword.trim()}'.` }], '');
+  if (clash)
+    throw refuse(409, [{ pointer, detail: `The active sequence ${clash.id} of this business account already has the keyword '${keyword.trim()}'.` }], '');
 }
 
 export const createSequence: Handler<operations['createSequence']> = async (request, reply) => {
@@ -119,7 +158,10 @@ export const createSequence: Handler<operations['createSequence']> = async (requ
 
   const account = await findAccount(db, workspaceId, body.waba_id).catch((error: unknown) => {
     // Same body as any unknown account, with the field named.
-    if (error instanceof HttpProblem && error.status === 404) throw new HttpProblem(404, 'not-found', accountNotFound(body.waba_id).message, { errors: [{ pointer: '/body/waba_id', detail: 'unknown business account' }] });
+    if (error instanceof HttpProblem && error.status === 404)
+      throw new HttpProblem(404, 'not-found', accountNotFound(body.waba_id).message, {
+        errors: [{ pointer: '/body/waba_id', detail: 'unknown business account' }],
+      });
     throw error;
   });
   const { missing, templates } = await referenceFindings(db, workspaceId, account.id, body);
@@ -135,7 +177,10 @@ export const createSequence: Handler<operations['createSequence']> = async (requ
       if (fault) faults.push({ pointer: `/body/steps/${i}${fault.pointer}`, detail: fault.detail });
     } else if (stopOnReply && elapsed >= DAY_MS) {
       // Every reply ends the enrolment, so no reply can have reopened the 24-hour window by then.
-      faults.push({ pointer: `/body/steps/${i}/message_type`, detail: `Step ${i + 1} is a text 24 hours or more after enrolment; with stop_on_reply the customer-service window is closed by then: use a template.` });
+      faults.push({
+        pointer: `/body/steps/${i}/message_type`,
+        detail: `Step ${i + 1} is a text 24 hours or more after enrolment; with stop_on_reply the customer-service window is closed by then: use a template.`,
+      });
     }
   });
   if (faults.length) throw refuse(422, faults, 'The sequence could not send some of its steps.');

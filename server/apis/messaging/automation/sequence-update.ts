@@ -17,13 +17,20 @@ export const updateSequence: Handler<operations['updateSequence']> = async (requ
   const db = platform.store.db;
   const { sequenceId } = request.params;
   const body = request.body;
-  const current = await db.selectFrom('automation_sequences').selectAll().where('id', '=', sequenceId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const current = await db
+    .selectFrom('automation_sequences')
+    .selectAll()
+    .where('id', '=', sequenceId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   if (!current) throw new HttpProblem(404, 'not-found', `No sequence ${sequenceId} in this workspace.`);
 
   if (body.status === 'active' && current.status !== 'active') {
     const steps = current.steps as S['SequenceStep'][];
     const ids = [...new Set(steps.flatMap((s) => (s.template_id ? [s.template_id] : [])))];
-    const templates = ids.length ? await db.selectFrom('message_templates').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
+    const templates = ids.length
+      ? await db.selectFrom('message_templates').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+      : [];
     const now = platform.now();
     const faults: Finding[] = [];
     for (const step of steps) {
@@ -36,13 +43,20 @@ export const updateSequence: Handler<operations['updateSequence']> = async (requ
     }
     if (faults.length) throw refuse(422, faults, 'The sequence cannot be activated: some steps could not be sent.');
     const trigger = current.trigger as S['SequenceTrigger'];
-    if (trigger.type === 'keyword' && trigger.keyword) await refuseKeywordClash(db, workspaceId, current.business_account_id, trigger.keyword, '/body/status', current.id);
+    if (trigger.type === 'keyword' && trigger.keyword)
+      await refuseKeywordClash(db, workspaceId, current.business_account_id, trigger.keyword, '/body/status', current.id);
   }
 
   const changes = { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.status !== undefined ? { status: body.status } : {}) };
   const changed = Object.entries(changes).some(([k, v]) => current[k as keyof typeof current] !== v);
   const row = changed
-    ? await db.updateTable('automation_sequences').set({ ...changes, updated_at: platform.now() }).where('id', '=', current.id).where('workspace_id', '=', workspaceId).returningAll().executeTakeFirstOrThrow()
+    ? await db
+        .updateTable('automation_sequences')
+        .set({ ...changes, updated_at: platform.now() })
+        .where('id', '=', current.id)
+        .where('workspace_id', '=', workspaceId)
+        .returningAll()
+        .executeTakeFirstOrThrow()
     : current;
   const counts = await db
     .selectFrom('automation_sequence_enrolments')

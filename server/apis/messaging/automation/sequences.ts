@@ -53,10 +53,19 @@ export const listSequences: Handler<operations['listSequences']> = async (reques
   let query = db.selectFrom('automation_sequences').selectAll().where('workspace_id', '=', workspaceId).where('business_account_id', '=', account.id);
   if (status) query = query.where('status', '=', status);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const ids = rows.slice(0, limit).map((r) => r.id);
   const counts = ids.length
-    ? await db.selectFrom('automation_sequence_enrolments').select(['sequence_id', 'status', sql<string>`count(*)`.as('n')]).where('sequence_id', 'in', ids).groupBy(['sequence_id', 'status']).execute()
+    ? await db
+        .selectFrom('automation_sequence_enrolments')
+        .select(['sequence_id', 'status', sql<string>`count(*)`.as('n')])
+        .where('sequence_id', 'in', ids)
+        .groupBy(['sequence_id', 'status'])
+        .execute()
     : [];
   const count = (id: string, s: string) => Number(counts.find((c) => c.sequence_id === id && c.status === s)?.n ?? 0);
   return keysetPage(platform.secrets, scope, rows, limit, (row) => sequenceView(row, count(row.id, 'active'), count(row.id, 'completed')));
@@ -79,7 +88,10 @@ async function senderFor(platform: Platform, seq: SequenceRow, contactId: string
     .limit(1)
     .executeTakeFirst();
   if (chat) return chat.phone_number_id;
-  return (await db.selectFrom('phone_numbers').select('id').where('business_account_id', '=', seq.business_account_id).orderBy('id').limit(1).executeTakeFirst())?.id ?? null;
+  return (
+    (await db.selectFrom('phone_numbers').select('id').where('business_account_id', '=', seq.business_account_id).orderBy('id').limit(1).executeTakeFirst())
+      ?.id ?? null
+  );
 }
 
 /** Enrols a contact (once while an enrolment is active); false when already enrolled or nothing to send. */
@@ -90,7 +102,18 @@ export async function enrol(platform: Platform, seq: SequenceRow, contactId: str
   const now = platform.now();
   const row = await platform.store.db
     .insertInto('automation_sequence_enrolments')
-    .values({ id: newId('enr'), sequence_id: seq.id, workspace_id: seq.workspace_id, contact_id: contactId, phone_number_id: pn, status: 'active', next_step: 1, fire_at: new Date(now.getTime() + delayMs(steps[0]!)), created_at: now, updated_at: now })
+    .values({
+      id: newId('enr'),
+      sequence_id: seq.id,
+      workspace_id: seq.workspace_id,
+      contact_id: contactId,
+      phone_number_id: pn,
+      status: 'active',
+      next_step: 1,
+      fire_at: new Date(now.getTime() + delayMs(steps[0]!)),
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.columns(['sequence_id', 'contact_id']).where(sql<SqlBool>`status = 'active'`).doNothing())
     .returning('id')
     .executeTakeFirst();
@@ -116,7 +139,14 @@ export async function enrolNewContacts(platform: Platform): Promise<void> {
         .limit(500)
         .execute();
     } else if (trigger.type === 'contact_created') {
-      candidates = await db.selectFrom('contacts').select('contacts.id').where('workspace_id', '=', seq.workspace_id).where('created_at', '>=', seq.created_at).where(notEnrolled('contacts.id')).limit(500).execute();
+      candidates = await db
+        .selectFrom('contacts')
+        .select('contacts.id')
+        .where('workspace_id', '=', seq.workspace_id)
+        .where('created_at', '>=', seq.created_at)
+        .where(notEnrolled('contacts.id'))
+        .limit(500)
+        .execute();
     }
     for (const c of candidates) await enrol(platform, seq, c.id);
   }
@@ -140,44 +170,94 @@ export async function sendDueSteps(platform: Platform, running: () => boolean): 
         .skipLocked()
         .execute();
       if (rows.length) {
-        await trx.updateTable('automation_sequence_enrolments').set({ lease_until: new Date(now.getTime() + LEASE_MS), leased_by: platform.instanceId }).where('id', 'in', rows.map((r) => r.id)).execute();
+        await trx
+          .updateTable('automation_sequence_enrolments')
+          .set({ lease_until: new Date(now.getTime() + LEASE_MS), leased_by: platform.instanceId })
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .execute();
       }
       return rows.map((r) => r.id);
     });
     for (const id of due) await sendStep(platform, id);
     if (due.length < 20) break;
   }
-  const next = await db.selectFrom('automation_sequence_enrolments').select(sql<Date | null>`min(fire_at)`.as('next')).where('status', '=', 'active').executeTakeFirst();
+  const next = await db
+    .selectFrom('automation_sequence_enrolments')
+    .select(sql<Date | null>`min(fire_at)`.as('next'))
+    .where('status', '=', 'active')
+    .executeTakeFirst();
   return next?.next ? new Date(next.next) : null;
 }
 
 async function sendStep(platform: Platform, enrolmentId: string): Promise<void> {
   const db = platform.store.db;
-  const e = await db.selectFrom('automation_sequence_enrolments').selectAll().where('id', '=', enrolmentId).where('leased_by', '=', platform.instanceId).where('status', '=', 'active').executeTakeFirst();
+  const e = await db
+    .selectFrom('automation_sequence_enrolments')
+    .selectAll()
+    .where('id', '=', enrolmentId)
+    .where('leased_by', '=', platform.instanceId)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
   if (!e) return;
   const seq = await db.selectFrom('automation_sequences').selectAll().where('id', '=', e.sequence_id).executeTakeFirst();
   const contact = await db.selectFrom('contacts').select('phone').where('id', '=', e.contact_id).executeTakeFirst();
   const steps = seq ? stepsOf(seq) : [];
   const step = steps[e.next_step - 1];
   const settle = (values: Record<string, unknown>) =>
-    db.updateTable('automation_sequence_enrolments').set({ lease_until: null, leased_by: null, updated_at: platform.now(), ...values }).where('id', '=', e.id).where('leased_by', '=', platform.instanceId).execute();
+    db
+      .updateTable('automation_sequence_enrolments')
+      .set({ lease_until: null, leased_by: null, updated_at: platform.now(), ...values })
+      .where('id', '=', e.id)
+      .where('leased_by', '=', platform.instanceId)
+      .execute();
   // An inactive sequence pauses its enrolments: they stay due and go on once it is active again.
   if (seq?.status === 'inactive') return void (await settle({}));
   if (!seq || !contact || !step) return void (await settle({ status: 'completed', fire_at: null }));
   try {
     if (step.message_type === 'template') {
-      const t = await db.selectFrom('message_templates').select('name').where('id', '=', step.template_id!).where('workspace_id', '=', e.workspace_id).executeTakeFirst();
-      if (!t) throw Object.assign(new Error('gone'), { sequenceError: { code: 'template_not_approved', message: `Template ${step.template_id} no longer exists.`, node_id: null } });
-      await deliver(platform, e.workspace_id, { contact_no: contact.phone, chatapp_phone_number: e.phone_number_id, messageType: 'template', template: { name: t.name, language: step.language! } });
+      const t = await db
+        .selectFrom('message_templates')
+        .select('name')
+        .where('id', '=', step.template_id!)
+        .where('workspace_id', '=', e.workspace_id)
+        .executeTakeFirst();
+      if (!t)
+        throw Object.assign(new Error('gone'), {
+          sequenceError: { code: 'template_not_approved', message: `Template ${step.template_id} no longer exists.`, node_id: null },
+        });
+      await deliver(platform, e.workspace_id, {
+        contact_no: contact.phone,
+        chatapp_phone_number: e.phone_number_id,
+        messageType: 'template',
+        template: { name: t.name, language: step.language! },
+      });
     } else {
-      await deliver(platform, e.workspace_id, { contact_no: contact.phone, chatapp_phone_number: e.phone_number_id, messageType: 'text', message: step.text ?? '', preview_url: false });
+      await deliver(platform, e.workspace_id, {
+        contact_no: contact.phone,
+        chatapp_phone_number: e.phone_number_id,
+        messageType: 'text',
+        message: step.text ?? '',
+        preview_url: false,
+      });
     }
   } catch (error) {
     const known = (error as { sequenceError?: unknown }).sequenceError ?? sendError(error, null);
-    return void (await settle({ status: 'failed', fire_at: null, error: JSON.stringify(known ?? { code: 'internal', message: 'The step could not be sent.', node_id: null }) }));
+    return void (await settle({
+      status: 'failed',
+      fire_at: null,
+      error: JSON.stringify(known ?? { code: 'internal', message: 'The step could not be sent.', node_id: null }),
+    }));
   }
   const following = steps[e.next_step];
-  await settle(following ? { next_step: e.next_step + 1, fire_at: new Date(platform.now().getTime() + delayMs(following)) } : { status: 'completed', next_step: e.next_step + 1, fire_at: null });
+  await settle(
+    following
+      ? { next_step: e.next_step + 1, fire_at: new Date(platform.now().getTime() + delayMs(following)) }
+      : { status: 'completed', next_step: e.next_step + 1, fire_at: null },
+  );
 }
 
 /** A reply ends the contact's enrolments in sequences that stop on reply. */
@@ -187,7 +267,9 @@ export async function stopOnReply(platform: Platform, message: InboundMessage): 
     .set({ status: 'stopped', fire_at: null, updated_at: platform.now() })
     .where('contact_id', '=', message.contactId)
     .where('status', '=', 'active')
-    .where('sequence_id', 'in', (eb) => eb.selectFrom('automation_sequences').select('id').where('workspace_id', '=', message.workspaceId).where('stop_on_reply', '=', true))
+    .where('sequence_id', 'in', (eb) =>
+      eb.selectFrom('automation_sequences').select('id').where('workspace_id', '=', message.workspaceId).where('stop_on_reply', '=', true),
+    )
     .execute();
 }
 

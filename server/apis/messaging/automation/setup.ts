@@ -28,7 +28,10 @@ export async function setup(app: FastifyInstance): Promise<void> {
       // Claims only need to outlive provider redeliveries of a message (hours): kept a week.
       if (Date.now() - lastSweep > 60_000) {
         lastSweep = Date.now();
-        await platform.store.db.deleteFrom('automation_inbound_claims').where('received_at', '<', new Date(platform.now().getTime() - CLAIM_TTL_MS)).execute();
+        await platform.store.db
+          .deleteFrom('automation_inbound_claims')
+          .where('received_at', '<', new Date(platform.now().getTime() - CLAIM_TTL_MS))
+          .execute();
       }
       await enrolNewContacts(platform);
       return sendDueSteps(platform, () => running);

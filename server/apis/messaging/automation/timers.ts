@@ -87,7 +87,11 @@ export class TimerWorker {
       if (!this.running || taken.length < this.batch) break;
     }
     const extraNext = this.running ? await this.options.extra?.() : null;
-    const row = await platform.store.db.selectFrom('automation_executions').select(sql<Date | null>`min(fire_at)`.as('next')).where('status', '=', 'waiting').executeTakeFirst();
+    const row = await platform.store.db
+      .selectFrom('automation_executions')
+      .select(sql<Date | null>`min(fire_at)`.as('next'))
+      .where('status', '=', 'waiting')
+      .executeTakeFirst();
     const next = row?.next ? new Date(row.next) : null;
     // biome-ignore lint/complexity/useMathMinMax: Dates, and the earlier Date itself is wanted
     if (next && extraNext) return next < extraNext ? next : extraNext;
@@ -114,7 +118,11 @@ export class TimerWorker {
         await trx
           .updateTable('automation_executions')
           .set({ status: 'running', leased_by: platform.instanceId, lease_until: lease, resume: JSON.stringify({ kind: 'timeout' }) })
-          .where('id', 'in', due.map((r) => r.id))
+          .where(
+            'id',
+            'in',
+            due.map((r) => r.id),
+          )
           .execute();
       }
       const stale = await trx
@@ -129,7 +137,15 @@ export class TimerWorker {
         .execute();
       if (stale.length) {
         // The node it was at runs again with the input it had (at-least-once).
-        await trx.updateTable('automation_executions').set({ leased_by: platform.instanceId, lease_until: lease }).where('id', 'in', stale.map((r) => r.id)).execute();
+        await trx
+          .updateTable('automation_executions')
+          .set({ leased_by: platform.instanceId, lease_until: lease })
+          .where(
+            'id',
+            'in',
+            stale.map((r) => r.id),
+          )
+          .execute();
       }
       return [...due, ...stale].map((r) => r.id);
     });

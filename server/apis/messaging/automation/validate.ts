@@ -32,7 +32,18 @@ export interface Finding {
 }
 
 /** Headers an http_request node may not set (RFC 9110 hop-by-hop and framing). */
-const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization']);
+const FORBIDDEN_HEADERS = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+]);
 const VALUE_OPERATORS = new Set(['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'greater_than', 'less_than']);
 const PLACEHOLDER = /\{\{\s*[^}]*\}\}/;
 
@@ -121,7 +132,8 @@ export function checkGraph(graph: FlowGraph): Finding[] {
     for (const e of edges.get(id) ?? []) {
       if (waits(e.to)) continue;
       const s = state.get(e.to);
-      if (s === 1) add(`/body/connections/${e.index}`, `the connection from '${id}' to '${e.to}' closes a cycle without a waiting node (ask, delay, start_form)`);
+      if (s === 1)
+        add(`/body/connections/${e.index}`, `the connection from '${id}' to '${e.to}' closes a cycle without a waiting node (ask, delay, start_form)`);
       else if (s === undefined) dfs(e.to);
     }
     state.set(id, 2);
@@ -144,7 +156,8 @@ function semanticChecks(item: FlowTrigger | FlowNode, pointer: string, label: st
         if (r.subject === 'tag' && !tagOp) at(`/rules/${i}/operator`, `rule ${i} on a tag takes has_tag or not_has_tag`);
         if (r.subject !== 'tag' && tagOp) at(`/rules/${i}/operator`, `rule ${i}: ${r.operator} is for subject tag`);
         if (VALUE_OPERATORS.has(r.operator!) && r.value === undefined) at(`/rules/${i}/value`, `rule ${i}: ${r.operator} needs a value`);
-        if ((r.operator === 'greater_than' || r.operator === 'less_than') && r.value !== undefined && !Number.isFinite(Number(r.value))) at(`/rules/${i}/value`, `rule ${i}: ${r.operator} compares numbers`);
+        if ((r.operator === 'greater_than' || r.operator === 'less_than') && r.value !== undefined && !Number.isFinite(Number(r.value)))
+          at(`/rules/${i}/value`, `rule ${i}: ${r.operator} compares numbers`);
       });
       break;
     case 'send_buttons': {
@@ -156,7 +169,8 @@ function semanticChecks(item: FlowTrigger | FlowNode, pointer: string, label: st
       const sections = p.sections as { title?: string; rows: { id: string }[] }[];
       const rows = sections.flatMap((s) => s.rows.map((r) => r.id));
       if (rows.length > 10) at('/sections', `a list has at most 10 rows in all (${rows.length} given)`);
-      if (sections.length > 1) sections.forEach((s, i) => !s.title && at(`/sections/${i}/title`, 'a section title is required when there are several sections'));
+      if (sections.length > 1)
+        sections.forEach((s, i) => !s.title && at(`/sections/${i}/title`, 'a section title is required when there are several sections'));
       rows.forEach((id, i) => rows.indexOf(id) !== i && at('/sections', `row id '${id}' is used twice`));
       break;
     }
@@ -188,7 +202,14 @@ function semanticChecks(item: FlowTrigger | FlowNode, pointer: string, label: st
 type Db = Kysely<Database>;
 
 /** What the flow references: templates (of the flow's account, approved when `requireApproved`), tags, agents, fields, forms, URLs. */
-export async function checkReferences(platform: Platform, db: Db, workspaceId: string, accountId: string, graph: FlowGraph, requireApproved: boolean): Promise<Finding[]> {
+export async function checkReferences(
+  platform: Platform,
+  db: Db,
+  workspaceId: string,
+  accountId: string,
+  graph: FlowGraph,
+  requireApproved: boolean,
+): Promise<Finding[]> {
   const out: Finding[] = [];
   const [tags, owners, fields, templates] = await Promise.all([
     db.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).execute(),
@@ -207,7 +228,8 @@ export async function checkReferences(platform: Platform, db: Db, workspaceId: s
     const label = `node '${n.id}'`;
     const p = n.parameters as Record<string, any>;
     const at = (path: string, detail: string) => out.push({ pointer: `${pointer}${path}`, detail: `${label}: ${detail}` });
-    const field = (path: string, key: string | undefined) => key !== undefined && !fieldKeys.has(key) && at(path, `'${key}' is neither a contact attribute (name, email) nor a custom field of this workspace`);
+    const field = (path: string, key: string | undefined) =>
+      key !== undefined && !fieldKeys.has(key) && at(path, `'${key}' is neither a contact attribute (name, email) nor a custom field of this workspace`);
     switch (n.type) {
       case 'send_template': {
         const t = templateById.get(p.template_id);
@@ -242,7 +264,12 @@ export async function checkReferences(platform: Platform, db: Db, workspaceId: s
         urls.push({ url: p.url, pointer: `${pointer}/url`, label });
         break;
       case 'start_form': {
-        const form = await db.selectFrom('forms').select(['id', 'flow_status']).where('workspace_id', '=', workspaceId).where('provider_flow_id', '=', p.flow_id).executeTakeFirst();
+        const form = await db
+          .selectFrom('forms')
+          .select(['id', 'flow_status'])
+          .where('workspace_id', '=', workspaceId)
+          .where('provider_flow_id', '=', p.flow_id)
+          .executeTakeFirst();
         if (!form) at('/flow_id', `no form of this workspace has flow.flow_id ${p.flow_id}`);
         else if (requireApproved && form.flow_status !== 'PUBLISHED') at('/flow_id', `the form ${form.id} is not published (status ${form.flow_status})`);
         break;
@@ -297,10 +324,15 @@ export function invalidFlow(findings: Finding[], title = 'Invalid flow'): HttpPr
   const errors = findings.map(({ pointer, detail }) => ({ pointer, detail }));
   const badInputs = findings.filter((f) => f.badInput);
   if (badInputs.length) {
-    return new HttpProblem(400, 'validation', badInputs.length === 1 ? badInputs[0]!.detail : 'Inputs of the flow are malformed.', { errors: badInputs.map(({ pointer, detail }) => ({ pointer, detail })) });
+    return new HttpProblem(400, 'validation', badInputs.length === 1 ? badInputs[0]!.detail : 'Inputs of the flow are malformed.', {
+      errors: badInputs.map(({ pointer, detail }) => ({ pointer, detail })),
+    });
   }
   if (findings.every((f) => f.unsafeUrl)) {
     return new HttpProblem(422, 'unsafe-url', findings.length === 1 ? findings[0]!.detail : 'URLs of the flow are not public https targets.', { errors });
   }
-  return new HttpProblem(422, 'unprocessable', findings.length === 1 ? findings[0]!.detail : 'The flow does not satisfy the node-type catalogue.', { title, errors });
+  return new HttpProblem(422, 'unprocessable', findings.length === 1 ? findings[0]!.detail : 'The flow does not satisfy the node-type catalogue.', {
+    title,
+    errors,
+  });
 }

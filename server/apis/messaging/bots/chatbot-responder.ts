@@ -19,7 +19,12 @@ interface Cached {
 async function indexOf(platform: Platform, cache: Map<string, Cached>, chatbotId: string, trainedAt: Date): Promise<SimilarityIndex<Answer>> {
   const hit = cache.get(chatbotId);
   if (hit && hit.stamp === trainedAt.getTime()) return hit.index;
-  const pairs = await platform.store.db.selectFrom('chatbot_qa_pairs').select(['question', 'alternatives', 'answer']).where('chatbot_id', '=', chatbotId).orderBy('position').execute();
+  const pairs = await platform.store.db
+    .selectFrom('chatbot_qa_pairs')
+    .select(['question', 'alternatives', 'answer'])
+    .where('chatbot_id', '=', chatbotId)
+    .orderBy('position')
+    .execute();
   const index = new SimilarityIndex(pairs.flatMap((p) => [p.question, ...p.alternatives].map((text) => ({ text, item: { answer: p.answer } }))));
   cache.set(chatbotId, { stamp: trainedAt.getTime(), index });
   return index;
@@ -67,7 +72,8 @@ export function chatbotResponder(log: FastifyBaseLogger): InboundResponder {
         }
         if (fallback.action === 'assign_agent') {
           const agent = await handOver(platform, message.workspaceId, message.phoneNumberId, contact.id, fallback.agent_id, bot.last_assigned_owner_id);
-          if (agent && !fallback.agent_id) await platform.store.db.updateTable('chatbots').set({ last_assigned_owner_id: agent }).where('id', '=', bot.id).execute();
+          if (agent && !fallback.agent_id)
+            await platform.store.db.updateTable('chatbots').set({ last_assigned_owner_id: agent }).where('id', '=', bot.id).execute();
           return agent !== null;
         }
         return false;

@@ -47,7 +47,8 @@ export const createChatbot: Handler<operations['createChatbot']> = async (reques
   const bad = (pointer: string, detail: string) => new HttpProblem(400, 'validation', 'One or more fields are invalid.', { errors: [{ pointer, detail }] });
   if (fallback.action === 'reply' && !fallback.text) throw bad('/body/fallback/text', 'required when fallback.action is reply');
   if (fallback.action !== 'reply' && fallback.text !== undefined) throw bad('/body/fallback/text', 'only allowed when fallback.action is reply');
-  if (fallback.action !== 'assign_agent' && fallback.agent_id !== undefined) throw bad('/body/fallback/agent_id', 'only allowed when fallback.action is assign_agent');
+  if (fallback.action !== 'assign_agent' && fallback.agent_id !== undefined)
+    throw bad('/body/fallback/agent_id', 'only allowed when fallback.action is assign_agent');
   const account = await accountFor(db, workspaceId, body.waba_id, '/body/waba_id');
   const phoneNumberId = body.phone_number_id ? await findAccountNumber(db, account, body.phone_number_id, '/body/phone_number_id') : null;
   if (fallback.agent_id) await findAgent(db, workspaceId, fallback.agent_id, '/body/fallback/agent_id');
@@ -94,8 +95,15 @@ export const listChatbots: Handler<operations['listChatbots']> = async (request)
   const account = await accountFor(platform.store.db, workspaceId, wabaRef, '/query/waba_id');
   let query = platform.store.db.selectFrom('chatbots').selectAll().where('workspace_id', '=', workspaceId).where('business_account_id', '=', account.id);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-  const counts = await pairCounts(platform.store.db, rows.slice(0, limit).map((r) => r.id));
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const counts = await pairCounts(
+    platform.store.db,
+    rows.slice(0, limit).map((r) => r.id),
+  );
   return keysetPage(platform.secrets, scope, rows, limit, (row) => view(row, counts.get(row.id) ?? 0));
 };
 
@@ -130,7 +138,14 @@ function checkedPairs(pairs: Pair[]): Map<string, Pair> {
     });
   });
   if (errors.length) {
-    throw new HttpProblem(422, 'unprocessable', errors.length === 1 ? `Pair ${errors[0]!.pointer.split('/')[3]}: ${errors[0]!.detail}. Nothing was changed.` : `${errors.length} pairs are invalid. Nothing was changed.`, { errors });
+    throw new HttpProblem(
+      422,
+      'unprocessable',
+      errors.length === 1
+        ? `Pair ${errors[0]!.pointer.split('/')[3]}: ${errors[0]!.detail}. Nothing was changed.`
+        : `${errors.length} pairs are invalid. Nothing was changed.`,
+      { errors },
+    );
   }
   return byKey;
 }
@@ -184,7 +199,15 @@ export const trainChatbot: Handler<operations['trainChatbot']> = async (request)
       }
     }
     await trx.updateTable('chatbots').set({ trained_at: now, updated_at: now }).where('id', '=', id).execute();
-    const total = Number((await trx.selectFrom('chatbot_qa_pairs').select((eb) => eb.fn.countAll<string>().as('n')).where('chatbot_id', '=', id).executeTakeFirstOrThrow()).n);
+    const total = Number(
+      (
+        await trx
+          .selectFrom('chatbot_qa_pairs')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('chatbot_id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
     return { chatbot_id: id, mode, added, updated, removed: mode === 'replace' ? removed : 0, total, trained_at: now.toISOString() };
   });
 };
@@ -194,12 +217,22 @@ function tooMany(known: number, adding: number, mode: string): HttpProblem {
     mode === 'replace'
       ? `Replacing with ${adding} pairs would exceed the limit of ${MAX_PAIRS}. Nothing was changed.`
       : `The chatbot knows ${known} pairs; appending ${adding} would exceed the limit of ${MAX_PAIRS}. Nothing was changed.`;
-  return new HttpProblem(422, 'unprocessable', detail, { title: 'Too many pairs', errors: [{ pointer: '/body/pairs', detail: `at most ${MAX_PAIRS} pairs in total` }] });
+  return new HttpProblem(422, 'unprocessable', detail, {
+    title: 'Too many pairs',
+    errors: [{ pointer: '/body/pairs', detail: `at most ${MAX_PAIRS} pairs in total` }],
+  });
 }
 
 async function insertPair(trx: Transaction<Database>, chatbotId: string, position: number, key: string, pair: Pair) {
   await trx
     .insertInto('chatbot_qa_pairs')
-    .values({ chatbot_id: chatbotId, position, question_key: key, question: pair.question, alternatives: JSON.stringify(pair.alternatives ?? []), answer: pair.answer })
+    .values({
+      chatbot_id: chatbotId,
+      position,
+      question_key: key,
+      question: pair.question,
+      alternatives: JSON.stringify(pair.alternatives ?? []),
+      answer: pair.answer,
+    })
     .execute();
 }

@@ -54,7 +54,12 @@ export async function claimReply(platform: Platform, bot: Bot, contactId: string
     const at = new Date(last.last_replied_at);
     if (bot.cooldown_minutes > 0 && now.getTime() - at.getTime() < bot.cooldown_minutes * 60_000) return false;
     if (bot.schedule && samePeriod(bot.schedule, at, now)) return false;
-    await trx.updateTable('message_bot_replies').set({ last_replied_at: now }).where('message_bot_id', '=', bot.id).where('contact_id', '=', contactId).execute();
+    await trx
+      .updateTable('message_bot_replies')
+      .set({ last_replied_at: now })
+      .where('message_bot_id', '=', bot.id)
+      .where('contact_id', '=', contactId)
+      .execute();
     return true;
   });
 }

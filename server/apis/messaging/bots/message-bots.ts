@@ -92,12 +92,23 @@ async function checkReply(platform: Platform, account: AccountRow, reply: S['Mes
   if (reply.language) query = query.where('language', '=', reply.language);
   const template = await query.executeTakeFirst();
   const pointer = '/body/reply/template_id';
-  if (!template) throw new HttpProblem(404, 'not-found', `No template ${reply.template_id}${reply.language ? ` (${reply.language})` : ''} in business account ${account.id}.`, { errors: [{ pointer, detail: 'unknown template' }] });
-  if (template.status !== 'APPROVED') throw new HttpProblem(422, 'unprocessable', `Template ${template.name} is ${template.status}; only APPROVED templates can be sent.`, { errors: [{ pointer, detail: 'template not approved' }] });
+  if (!template)
+    throw new HttpProblem(
+      404,
+      'not-found',
+      `No template ${reply.template_id}${reply.language ? ` (${reply.language})` : ''} in business account ${account.id}.`,
+      { errors: [{ pointer, detail: 'unknown template' }] },
+    );
+  if (template.status !== 'APPROVED')
+    throw new HttpProblem(422, 'unprocessable', `Template ${template.name} is ${template.status}; only APPROVED templates can be sent.`, {
+      errors: [{ pointer, detail: 'template not approved' }],
+    });
   // A bot sends the template as it is: variables or a media header would need values per message.
   const text = JSON.stringify(template.components);
   if (/\{\{[^}]*\}\}/.test(text) || /"format":"(IMAGE|VIDEO|DOCUMENT|LOCATION)"/i.test(text)) {
-    throw new HttpProblem(422, 'unprocessable', `Template ${template.name} has variables or a media header; a message bot sends templates without values.`, { errors: [{ pointer, detail: 'template needs values' }] });
+    throw new HttpProblem(422, 'unprocessable', `Template ${template.name} has variables or a media header; a message bot sends templates without values.`, {
+      errors: [{ pointer, detail: 'template needs values' }],
+    });
   }
   return { type: 'template', template_id: template.id, language: template.language };
 }
@@ -136,7 +147,7 @@ export const createMessageBot: Handler<operations['createMessageBot']> = async (
       kind: body.kind,
       status: body.status ?? 'active',
       keywords: JSON.stringify(keywords),
-      match: body.kind === 'keyword' ? body.match ?? 'exact' : null,
+      match: body.kind === 'keyword' ? (body.match ?? 'exact') : null,
       schedule: schedule ? JSON.stringify(schedule) : null,
       reply: JSON.stringify(replyRow),
       cooldown_minutes: body.cooldown_minutes ?? 0,
@@ -158,6 +169,10 @@ export const listMessageBots: Handler<operations['listMessageBots']> = async (re
   const account = await accountFor(platform.store.db, workspaceId, wabaRef, '/query/waba_id');
   let query = platform.store.db.selectFrom('message_bots').selectAll().where('workspace_id', '=', workspaceId).where('business_account_id', '=', account.id);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, view);
 };

@@ -33,7 +33,9 @@ export const createQuickReply: Handler<operations['createQuickReply']> = async (
     .returningAll()
     .executeTakeFirst();
   if (!row) {
-    throw new HttpProblem(409, 'conflict', `A quick reply with the shortcut '${shortcut}' already exists.`, { errors: [{ pointer: '/body/shortcut', detail: 'already used in this workspace' }] });
+    throw new HttpProblem(409, 'conflict', `A quick reply with the shortcut '${shortcut}' already exists.`, {
+      errors: [{ pointer: '/body/shortcut', detail: 'already used in this workspace' }],
+    });
   }
   reply.code(201);
   return view(row);
@@ -50,7 +52,10 @@ export const listQuickReplies: Handler<operations['listQuickReplies']> = async (
   // A literal prefix (no LIKE, so `_` and `%` in the search mean themselves); shortcuts are lower case.
   if (search) query = query.where(sql<string>`left(shortcut, ${search.length})`, '=', search.toLowerCase());
   if (position) query = query.where('shortcut', '>', String(position.s));
-  const rows = await query.orderBy('shortcut').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('shortcut')
+    .limit(limit + 1)
+    .execute();
   const items = rows.slice(0, limit);
   const more = rows.length > limit;
   return {

@@ -37,7 +37,13 @@ export function fillPlaceholders(text: string, contact: ContactFacts): string {
 }
 
 export async function sendText(platform: Platform, workspaceId: string, phoneNumberId: string, contact: ContactFacts, text: string) {
-  return deliver(platform, workspaceId, { contact_no: contact.phone, chatapp_phone_number: phoneNumberId, messageType: 'text', message: fillPlaceholders(text, contact) || text, preview_url: false });
+  return deliver(platform, workspaceId, {
+    contact_no: contact.phone,
+    chatapp_phone_number: phoneNumberId,
+    messageType: 'text',
+    message: fillPlaceholders(text, contact) || text,
+    preview_url: false,
+  });
 }
 
 /** A message bot's reply as a SendMessageRequest; a template is looked up by id at send time (it may have been renamed away). */
@@ -57,7 +63,12 @@ export async function sendBotReply(platform: Platform, workspaceId: string, phon
     body = { ...base, messageType: 'template', template: { name: template.name, language: reply.language ?? template.language } } as SendBody;
   } else {
     const caption = reply.caption ? fillPlaceholders(reply.caption, contact) : undefined;
-    body = { ...base, messageType: reply.media_type ?? 'document', mediaUrl: reply.media_url ?? '', ...(caption && reply.media_type !== 'audio' ? { message: caption } : {}) } as SendBody;
+    body = {
+      ...base,
+      messageType: reply.media_type ?? 'document',
+      mediaUrl: reply.media_url ?? '',
+      ...(caption && reply.media_type !== 'audio' ? { message: caption } : {}),
+    } as SendBody;
   }
   return deliver(platform, workspaceId, body);
 }
@@ -66,7 +77,14 @@ export async function sendBotReply(platform: Platform, workspaceId: string, phon
  * Hands the chat of (number, contact) to `agentId`, or round robin over the workspace's agents
  * after `lastAgentId`. Answers the agent given the chat, or null when the workspace has none.
  */
-export async function handOver(platform: Platform, workspaceId: string, phoneNumberId: string, contactId: string, agentId: string | undefined, lastAgentId: string | null): Promise<string | null> {
+export async function handOver(
+  platform: Platform,
+  workspaceId: string,
+  phoneNumberId: string,
+  contactId: string,
+  agentId: string | undefined,
+  lastAgentId: string | null,
+): Promise<string | null> {
   const db = platform.store.db;
   let chosen = agentId ?? null;
   if (chosen) {

@@ -24,7 +24,15 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 export function localMinutes(at: Date, zone: string): number {
   let f = formats.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formats.set(zone, f);
   }
   const p = Object.fromEntries(f.formatToParts(at).map((x) => [x.type, x.value]));

@@ -17,7 +17,10 @@ export async function findAccountNumber(db: Kysely<Database>, account: AccountRo
     .where('business_account_id', '=', account.id)
     .where((eb) => eb.or([eb('id', '=', ref), eb('provider_phone_number_id', '=', ref)]))
     .executeTakeFirst();
-  if (!row) throw new HttpProblem(404, 'not-found', `No phone number ${ref} in business account ${account.id}.`, { errors: [{ pointer, detail: 'is not a number of this business account' }] });
+  if (!row)
+    throw new HttpProblem(404, 'not-found', `No phone number ${ref} in business account ${account.id}.`, {
+      errors: [{ pointer, detail: 'is not a number of this business account' }],
+    });
   return row.id;
 }
 
@@ -36,7 +39,8 @@ export async function accountFor(db: Kysely<Database>, workspaceId: string, ref:
   try {
     return await findAccount(db, workspaceId, ref);
   } catch (error) {
-    if (error instanceof HttpProblem) throw new HttpProblem(404, 'not-found', `No business account ${ref} in this workspace.`, { errors: [{ pointer, detail: 'unknown business account' }] });
+    if (error instanceof HttpProblem)
+      throw new HttpProblem(404, 'not-found', `No business account ${ref} in this workspace.`, { errors: [{ pointer, detail: 'unknown business account' }] });
     throw error;
   }
 }

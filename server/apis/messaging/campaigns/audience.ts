@@ -22,7 +22,11 @@ function selection(a: CampaignAudience): Audience {
 
 /** 404 naming the field for a contact, tag or segment that is not the workspace's (B3). */
 export async function checkCampaignAudience(db: Kysely<Database>, workspaceId: string, a: CampaignAudience): Promise<void> {
-  await checkAudience(db, workspaceId, selection(a), { contactIds: '/body/audience/contact_ids', tagNames: '/body/audience/tags', segmentId: '/body/audience/segment_id' });
+  await checkAudience(db, workspaceId, selection(a), {
+    contactIds: '/body/audience/contact_ids',
+    tagNames: '/body/audience/tags',
+    segmentId: '/body/audience/segment_id',
+  });
 }
 
 /** The recipients now: contacts `id` and `phone`. */
@@ -41,6 +45,9 @@ export async function recipientsQuery(db: Kysely<Database> | Transaction<Databas
 /** How many contacts the audience has now; stops counting past `cap` (config.campaignMaxRecipients). */
 export async function countRecipients(db: Kysely<Database> | Transaction<Database>, workspaceId: string, a: CampaignAudience, cap: number): Promise<number> {
   const limited = (await recipientsQuery(db, workspaceId, a)).limit(cap + 1);
-  const row = await db.selectFrom(limited.as('r')).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom(limited.as('r'))
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

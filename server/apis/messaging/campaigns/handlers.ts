@@ -31,19 +31,34 @@ async function view(platform: Platform, row: CampaignRow): Promise<Campaign> {
 async function senderNumber(platform: Platform, workspaceId: string, phone: string) {
   const pointer = '/body/chatapp_phone_number';
   const e164 = requireE164(phone, pointer);
-  const number = await platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', workspaceId).where('display_phone_number', '=', e164).executeTakeFirst();
-  if (!number) throw new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', { errors: [{ pointer, detail: 'is not a number of a connected account of this workspace' }] });
+  const number = await platform.store.db
+    .selectFrom('phone_numbers')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('display_phone_number', '=', e164)
+    .executeTakeFirst();
+  if (!number)
+    throw new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', {
+      errors: [{ pointer, detail: 'is not a number of a connected account of this workspace' }],
+    });
   const sender = await resolveSender(platform, workspaceId, number.id, pointer);
   if (sender.account.disconnected_at) {
-    throw new HttpProblem(422, 'unprocessable', 'The number belongs to a disconnected business account.', { errors: [{ pointer, detail: 'account disconnected' }] });
+    throw new HttpProblem(422, 'unprocessable', 'The number belongs to a disconnected business account.', {
+      errors: [{ pointer, detail: 'account disconnected' }],
+    });
   }
   return { ...sender, e164 };
 }
 
 const tooMany = (count: number, status: 400 | 422, cap: number) =>
-  new HttpProblem(status, status === 400 ? 'validation' : 'unprocessable', `The audience has ${count > cap ? `more than ${cap}` : count} contacts; a campaign takes at most ${cap}.`, {
-    errors: [{ pointer: '/body/audience', detail: `matches more than ${cap} contacts` }],
-  });
+  new HttpProblem(
+    status,
+    status === 400 ? 'validation' : 'unprocessable',
+    `The audience has ${count > cap ? `more than ${cap}` : count} contacts; a campaign takes at most ${cap}.`,
+    {
+      errors: [{ pointer: '/body/audience', detail: `matches more than ${cap} contacts` }],
+    },
+  );
 
 const createCampaign: Handler<operations['createCampaign']> = async (request, reply) => {
   const { workspaceId } = authOf(request);
@@ -69,7 +84,9 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
   await checkMedia(platform, db, workspaceId, values, { phoneNumberId: sender.number.id });
   const scheduledAt = body.scheduled_at !== undefined ? new Date(body.scheduled_at) : null;
   if (scheduledAt && scheduledAt.getTime() <= now.getTime()) {
-    throw new HttpProblem(422, 'unprocessable', 'scheduled_at is in the past.', { errors: [{ pointer: '/body/scheduled_at', detail: 'must be in the future' }] });
+    throw new HttpProblem(422, 'unprocessable', 'scheduled_at is in the past.', {
+      errors: [{ pointer: '/body/scheduled_at', detail: 'must be in the future' }],
+    });
   }
   await checkCampaignAudience(db, workspaceId, audience);
   const cap = platform.config.campaignMaxRecipients;
@@ -115,7 +132,11 @@ const listCampaigns: Handler<operations['listCampaigns']> = async (request) => {
   let query = platform.store.db.selectFrom('campaigns').selectAll().where('workspace_id', '=', workspaceId);
   if (status) query = query.where('status', '=', status);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const progress = await progressOf(platform.store.db, rows.slice(0, limit));
   return keysetPage(platform.secrets, scope, rows, limit, (row) => campaignView(row, progress.get(row.id)!));
 };
@@ -123,7 +144,12 @@ const listCampaigns: Handler<operations['listCampaigns']> = async (request) => {
 const getCampaign: Handler<operations['getCampaign']> = async (request) => {
   const { workspaceId } = authOf(request);
   const platform = request.server.platform;
-  const row = await platform.store.db.selectFrom('campaigns').selectAll().where('id', '=', request.params.campaignId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await platform.store.db
+    .selectFrom('campaigns')
+    .selectAll()
+    .where('id', '=', request.params.campaignId)
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   if (!row) throw notFound(request.params.campaignId);
   return view(platform, row);
 };
@@ -153,7 +179,12 @@ async function transition(
 const conflict = (row: CampaignRow, action: string) => new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status} and cannot be ${action}.`);
 
 async function setStatus(trx: Transaction<Database>, row: CampaignRow, status: CampaignStatusValue, now: Date, extra: { finished_at?: Date } = {}) {
-  return trx.updateTable('campaigns').set({ status, updated_at: now, ...extra }).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+  return trx
+    .updateTable('campaigns')
+    .set({ status, updated_at: now, ...extra })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Starts sending now, or waits for a future `scheduled_at`; the audience is checked against the cap again. */

@@ -27,7 +27,11 @@ export async function progressOf(db: Db, campaigns: { id: string; total: number 
   const rows = await db
     .selectFrom('campaign_recipients')
     .select(['campaign_id', 'state', (eb) => eb.fn.countAll<string>().as('n')])
-    .where('campaign_id', 'in', campaigns.map((c) => c.id))
+    .where(
+      'campaign_id',
+      'in',
+      campaigns.map((c) => c.id),
+    )
     .groupBy(['campaign_id', 'state'])
     .execute();
   for (const r of rows) {
@@ -85,7 +89,11 @@ export async function startSending(trx: Transaction<Database>, c: CampaignRow, n
     .expression(source)
     .onConflict((oc) => oc.columns(['campaign_id', 'contact_id']).doNothing())
     .execute();
-  const counted = await trx.selectFrom('campaign_recipients').select((eb) => eb.fn.countAll<string>().as('n')).where('campaign_id', '=', c.id).executeTakeFirstOrThrow();
+  const counted = await trx
+    .selectFrom('campaign_recipients')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('campaign_id', '=', c.id)
+    .executeTakeFirstOrThrow();
   const total = Number(counted.n);
   const row = await trx
     .updateTable('campaigns')
@@ -139,7 +147,15 @@ export async function failCampaign(trx: Transaction<Database>, campaignId: strin
     api: 'messaging',
     type: 'campaign.failed',
     at: now,
-    data: { campaign_id: row.id, name: row.name, status: 'failed', failure_reason: reason, progress, started_at: iso(row.started_at), finished_at: now.toISOString() },
+    data: {
+      campaign_id: row.id,
+      name: row.name,
+      status: 'failed',
+      failure_reason: reason,
+      progress,
+      started_at: iso(row.started_at),
+      finished_at: now.toISOString(),
+    },
   });
   return row;
 }

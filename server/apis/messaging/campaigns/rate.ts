@@ -36,7 +36,11 @@ export async function reserveSlots(trx: Transaction<Database>, phoneNumberId: st
 
 /** When the number may send again, without reserving (a worker deciding whether to lease now). */
 export async function nextFreeSlot(trx: Transaction<Database>, phoneNumberId: string): Promise<Date | null> {
-  const row = await trx.selectFrom('campaign_send_slots').select(['next_slot_at', 'paused_until']).where('phone_number_id', '=', phoneNumberId).executeTakeFirst();
+  const row = await trx
+    .selectFrom('campaign_send_slots')
+    .select(['next_slot_at', 'paused_until'])
+    .where('phone_number_id', '=', phoneNumberId)
+    .executeTakeFirst();
   if (!row) return null;
   const t = Math.max(new Date(row.next_slot_at).getTime(), row.paused_until ? new Date(row.paused_until).getTime() : 0);
   return new Date(t);

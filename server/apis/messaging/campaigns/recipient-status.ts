@@ -20,7 +20,10 @@ export async function applyMessageStatus(
 ): Promise<void> {
   const { messageId, status } = data;
   if (typeof messageId !== 'string' || typeof status !== 'string' || !FROM[status]) return;
-  const error = status === 'failed' ? JSON.stringify({ code: typeof data.errorCode === 'number' ? data.errorCode : 'failed', title: 'The provider reported the message failed.' }) : undefined;
+  const error =
+    status === 'failed'
+      ? JSON.stringify({ code: typeof data.errorCode === 'number' ? data.errorCode : 'failed', title: 'The provider reported the message failed.' })
+      : undefined;
   await db
     .updateTable('campaign_recipients')
     .set({ state: status as RecipientState, updated_at: platform.now(), ...(error ? { error } : {}) })

@@ -45,7 +45,8 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
   const values = c.template as TemplateValues;
   const template = await findTemplate(db, c.workspace_id, { name: values.name, language: values.language, businessAccountId: sender.account.id });
   if (!template) return { failure: `Template ${values.name} (${values.language}) no longer exists.` };
-  if (template.status !== 'APPROVED') return { failure: `Template ${values.name} (${values.language}) is ${template.status}; only APPROVED templates can be sent.` };
+  if (template.status !== 'APPROVED')
+    return { failure: `Template ${values.name} (${values.language}) is ${template.status}; only APPROVED templates can be sent.` };
   const mediaIds: MediaIds = new Map();
   const wanted = mediaIdsOf(values);
   if (wanted.length) {
@@ -59,7 +60,9 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
     if (mediaIds.size < new Set(wanted).size) return { failure: 'An uploaded media file of the campaign no longer exists.' };
     // The provider serves a media id to the number it was uploaded for, for 30 days.
     const now = platform.now().getTime();
-    const unusable = rows.find((r) => (r.phone_number_id && r.phone_number_id !== sender.number.id) || (r.expires_at && new Date(r.expires_at).getTime() <= now));
+    const unusable = rows.find(
+      (r) => (r.phone_number_id && r.phone_number_id !== sender.number.id) || (r.expires_at && new Date(r.expires_at).getTime() <= now),
+    );
     if (unusable) return { failure: `Uploaded media ${unusable.id} is expired or belongs to another number; upload it again for the sender.` };
   }
   let sendValues = values;
@@ -67,7 +70,10 @@ export async function loadSendContext(platform: Platform, c: CampaignRow): Promi
     // The provider knows its own catalog ids: the cards are sent with them.
     const catalogs = await providerCatalogIds(db, c.workspace_id, sender.account.id, values.carousel.cards);
     if ('failure' in catalogs) return catalogs;
-    sendValues = { ...values, carousel: { ...values.carousel, cards: values.carousel.cards.map((card) => ({ ...card, catalog_id: catalogs.get(card.catalog_id)! })) } };
+    sendValues = {
+      ...values,
+      carousel: { ...values.carousel, cards: values.carousel.cards.map((card) => ({ ...card, catalog_id: catalogs.get(card.catalog_id)! })) },
+    };
   }
   let options: SendOptions = {};
   if (template.category === 'MARKETING') {

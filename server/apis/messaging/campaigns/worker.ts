@@ -169,7 +169,13 @@ export class CampaignWorker {
   async cycle(): Promise<number> {
     await this.startScheduled();
     const seen = this.stateEvents;
-    const campaigns = await this.platform.store.db.selectFrom('campaigns').selectAll().where('status', '=', 'sending').orderBy('started_at').limit(100).execute();
+    const campaigns = await this.platform.store.db
+      .selectFrom('campaigns')
+      .selectAll()
+      .where('status', '=', 'sending')
+      .orderBy('started_at')
+      .limit(100)
+      .execute();
     for (const c of campaigns) {
       // Sending in the table: a halt we heard of before this read was undone (its event lost).
       // A failure this instance found itself stays until its flush writes it.
@@ -266,8 +272,21 @@ export class CampaignWorker {
         .where('id', 'in', ids)
         .execute();
       const resent = rows.filter((r) => r.state === 'sending').length;
-      if (resent) await trx.updateTable('campaigns').set((eb) => ({ resent: eb('resent', '+', resent) })).where('id', '=', c.id).execute();
-      const contacts = await trx.selectFrom('contacts').select(['id', 'name', 'phone', 'email', 'custom_fields']).where('id', 'in', rows.map((r) => r.contact_id)).execute();
+      if (resent)
+        await trx
+          .updateTable('campaigns')
+          .set((eb) => ({ resent: eb('resent', '+', resent) }))
+          .where('id', '=', c.id)
+          .execute();
+      const contacts = await trx
+        .selectFrom('contacts')
+        .select(['id', 'name', 'phone', 'email', 'custom_fields'])
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.contact_id),
+        )
+        .execute();
       return { rows, slots, contacts: new Map(contacts.map((k) => [k.id, k])) };
     });
     if (!batch) return null;
@@ -276,7 +295,9 @@ export class CampaignWorker {
     batch.rows.forEach((row, i) => {
       const r: Leased = { ...row, attempts: row.attempts + 1 };
       const contact = batch.contacts.get(r.contact_id);
-      const p = this.dispatch(ctx, r, batch.slots.at[i]!, recipientFields(contact, r.phone)).catch((error) => this.log('campaign send failed', { error: String(error) }));
+      const p = this.dispatch(ctx, r, batch.slots.at[i]!, recipientFields(contact, r.phone)).catch((error) =>
+        this.log('campaign send failed', { error: String(error) }),
+      );
       this.inFlight.add(p);
       void p.finally(() => this.inFlight.delete(p));
     });
@@ -336,7 +357,12 @@ export class CampaignWorker {
     const answered = () => (answeredNumber(), answeredCampaign());
     try {
       const { message } = templateMessage(ctx.stored, ctx.template, contact, ctx.mediaIds);
-      const res = await sendOutbound(ctx.sender, r.phone, { type: 'template', template: message }, { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` });
+      const res = await sendOutbound(
+        ctx.sender,
+        r.phone,
+        { type: 'template', template: message },
+        { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` },
+      );
       answered();
       this.record({ kind: 'sent', r, ctx, messageId: newId('msg'), providerMessageId: res.providerMessageId, at: this.platform.now() });
     } catch (error) {
@@ -366,7 +392,11 @@ export class CampaignWorker {
     }
     if (error.kind === 'timeout') {
       // The message may be on its way: never re-sent blindly (F-9).
-      return this.record({ kind: 'failed', r, error: { code: 'timeout', title: 'The chat provider did not answer in time; the outcome is unknown and the message was not re-sent.' } });
+      return this.record({
+        kind: 'failed',
+        r,
+        error: { code: 'timeout', title: 'The chat provider did not answer in time; the outcome is unknown and the message was not re-sent.' },
+      });
     }
     const retryable = error.notSent || error.kind === 'network' || (error.httpStatus ?? 0) >= 500;
     if (retryable && r.attempts < MAX_ATTEMPTS) {

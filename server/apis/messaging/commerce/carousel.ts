@@ -24,7 +24,9 @@ export async function checkProductCards(db: Kysely<Database>, workspaceId: strin
   const known = new Map(catalogs.map((c) => [c.id, c.business_account_id]));
   for (const [i, card] of cards.entries()) {
     if (!known.has(card.catalog_id)) {
-      throw new HttpProblem(404, 'not-found', `No catalog ${card.catalog_id} in this workspace.`, { errors: [{ pointer: pointer(i, 'catalog_id'), detail: 'is not a catalog of this workspace' }] });
+      throw new HttpProblem(404, 'not-found', `No catalog ${card.catalog_id} in this workspace.`, {
+        errors: [{ pointer: pointer(i, 'catalog_id'), detail: 'is not a catalog of this workspace' }],
+      });
     }
     if (businessAccountId && known.get(card.catalog_id) !== businessAccountId) {
       throw new HttpProblem(422, 'unprocessable', `Catalog ${card.catalog_id} belongs to another business account than the sender number's.`, {
@@ -41,9 +43,14 @@ export async function checkProductCards(db: Kysely<Database>, workspaceId: strin
   const have = new Set(products.map((p) => `${p.catalog_id}\0${p.retailer_id}`));
   for (const [i, card] of cards.entries()) {
     if (!have.has(`${card.catalog_id}\0${card.product_retailer_id}`)) {
-      throw new HttpProblem(422, 'unprocessable', `Card ${i + 1}: catalog ${card.catalog_id} has no product ${card.product_retailer_id} (sync the catalog if it is new).`, {
-        errors: [{ pointer: pointer(i, 'product_retailer_id'), detail: 'is not a product of this catalog' }],
-      });
+      throw new HttpProblem(
+        422,
+        'unprocessable',
+        `Card ${i + 1}: catalog ${card.catalog_id} has no product ${card.product_retailer_id} (sync the catalog if it is new).`,
+        {
+          errors: [{ pointer: pointer(i, 'product_retailer_id'), detail: 'is not a product of this catalog' }],
+        },
+      );
     }
   }
 }
@@ -52,10 +59,20 @@ export async function checkProductCards(db: Kysely<Database>, workspaceId: strin
  * Our catalog ids of the cards → the provider's, for the worker. A catalog removed since the
  * campaign was created, or one of another account than the sender's, yields a failure reason.
  */
-export async function providerCatalogIds(db: Kysely<Database>, workspaceId: string, businessAccountId: string, cards: ProductCard[]): Promise<Map<string, string> | { failure: string }> {
+export async function providerCatalogIds(
+  db: Kysely<Database>,
+  workspaceId: string,
+  businessAccountId: string,
+  cards: ProductCard[],
+): Promise<Map<string, string> | { failure: string }> {
   const ids = [...new Set(cards.map((c) => c.catalog_id))];
   const rows = ids.length
-    ? await db.selectFrom('catalogs').select(['id', 'provider_catalog_id', 'business_account_id']).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+    ? await db
+        .selectFrom('catalogs')
+        .select(['id', 'provider_catalog_id', 'business_account_id'])
+        .where('workspace_id', '=', workspaceId)
+        .where('id', 'in', ids)
+        .execute()
     : [];
   const map = new Map(rows.filter((r) => r.business_account_id === businessAccountId).map((r) => [r.id, r.provider_catalog_id]));
   const missing = ids.find((id) => !map.has(id));

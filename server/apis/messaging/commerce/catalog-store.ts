@@ -78,13 +78,28 @@ export async function applyCatalogs(
     if (!current) {
       await trx
         .insertInto('catalogs')
-        .values({ id, workspace_id: account.workspace_id, business_account_id: account.id, provider_catalog_id: catalog.id, name: catalog.name, synced_at: now, created_at: now })
+        .values({
+          id,
+          workspace_id: account.workspace_id,
+          business_account_id: account.id,
+          provider_catalog_id: catalog.id,
+          name: catalog.name,
+          synced_at: now,
+          created_at: now,
+        })
         .execute();
     }
     const counts = await applyProducts(trx, id, products, now);
     const row = await trx
       .updateTable('catalogs')
-      .set({ name: catalog.name, product_count: counts.count, products_added: counts.added, products_updated: counts.updated, products_removed: counts.removed, synced_at: now })
+      .set({
+        name: catalog.name,
+        product_count: counts.count,
+        products_added: counts.added,
+        products_updated: counts.updated,
+        products_removed: counts.removed,
+        synced_at: now,
+      })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -112,14 +127,26 @@ async function applyProducts(trx: Transaction<Database>, catalogId: string, prod
       continue;
     }
     if (differs(current, values)) {
-      await trx.updateTable('catalog_products').set({ ...values, updated_at: now }).where('id', '=', current.id).execute();
+      await trx
+        .updateTable('catalog_products')
+        .set({ ...values, updated_at: now })
+        .where('id', '=', current.id)
+        .execute();
       counts.updated++;
     }
   }
-  for (let i = 0; i < inserts.length; i += 500) await trx.insertInto('catalog_products').values(inserts.slice(i, i + 500)).execute();
+  for (let i = 0; i < inserts.length; i += 500)
+    await trx
+      .insertInto('catalog_products')
+      .values(inserts.slice(i, i + 500))
+      .execute();
   counts.added = inserts.length;
   const gone = stored.filter((s) => !seen.has(s.provider_product_id)).map((s) => s.id);
-  for (let i = 0; i < gone.length; i += 500) await trx.deleteFrom('catalog_products').where('id', 'in', gone.slice(i, i + 500)).execute();
+  for (let i = 0; i < gone.length; i += 500)
+    await trx
+      .deleteFrom('catalog_products')
+      .where('id', 'in', gone.slice(i, i + 500))
+      .execute();
   counts.removed = gone.length;
   counts.count = seen.size;
   return counts;

@@ -58,7 +58,8 @@ function syncProblem(error: ProviderError): HttpProblem {
   const mapped = error.toProblem();
   if (mapped.status === 429) return mapped;
   const extra = error.code !== null ? { provider_code: error.code } : {};
-  const why = error.kind === 'invalid_response' ? `The provider's catalog list could not be used (${error.message})` : 'The provider did not return the catalogs';
+  const why =
+    error.kind === 'invalid_response' ? `The provider's catalog list could not be used (${error.message})` : 'The provider did not return the catalogs';
   return new HttpProblem(502, 'provider-error', `${why}; the previous copy is kept.`, extra);
 }
 
@@ -105,7 +106,11 @@ const listCatalogProducts: Handler<operations['listCatalogProducts']> = async (r
     query = query.where((eb) => eb.or([eb(sql`strpos(lower(name), ${needle})`, '>', 0), eb(sql`strpos(lower(retailer_id), ${needle})`, '>', 0)]));
   }
   if (after) query = query.where((eb) => eb(eb.refTuple('name', 'id'), '>', eb.tuple(String(after.n), String(after.id))));
-  const rows = await query.orderBy('name').orderBy('id').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('name')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   const hasMore = rows.length > limit && last !== undefined;

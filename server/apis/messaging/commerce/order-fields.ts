@@ -97,7 +97,9 @@ function shopify(o: Json): NormalisedOrder {
       'payment.method': Array.isArray(o.payment_gateway_names) ? joined(o.payment_gateway_names.map(str)) : undefined,
     }),
     phones: [customer.phone, o.phone, shipping.phone, billing.phone].map(str).filter((p): p is string => p !== undefined),
-    countries: [str(shipping.country_code), str(billing.country_code), str(obj(customer.default_address).country_code)].filter((c): c is string => c !== undefined),
+    countries: [str(shipping.country_code), str(billing.country_code), str(obj(customer.default_address).country_code)].filter(
+      (c): c is string => c !== undefined,
+    ),
   };
 }
 
@@ -125,7 +127,12 @@ function woocommerce(o: Json): NormalisedOrder {
       'customer.last_name': last,
       'customer.full_name': joined([first, last], ' '),
       'customer.email': str(billing.email),
-      'shipping.address': joined([str(shipping.address_1), str(shipping.address_2), joined([str(shipping.postcode), str(shipping.city)], ' '), str(shipping.country)]),
+      'shipping.address': joined([
+        str(shipping.address_1),
+        str(shipping.address_2),
+        joined([str(shipping.postcode), str(shipping.city)], ' '),
+        str(shipping.country),
+      ]),
       'shipping.city': str(shipping.city),
       'payment.method': str(o.payment_method_title),
     }),
@@ -162,7 +169,12 @@ const SHOPIFY_TOPICS: Record<string, OrderEvent> = {
   'orders/cancelled': 'order.cancelled',
   'refunds/create': 'order.refunded',
 };
-const WOO_STATUSES: Record<string, OrderEvent> = { processing: 'order.paid', completed: 'order.fulfilled', cancelled: 'order.cancelled', refunded: 'order.refunded' };
+const WOO_STATUSES: Record<string, OrderEvent> = {
+  processing: 'order.paid',
+  completed: 'order.fulfilled',
+  cancelled: 'order.cancelled',
+  refunded: 'order.refunded',
+};
 const EVENTS = new Set<string>(['order.created', 'order.paid', 'order.fulfilled', 'order.cancelled', 'order.refunded']);
 
 /** The event of a delivery; null for topics that are not one (Shopify's orders/updated, …). */

@@ -41,7 +41,8 @@ export function checkVariables(template: TemplateRow, variables: VariableMapping
   const seen = new Set<string>();
   variables.forEach((v, i) => {
     const pointer = `/body/variables/${i}/target`;
-    if (seen.has(v.target)) throw new HttpProblem(400, 'validation', `${v.target} is mapped twice.`, { errors: [{ pointer, detail: 'each variable at most once' }] });
+    if (seen.has(v.target))
+      throw new HttpProblem(400, 'validation', `${v.target} is mapped twice.`, { errors: [{ pointer, detail: 'each variable at most once' }] });
     seen.add(v.target);
     if (!targets.includes(v.target)) throw unfit(`Template ${template.id} has no variable ${v.target}.`, pointer, `the template has no variable ${v.target}`);
   });
@@ -50,7 +51,11 @@ export function checkVariables(template: TemplateRow, variables: VariableMapping
     const kind = missing[0]!.split('.')[0];
     const total = targets.filter((t) => t.startsWith(`${kind}.`)).length;
     const mapped = [...seen].filter((t) => t.startsWith(`${kind}.`)).length;
-    throw unfit(`Template ${template.id} has ${total} ${kind} variable${total === 1 ? '' : 's'}; ${mapped} ${mapped === 1 ? 'is' : 'are'} mapped.`, '/body/variables', `no mapping for ${missing[0]}`);
+    throw unfit(
+      `Template ${template.id} has ${total} ${kind} variable${total === 1 ? '' : 's'}; ${mapped} ${mapped === 1 ? 'is' : 'are'} mapped.`,
+      '/body/variables',
+      `no mapping for ${missing[0]}`,
+    );
   }
 }
 

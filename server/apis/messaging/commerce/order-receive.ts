@@ -45,7 +45,7 @@ export const receiveOrderWebhook: Handler<operations['receiveOrderWebhook']> = a
     if (hook.platform === 'woocommerce' && typeof body?.webhook_id === 'string' && Object.keys(body).length === 1) {
       return { received: true, event: null, action: 'ping', message_id: null };
     }
-    throw new HttpProblem(415, 'unsupported-media-type', 'Order events are JSON; a form body is accepted only as WooCommerce\'s ping (webhook_id=…).');
+    throw new HttpProblem(415, 'unsupported-media-type', "Order events are JSON; a form body is accepted only as WooCommerce's ping (webhook_id=…).");
   }
   const signatureHeader = SIGNATURE_HEADERS[hook.platform];
   if (!verifyBase64Hmac(header(request, signatureHeader.toLowerCase()), platform.secrets.decrypt(hook.secret_enc), request.rawBody)) {
@@ -54,7 +54,12 @@ export const receiveOrderWebhook: Handler<operations['receiveOrderWebhook']> = a
   }
   const topic = header(request, TOPIC_HEADERS[hook.platform]);
   const event = eventOf(hook.platform, topic, request.body);
-  const outcome = await handleEvent(platform, hook, { topic, event, deliveryId: header(request, DELIVERY_HEADERS[hook.platform]) ?? null, payload: request.body });
+  const outcome = await handleEvent(platform, hook, {
+    topic,
+    event,
+    deliveryId: header(request, DELIVERY_HEADERS[hook.platform]) ?? null,
+    payload: request.body,
+  });
   return { received: true, event, action: outcome.action, message_id: outcome.messageId };
 };
 
@@ -70,7 +75,14 @@ async function handleEvent(platform: Platform, hook: OrderWebhookRow, d: Deliver
   const now = platform.now();
   const order = normaliseOrder(hook.platform, d.payload);
   await db.updateTable('order_webhooks').set({ last_received_at: now }).where('id', '=', hook.id).execute();
-  const base = { order_webhook_id: hook.id, workspace_id: hook.workspace_id, platform_order_id: order.orderId, topic: d.topic ?? null, event: d.event, received_at: now };
+  const base = {
+    order_webhook_id: hook.id,
+    workspace_id: hook.workspace_id,
+    platform_order_id: order.orderId,
+    topic: d.topic ?? null,
+    event: d.event,
+    received_at: now,
+  };
   const orderKey = d.event && order.orderId ? [order.orderId, d.event, order.refundId].filter(Boolean).join(':') : null;
   // The claim: a row only one delivery of this order's event can insert.
   const claim = await db
@@ -80,7 +92,10 @@ async function handleEvent(platform: Platform, hook: OrderWebhookRow, d: Deliver
     .returning('id')
     .executeTakeFirst();
   if (!claim) {
-    await db.insertInto('order_webhook_receipts').values({ ...base, delivery_id: null, order_key: null, action: 'duplicate', customer: null, detail: d.deliveryId, message_id: null }).execute();
+    await db
+      .insertInto('order_webhook_receipts')
+      .values({ ...base, delivery_id: null, order_key: null, action: 'duplicate', customer: null, detail: d.deliveryId, message_id: null })
+      .execute();
     return { action: 'duplicate', messageId: null };
   }
   const settle = async (action: Action, extra: { messageId?: string; detail?: string; customer?: OrderFields } = {}) => {
@@ -97,17 +112,28 @@ async function handleEvent(platform: Platform, hook: OrderWebhookRow, d: Deliver
     if (phone) fields['customer.phone'] = phone;
     const customer = fields;
     if (!d.event) return await settle('not_mapped', { customer, detail: `topic ${d.topic ?? '(none)'} is not an order event` });
-    const mapping = await db.selectFrom('order_webhook_mappings').selectAll().where('order_webhook_id', '=', hook.id).where('event', '=', d.event).executeTakeFirst();
+    const mapping = await db
+      .selectFrom('order_webhook_mappings')
+      .selectAll()
+      .where('order_webhook_id', '=', hook.id)
+      .where('event', '=', d.event)
+      .executeTakeFirst();
     if (!mapping?.enabled) return await settle('not_mapped', { customer });
     if (!phone) return await settle('no_recipient', { customer });
     const template = await findTemplate(db, hook.workspace_id, { id: mapping.template_id });
-    if (template?.status !== 'APPROVED') return await settle('failed', { customer, detail: `template ${mapping.template_id} is ${template?.status ?? 'gone'}` });
+    if (template?.status !== 'APPROVED')
+      return await settle('failed', { customer, detail: `template ${mapping.template_id} is ${template?.status ?? 'gone'}` });
     const filled = fillTemplate(template, mapping.variables as VariableMapping[], fields);
     if ('missing' in filled) return await settle('missing_field', { customer, detail: `no value for ${filled.missing}` });
     const sender = await senderOf(platform, hook);
     if (!sender) return await settle('failed', { customer, detail: 'the business account has no phone number' });
     try {
-      const sent = await deliver(platform, hook.workspace_id, { contact_no: phone, chatapp_phone_number: sender, messageType: 'template', template: filled.template });
+      const sent = await deliver(platform, hook.workspace_id, {
+        contact_no: phone,
+        chatapp_phone_number: sender,
+        messageType: 'template',
+        template: filled.template,
+      });
       return await settle('template_queued', { customer, messageId: sent.id });
     } catch (error) {
       // A provider outage or rate limit: the platform's retry should send it, so the claim goes.

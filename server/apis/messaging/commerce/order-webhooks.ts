@@ -37,7 +37,12 @@ export async function findOrderWebhook(db: Kysely<Database>, workspaceId: string
 }
 
 async function view(platform: Platform, row: OrderWebhookRow): Promise<S['OrderWebhook']> {
-  const mappings: MappingRow[] = await platform.store.db.selectFrom('order_webhook_mappings').selectAll().where('order_webhook_id', '=', row.id).orderBy('event').execute();
+  const mappings: MappingRow[] = await platform.store.db
+    .selectFrom('order_webhook_mappings')
+    .selectAll()
+    .where('order_webhook_id', '=', row.id)
+    .orderBy('event')
+    .execute();
   return {
     id: row.id,
     name: row.name,
@@ -71,11 +76,17 @@ const createOrderWebhook: Handler<operations['createOrderWebhook']> = async (req
     throw field(400, '/body/default_country', `${body.default_country} is not a country code we know.`, 'not an ISO 3166-1 alpha-2 country with phone numbers');
   }
   const account = await findAccount(db, workspaceId, body.waba_id).catch((error) => {
-    if (error instanceof HttpProblem && error.status === 404) throw field(404, '/body/waba_id', `No business account ${body.waba_id} in this workspace.`, 'not found');
+    if (error instanceof HttpProblem && error.status === 404)
+      throw field(404, '/body/waba_id', `No business account ${body.waba_id} in this workspace.`, 'not found');
     throw error;
   });
   if (body.phone_number_id) {
-    const number = await db.selectFrom('phone_numbers').select('business_account_id').where('id', '=', body.phone_number_id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const number = await db
+      .selectFrom('phone_numbers')
+      .select('business_account_id')
+      .where('id', '=', body.phone_number_id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     if (!number) throw field(404, '/body/phone_number_id', `No phone number ${body.phone_number_id} in this workspace.`, 'not found');
     if (number.business_account_id !== account.id) {
       throw field(422, '/body/phone_number_id', `Phone number ${body.phone_number_id} is not a number of ${account.id}.`, 'not a number of waba_id');
@@ -114,17 +125,33 @@ const mapOrderWebhookTemplate: Handler<operations['mapOrderWebhookTemplate']> = 
   const template = await findTemplate(db, workspaceId, { id: body.template_id });
   if (!template) throw field(404, '/body/template_id', `No template ${body.template_id} in this workspace.`, 'not found');
   if (template.business_account_id !== hook.business_account_id) {
-    throw field(422, '/body/template_id', `Template ${template.id} belongs to another business account than the webhook's (${hook.business_account_id}).`, "not a template of the webhook's business account");
+    throw field(
+      422,
+      '/body/template_id',
+      `Template ${template.id} belongs to another business account than the webhook's (${hook.business_account_id}).`,
+      "not a template of the webhook's business account",
+    );
   }
   if (template.language !== body.language) {
-    throw field(422, '/body/language', `Template ${template.id} is in ${template.language}, not ${body.language}.`, `the template's language is ${template.language}`);
+    throw field(
+      422,
+      '/body/language',
+      `Template ${template.id} is in ${template.language}, not ${body.language}.`,
+      `the template's language is ${template.language}`,
+    );
   }
   if (template.status !== 'APPROVED') {
     throw field(422, '/body/template_id', `Template ${template.id} is ${template.status}; only APPROVED templates can be mapped.`, 'template not approved');
   }
   checkVariables(template, variables);
   const now = platform.now();
-  const values = { template_id: template.id, language: template.language, variables: JSON.stringify(variables), enabled: body.enabled ?? true, updated_at: now };
+  const values = {
+    template_id: template.id,
+    language: template.language,
+    variables: JSON.stringify(variables),
+    enabled: body.enabled ?? true,
+    updated_at: now,
+  };
   const row = await db.transaction().execute(async (trx) => {
     await trx
       .insertInto('order_webhook_mappings')

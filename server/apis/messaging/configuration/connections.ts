@@ -25,7 +25,9 @@ const NEWEST: SortKey = { name: '-created_at', column: 'business_accounts.create
 /** Connected accounts (sandbox and cloud) a workspace may have at once. */
 export const MAX_CONNECTIONS = 20;
 
-const numbersCount = sql<number>`(select count(*) from phone_numbers p where p.business_account_id = business_accounts.id and p.status <> 'DISCONNECTED')`.as('numbers');
+const numbersCount = sql<number>`(select count(*) from phone_numbers p where p.business_account_id = business_accounts.id and p.status <> 'DISCONNECTED')`.as(
+  'numbers',
+);
 
 async function view(platform: Platform, id: string): Promise<S['Connection']> {
   const row = await platform.store.db.selectFrom('business_accounts').selectAll().select(numbersCount).where('id', '=', id).executeTakeFirstOrThrow();
@@ -45,7 +47,10 @@ export const listConnections: Handler<operations['listConnections']> = async (re
     .where('workspace_id', '=', workspaceId)
     .where('disconnected_at', 'is', null);
   if (after) query = query.where(after);
-  const rows = await query.orderBy(orderBy(NEWEST)).limit(limit + 1).execute();
+  const rows = await query
+    .orderBy(orderBy(NEWEST))
+    .limit(limit + 1)
+    .execute();
   return sortedPage(secrets, scope, NEWEST, rows, limit, (items) => items.map((r) => connectionView(r, Number(r.numbers))));
 };
 
@@ -58,10 +63,18 @@ function connectProblem(error: unknown): unknown {
   const refused = (pointer: string, detail: string, text: string) =>
     new HttpProblem(422, 'unprocessable', text, { ...(code !== undefined ? { provider_code: code } : {}), errors: [{ pointer, detail }] });
   if (code === 190 || code === 10 || code === 200 || (code !== undefined && code >= 200 && code < 300)) {
-    return refused('/body/access_token', 'refused by the provider', `The provider refused the access token (code ${code}): it is expired, revoked or lacks whatsapp_business_management.`);
+    return refused(
+      '/body/access_token',
+      'refused by the provider',
+      `The provider refused the access token (code ${code}): it is expired, revoked or lacks whatsapp_business_management.`,
+    );
   }
   if (code === 100) {
-    return refused('/body/provider_waba_id', 'not a business account this token can read', 'The provider does not know this business account, or the token cannot read it (code 100).');
+    return refused(
+      '/body/provider_waba_id',
+      'not a business account this token can read',
+      'The provider does not know this business account, or the token cannot read it (code 100).',
+    );
   }
   return error.toProblem();
 }
@@ -96,18 +109,29 @@ async function releaseNumbers(db: Kysely<Database>, accountId: string, numbers: 
   await db
     .updateTable('phone_numbers')
     .set({ provider_phone_number_id: sql<string>`'released:' || provider_phone_number_id || ':' || id` })
-    .where('provider_phone_number_id', 'in', numbers.map((n) => n.phoneNumberId))
+    .where(
+      'provider_phone_number_id',
+      'in',
+      numbers.map((n) => n.phoneNumberId),
+    )
     .where('business_account_id', '<>', accountId)
     .where('business_account_id', 'in', (eb) => eb.selectFrom('business_accounts').select('id').where('disconnected_at', 'is not', null))
     .execute();
 }
 
-async function connectCloud(platform: Platform, workspaceId: string, body: S['CloudApiConnectionCreate'], log: { warn: (o: object, m: string) => void }): Promise<string> {
+async function connectCloud(
+  platform: Platform,
+  workspaceId: string,
+  body: S['CloudApiConnectionCreate'],
+  log: { warn: (o: object, m: string) => void },
+): Promise<string> {
   const db = platform.store.db;
   const cloud = platform.provider('cloud_api');
   // A token travels in an Authorization header, which carries printable ASCII only (Meta's tokens are).
   if (!/^[!-~]+$/.test(body.access_token)) {
-    throw new HttpProblem(400, 'validation', 'The access token holds characters no token has.', { errors: [{ pointer: '/body/access_token', detail: 'must be printable ASCII without spaces' }] });
+    throw new HttpProblem(400, 'validation', 'The access token holds characters no token has.', {
+      errors: [{ pointer: '/body/access_token', detail: 'must be printable ASCII without spaces' }],
+    });
   }
   const providerAccount = { wabaId: body.provider_waba_id, accessToken: body.access_token };
   let numbers: ProviderPhoneNumber[];
@@ -118,10 +142,16 @@ async function connectCloud(platform: Platform, workspaceId: string, body: S['Cl
   }
   // Checked only after the provider accepted the token: only the account's holders learn that
   // it is connected elsewhere. A disconnected account, here or elsewhere, may be connected again.
-  const existing = await db.selectFrom('business_accounts').select(['id', 'workspace_id', 'disconnected_at']).where('provider_waba_id', '=', body.provider_waba_id).execute();
+  const existing = await db
+    .selectFrom('business_accounts')
+    .select(['id', 'workspace_id', 'disconnected_at'])
+    .where('provider_waba_id', '=', body.provider_waba_id)
+    .execute();
   const own = existing.find((r) => r.workspace_id === workspaceId);
   if (existing.some((r) => r.disconnected_at === null)) {
-    throw new HttpProblem(409, 'conflict', `Business account ${body.provider_waba_id} is already connected.`, { errors: [{ pointer: '/body/provider_waba_id', detail: 'is already connected' }] });
+    throw new HttpProblem(409, 'conflict', `Business account ${body.provider_waba_id} is already connected.`, {
+      errors: [{ pointer: '/body/provider_waba_id', detail: 'is already connected' }],
+    });
   }
   const now = platform.now();
   const values = {
@@ -136,13 +166,19 @@ async function connectCloud(platform: Platform, workspaceId: string, body: S['Cl
   const row = await db.transaction().execute(async (trx) => {
     const account = own
       ? await trx.updateTable('business_accounts').set(values).where('id', '=', own.id).returningAll().executeTakeFirstOrThrow()
-      : await trx.insertInto('business_accounts').values({ id: newId('waba'), workspace_id: workspaceId, provider_waba_id: body.provider_waba_id, created_at: now, ...values }).returningAll().executeTakeFirstOrThrow();
+      : await trx
+          .insertInto('business_accounts')
+          .values({ id: newId('waba'), workspace_id: workspaceId, provider_waba_id: body.provider_waba_id, created_at: now, ...values })
+          .returningAll()
+          .executeTakeFirstOrThrow();
     await releaseNumbers(trx, account.id, numbers);
     await applyNumbers(trx, account, numbers, now);
     return account;
   });
   // Onboarding is informative: a failure here leaves NOT_STARTED until the next sync, not a failed connect.
-  await refreshOnboarding(platform, row).catch((error) => log.warn({ err: error instanceof ProviderError ? error.message : 'error', waba: row.id }, 'marketing onboarding status not fetched'));
+  await refreshOnboarding(platform, row).catch((error) =>
+    log.warn({ err: error instanceof ProviderError ? error.message : 'error', waba: row.id }, 'marketing onboarding status not fetched'),
+  );
   return row.id;
 }
 

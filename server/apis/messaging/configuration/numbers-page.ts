@@ -32,15 +32,20 @@ async function render(ctx: PageContext, extras: Extras) {
   return html`${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
 <h2>Connected accounts</h2>
-${connections.data.length
-  ? html`<table><thead><tr><th>Account</th><th>Kind</th><th>Status</th><th>Numbers</th><th>Provider webhook</th><th>Last synced</th><th></th></tr></thead><tbody>${connections.data.map((c) => connectionSection(ctx, c))}</tbody></table>`
-  : html`<p>No account connected yet.</p>`}
+${
+  connections.data.length
+    ? html`<table><thead><tr><th>Account</th><th>Kind</th><th>Status</th><th>Numbers</th><th>Provider webhook</th><th>Last synced</th><th></th></tr></thead><tbody>${connections.data.map((c) => connectionSection(ctx, c))}</tbody></table>`
+    : html`<p>No account connected yet.</p>`
+}
 <h2>Phone numbers</h2>
-${numbers.data.length
-  ? html`<table><thead><tr><th>Number</th><th>Name</th><th>Status</th><th>Quality</th><th>Tier</th><th>Messages/s</th><th>Account</th></tr></thead><tbody>${numbers.data.map(
-      (n) => html`<tr><td>${n.display_phone_number}${n.is_sandbox ? ' (sandbox)' : ''}</td><td>${n.verified_name}</td><td>${n.status}</td><td>${n.quality_rating}</td><td>${n.messaging_limit_tier ?? '—'}</td><td>${n.rate_per_second}</td><td><code>${n.waba_id}</code></td></tr>`,
-    )}</tbody></table>`
-  : html`<p>No phone numbers yet.</p>`}
+${
+  numbers.data.length
+    ? html`<table><thead><tr><th>Number</th><th>Name</th><th>Status</th><th>Quality</th><th>Tier</th><th>Messages/s</th><th>Account</th></tr></thead><tbody>${numbers.data.map(
+        (n) =>
+          html`<tr><td>${n.display_phone_number}${n.is_sandbox ? ' (sandbox)' : ''}</td><td>${n.verified_name}</td><td>${n.status}</td><td>${n.quality_rating}</td><td>${n.messaging_limit_tier ?? '—'}</td><td>${n.rate_per_second}</td><td><code>${n.waba_id}</code></td></tr>`,
+      )}</tbody></table>`
+    : html`<p>No phone numbers yet.</p>`
+}
 <section><h2>Connect a sandbox account</h2><p>A sandbox number that stays on this server: messages to it appear on the sandbox phone.</p>
 <form method="post" action="${NUMBERS_PATH}/sandbox">${csrfField(ctx.csrf)}
 <label>Name <input name="name" maxlength="200" value="${extras.form ? formField(extras.form, 'name') : 'Sandbox'}" required></label>
@@ -59,19 +64,31 @@ export default async function numbersPages(app: FastifyInstance): Promise<void> 
     return { notice: html`<p role="status">Connected ${created.name} with ${created.phone_numbers_count} number(s).</p>` };
   });
 
-  page.post('/:wabaId/webhooks', async (ctx) => {
-    const result = await callApi<Ok<operations['setupProviderWebhooks']>>(setupProviderWebhooks, ctx, { params: { wabaId: ctx.params.wabaId! } });
-    return { notice: html`<p role="status">${result.subscribed ? `Subscribed: the provider posts ${result.fields.join(', ')} to ${result.callback_url}.` : 'The provider did not confirm the subscription; try again later.'}</p>` };
-  }, ids);
+  page.post(
+    '/:wabaId/webhooks',
+    async (ctx) => {
+      const result = await callApi<Ok<operations['setupProviderWebhooks']>>(setupProviderWebhooks, ctx, { params: { wabaId: ctx.params.wabaId! } });
+      return {
+        notice: html`<p role="status">${result.subscribed ? `Subscribed: the provider posts ${result.fields.join(', ')} to ${result.callback_url}.` : 'The provider did not confirm the subscription; try again later.'}</p>`,
+      };
+    },
+    ids,
+  );
 
-  page.post('/:wabaId/disconnect', async (ctx) => {
-    const wabaId = ctx.params.wabaId!;
-    if (formField(ctx.request.body, 'confirm') !== 'yes') {
-      const account = await findAccount(ctx.request.server.platform.store.db, ctx.owner.workspaceId, wabaId); // 404 for another workspace's
-      const yes = actionForm(`${NUMBERS_PATH}/${account.id}/disconnect`, ctx.csrf, 'Yes, disconnect', html`<input type="hidden" name="confirm" value="yes">`);
-      return { notice: html`<section role="alert"><h2>Disconnect ${account.name}?</h2><p>Its numbers stop sending and receiving; messages stay. Connecting the same account again revives them.</p>${yes}<a href="${NUMBERS_PATH}">Cancel</a></section>` };
-    }
-    await callApi(deleteConnection, ctx, { params: { wabaId } });
-    return seeOther(ctx.reply, NUMBERS_PATH);
-  }, ids);
+  page.post(
+    '/:wabaId/disconnect',
+    async (ctx) => {
+      const wabaId = ctx.params.wabaId!;
+      if (formField(ctx.request.body, 'confirm') !== 'yes') {
+        const account = await findAccount(ctx.request.server.platform.store.db, ctx.owner.workspaceId, wabaId); // 404 for another workspace's
+        const yes = actionForm(`${NUMBERS_PATH}/${account.id}/disconnect`, ctx.csrf, 'Yes, disconnect', html`<input type="hidden" name="confirm" value="yes">`);
+        return {
+          notice: html`<section role="alert"><h2>Disconnect ${account.name}?</h2><p>Its numbers stop sending and receiving; messages stay. Connecting the same account again revives them.</p>${yes}<a href="${NUMBERS_PATH}">Cancel</a></section>`,
+        };
+      }
+      await callApi(deleteConnection, ctx, { params: { wabaId } });
+      return seeOther(ctx.reply, NUMBERS_PATH);
+    },
+    ids,
+  );
 }

@@ -50,7 +50,15 @@ export async function applyNumbers(
     if (!current) {
       const inserted = await db
         .insertInto('phone_numbers')
-        .values({ id: newId('pn'), workspace_id: account.workspace_id, business_account_id: account.id, provider_phone_number_id: n.phoneNumberId, ...values, created_at: now, updated_at: now })
+        .values({
+          id: newId('pn'),
+          workspace_id: account.workspace_id,
+          business_account_id: account.id,
+          provider_phone_number_id: n.phoneNumberId,
+          ...values,
+          created_at: now,
+          updated_at: now,
+        })
         .onConflict((oc) => oc.column('provider_phone_number_id').doNothing())
         .returning('id')
         .executeTakeFirst();
@@ -59,7 +67,11 @@ export async function applyNumbers(
     }
     const differs = (Object.keys(values) as (keyof typeof values)[]).some((k) => current[k] !== values[k]);
     if (differs) {
-      await db.updateTable('phone_numbers').set({ ...values, updated_at: now }).where('id', '=', current.id).execute();
+      await db
+        .updateTable('phone_numbers')
+        .set({ ...values, updated_at: now })
+        .where('id', '=', current.id)
+        .execute();
       change.updated++;
     }
   }

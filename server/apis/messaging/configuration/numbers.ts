@@ -22,7 +22,10 @@ async function listNumbers(platform: Platform, workspaceId: string, operation: s
     .where('business_accounts.disconnected_at', 'is', null);
   if (accountId) select = select.where('phone_numbers.business_account_id', '=', accountId);
   if (after) select = select.where(after);
-  const rows = await select.orderBy(orderBy(NEWEST)).limit(limit + 1).execute();
+  const rows = await select
+    .orderBy(orderBy(NEWEST))
+    .limit(limit + 1)
+    .execute();
   return sortedPage(platform.secrets, scope, NEWEST, rows, limit, (items) => items.map((r) => numberView(r, r.kind)));
 }
 

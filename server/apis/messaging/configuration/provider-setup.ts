@@ -54,7 +54,16 @@ async function syncAccount(platform: Platform, account: AccountRow): Promise<Out
       return c;
     });
     const onboarding = await refreshOnboarding(platform, account);
-    return { result: { waba_id: account.id, phone_numbers_added: change.added, phone_numbers_updated: change.updated, phone_numbers_removed: change.removed, marketing_messages_onboarding: onboarding, error: null } };
+    return {
+      result: {
+        waba_id: account.id,
+        phone_numbers_added: change.added,
+        phone_numbers_updated: change.updated,
+        phone_numbers_removed: change.removed,
+        marketing_messages_onboarding: onboarding,
+        error: null,
+      },
+    };
   } catch (error) {
     if (!(error instanceof ProviderError)) throw error;
     const problem = error.toProblem().problem;

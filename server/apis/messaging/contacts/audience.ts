@@ -52,7 +52,12 @@ export async function checkAudience(db: Kysely<Database>, workspaceId: string, a
     const found = new Set<string>();
     // Chunks keep the bind-parameter count far below PostgreSQL's 65,535 limit.
     for (let i = 0; i < contactIds.length; i += 5000) {
-      const rows = await db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', contactIds.slice(i, i + 5000)).execute();
+      const rows = await db
+        .selectFrom('contacts')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('id', 'in', contactIds.slice(i, i + 5000))
+        .execute();
       for (const r of rows) found.add(r.id);
     }
     const missing = contactIds.filter((id) => !found.has(id));
@@ -93,7 +98,10 @@ export async function audienceQuery(
   workspaceId: string,
   audience: Audience,
 ): Promise<SelectQueryBuilder<Database, 'contacts', AudienceContact>> {
-  let query = db.selectFrom('contacts').select(['contacts.id', 'contacts.phone', 'contacts.name', 'contacts.last_inbound_at']).where('contacts.workspace_id', '=', workspaceId);
+  let query = db
+    .selectFrom('contacts')
+    .select(['contacts.id', 'contacts.phone', 'contacts.name', 'contacts.last_inbound_at'])
+    .where('contacts.workspace_id', '=', workspaceId);
   const contactIds = unique(audience.contactIds);
   const tagIds = unique(audience.tagIds);
   const tagNames = unique(audience.tagNames);
@@ -109,7 +117,12 @@ export async function audienceQuery(
     query = audience.tagMatch === 'all' ? query.where(sql<SqlBool>`(${matching}) >= ${wanted}`) : query.where(sql<SqlBool>`(${matching}) > 0`);
   }
   if (audience.segmentId !== undefined) {
-    const segment = await db.selectFrom('segments').select('filter').where('workspace_id', '=', workspaceId).where('id', '=', audience.segmentId).executeTakeFirst();
+    const segment = await db
+      .selectFrom('segments')
+      .select('filter')
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', audience.segmentId)
+      .executeTakeFirst();
     if (!segment) return query.where(sql<SqlBool>`false`);
     query = query.where(segmentCondition(segment.filter, await loadFieldDefinitions(db, workspaceId)));
   }

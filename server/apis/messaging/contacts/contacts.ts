@@ -39,7 +39,11 @@ const taken = (phone: string, id?: string) =>
 async function setTags(trx: Transaction<Database>, workspaceId: string, contactId: string, names: string[], now: Date): Promise<void> {
   const ids = await ensureTags(trx, workspaceId, names, now);
   await trx.deleteFrom('contact_tags').where('contact_id', '=', contactId).execute();
-  if (ids.length) await trx.insertInto('contact_tags').values(ids.map((tag_id) => ({ contact_id: contactId, tag_id, created_at: now }))).execute();
+  if (ids.length)
+    await trx
+      .insertInto('contact_tags')
+      .values(ids.map((tag_id) => ({ contact_id: contactId, tag_id, created_at: now })))
+      .execute();
 }
 
 /** Runs `work`, turning a unique violation of the number (a concurrent write) into the same 409. */
@@ -64,7 +68,16 @@ export const createContact: Handler<operations['createContact']> = async (reques
   const insert = (q: Kysely<Database>) =>
     q
       .insertInto('contacts')
-      .values({ id: newId('ct'), workspace_id: workspaceId, phone, name: body.name ?? null, email: body.email ?? null, custom_fields: JSON.stringify(custom), created_at: at, updated_at: at })
+      .values({
+        id: newId('ct'),
+        workspace_id: workspaceId,
+        phone,
+        name: body.name ?? null,
+        email: body.email ?? null,
+        custom_fields: JSON.stringify(custom),
+        created_at: at,
+        updated_at: at,
+      })
       .returning(CONTACT_COLUMNS)
       .executeTakeFirstOrThrow();
   const tags = body.tags ?? [];
@@ -99,7 +112,9 @@ export const updateContact: Handler<operations['updateContact']> = async (reques
   const current = await findContact(db, workspaceId, id);
   if (!current) throw notFound(id);
   const phone = body.contact_no === undefined ? undefined : requireE164(body.contact_no, '/body/contact_no');
-  const custom = body.custom_fields ? mergeCustomValues(current.custom_fields, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : undefined;
+  const custom = body.custom_fields
+    ? mergeCustomValues(current.custom_fields, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId))
+    : undefined;
   if (phone && phone !== current.phone) await refuseTakenNumber(db, workspaceId, phone, id);
   const at = now();
   const row = await guardNumber(phone, () =>

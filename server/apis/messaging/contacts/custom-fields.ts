@@ -44,7 +44,10 @@ export const listCustomFields: Handler<operations['listCustomFields']> = async (
   const after = afterCursor(secrets, scope, OLDEST, cursor);
   let query = store.db.selectFrom('custom_fields').selectAll().select(sortKeySelection(OLDEST)).where('workspace_id', '=', workspaceId);
   if (after) query = query.where(after);
-  const rows = await query.orderBy(orderBy(OLDEST)).limit(limit + 1).execute();
+  const rows = await query
+    .orderBy(orderBy(OLDEST))
+    .limit(limit + 1)
+    .execute();
   return sortedPage(secrets, scope, OLDEST, rows, limit, (items) => items.map(view));
 };
 
@@ -53,13 +56,29 @@ export const createCustomField: Handler<operations['createCustomField']> = async
   const { store, now } = request.server.platform;
   const body = request.body;
   checkChoices(body.type, body.choices);
-  const duplicate = () => new HttpProblem(409, 'conflict', `Custom field ${body.key} already exists.`, { errors: [{ pointer: '/body/key', detail: 'is the key of another custom field' }] });
-  const existing = await store.db.selectFrom('custom_fields').select('id').where('workspace_id', '=', workspaceId).where('key', '=', body.key).executeTakeFirst();
+  const duplicate = () =>
+    new HttpProblem(409, 'conflict', `Custom field ${body.key} already exists.`, {
+      errors: [{ pointer: '/body/key', detail: 'is the key of another custom field' }],
+    });
+  const existing = await store.db
+    .selectFrom('custom_fields')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('key', '=', body.key)
+    .executeTakeFirst();
   if (existing) throw duplicate();
   try {
     const row = await store.db
       .insertInto('custom_fields')
-      .values({ id: newId('cf'), workspace_id: workspaceId, key: body.key, label: body.label, type: body.type, options: body.choices ? JSON.stringify(body.choices) : null, created_at: now() })
+      .values({
+        id: newId('cf'),
+        workspace_id: workspaceId,
+        key: body.key,
+        label: body.label,
+        type: body.type,
+        options: body.choices ? JSON.stringify(body.choices) : null,
+        created_at: now(),
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     reply.code(201);

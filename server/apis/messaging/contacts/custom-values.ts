@@ -42,7 +42,12 @@ export function mergeCustomValues(
     else merged.set(key, value);
   }
   if (errors.length) {
-    throw new HttpProblem(422, 'unprocessable', errors.length === 1 ? `custom field ${errors[0]!.pointer.split('/').pop()}: ${errors[0]!.detail}.` : `${errors.length} custom field values are invalid.`, { errors });
+    throw new HttpProblem(
+      422,
+      'unprocessable',
+      errors.length === 1 ? `custom field ${errors[0]!.pointer.split('/').pop()}: ${errors[0]!.detail}.` : `${errors.length} custom field values are invalid.`,
+      { errors },
+    );
   }
   return Object.fromEntries(merged);
 }

@@ -79,7 +79,8 @@ export function sortedPage<Row extends { id: string; sort_key: unknown }, Item>(
   const hasMore = rows.length > limit && last !== undefined;
   let next: string | null = null;
   if (hasMore) {
-    const v = last.sort_key === null || last.sort_key === undefined ? undefined : last.sort_key instanceof Date ? last.sort_key.toISOString() : String(last.sort_key);
+    const v =
+      last.sort_key === null || last.sort_key === undefined ? undefined : last.sort_key instanceof Date ? last.sort_key.toISOString() : String(last.sort_key);
     next = encodeCursor(secrets, scope, { s: key.name, id: last.id, ...(v === undefined ? {} : { v }) });
   }
   return { data: map(items), has_more: hasMore, next_cursor: next };

@@ -39,12 +39,16 @@ function customFieldCondition(filter: string, index: number, fields: FieldDefini
   const key = filter.slice(0, colon);
   const value = filter.slice(colon + 1);
   const field = fields.get(key);
-  if (!field) throw new HttpProblem(400, 'validation', `There is no custom field ${key}.`, { errors: [{ pointer: at, detail: 'names no custom field of this workspace' }] });
+  if (!field)
+    throw new HttpProblem(400, 'validation', `There is no custom field ${key}.`, {
+      errors: [{ pointer: at, detail: 'names no custom field of this workspace' }],
+    });
   const column = sql`(contacts.custom_fields ->> ${key})`;
   switch (field.type) {
     case 'number': {
       const n = Number(value);
-      if (value.trim() === '' || !Number.isFinite(n)) throw new HttpProblem(400, 'validation', `Custom field ${key} holds numbers.`, { errors: [{ pointer: at, detail: 'the value must be a number' }] });
+      if (value.trim() === '' || !Number.isFinite(n))
+        throw new HttpProblem(400, 'validation', `Custom field ${key} holds numbers.`, { errors: [{ pointer: at, detail: 'the value must be a number' }] });
       return sql<SqlBool>`(jsonb_typeof(contacts.custom_fields -> ${key}) = 'number' and cast(contacts.custom_fields ->> ${key} as numeric) = cast(${n} as numeric))`;
     }
     case 'text':
@@ -84,7 +88,10 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
     select = select.where(segmentCondition(segment.filter, fields));
   }
   if (after) select = select.where(after);
-  const rows = await select.orderBy(orderBy(key)).limit(limit + 1).execute();
+  const rows = await select
+    .orderBy(orderBy(key))
+    .limit(limit + 1)
+    .execute();
   const page = sortedPage(secrets, scope, key, rows, limit, (items) => items);
   return { ...page, data: await contactViews(db, page.data, now()) };
 };

@@ -51,7 +51,12 @@ export function checkSegmentFilter(filter: SegmentFilterRow, fields: FieldDefini
     if (problem) errors.push({ pointer: `${at}/value`, detail: problem });
   });
   if (errors.length) {
-    throw new HttpProblem(422, 'unprocessable', errors.length === 1 ? `Segment condition: ${errors[0]!.detail}.` : `${errors.length} segment conditions are invalid.`, { errors });
+    throw new HttpProblem(
+      422,
+      'unprocessable',
+      errors.length === 1 ? `Segment condition: ${errors[0]!.detail}.` : `${errors.length} segment conditions are invalid.`,
+      { errors },
+    );
   }
 }
 

@@ -46,7 +46,11 @@ export const listSegments: Handler<operations['listSegments']> = async (request)
   const after = decodeKeyset(secrets, scope, cursor);
   let query = store.db.selectFrom('segments').selectAll().where('workspace_id', '=', workspaceId);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const page = keysetPage(secrets, scope, rows, limit, (r) => r);
   return { ...page, data: await views(store.db, workspaceId, page.data) };
 };
@@ -58,14 +62,28 @@ export const createSegment: Handler<operations['createSegment']> = async (reques
   const body = request.body;
   const filter = body.filter as SegmentFilterRow;
   checkSegmentFilter(filter, await loadFieldDefinitions(db, workspaceId));
-  const duplicate = () => new HttpProblem(409, 'conflict', `Segment ${body.name} already exists.`, { errors: [{ pointer: '/body/name', detail: 'is the name of another segment' }] });
-  const existing = await db.selectFrom('segments').select('id').where('workspace_id', '=', workspaceId).where(sql<SqlBool>`lower(name) = lower(${body.name})`).executeTakeFirst();
+  const duplicate = () =>
+    new HttpProblem(409, 'conflict', `Segment ${body.name} already exists.`, { errors: [{ pointer: '/body/name', detail: 'is the name of another segment' }] });
+  const existing = await db
+    .selectFrom('segments')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where(sql<SqlBool>`lower(name) = lower(${body.name})`)
+    .executeTakeFirst();
   if (existing) throw duplicate();
   const at = now();
   try {
     const row = await db
       .insertInto('segments')
-      .values({ id: newId('seg'), workspace_id: workspaceId, name: body.name, description: body.description ?? null, filter: JSON.stringify(filter), created_at: at, updated_at: at })
+      .values({
+        id: newId('seg'),
+        workspace_id: workspaceId,
+        name: body.name,
+        description: body.description ?? null,
+        filter: JSON.stringify(filter),
+        created_at: at,
+        updated_at: at,
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     reply.code(201);

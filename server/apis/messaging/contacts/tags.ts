@@ -62,9 +62,15 @@ export const listTags: Handler<operations['listTags']> = async (request) => {
   const { limit = 20, cursor }: NonNullable<operations['listTags']['parameters']['query']> = request.query ?? {};
   const scope = { workspaceId, operation: 'listTags' };
   const after = afterCursor(secrets, scope, BY_NAME, cursor);
-  let query = store.db.selectFrom('tags').select(['id', 'name', 'color', 'created_at', contactCount, sortKeySelection(BY_NAME)]).where('workspace_id', '=', workspaceId);
+  let query = store.db
+    .selectFrom('tags')
+    .select(['id', 'name', 'color', 'created_at', contactCount, sortKeySelection(BY_NAME)])
+    .where('workspace_id', '=', workspaceId);
   if (after) query = query.where(after);
-  const rows = await query.orderBy(orderBy(BY_NAME)).limit(limit + 1).execute();
+  const rows = await query
+    .orderBy(orderBy(BY_NAME))
+    .limit(limit + 1)
+    .execute();
   return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map(view));
 };
 
@@ -73,7 +79,12 @@ export const createTag: Handler<operations['createTag']> = async (request, reply
   const { store, now } = request.server.platform;
   const body = request.body;
   const duplicate = () => new HttpProblem(409, 'conflict', `Tag ${body.name} already exists.`);
-  const existing = await store.db.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where(sql<SqlBool>`lower(name) = lower(${body.name})`).executeTakeFirst();
+  const existing = await store.db
+    .selectFrom('tags')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where(sql<SqlBool>`lower(name) = lower(${body.name})`)
+    .executeTakeFirst();
   if (existing) throw duplicate();
   try {
     const row = await store.db

@@ -15,7 +15,9 @@ const WINDOW_MS = 24 * 60 * 60 * 1000;
  * A page's tag names, in the page's own query (one round trip instead of two, which is what a list
  * costs on PGlite): select it as `tags` and pass the rows to contactViews.
  */
-export const TAG_NAMES = sql<string[]>`(select coalesce(array_agg(t.name), '{}') from contact_tags ct join tags t on t.id = ct.tag_id where ct.contact_id = contacts.id)`;
+export const TAG_NAMES = sql<
+  string[]
+>`(select coalesce(array_agg(t.name), '{}') from contact_tags ct join tags t on t.id = ct.tag_id where ct.contact_id = contacts.id)`;
 
 /**
  * `tagless`: the rows are known to have no tags (just created without any), so none are loaded.
@@ -28,7 +30,11 @@ export async function contactViews(db: Kysely<Database>, rows: (ContactRow & { t
       .selectFrom('contact_tags')
       .innerJoin('tags', 'tags.id', 'contact_tags.tag_id')
       .select(['contact_tags.contact_id', 'tags.name'])
-      .where('contact_tags.contact_id', 'in', rows.map((r) => r.id))
+      .where(
+        'contact_tags.contact_id',
+        'in',
+        rows.map((r) => r.id),
+      )
       .execute();
     for (const l of links) tags.get(l.contact_id)?.push(l.name);
   }

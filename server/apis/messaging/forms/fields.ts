@@ -54,7 +54,16 @@ export async function checkFields(db: Kysely<Database>, workspaceId: string, fie
     }
   });
   if (needCustom.size) {
-    const known = new Set((await db.selectFrom('custom_fields').select('key').where('workspace_id', '=', workspaceId).where('key', 'in', [...needCustom]).execute()).map((r) => r.key));
+    const known = new Set(
+      (
+        await db
+          .selectFrom('custom_fields')
+          .select('key')
+          .where('workspace_id', '=', workspaceId)
+          .where('key', 'in', [...needCustom])
+          .execute()
+      ).map((r) => r.key),
+    );
     fields.forEach((f, i) => {
       if (f.custom_field && needCustom.has(f.custom_field) && !known.has(f.custom_field)) {
         errors.push({ pointer: `/body/fields/${i}/custom_field`, detail: 'is neither name, email nor a custom field of this workspace' });

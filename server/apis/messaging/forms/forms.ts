@@ -36,7 +36,9 @@ export function formView(row: FormRow): S['Form'] {
 }
 
 const nameTaken = (name: string) =>
-  new HttpProblem(409, 'conflict', `A form named '${name}' already exists in this business account.`, { errors: [{ pointer: '/body/name', detail: 'already used in this business account' }] });
+  new HttpProblem(409, 'conflict', `A form named '${name}' already exists in this business account.`, {
+    errors: [{ pointer: '/body/name', detail: 'already used in this business account' }],
+  });
 
 /** Creating a Flow: a refusal is the provider's (502, nothing stored); rate limits keep their 429, a refused token says to reconnect. */
 function createProblem(error: unknown): unknown {
@@ -45,7 +47,12 @@ function createProblem(error: unknown): unknown {
   const extra = error.code !== null ? { provider_code: error.code } : {};
   if (error.kind === 'timeout') {
     // The create may have happened: say so rather than claim a refusal.
-    return new HttpProblem(502, 'provider-error', 'The chat provider did not answer in time. Nothing was stored; a draft Flow may remain at the provider.', extra);
+    return new HttpProblem(
+      502,
+      'provider-error',
+      'The chat provider did not answer in time. Nothing was stored; a draft Flow may remain at the provider.',
+      extra,
+    );
   }
   return new HttpProblem(502, 'provider-error', `The chat provider refused the Flow${error.details ? `: ${error.details}` : '.'} Nothing was stored.`, extra);
 }
@@ -66,7 +73,9 @@ export const createForm: Handler<operations['createForm']> = async (request, rep
   const flowJson = buildFlowJson({ id, title, submit_label: submitLabel, fields });
   let flowId: string;
   try {
-    ({ id: flowId } = await withProvider(platform, account, ({ provider, account: a }) => provider.createFlow(a, { name: body.name, categories: [category], flowJson })));
+    ({ id: flowId } = await withProvider(platform, account, ({ provider, account: a }) =>
+      provider.createFlow(a, { name: body.name, categories: [category], flowJson }),
+    ));
   } catch (error) {
     throw createProblem(error);
   }
@@ -105,7 +114,11 @@ export const listForms: Handler<operations['listForms']> = async (request) => {
   const account = await accountFor(platform.store.db, workspaceId, wabaRef, '/query/waba_id');
   let query = platform.store.db.selectFrom('forms').selectAll().where('workspace_id', '=', workspaceId).where('business_account_id', '=', account.id);
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, formView);
 };
 
@@ -120,7 +133,12 @@ function publishProblem(error: unknown, row: FormRow): unknown {
     return new HttpProblem(422, 'unprocessable', `The chat provider refused to publish the Flow: ${error.details ?? error.message}`, { provider_code: code });
   }
   if (error.rateLimited || error.code === 190) return error.toProblem();
-  return new HttpProblem(502, 'provider-error', 'The chat provider failed to publish the Flow; the form is still a draft.', code !== undefined ? { provider_code: code } : {});
+  return new HttpProblem(
+    502,
+    'provider-error',
+    'The chat provider failed to publish the Flow; the form is still a draft.',
+    code !== undefined ? { provider_code: code } : {},
+  );
 }
 
 export const publishForm: Handler<operations['publishForm']> = async (request) => {

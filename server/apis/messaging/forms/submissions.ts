@@ -48,9 +48,17 @@ async function formOf(trx: Transaction<Database>, workspaceId: string, response:
 }
 
 /** Stores the submission of message `messageId`; answers the form id, or undefined when it is no (known) form response or was stored before. */
-export async function storeSubmission(platform: Platform, message: Pick<InboundMessage, 'workspaceId' | 'messageId' | 'contactId'>): Promise<string | undefined> {
+export async function storeSubmission(
+  platform: Platform,
+  message: Pick<InboundMessage, 'workspaceId' | 'messageId' | 'contactId'>,
+): Promise<string | undefined> {
   return platform.store.db.transaction().execute(async (trx) => {
-    const stored = await trx.selectFrom('messages').select(['type', 'content', 'created_at']).where('id', '=', message.messageId).where('workspace_id', '=', message.workspaceId).executeTakeFirst();
+    const stored = await trx
+      .selectFrom('messages')
+      .select(['type', 'content', 'created_at'])
+      .where('id', '=', message.messageId)
+      .where('workspace_id', '=', message.workspaceId)
+      .executeTakeFirst();
     const content = stored?.content as { form_response?: { response?: Record<string, unknown> } } | undefined;
     const response = content?.form_response?.response;
     if (stored?.type !== 'form_response' || !response) return undefined;
@@ -63,19 +71,44 @@ export async function storeSubmission(platform: Platform, message: Pick<InboundM
     }
     const inserted = await trx
       .insertInto('form_submissions')
-      .values({ id: newId('fsub'), workspace_id: message.workspaceId, form_id: form.id, contact_id: message.contactId, message_id: message.messageId, answers: JSON.stringify(answers), created_at: stored.created_at })
+      .values({
+        id: newId('fsub'),
+        workspace_id: message.workspaceId,
+        form_id: form.id,
+        contact_id: message.contactId,
+        message_id: message.messageId,
+        answers: JSON.stringify(answers),
+        created_at: stored.created_at,
+      })
       .onConflict((oc) => oc.column('message_id').doNothing())
       .returning('id')
       .executeTakeFirst();
     if (!inserted) return undefined;
-    await trx.updateTable('forms').set((eb) => ({ submission_count: eb('submission_count', '+', 1) })).where('id', '=', form.id).execute();
+    await trx
+      .updateTable('forms')
+      .set((eb) => ({ submission_count: eb('submission_count', '+', 1) }))
+      .where('id', '=', form.id)
+      .execute();
     await applyToContact(trx, message.workspaceId, message.contactId, form.fields, answers, platform.now());
     return form.id;
   });
 }
 
-async function applyToContact(trx: Transaction<Database>, workspaceId: string, contactId: string, fields: FormFieldRow[], answers: Record<string, Answer>, now: Date) {
-  const contact = await trx.selectFrom('contacts').select(['custom_fields']).where('id', '=', contactId).where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+async function applyToContact(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  contactId: string,
+  fields: FormFieldRow[],
+  answers: Record<string, Answer>,
+  now: Date,
+) {
+  const contact = await trx
+    .selectFrom('contacts')
+    .select(['custom_fields'])
+    .where('id', '=', contactId)
+    .where('workspace_id', '=', workspaceId)
+    .forUpdate()
+    .executeTakeFirst();
   if (!contact) return;
   const definitions = await loadFieldDefinitions(trx, workspaceId);
   const attributes: { name?: string; email?: string } = {};

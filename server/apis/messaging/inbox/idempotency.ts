@@ -22,7 +22,12 @@ export async function beginIdempotent(
   const digest = createHash('sha256').update(raw).digest('hex');
   const now = platform.now();
   // An expired key is free again.
-  await db.deleteFrom('send_idempotency').where('workspace_id', '=', workspaceId).where('key', '=', key).where('created_at', '<', new Date(now.getTime() - TTL_MS)).execute();
+  await db
+    .deleteFrom('send_idempotency')
+    .where('workspace_id', '=', workspaceId)
+    .where('key', '=', key)
+    .where('created_at', '<', new Date(now.getTime() - TTL_MS))
+    .execute();
   const inserted = await db
     .insertInto('send_idempotency')
     .values({ workspace_id: workspaceId, key, request_digest: digest, created_at: now })
@@ -43,7 +48,12 @@ export async function finishIdempotent(platform: Platform, claim: IdempotencyCla
   const db = platform.store.db;
   const where = db.updateTable('send_idempotency').where('workspace_id', '=', claim.workspaceId).where('key', '=', claim.key);
   if (status === null) {
-    await db.deleteFrom('send_idempotency').where('workspace_id', '=', claim.workspaceId).where('key', '=', claim.key).where('status_code', 'is', null).execute();
+    await db
+      .deleteFrom('send_idempotency')
+      .where('workspace_id', '=', claim.workspaceId)
+      .where('key', '=', claim.key)
+      .where('status_code', 'is', null)
+      .execute();
     return;
   }
   await where.set({ status_code: status, response: sql`${JSON.stringify(body)}::jsonb` as never }).execute();

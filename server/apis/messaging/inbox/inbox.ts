@@ -26,7 +26,12 @@ function position(platform: Platform, workspaceId: string, operation: string, cu
 async function numberFilter(platform: Platform, workspaceId: string, given: string | undefined, pointer: string): Promise<string | undefined> {
   if (given === undefined) return undefined;
   const e164 = requireE164(given, pointer);
-  const row = await platform.store.db.selectFrom('phone_numbers').select('id').where('workspace_id', '=', workspaceId).where('display_phone_number', '=', e164).executeTakeFirst();
+  const row = await platform.store.db
+    .selectFrom('phone_numbers')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('display_phone_number', '=', e164)
+    .executeTakeFirst();
   if (!row) throw notFound('phone number', pointer);
   return row.id;
 }
@@ -48,8 +53,15 @@ export const listChats: Handler<operations['listChats']> = async (request) => {
   if (pn) query = query.where('chats.phone_number_id', '=', pn);
   if (q.assigned_agent_id) query = query.where('chats.assigned_owner_id', '=', q.assigned_agent_id);
   if (q.unread_only) query = query.where('chats.unread_count', '>', 0);
-  if (after) query = query.where((eb) => eb.or([eb('chats.last_message_at', '<', after.at), eb.and([eb('chats.last_message_at', '=', after.at), eb('chats.id', '<', after.id)])]));
-  const rows = await query.orderBy('chats.last_message_at', 'desc').orderBy('chats.id', 'desc').limit(limit + 1).execute();
+  if (after)
+    query = query.where((eb) =>
+      eb.or([eb('chats.last_message_at', '<', after.at), eb.and([eb('chats.last_message_at', '=', after.at), eb('chats.id', '<', after.id)])]),
+    );
+  const rows = await query
+    .orderBy('chats.last_message_at', 'desc')
+    .orderBy('chats.id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   const more = rows.length > limit && last !== undefined;
@@ -57,7 +69,9 @@ export const listChats: Handler<operations['listChats']> = async (request) => {
   return {
     data: items.map((r) => chatView(r, now)),
     has_more: more,
-    next_cursor: more ? encodeCursor(platform.secrets, { workspaceId, operation: 'listChats' }, { t: new Date(last.last_message_at).toISOString(), id: last.id }) : null,
+    next_cursor: more
+      ? encodeCursor(platform.secrets, { workspaceId, operation: 'listChats' }, { t: new Date(last.last_message_at).toISOString(), id: last.id })
+      : null,
   };
 };
 
@@ -80,15 +94,24 @@ export const listMessages: Handler<operations['listMessages']> = async (request)
     .where('messages.contact_id', '=', contact.id);
   if (pn) query = query.where('messages.phone_number_id', '=', pn);
   if (q.direction) query = query.where('messages.direction', '=', q.direction);
-  if (after) query = query.where((eb) => eb.or([eb('messages.created_at', '<', after.at), eb.and([eb('messages.created_at', '=', after.at), eb('messages.id', '<', after.id)])]));
-  const rows = await query.orderBy('messages.created_at', 'desc').orderBy('messages.id', 'desc').limit(limit + 1).execute();
+  if (after)
+    query = query.where((eb) =>
+      eb.or([eb('messages.created_at', '<', after.at), eb.and([eb('messages.created_at', '=', after.at), eb('messages.id', '<', after.id)])]),
+    );
+  const rows = await query
+    .orderBy('messages.created_at', 'desc')
+    .orderBy('messages.id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   const more = rows.length > limit && last !== undefined;
   return {
     data: items.map(messageView),
     has_more: more,
-    next_cursor: more ? encodeCursor(platform.secrets, { workspaceId, operation: 'listMessages' }, { t: new Date(last.created_at).toISOString(), id: last.id }) : null,
+    next_cursor: more
+      ? encodeCursor(platform.secrets, { workspaceId, operation: 'listMessages' }, { t: new Date(last.created_at).toISOString(), id: last.id })
+      : null,
   };
 };
 
@@ -98,7 +121,12 @@ export const markChatRead: Handler<operations['markChatRead']> = async (request)
   const { chatId } = request.params;
   await chatById(platform, workspaceId, chatId);
   const now = platform.now();
-  await platform.store.db.updateTable('chats').set({ unread_count: 0, read_at: now }).where('id', '=', chatId).where('workspace_id', '=', workspaceId).execute();
+  await platform.store.db
+    .updateTable('chats')
+    .set({ unread_count: 0, read_at: now })
+    .where('id', '=', chatId)
+    .where('workspace_id', '=', workspaceId)
+    .execute();
   return chatView(await chatById(platform, workspaceId, chatId), now);
 };
 

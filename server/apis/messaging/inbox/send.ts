@@ -59,7 +59,12 @@ export const sendMessage: Handler<operations['sendMessage']> = async (request, r
     if (claim) {
       const settled = error instanceof HttpProblem && error.problem.provider_code !== undefined && error.status !== 429;
       const timedOut = error instanceof HttpProblem && error.status === 504 && !(error instanceof UploadTimeoutProblem);
-      await finishIdempotent(platform, claim, settled || timedOut ? (error as HttpProblem).status : null, settled || timedOut ? (error as HttpProblem).problem : null);
+      await finishIdempotent(
+        platform,
+        claim,
+        settled || timedOut ? (error as HttpProblem).status : null,
+        settled || timedOut ? (error as HttpProblem).problem : null,
+      );
     }
     throw error;
   }

@@ -17,7 +17,12 @@ function contentView(raw: unknown): S['MessageContent'] {
   if (typeof c.text === 'string') out.text = c.text;
   if (typeof c.caption === 'string') out.caption = c.caption;
   if (c.media && typeof c.media === 'object') {
-    out.media = { url: c.media.url ?? null, mime_type: String(c.media.mime_type ?? 'application/octet-stream'), filename: c.media.filename ?? null, size_bytes: c.media.size_bytes ?? null };
+    out.media = {
+      url: c.media.url ?? null,
+      mime_type: String(c.media.mime_type ?? 'application/octet-stream'),
+      filename: c.media.filename ?? null,
+      size_bytes: c.media.size_bytes ?? null,
+    };
   }
   if (c.location) out.location = c.location;
   if (c.template) out.template = { name: c.template.name, language: c.template.language, template_id: c.template.template_id };
@@ -53,7 +58,8 @@ export function messageView(row: MessageRow): S['Message'] {
 /** The list preview: text or caption, else the template's name, else the kind. */
 export function preview(type: string, raw: unknown): string {
   const c = (raw && typeof raw === 'object' ? raw : {}) as Record<string, any>;
-  const text = typeof c.text === 'string' ? c.text : typeof c.caption === 'string' ? c.caption : c.template?.name ?? c.reply?.title ?? c.reaction?.emoji ?? `[${type}]`;
+  const text =
+    typeof c.text === 'string' ? c.text : typeof c.caption === 'string' ? c.caption : (c.template?.name ?? c.reply?.title ?? c.reaction?.emoji ?? `[${type}]`);
   return Array.from(String(text)).slice(0, 100).join('');
 }
 

@@ -39,7 +39,12 @@ export function parserProblem(error: unknown): HttpProblem {
     case 'FST_FILES_LIMIT':
       return new HttpProblem(400, 'validation', 'Send exactly one file part, named file.', field('only one file is accepted'));
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new HttpProblem(413, 'payload-too-large', `The file is larger than ${MAX_MEDIA_BYTES / 1024 / 1024} MB, the provider's largest limit (documents).`, field('too large'));
+      return new HttpProblem(
+        413,
+        'payload-too-large',
+        `The file is larger than ${MAX_MEDIA_BYTES / 1024 / 1024} MB, the provider's largest limit (documents).`,
+        field('too large'),
+      );
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       // Too many parts is a form the schema does not allow (unknown or repeated fields), not a size: 400.

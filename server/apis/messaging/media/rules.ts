@@ -15,8 +15,18 @@ const LEGACY_OFFICE = ['application/msword', 'application/vnd.ms-excel', 'applic
 export const MEDIA_RULES: Record<MediaKind, { types: string[]; maxBytes: number; label: string; names: string }> = {
   image: { types: ['image/jpeg', 'image/png'], maxBytes: 5 * MB, label: 'Images', names: 'JPEG or PNG' },
   video: { types: ['video/mp4', 'video/3gpp'], maxBytes: 16 * MB, label: 'Videos', names: 'MP4 or 3GPP' },
-  audio: { types: ['audio/aac', 'audio/amr', 'audio/mpeg', 'audio/mp4', 'audio/ogg'], maxBytes: 16 * MB, label: 'Audio files', names: 'AAC, AMR, MP3, MP4 audio or OGG Opus' },
-  document: { types: ['application/pdf', 'text/plain', DOCX, XLSX, PPTX, ...LEGACY_OFFICE], maxBytes: 100 * MB, label: 'Documents', names: 'PDF, text, Word, Excel or PowerPoint' },
+  audio: {
+    types: ['audio/aac', 'audio/amr', 'audio/mpeg', 'audio/mp4', 'audio/ogg'],
+    maxBytes: 16 * MB,
+    label: 'Audio files',
+    names: 'AAC, AMR, MP3, MP4 audio or OGG Opus',
+  },
+  document: {
+    types: ['application/pdf', 'text/plain', DOCX, XLSX, PPTX, ...LEGACY_OFFICE],
+    maxBytes: 100 * MB,
+    label: 'Documents',
+    names: 'PDF, text, Word, Excel or PowerPoint',
+  },
 };
 
 /** The largest file any kind accepts: the multipart parser's cap on these routes. */
@@ -91,8 +101,13 @@ async function detect(bytes: Buffer, declared: string): Promise<string> {
   } catch {
     return 'application/octet-stream';
   }
-  const text = head.toString('utf8').replace(/^\ufeff/, '').trimStart().toLowerCase();
-  if (/^<(\?xml|!doctype|html|svg|head|body|script)/.test(text)) return text.includes('<svg') ? 'image/svg+xml' : text.startsWith('<?xml') ? 'application/xml' : 'text/html';
+  const text = head
+    .toString('utf8')
+    .replace(/^\ufeff/, '')
+    .trimStart()
+    .toLowerCase();
+  if (/^<(\?xml|!doctype|html|svg|head|body|script)/.test(text))
+    return text.includes('<svg') ? 'image/svg+xml' : text.startsWith('<?xml') ? 'application/xml' : 'text/html';
   return 'text/plain';
 }
 
@@ -108,14 +123,24 @@ export async function checkMedia(bytes: Buffer, declaredType: string, kind?: Med
   const asKind = kind === 'audio' && detected === 'video/mp4' ? 'audio/mp4' : detected;
   const found = kind ?? (Object.keys(MEDIA_RULES) as MediaKind[]).find((k) => MEDIA_RULES[k].types.includes(asKind));
   if (!found || !MEDIA_RULES[found].types.includes(asKind)) {
-    const accepted = kind ? `${kind}: ${MEDIA_RULES[kind].names}` : Object.values(MEDIA_RULES).map((r) => r.names).join('; ');
-    throw unsupported(`The file's bytes are ${detected}, which is not accepted${kind ? ` as ${kind}` : ''} (accepted: ${accepted}).`, kind ? `content does not match ${kind}` : `content ${detected} is not accepted`);
+    const accepted = kind
+      ? `${kind}: ${MEDIA_RULES[kind].names}`
+      : Object.values(MEDIA_RULES)
+          .map((r) => r.names)
+          .join('; ');
+    throw unsupported(
+      `The file's bytes are ${detected}, which is not accepted${kind ? ` as ${kind}` : ''} (accepted: ${accepted}).`,
+      kind ? `content does not match ${kind}` : `content ${detected} is not accepted`,
+    );
   }
-  const agrees = GENERIC.has(declared) || declared === asKind || declared === detected || (declared === 'application/zip' && [DOCX, XLSX, PPTX].includes(asKind));
+  const agrees =
+    GENERIC.has(declared) || declared === asKind || declared === detected || (declared === 'application/zip' && [DOCX, XLSX, PPTX].includes(asKind));
   if (!agrees) throw unsupported(`file is declared ${declared} but its bytes are ${detected}.`, `content does not match ${declared}`);
   const rule = MEDIA_RULES[found];
   if (bytes.length > rule.maxBytes) {
-    throw new HttpProblem(413, 'payload-too-large', `${rule.label} may be up to ${rule.maxBytes / MB} MB; this file has ${bytes.length} bytes.`, { errors: [{ pointer: POINTER, detail: `larger than ${rule.maxBytes / MB} MB` }] });
+    throw new HttpProblem(413, 'payload-too-large', `${rule.label} may be up to ${rule.maxBytes / MB} MB; this file has ${bytes.length} bytes.`, {
+      errors: [{ pointer: POINTER, detail: `larger than ${rule.maxBytes / MB} MB` }],
+    });
   }
   return { kind: found, mimeType: asKind };
 }
@@ -127,7 +152,14 @@ const RESERVED = /[\\/:*?"<>|]/g;
 /** The name the customer sees: last path segment, no invisible or reserved characters, an extension of the detected type, ≤ 240 characters. */
 export function displayName(raw: string | undefined, mimeType: string, kind: MediaKind): string {
   const last = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  let name = last.normalize('NFC').replace(INVISIBLE, '').replace(RESERVED, '_').replace(/\s+/g, ' ').trim().replace(/^[.\s]+/, '').replace(/[.\s]+$/, '');
+  let name = last
+    .normalize('NFC')
+    .replace(INVISIBLE, '')
+    .replace(RESERVED, '_')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^[.\s]+/, '')
+    .replace(/[.\s]+$/, '');
   const extensions = EXTENSIONS[mimeType] ?? ['bin'];
   const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase();
   const keep = ext !== undefined && extensions.includes(ext);

@@ -27,7 +27,8 @@ export type UploadRow = Selectable<Database['uploaded_media']>;
 /** An upload that timed out: unlike a timed-out send nothing reached the customer, so a retry may upload again. */
 export class UploadTimeoutProblem extends HttpProblem {}
 
-const invalid = (pointer: string, detail: string) => new HttpProblem(400, 'validation', `${pointer.slice('/body/'.length)} ${detail}.`, { errors: [{ pointer, detail }] });
+const invalid = (pointer: string, detail: string) =>
+  new HttpProblem(400, 'validation', `${pointer.slice('/body/'.length)} ${detail}.`, { errors: [{ pointer, detail }] });
 
 /** The multipart body's fields as strings (the validator has checked them) and nothing unknown. */
 export function formFields(request: FastifyRequest, allowed: string[]): Record<string, string> {

@@ -22,14 +22,19 @@ export const listAgents: Handler<operations['listAgents']> = async (request) => 
   const after = afterCursor(secrets, scope, BY_NAME, cursor);
   if (status !== undefined && status !== 'active') return { data: [], has_more: false, next_cursor: null };
   // Open chats: assigned to the member (the inbox has no resolved state yet).
-  const openChats = sql<string>`(select count(*) from chats where chats.workspace_id = owners.workspace_id and chats.assigned_owner_id = owners.id)`.as('open_chats');
+  const openChats = sql<string>`(select count(*) from chats where chats.workspace_id = owners.workspace_id and chats.assigned_owner_id = owners.id)`.as(
+    'open_chats',
+  );
   let query = store.db
     .selectFrom('owners')
     .select(['owners.id', 'owners.name', 'owners.email', 'owners.available', 'owners.created_at', openChats, sortKeySelection(BY_NAME)])
     .where('owners.workspace_id', '=', workspaceId)
     .where('owners.role', 'in', AGENT_ROLES);
   if (after) query = query.where(after);
-  const rows = await query.orderBy(orderBy(BY_NAME)).limit(limit + 1).execute();
+  const rows = await query
+    .orderBy(orderBy(BY_NAME))
+    .limit(limit + 1)
+    .execute();
   return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) =>
     items.map(
       (r): Agent => ({

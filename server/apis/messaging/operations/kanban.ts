@@ -23,7 +23,10 @@ async function accountId(db: Kysely<Database>, workspaceId: string, ref: string)
     .where('disconnected_at', 'is', null)
     .where((eb) => eb.or([eb('id', '=', ref), eb('provider_waba_id', '=', ref)]))
     .executeTakeFirst();
-  if (!row) throw new HttpProblem(404, 'not-found', `No business account ${ref} in this workspace.`, { errors: [{ pointer: '/query/waba_id', detail: 'unknown business account' }] });
+  if (!row)
+    throw new HttpProblem(404, 'not-found', `No business account ${ref} in this workspace.`, {
+      errors: [{ pointer: '/query/waba_id', detail: 'unknown business account' }],
+    });
   return row.id;
 }
 
@@ -31,13 +34,23 @@ export const listKanbanFunnels: Handler<operations['listKanbanFunnels']> = async
   const { workspaceId } = authOf(request);
   const { secrets, store } = request.server.platform;
   const db = store.db;
-  const { limit = 20, cursor, waba_id: wabaRef, chats_per_stage: perStage = 20 }: NonNullable<operations['listKanbanFunnels']['parameters']['query']> = request.query ?? {};
+  const {
+    limit = 20,
+    cursor,
+    waba_id: wabaRef,
+    chats_per_stage: perStage = 20,
+  }: NonNullable<operations['listKanbanFunnels']['parameters']['query']> = request.query ?? {};
   const scope = { workspaceId, operation: 'listKanbanFunnels' };
   const after = decodeKeyset(secrets, scope, cursor);
   let query = db.selectFrom('kanban_funnels').selectAll().where('workspace_id', '=', workspaceId);
   if (wabaRef !== undefined) query = query.where('business_account_id', '=', await accountId(db, workspaceId, wabaRef));
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  if (after)
+    query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const funnelIds = rows.slice(0, limit).map((r) => r.id);
   if (!funnelIds.length) return { data: [], has_more: false, next_cursor: null };
 
@@ -50,34 +63,35 @@ export const listKanbanFunnels: Handler<operations['listKanbanFunnels']> = async
     .groupBy(['funnel_id', 'stage_key'])
     .execute();
   // The most recently moved-in chats of each stage: ranked per stage, cut at chats_per_stage.
-  const chats = perStage === 0
-    ? []
-    : await db
-        .selectFrom((eb) =>
-          eb
-            .selectFrom('kanban_placements as p')
-            .innerJoin('chats as c', 'c.id', 'p.chat_id')
-            .innerJoin('contacts as ct', 'ct.id', 'c.contact_id')
-            .select([
-              'p.funnel_id',
-              'p.stage_key',
-              'p.entered_at',
-              'c.id as chat_id',
-              'c.contact_id',
-              'c.assigned_owner_id',
-              'c.last_message_at',
-              'ct.name as contact_name',
-              'ct.phone as contact_no',
-              sql<number>`row_number() over (partition by p.funnel_id, p.stage_key order by p.entered_at desc, p.chat_id desc)`.as('rank'),
-            ])
-            .where('p.workspace_id', '=', workspaceId)
-            .where('p.funnel_id', 'in', funnelIds)
-            .as('ranked'),
-        )
-        .selectAll()
-        .where('rank', '<=', perStage)
-        .orderBy('entered_at', 'desc')
-        .execute();
+  const chats =
+    perStage === 0
+      ? []
+      : await db
+          .selectFrom((eb) =>
+            eb
+              .selectFrom('kanban_placements as p')
+              .innerJoin('chats as c', 'c.id', 'p.chat_id')
+              .innerJoin('contacts as ct', 'ct.id', 'c.contact_id')
+              .select([
+                'p.funnel_id',
+                'p.stage_key',
+                'p.entered_at',
+                'c.id as chat_id',
+                'c.contact_id',
+                'c.assigned_owner_id',
+                'c.last_message_at',
+                'ct.name as contact_name',
+                'ct.phone as contact_no',
+                sql<number>`row_number() over (partition by p.funnel_id, p.stage_key order by p.entered_at desc, p.chat_id desc)`.as('rank'),
+              ])
+              .where('p.workspace_id', '=', workspaceId)
+              .where('p.funnel_id', 'in', funnelIds)
+              .as('ranked'),
+          )
+          .selectAll()
+          .where('rank', '<=', perStage)
+          .orderBy('entered_at', 'desc')
+          .execute();
 
   return keysetPage(secrets, scope, rows, limit, (funnel): S['KanbanFunnel'] => ({
     id: funnel.id,
@@ -116,7 +130,12 @@ export async function placeInboundChat(trx: Transaction<Database>, platform: Pla
     .select(['f.id as funnel_id', 's.key'])
     .where('f.workspace_id', '=', message.workspaceId)
     .where((eb) => eb.or([eb('f.business_account_id', '=', message.businessAccountId), eb('f.business_account_id', 'is', null)]))
-    .where('s.position', '=', (eb) => eb.selectFrom('kanban_stages as s2').select((e) => e.fn.min('s2.position').as('p')).whereRef('s2.funnel_id', '=', 'f.id'))
+    .where('s.position', '=', (eb) =>
+      eb
+        .selectFrom('kanban_stages as s2')
+        .select((e) => e.fn.min('s2.position').as('p'))
+        .whereRef('s2.funnel_id', '=', 'f.id'),
+    )
     .execute();
   if (!firstStages.length) return;
   const now = platform.now();

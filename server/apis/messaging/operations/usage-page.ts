@@ -30,7 +30,8 @@ ${row('Messages sent this month', usage.counters.messages)}${row('Contacts store
 </tbody></table>
 <h2>Plans</h2>
 <table><thead><tr><th>Plan</th><th>Messages a month</th><th>Contacts</th></tr></thead><tbody>${Object.values(PLANS).map(
-    (p) => html`<tr><td>${p.name}${p.code === usage.plan.code ? ' (current)' : ''}</td><td>${number(p.messagesPerMonth)}</td><td>${number(p.contacts)}</td></tr>`,
+    (p) =>
+      html`<tr><td>${p.name}${p.code === usage.plan.code ? ' (current)' : ''}</td><td>${number(p.messagesPerMonth)}</td><td>${number(p.contacts)}</td></tr>`,
   )}</tbody></table>
 <p>To change plan, contact us; a request over a limit answers <code>402 plan-limit</code> with a link to this page.</p>`;
 }

@@ -30,7 +30,11 @@ export const getUsage: Handler<operations['getUsage']> = async (request) => {
       .where('created_at', '>=', period.start)
       .where('created_at', '<', period.end)
       .executeTakeFirstOrThrow(),
-    db.selectFrom('contacts').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('contacts')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow(),
     db
       .selectFrom('login_sessions')
       .select((eb) => eb.fn.countAll<string>().as('n'))

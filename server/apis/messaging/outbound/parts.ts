@@ -70,70 +70,98 @@ function mediaPart(type: 'image' | 'video' | 'document' | 'audio', source: Media
         };
   const content = { ...(caption ? { caption } : {}), media };
   if (type === 'audio') return { type, message: { type: 'audio', audio: ref }, content: { media } };
-  if (type === 'document') return { type, message: { type: 'document', document: { ...ref, ...(caption ? { caption } : {}), ...(filename ? { filename } : {}) } }, content };
-  return { type, message: type === 'image' ? { type, image: { ...ref, ...(caption ? { caption } : {}) } } : { type, video: { ...ref, ...(caption ? { caption } : {}) } }, content };
+  if (type === 'document')
+    return { type, message: { type: 'document', document: { ...ref, ...(caption ? { caption } : {}), ...(filename ? { filename } : {}) } }, content };
+  return {
+    type,
+    message: type === 'image' ? { type, image: { ...ref, ...(caption ? { caption } : {}) } } : { type, video: { ...ref, ...(caption ? { caption } : {}) } },
+    content,
+  };
 }
 
 /** The parts of a send (none yet for a device file), every media URL checked. */
-export async function sendParts(platform: Platform, workspaceId: string, sender: Sender, recipient: Recipient, body: Body | DeviceSend, now: Date): Promise<SendParts> {
+export async function sendParts(
+  platform: Platform,
+  workspaceId: string,
+  sender: Sender,
+  recipient: Recipient,
+  body: Body | DeviceSend,
+  now: Date,
+): Promise<SendParts> {
   const out: SendParts = { parts: [], options: {}, route: 'cloud_api', templateId: null };
   const urls: MediaUrl[] = [];
   const parts = out.parts;
-  if (!('file' in body)) switch (body.messageType) {
-    case 'text':
-      parts.push({ type: 'text', message: { type: 'text', text: { body: body.message, ...(body.preview_url ? { preview_url: true } : {}) } }, content: { text: body.message } });
-      break;
-    case 'image':
-    case 'video':
-      urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-      parts.push(mediaPart(body.messageType, { link: body.mediaUrl }, body.message));
-      break;
-    case 'document':
-      urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-      parts.push(mediaPart('document', { link: body.mediaUrl }, body.message, body.filename ?? fileNameOf(body.mediaUrl)));
-      break;
-    case 'audio':
-      urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-      parts.push(mediaPart('audio', { link: body.mediaUrl }));
-      break;
-    case 'location':
-      parts.push({ type: 'location', message: { type: 'location', location: body.location }, content: { location: body.location } });
-      break;
-    case 'media_group':
-      body.media.forEach((m, i) => {
-        urls.push({ url: m.mediaUrl, pointer: `/body/media/${i}/mediaUrl` });
-        if (m.type === 'audio' && m.caption) throw field(`/body/media/${i}/caption`, 'Audio has no caption.');
-        parts.push(mediaPart(m.type, { link: m.mediaUrl }, m.caption, m.type === 'document' ? m.filename ?? fileNameOf(m.mediaUrl) : undefined));
-      });
-      break;
-    case 'template': {
-      const db = platform.store.db;
-      const values = body.template as S['TemplateSendParameters'];
-      const template = await findTemplate(db, workspaceId, { name: values.name, language: values.language, businessAccountId: sender.account.id });
-      if (!template) throw field('/body/template/name', `No template ${values.name} (${values.language}) for this sender's account.`, 404);
-      if (template.status !== 'APPROVED') {
-        throw field('/body/template/name', `The template is ${template.status}; only APPROVED templates can be sent.`, 422);
-      }
-      // Uploads are the sender number's and unexpired (422), the workspace's (404), before anything is stored.
-      const uploads = await resolveUploadedMedia(platform, workspaceId, sender.number.id, uploadRefs(values));
-      const built = buildTemplateMessage(template, values, recipientFields(recipient.contact, recipient.to), { mediaUrl: body.mediaUrl, filename: body.filename }, now, uploads);
-      urls.push(...built.mediaUrls);
-      out.templateId = template.id;
-      parts.push({ type: 'template', message: { type: 'template', template: built.message }, content: templateContent(template, built.text) });
-      if (template.category === 'MARKETING') {
-        const settings = await marketingSettings(db, sender.account.id);
-        if (settings.enabled) {
-          if (settings.onboarding_status === 'ONBOARDED') {
-            out.route = 'marketing_messages';
-            out.options = { route: out.route, productPolicy: settings.product_policy, activitySharing: settings.activity_sharing };
-          } else if (settings.product_policy === 'STRICT') {
-            throw new HttpProblem(422, 'unprocessable', 'Marketing messages are enabled with product_policy STRICT, but the account is not onboarded to them; the message was not sent.');
+  if (!('file' in body))
+    switch (body.messageType) {
+      case 'text':
+        parts.push({
+          type: 'text',
+          message: { type: 'text', text: { body: body.message, ...(body.preview_url ? { preview_url: true } : {}) } },
+          content: { text: body.message },
+        });
+        break;
+      case 'image':
+      case 'video':
+        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+        parts.push(mediaPart(body.messageType, { link: body.mediaUrl }, body.message));
+        break;
+      case 'document':
+        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+        parts.push(mediaPart('document', { link: body.mediaUrl }, body.message, body.filename ?? fileNameOf(body.mediaUrl)));
+        break;
+      case 'audio':
+        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+        parts.push(mediaPart('audio', { link: body.mediaUrl }));
+        break;
+      case 'location':
+        parts.push({ type: 'location', message: { type: 'location', location: body.location }, content: { location: body.location } });
+        break;
+      case 'media_group':
+        body.media.forEach((m, i) => {
+          urls.push({ url: m.mediaUrl, pointer: `/body/media/${i}/mediaUrl` });
+          if (m.type === 'audio' && m.caption) throw field(`/body/media/${i}/caption`, 'Audio has no caption.');
+          parts.push(mediaPart(m.type, { link: m.mediaUrl }, m.caption, m.type === 'document' ? (m.filename ?? fileNameOf(m.mediaUrl)) : undefined));
+        });
+        break;
+      case 'template': {
+        const db = platform.store.db;
+        const values = body.template as S['TemplateSendParameters'];
+        const template = await findTemplate(db, workspaceId, { name: values.name, language: values.language, businessAccountId: sender.account.id });
+        if (!template) throw field('/body/template/name', `No template ${values.name} (${values.language}) for this sender's account.`, 404);
+        if (template.status !== 'APPROVED') {
+          throw field('/body/template/name', `The template is ${template.status}; only APPROVED templates can be sent.`, 422);
+        }
+        // Uploads are the sender number's and unexpired (422), the workspace's (404), before anything is stored.
+        const uploads = await resolveUploadedMedia(platform, workspaceId, sender.number.id, uploadRefs(values));
+        const built = buildTemplateMessage(
+          template,
+          values,
+          recipientFields(recipient.contact, recipient.to),
+          { mediaUrl: body.mediaUrl, filename: body.filename },
+          now,
+          uploads,
+        );
+        urls.push(...built.mediaUrls);
+        out.templateId = template.id;
+        parts.push({ type: 'template', message: { type: 'template', template: built.message }, content: templateContent(template, built.text) });
+        if (template.category === 'MARKETING') {
+          const settings = await marketingSettings(db, sender.account.id);
+          if (settings.enabled) {
+            if (settings.onboarding_status === 'ONBOARDED') {
+              out.route = 'marketing_messages';
+              out.options = { route: out.route, productPolicy: settings.product_policy, activitySharing: settings.activity_sharing };
+            } else if (settings.product_policy === 'STRICT') {
+              throw new HttpProblem(
+                422,
+                'unprocessable',
+                'Marketing messages are enabled with product_policy STRICT, but the account is not onboarded to them; the message was not sent.',
+              );
+            }
           }
         }
+        break;
       }
-      break;
     }
-  }
   for (const u of urls) await checkMediaUrl(platform, u.url, u.pointer);
   return out;
 }
@@ -141,7 +169,7 @@ export async function sendParts(platform: Platform, workspaceId: string, sender:
 /** A device file's part: the file uploaded for the sender's number, then sent by its media id. */
 export async function devicePart(platform: Platform, workspaceId: string, sender: Sender, body: DeviceSend): Promise<Part> {
   const upload = await uploadAndRecord(platform, workspaceId, sender, body.file);
-  const name = body.messageType === 'document' ? body.filename ?? upload.filename ?? undefined : undefined;
+  const name = body.messageType === 'document' ? (body.filename ?? upload.filename ?? undefined) : undefined;
   return mediaPart(body.messageType, { upload }, body.message, name);
 }
 

@@ -137,7 +137,7 @@ export async function recordAndSend(platform: Platform, out: Outbound): Promise<
             status: 'pending',
             providerMessageId: null,
             templateId: out.templateId ?? null,
-            replyToId: i === 0 ? out.replyToId ?? null : null,
+            replyToId: i === 0 ? (out.replyToId ?? null) : null,
             at,
           }),
         )
@@ -161,7 +161,12 @@ export async function recordAndSend(platform: Platform, out: Outbound): Promise<
         .execute();
       results.push({ id: p.id, wamid: sent.providerMessageId, status: 'accepted', type: p.type as S['MediaGroupItemType'] });
     } catch (error) {
-      await settleFailure(platform, p.id, rows.slice(i + 1).map((r) => r.id), error);
+      await settleFailure(
+        platform,
+        p.id,
+        rows.slice(i + 1).map((r) => r.id),
+        error,
+      );
       throw error instanceof ProviderError ? error.toProblem() : error;
     }
   }
@@ -173,7 +178,10 @@ async function settleFailure(platform: Platform, id: string, rest: string[], err
   const db = platform.store.db;
   const now = platform.now();
   const timeout = error instanceof ProviderError && error.kind === 'timeout';
-  const providerError = error instanceof ProviderError ? { code: error.code ?? 0, title: error.message, detail: error.details } : { code: 0, title: 'Internal error', detail: null };
+  const providerError =
+    error instanceof ProviderError
+      ? { code: error.code ?? 0, title: error.message, detail: error.details }
+      : { code: 0, title: 'Internal error', detail: null };
   await db.transaction().execute(async (trx) => {
     await trx
       .updateTable('messages')
@@ -184,7 +192,12 @@ async function settleFailure(platform: Platform, id: string, rest: string[], err
     if (rest.length) {
       await trx
         .updateTable('messages')
-        .set({ status: 'failed', status_at: now, failed_at: now, error: JSON.stringify({ code: 0, title: 'Not sent', detail: 'An earlier message of the media group was not accepted.' }) })
+        .set({
+          status: 'failed',
+          status_at: now,
+          failed_at: now,
+          error: JSON.stringify({ code: 0, title: 'Not sent', detail: 'An earlier message of the media group was not accepted.' }),
+        })
         .where('id', 'in', rest)
         .where('status', '=', 'pending')
         .execute();

@@ -43,7 +43,10 @@ export interface BuiltTemplate {
 }
 
 /** The recipient's fields: its contact row when there is one, else only the number. */
-export function recipientFields(contact: { name: string | null; email: string | null; custom_fields?: unknown } | null | undefined, phone: string): RecipientFields {
+export function recipientFields(
+  contact: { name: string | null; email: string | null; custom_fields?: unknown } | null | undefined,
+  phone: string,
+): RecipientFields {
   return contact
     ? { name: contact.name, phone, email: contact.email, custom_fields: (contact.custom_fields as Record<string, unknown> | null | undefined) ?? null }
     : { name: null, phone, email: null, custom_fields: null };
@@ -110,7 +113,11 @@ function carouselComponent(carousel: Carousel, contact: RecipientFields, uploads
   if (carousel.type === 'media') {
     const cards = carousel.cards.map((card, i) => ({
       card_index: i,
-      components: [{ type: 'header' as const, parameters: [mediaParameter(card.header, uploads)] }, ...bodyComponents(card.body, contact), ...buttonComponents(card.buttons, contact)],
+      components: [
+        { type: 'header' as const, parameters: [mediaParameter(card.header, uploads)] },
+        ...bodyComponents(card.body, contact),
+        ...buttonComponents(card.buttons, contact),
+      ],
     }));
     return { type: 'carousel', cards };
   }
@@ -121,7 +128,9 @@ function carouselComponent(carousel: Carousel, contact: RecipientFields, uploads
       {
         type: 'header' as const,
         // Graph's product card header; our TemplateParameter union does not list it.
-        parameters: [{ type: 'product', product: { product_retailer_id: card.product_retailer_id, catalog_id: card.catalog_id } } as unknown as TemplateParameter],
+        parameters: [
+          { type: 'product', product: { product_retailer_id: card.product_retailer_id, catalog_id: card.catalog_id } } as unknown as TemplateParameter,
+        ],
       },
     ],
   }));
@@ -150,7 +159,10 @@ export function templateMessage(template: StoredTemplate, values: TemplateValues
   const bodyTexts = (values.body ?? []).map((v) => variableValue(v, contact));
   if (bodyTexts.length) out.push({ type: 'body', parameters: bodyTexts.map((text) => ({ type: 'text', text })) });
   if (values.limited_time_offer) {
-    out.push({ type: 'limited_time_offer', parameters: [{ type: 'limited_time_offer', limited_time_offer: { expiration_time_ms: Date.parse(values.limited_time_offer.expires_at) } }] });
+    out.push({
+      type: 'limited_time_offer',
+      parameters: [{ type: 'limited_time_offer', limited_time_offer: { expiration_time_ms: Date.parse(values.limited_time_offer.expires_at) } }],
+    });
   }
   out.push(...buttonComponents(values.buttons, contact));
   // The code is the body's one value; the OTP button repeats it.

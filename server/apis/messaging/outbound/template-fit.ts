@@ -125,7 +125,8 @@ export function fitTemplateValues(
       if (given.header.media_url) mediaUrls.push({ url: given.header.media_url, pointer: `${ptr}/header/media_url` });
       const cardVars = variablesOf((card.components as Stored[]).find((x) => x.type === 'BODY')?.text);
       const cardBody = (given.body ?? []) as Variable[];
-      if (cardBody.length !== cardVars.length) throw unprocessable(`${ptr}/body`, `Card ${i + 1} has ${cardVars.length} variable(s); ${cardBody.length} value(s) were given.`);
+      if (cardBody.length !== cardVars.length)
+        throw unprocessable(`${ptr}/body`, `Card ${i + 1} has ${cardVars.length} variable(s); ${cardBody.length} value(s) were given.`);
       const cardButtons = ((card.components as Stored[]).find((x) => x.type === 'BUTTONS')?.buttons ?? []) as Stored[];
       checkButtons(cardButtons, given.buttons ?? [], `${ptr}/buttons`);
     });
@@ -150,7 +151,8 @@ function checkButtons(buttons: Stored[], given: S['TemplateButtonParameter'][], 
   // Dynamic parts the provider cannot send without a value.
   buttons.forEach((b, index) => {
     if (seen.has(index)) return;
-    if (b.type === 'URL' && variablesOf(b.url).length) throw unprocessable(pointer, `The URL button at index ${index} has a variable: give {type: "url", index: ${index}, text}.`);
+    if (b.type === 'URL' && variablesOf(b.url).length)
+      throw unprocessable(pointer, `The URL button at index ${index} has a variable: give {type: "url", index: ${index}, text}.`);
     if (b.type === 'COPY_CODE') throw unprocessable(pointer, `The copy-code button at index ${index} needs {type: "copy_code", index: ${index}, coupon_code}.`);
   });
 }

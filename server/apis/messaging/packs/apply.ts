@@ -43,7 +43,10 @@ async function accountOf(db: Kysely<Database>, workspaceId: string, ref: string)
     .where('disconnected_at', 'is', null)
     .where((eb) => eb.or([eb('id', '=', ref), eb('provider_waba_id', '=', ref)]))
     .executeTakeFirst();
-  if (!account) throw new HttpProblem(404, 'not-found', `No business account ${ref} in this workspace.`, { errors: [{ pointer: '/body/waba_id', detail: 'unknown business account' }] });
+  if (!account)
+    throw new HttpProblem(404, 'not-found', `No business account ${ref} in this workspace.`, {
+      errors: [{ pointer: '/body/waba_id', detail: 'unknown business account' }],
+    });
   return account;
 }
 
@@ -51,14 +54,18 @@ async function accountOf(db: Kysely<Database>, workspaceId: string, ref: string)
 function checkVariables(pack: PackData, given: Record<string, string>): Record<string, string> {
   const errors: { pointer: string; detail: string }[] = [];
   const names = new Set(pack.variables.map((v) => v.name));
-  for (const name of Object.keys(given)) if (!names.has(name)) errors.push({ pointer: `/body/variables/${name}`, detail: `is not a variable of pack ${pack.slug}` });
-  const placeholders = Object.entries(given).filter(([k, v]) => names.has(k) && holdsPlaceholder(v)).map(([k]) => `/body/variables/${k}`);
+  for (const name of Object.keys(given))
+    if (!names.has(name)) errors.push({ pointer: `/body/variables/${name}`, detail: `is not a variable of pack ${pack.slug}` });
+  const placeholders = Object.entries(given)
+    .filter(([k, v]) => names.has(k) && holdsPlaceholder(v))
+    .map(([k]) => `/body/variables/${k}`);
   if (placeholders.length) throw placeholderProblem(placeholders);
   const { values, missing } = packValues(pack, given);
   for (const name of missing) errors.push({ pointer: `/body/variables/${name}`, detail: `required by pack ${pack.slug}` });
   const blank = Object.entries(given).filter(([k, v]) => names.has(k) && v.trim() === '');
   for (const [name] of blank) errors.push({ pointer: `/body/variables/${name}`, detail: 'must not be blank' });
-  if (errors.length) throw new HttpProblem(400, 'validation', 'The pack needs a value for every required variable, and only for its own variables.', { errors });
+  if (errors.length)
+    throw new HttpProblem(400, 'validation', 'The pack needs a value for every required variable, and only for its own variables.', { errors });
   // A long value can push a template over the provider's limits: named here, not as a 502 later.
   for (const t of pack.templates) {
     const problem = templateProblem(templateCreate(pack, t, values));
@@ -88,11 +95,22 @@ function refusal(error: ProviderError, name: string): HttpProblem {
   const problem = error.toProblem();
   if (problem.status === 429) return problem;
   const extra = error.code !== null ? { provider_code: error.code } : {};
-  return new HttpProblem(502, 'provider-error', `The chat provider refused template ${name}; nothing was created. ${problem.problem.detail ?? ''}`.trim(), extra);
+  return new HttpProblem(
+    502,
+    'provider-error',
+    `The chat provider refused template ${name}; nothing was created. ${problem.problem.detail ?? ''}`.trim(),
+    extra,
+  );
 }
 
 /** Submits the missing templates; adopts one the provider already holds (an earlier apply cut short). */
-async function submitTemplates(platform: Platform, account: Account, pack: PackData, missing: PackData['templates'], values: Record<string, string>): Promise<Submitted[]> {
+async function submitTemplates(
+  platform: Platform,
+  account: Account,
+  pack: PackData,
+  missing: PackData['templates'],
+  values: Record<string, string>,
+): Promise<Submitted[]> {
   const provider = platform.provider(account.kind as ProviderKind);
   const ref = { wabaId: account.provider_waba_id, accessToken: account.access_token_enc ? platform.secrets.decrypt(account.access_token_enc) : null };
   const out: Submitted[] = [];
@@ -100,7 +118,13 @@ async function submitTemplates(platform: Platform, account: Account, pack: PackD
     const body = templateCreate(pack, t, values);
     let created: TemplateCreated;
     try {
-      created = await provider.createTemplate(ref, { name: body.name, language: body.language, category: body.category, allowCategoryChange: false, components: body.components as unknown as TemplateDefinitionComponent[] });
+      created = await provider.createTemplate(ref, {
+        name: body.name,
+        language: body.language,
+        category: body.category,
+        allowCategoryChange: false,
+        components: body.components as unknown as TemplateDefinitionComponent[],
+      });
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       const known = await provider.getTemplateStatuses(ref, [{ name: t.name, language: pack.language, category: t.category }]).catch(() => []);
@@ -111,7 +135,9 @@ async function submitTemplates(platform: Platform, account: Account, pack: PackD
     }
     let reason: string | null = null;
     if (created.status === 'REJECTED') {
-      const info = await provider.getTemplateStatuses(ref, [{ id: created.id, name: t.name, language: pack.language, category: created.category }]).catch(() => []);
+      const info = await provider
+        .getTemplateStatuses(ref, [{ id: created.id, name: t.name, language: pack.language, category: created.category }])
+        .catch(() => []);
       reason = info[0]?.rejectedReason ?? null;
     }
     out.push({ key: t.key, created, reason });
@@ -126,13 +152,23 @@ async function existingTemplates(db: Kysely<Database>, account: Account, pack: P
     .select(['id', 'name'])
     .where('business_account_id', '=', account.id)
     .where('language', '=', pack.language)
-    .where('name', 'in', pack.templates.map((t) => t.name))
+    .where(
+      'name',
+      'in',
+      pack.templates.map((t) => t.name),
+    )
     .execute();
   return new Map(rows.map((r) => [r.name, r]));
 }
 
 /** The id recorded for a flow or funnel of this pack on this account, if the resource still exists. */
-async function recorded(trx: Transaction<Database>, workspaceId: string, account: Account, slug: string, kind: 'flow' | 'funnel'): Promise<Map<string, string>> {
+async function recorded(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  account: Account,
+  slug: string,
+  kind: 'flow' | 'funnel',
+): Promise<Map<string, string>> {
   const items = await trx
     .selectFrom('industry_pack_items')
     .select(['key', 'resource_id'])
@@ -144,9 +180,10 @@ async function recorded(trx: Transaction<Database>, workspaceId: string, account
   if (!items.length) return new Map();
   const ids = items.map((i) => i.resource_id);
   // A flow or funnel deleted since is created again.
-  const alive = kind === 'flow'
-    ? await trx.selectFrom('automation_flows').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
-    : await trx.selectFrom('kanban_funnels').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
+  const alive =
+    kind === 'flow'
+      ? await trx.selectFrom('automation_flows').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute()
+      : await trx.selectFrom('kanban_funnels').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
   const exists = new Set(alive.map((r) => r.id));
   return new Map(items.filter((i) => exists.has(i.resource_id)).map((i) => [i.key, i.resource_id]));
 }
@@ -170,7 +207,13 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
   const account = await accountOf(db, workspaceId, body.waba_id);
 
   const before = await existingTemplates(db, account, pack);
-  const submitted = await submitTemplates(platform, account, pack, pack.templates.filter((t) => !before.has(t.name)), values);
+  const submitted = await submitTemplates(
+    platform,
+    account,
+    pack,
+    pack.templates.filter((t) => !before.has(t.name)),
+    values,
+  );
 
   const now = platform.now();
   const created = empty();
@@ -197,29 +240,77 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
       const components = templateCreate(pack, t, values).components;
       await trx
         .insertInto('message_templates')
-        .values({ id, workspace_id: workspaceId, business_account_id: account.id, provider_template_id: sub.created.id, name: t.name, language: pack.language, category: sub.created.category, status: sub.created.status, rejected_reason: sub.reason, components: JSON.stringify(components), created_at: now, updated_at: now })
+        .values({
+          id,
+          workspace_id: workspaceId,
+          business_account_id: account.id,
+          provider_template_id: sub.created.id,
+          name: t.name,
+          language: pack.language,
+          category: sub.created.category,
+          status: sub.created.status,
+          rejected_reason: sub.reason,
+          components: JSON.stringify(components),
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
       ids.template.set(t.key, id);
       note('templates', true, { key: t.key, id, name: t.name });
     }
 
     for (const tag of pack.tags) {
-      const row = await trx.insertInto('tags').values({ id: newId('tag'), workspace_id: workspaceId, name: tag.name, color: tag.color, created_at: now }).onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
-      const id = row?.id ?? (await trx.selectFrom('tags').select('id').where('workspace_id', '=', workspaceId).where(sql<SqlBool>`lower(name) = lower(${tag.name})`).executeTakeFirstOrThrow()).id;
+      const row = await trx
+        .insertInto('tags')
+        .values({ id: newId('tag'), workspace_id: workspaceId, name: tag.name, color: tag.color, created_at: now })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      const id =
+        row?.id ??
+        (
+          await trx
+            .selectFrom('tags')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where(sql<SqlBool>`lower(name) = lower(${tag.name})`)
+            .executeTakeFirstOrThrow()
+        ).id;
       ids.tag.set(tag.key, id);
       note('tags', !!row, { key: tag.key, id, name: tag.name });
     }
 
     for (const field of pack.custom_fields) {
-      const row = await trx.insertInto('custom_fields').values({ id: newId('cf'), workspace_id: workspaceId, key: field.key, label: field.name, type: field.type, options: null, created_at: now }).onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
-      const id = row?.id ?? (await trx.selectFrom('custom_fields').select('id').where('workspace_id', '=', workspaceId).where('key', '=', field.key).executeTakeFirstOrThrow()).id;
+      const row = await trx
+        .insertInto('custom_fields')
+        .values({ id: newId('cf'), workspace_id: workspaceId, key: field.key, label: field.name, type: field.type, options: null, created_at: now })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      const id =
+        row?.id ??
+        (await trx.selectFrom('custom_fields').select('id').where('workspace_id', '=', workspaceId).where('key', '=', field.key).executeTakeFirstOrThrow()).id;
       note('custom_fields', !!row, { key: field.key, id, name: field.name });
     }
 
     for (const q of pack.quick_replies) {
       const text = fill(q.text, values);
-      const row = await trx.insertInto('quick_replies').values({ id: newId('qr'), workspace_id: workspaceId, shortcut: q.shortcut, title: q.title, text, created_at: now, updated_at: now }).onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
-      const id = row?.id ?? (await trx.selectFrom('quick_replies').select('id').where('workspace_id', '=', workspaceId).where('shortcut', '=', q.shortcut).executeTakeFirstOrThrow()).id;
+      const row = await trx
+        .insertInto('quick_replies')
+        .values({ id: newId('qr'), workspace_id: workspaceId, shortcut: q.shortcut, title: q.title, text, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      const id =
+        row?.id ??
+        (
+          await trx
+            .selectFrom('quick_replies')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where('shortcut', '=', q.shortcut)
+            .executeTakeFirstOrThrow()
+        ).id;
       note('quick_replies', !!row, { key: q.shortcut, id, name: q.shortcut });
     }
 
@@ -234,8 +325,14 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
       let id = funnels.get(funnel.key);
       if (!id) {
         id = newId('fnl');
-        await trx.insertInto('kanban_funnels').values({ id, workspace_id: workspaceId, business_account_id: account.id, name: funnel.name, created_at: now, updated_at: now }).execute();
-        await trx.insertInto('kanban_stages').values(funnel.stages.map((s, position) => ({ funnel_id: id!, key: s.key, name: s.name, color: s.color, position }))).execute();
+        await trx
+          .insertInto('kanban_funnels')
+          .values({ id, workspace_id: workspaceId, business_account_id: account.id, name: funnel.name, created_at: now, updated_at: now })
+          .execute();
+        await trx
+          .insertInto('kanban_stages')
+          .values(funnel.stages.map((s, position) => ({ funnel_id: id!, key: s.key, name: s.name, color: s.color, position })))
+          .execute();
       }
       note('funnels', !funnels.has(funnel.key), { key: funnel.key, id, name: funnel.name });
     }
@@ -243,12 +340,31 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
     const items = (Object.keys(KIND) as Kind[]).flatMap((kind) => [...created[kind], ...present[kind]].map((item) => ({ kind: KIND[kind], item })));
     await trx
       .insertInto('industry_pack_items')
-      .values(items.map(({ kind, item }) => ({ workspace_id: workspaceId, business_account_id: account.id, slug: pack.slug, kind, key: item.key, resource_id: item.id, created_at: now })))
-      .onConflict((oc) => oc.columns(['workspace_id', 'business_account_id', 'slug', 'kind', 'key']).doUpdateSet((eb) => ({ resource_id: eb.ref('excluded.resource_id') })))
+      .values(
+        items.map(({ kind, item }) => ({
+          workspace_id: workspaceId,
+          business_account_id: account.id,
+          slug: pack.slug,
+          kind,
+          key: item.key,
+          resource_id: item.id,
+          created_at: now,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'business_account_id', 'slug', 'kind', 'key']).doUpdateSet((eb) => ({ resource_id: eb.ref('excluded.resource_id') })),
+      )
       .execute();
     await trx
       .insertInto('industry_pack_applications')
-      .values({ workspace_id: workspaceId, business_account_id: account.id, slug: pack.slug, version: pack.version, first_applied_at: now, last_applied_at: now })
+      .values({
+        workspace_id: workspaceId,
+        business_account_id: account.id,
+        slug: pack.slug,
+        version: pack.version,
+        first_applied_at: now,
+        last_applied_at: now,
+      })
       .onConflict((oc) => oc.columns(['workspace_id', 'business_account_id', 'slug']).doUpdateSet({ version: pack.version, last_applied_at: now }))
       .execute();
   });
@@ -269,8 +385,22 @@ async function insertFlow(
   const graph = resolveRefs({ triggers: flow.triggers, nodes: fillDeep(flow.nodes, values), connections: flow.connections }, ids);
   await trx
     .insertInto('automation_flows')
-    .values({ id, workspace_id: workspaceId, business_account_id: account.id, phone_number_id: null, name: flow.name, description: flow.description, status: 'inactive', version: 1, created_at: now, updated_at: now })
+    .values({
+      id,
+      workspace_id: workspaceId,
+      business_account_id: account.id,
+      phone_number_id: null,
+      name: flow.name,
+      description: flow.description,
+      status: 'inactive',
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
-  await trx.insertInto('automation_flow_versions').values({ flow_id: id, version: 1, graph: JSON.stringify(graph), created_at: now }).execute();
+  await trx
+    .insertInto('automation_flow_versions')
+    .values({ flow_id: id, version: 1, graph: JSON.stringify(graph), created_at: now })
+    .execute();
   return id;
 }

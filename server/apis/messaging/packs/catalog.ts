@@ -145,14 +145,38 @@ export function checkPack(pack: PackData, file: string): void {
     if (!(PREVIEW_VARIABLES as readonly string[]).includes(v.name)) fail(`variables/${v.name}`, `not one of ${PREVIEW_VARIABLES.join(', ')}`);
     if (!v.required && v.default === undefined) fail(`variables/${v.name}`, 'an optional variable needs a default');
   }
-  unique('templates', pack.templates.map((t) => t.key));
-  unique('template names', pack.templates.map((t) => t.name));
-  unique('tags', pack.tags.map((t) => t.key));
-  unique('tag names', pack.tags.map((t) => t.name.toLowerCase()));
-  unique('custom_fields', pack.custom_fields.map((c) => c.key));
-  unique('quick_replies', pack.quick_replies.map((q) => q.shortcut));
-  unique('flows', pack.flows.map((f) => f.key));
-  unique('funnels', pack.funnels.map((f) => f.key));
+  unique(
+    'templates',
+    pack.templates.map((t) => t.key),
+  );
+  unique(
+    'template names',
+    pack.templates.map((t) => t.name),
+  );
+  unique(
+    'tags',
+    pack.tags.map((t) => t.key),
+  );
+  unique(
+    'tag names',
+    pack.tags.map((t) => t.name.toLowerCase()),
+  );
+  unique(
+    'custom_fields',
+    pack.custom_fields.map((c) => c.key),
+  );
+  unique(
+    'quick_replies',
+    pack.quick_replies.map((q) => q.shortcut),
+  );
+  unique(
+    'flows',
+    pack.flows.map((f) => f.key),
+  );
+  unique(
+    'funnels',
+    pack.funnels.map((f) => f.key),
+  );
 
   // Placeholders: templates take numbered ones and pack variables; texts sent by flows and
   // quick replies also the ones the engine expands at run time.
@@ -176,7 +200,10 @@ export function checkPack(pack: PackData, file: string): void {
   for (const flow of pack.flows) checkFlow(pack, flow, fields, (where, detail) => fail(`flows/${flow.key}/${where}`, detail), placeholders);
   for (const f of pack.funnels) {
     if (!f.stages.length) fail(`funnels/${f.key}`, 'a funnel needs a stage');
-    unique(`funnels/${f.key}/stages`, f.stages.map((s) => s.key));
+    unique(
+      `funnels/${f.key}/stages`,
+      f.stages.map((s) => s.key),
+    );
   }
   // The preview and listing must fit the contract (with the examples filled in).
   for (const [name, value] of [
@@ -218,8 +245,12 @@ function checkFlow(
   }
   // The automation's own checks of a graph (node types, parameters, ports, reachability), with
   // the pack's references standing in as well-formed ids.
-  const stand = (v: unknown) => JSON.parse(JSON.stringify(v), (_k, x) => (typeof x === 'string' && PACK_REF.test(x) ? (x.startsWith('pack:tag/') ? 'tag_PackReference00' : 'tpl_PackReference00') : x));
-  for (const finding of checkGraph({ triggers: stand(flow.triggers), nodes: stand(flow.nodes), connections: flow.connections })) fail(finding.pointer, finding.detail);
+  const stand = (v: unknown) =>
+    JSON.parse(JSON.stringify(v), (_k, x) =>
+      typeof x === 'string' && PACK_REF.test(x) ? (x.startsWith('pack:tag/') ? 'tag_PackReference00' : 'tpl_PackReference00') : x,
+    );
+  for (const finding of checkGraph({ triggers: stand(flow.triggers), nodes: stand(flow.nodes), connections: flow.connections }))
+    fail(finding.pointer, finding.detail);
   for (const c of flow.connections) {
     const from = [...flow.triggers, ...flow.nodes].find((n) => n.id === c.from_node);
     if (!from) fail(c.from_node, 'a connection leaves a node the flow lacks');
@@ -283,7 +314,9 @@ export function industryPacks(): Map<string, PackData> {
   if (packs) return packs;
   const dir = new URL('./data/', import.meta.url);
   const loaded = new Map<string, PackData>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const pack = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as PackData;
     if (`${pack.slug}.json` !== file) throw new Error(`industry pack ${file}: the file is named after its slug`);
     checkPack(pack, file);

@@ -17,7 +17,9 @@ const previewIndustryPack: Handler<operations['previewIndustryPack']> = async (r
   if (!pack) throw unknownPack(slug);
   const query = (request.query ?? {}) as Record<string, string | undefined>;
   const given = Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string'));
-  const bad = Object.entries(given).filter(([, v]) => holdsPlaceholder(v)).map(([k]) => `/query/${k}`);
+  const bad = Object.entries(given)
+    .filter(([, v]) => holdsPlaceholder(v))
+    .map(([k]) => `/query/${k}`);
   if (bad.length) throw placeholderProblem(bad);
   const { values, missing } = packValues(pack, given);
   return preview(pack, values, missing);

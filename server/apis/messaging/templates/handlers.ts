@@ -43,9 +43,16 @@ async function accountOf(db: Kysely<Database>, workspaceId: string, ref: string 
   let query = db.selectFrom('business_accounts').selectAll().where('workspace_id', '=', workspaceId).where('disconnected_at', 'is', null);
   if (ref !== undefined) query = query.where((eb) => eb.or([eb('id', '=', ref), eb('provider_waba_id', '=', ref)]));
   const rows = await query.limit(2).execute();
-  if (ref !== undefined && rows.length === 0) throw new HttpProblem(404, 'not-found', 'No such business account in this workspace.', { errors: [{ pointer, detail: 'unknown business account' }] });
-  if (rows.length === 0) throw new HttpProblem(422, 'unprocessable', 'The workspace has no connected business account.', { errors: [{ pointer, detail: 'connect an account first' }] });
-  if (rows.length > 1) throw new HttpProblem(422, 'unprocessable', 'The workspace has several business accounts: give waba_id.', { errors: [{ pointer, detail: 'required when the workspace has more than one account' }] });
+  if (ref !== undefined && rows.length === 0)
+    throw new HttpProblem(404, 'not-found', 'No such business account in this workspace.', { errors: [{ pointer, detail: 'unknown business account' }] });
+  if (rows.length === 0)
+    throw new HttpProblem(422, 'unprocessable', 'The workspace has no connected business account.', {
+      errors: [{ pointer, detail: 'connect an account first' }],
+    });
+  if (rows.length > 1)
+    throw new HttpProblem(422, 'unprocessable', 'The workspace has several business accounts: give waba_id.', {
+      errors: [{ pointer, detail: 'required when the workspace has more than one account' }],
+    });
   return rows[0];
 }
 
@@ -70,22 +77,31 @@ const createTemplate: Handler<operations['createTemplate']> = async (request, re
     .where('name', '=', body.name)
     .where('language', '=', body.language)
     .executeTakeFirst();
-  if (exists) throw new HttpProblem(409, 'conflict', `The account already has a template ${body.name} in ${body.language}.`, { errors: [{ pointer: '/body/name', detail: 'name and language are taken' }] });
+  if (exists)
+    throw new HttpProblem(409, 'conflict', `The account already has a template ${body.name} in ${body.language}.`, {
+      errors: [{ pointer: '/body/name', detail: 'name and language are taken' }],
+    });
 
   const media = mediaHeaders(body);
   const cloud = account.kind !== 'sandbox';
   if (media.length && cloud && !platform.config.providerAppId) {
     // Checked before the samples are fetched: without the app id there is nowhere to upload them.
-    throw new HttpProblem(422, 'unprocessable', 'Media samples for Cloud API templates need the Meta app id (PROVIDER_APP_ID), which this server does not have; use a TEXT header or none.', {
-      errors: [{ pointer: media[0].pointer, detail: 'the server has no PROVIDER_APP_ID to upload the sample with' }],
-    });
+    throw new HttpProblem(
+      422,
+      'unprocessable',
+      'Media samples for Cloud API templates need the Meta app id (PROVIDER_APP_ID), which this server does not have; use a TEXT header or none.',
+      {
+        errors: [{ pointer: media[0].pointer, detail: 'the server has no PROVIDER_APP_ID to upload the sample with' }],
+      },
+    );
   }
   // The samples must be usable now: the sandbox's provider fetches them during review, the Cloud API gets their bytes.
   const samples = [];
   for (const m of media) samples.push(await fetchSample(platform, m));
 
   const { provider, ref } = providerAccount(platform, account);
-  const components = cloud && samples.length ? await withHeaderHandles(provider, ref, body.components, samples) : (body.components as unknown as TemplateDefinitionComponent[]);
+  const components =
+    cloud && samples.length ? await withHeaderHandles(provider, ref, body.components, samples) : (body.components as unknown as TemplateDefinitionComponent[]);
   let created;
   try {
     created = await provider.createTemplate(ref, {
@@ -101,7 +117,9 @@ const createTemplate: Handler<operations['createTemplate']> = async (request, re
   // A template rejected at once: its reason comes with the statuses.
   let reason: string | null = null;
   if (created.status === 'REJECTED') {
-    const info = await provider.getTemplateStatuses(ref, [{ id: created.id, name: body.name, language: body.language, category: created.category }]).catch(() => []);
+    const info = await provider
+      .getTemplateStatuses(ref, [{ id: created.id, name: body.name, language: body.language, category: created.category }])
+      .catch(() => []);
     reason = info[0]?.rejectedReason ?? null;
   }
   const now = platform.now();
@@ -128,7 +146,8 @@ const createTemplate: Handler<operations['createTemplate']> = async (request, re
       .executeTakeFirstOrThrow();
   } catch (error) {
     // A concurrent create of the same name and language won the unique index.
-    if ((error as { code?: string }).code === '23505') throw new HttpProblem(409, 'conflict', `The account already has a template ${body.name} in ${body.language}.`);
+    if ((error as { code?: string }).code === '23505')
+      throw new HttpProblem(409, 'conflict', `The account already has a template ${body.name} in ${body.language}.`);
     throw error;
   }
   reply.code(201);
@@ -148,8 +167,13 @@ const listTemplates: Handler<operations['listTemplates']> = async (request) => {
   if (q.status) query = query.where('status', '=', q.status);
   if (q.category) query = query.where('category', '=', q.category);
   if (q.name) query = query.where('name', '=', q.name);
-  if (after) query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+  if (after)
+    query = query.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return keysetPage(platform.secrets, scope, rows, limit, templateView);
 };
 
@@ -172,12 +196,20 @@ const syncTemplateStatus: Handler<operations['syncTemplateStatus']> = async (req
   let accounts = await db.selectFrom('business_accounts').selectAll().where('workspace_id', '=', workspaceId).where('disconnected_at', 'is', null).execute();
   if (wabaRef !== undefined) {
     accounts = accounts.filter((a) => a.id === wabaRef || a.provider_waba_id === wabaRef);
-    if (!accounts.length) throw new HttpProblem(404, 'not-found', 'No such business account in this workspace.', { errors: [{ pointer: '/query/waba_id', detail: 'unknown business account' }] });
+    if (!accounts.length)
+      throw new HttpProblem(404, 'not-found', 'No such business account in this workspace.', {
+        errors: [{ pointer: '/query/waba_id', detail: 'unknown business account' }],
+      });
   }
   let checked = 0;
   const changed: S['Template'][] = [];
   for (const account of accounts) {
-    const templates = await db.selectFrom('message_templates').selectAll().where('business_account_id', '=', account.id).where('workspace_id', '=', workspaceId).execute();
+    const templates = await db
+      .selectFrom('message_templates')
+      .selectAll()
+      .where('business_account_id', '=', account.id)
+      .where('workspace_id', '=', workspaceId)
+      .execute();
     if (!templates.length) continue;
     const { provider, ref } = providerAccount(platform, account);
     let infos;
@@ -194,13 +226,20 @@ const syncTemplateStatus: Handler<operations['syncTemplateStatus']> = async (req
       const info = infos.find((i) => (t.provider_template_id && i.id === t.provider_template_id) || (i.name === t.name && i.language === t.language));
       if (!info) continue;
       const quality = info.qualityScore && QUALITY.has(info.qualityScore) ? info.qualityScore : t.quality_rating;
-      const reason = info.status === 'APPROVED' || info.status === 'PENDING' ? null : info.rejectedReason ?? t.rejected_reason;
+      const reason = info.status === 'APPROVED' || info.status === 'PENDING' ? null : (info.rejectedReason ?? t.rejected_reason);
       if (info.status === t.status && info.category === t.category && quality === t.quality_rating && reason === t.rejected_reason) continue;
       const now = platform.now();
       const row = await db.transaction().execute(async (trx) => {
         const updated = await trx
           .updateTable('message_templates')
-          .set({ status: info.status, category: info.category, quality_rating: quality, rejected_reason: reason, provider_template_id: info.id, updated_at: now })
+          .set({
+            status: info.status,
+            category: info.category,
+            quality_rating: quality,
+            rejected_reason: reason,
+            provider_template_id: info.id,
+            updated_at: now,
+          })
           .where('id', '=', t.id)
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -210,7 +249,16 @@ const syncTemplateStatus: Handler<operations['syncTemplateStatus']> = async (req
             api: 'messaging',
             type: 'template.status_updated',
             at: now,
-            data: { template_id: t.id, waba_id: account.id, name: t.name, language: t.language, category: info.category, status: info.status, previous_status: t.status, reason },
+            data: {
+              template_id: t.id,
+              waba_id: account.id,
+              name: t.name,
+              language: t.language,
+              category: info.category,
+              status: info.status,
+              previous_status: t.status,
+              reason,
+            },
           });
         }
         return updated;

@@ -5,9 +5,7 @@ import type { MessageTemplatesTable } from '#server/store/schema/messaging-inbox
 
 export type TemplateRow = Selectable<MessageTemplatesTable>;
 
-export type TemplateKey =
-  | { id: string }
-  | { name: string; language: string; businessAccountId?: string };
+export type TemplateKey = { id: string } | { name: string; language: string; businessAccountId?: string };
 
 /**
  * The template, or null when the workspace has none matching (another workspace's id included).

@@ -31,7 +31,8 @@ export const MEDIA_LIMITS: Record<MediaKind, S['MediaLimits']> = {
 
 /** A refused URL as the problem naming its field: 400 for syntax or scheme, 422 unsafe-url for the target. */
 export function unsafeProblem(error: UnsafeUrlError, pointer: string): HttpProblem {
-  if (error.status === 400) return new HttpProblem(400, 'validation', `The URL cannot be fetched: ${error.reason}.`, { errors: [{ pointer, detail: error.reason }] });
+  if (error.status === 400)
+    return new HttpProblem(400, 'validation', `The URL cannot be fetched: ${error.reason}.`, { errors: [{ pointer, detail: error.reason }] });
   return new HttpProblem(422, 'unsafe-url', `The URL is not a public target: ${error.reason}.`, { errors: [{ pointer, detail: error.reason }] });
 }
 
@@ -48,7 +49,17 @@ export async function probeMedia(platform: Platform, url: string, kind: MediaKin
 /** `probeMedia`, also answering the response it checked (its body is what a sample upload sends). */
 export async function fetchMedia(platform: Platform, url: string, kind: MediaKind): Promise<{ result: S['MediaUrlValidation']; response?: SafeResponse }> {
   const limits = MEDIA_LIMITS[kind];
-  const result: S['MediaUrlValidation'] = { url, kind, reachable: false, http_status: null, content_type: null, size_bytes: null, within_limits: false, limits, problems: [] };
+  const result: S['MediaUrlValidation'] = {
+    url,
+    kind,
+    reachable: false,
+    http_status: null,
+    content_type: null,
+    size_bytes: null,
+    within_limits: false,
+    limits,
+    problems: [],
+  };
   let res;
   try {
     res = await platform.mediaFetch(url, { method: 'GET', headers: { accept: limits.content_types.join(', ') } });
@@ -63,7 +74,10 @@ export async function fetchMedia(platform: Platform, url: string, kind: MediaKin
   }
   result.http_status = res.status;
   if (res.status !== 200) {
-    result.problems.push({ code: res.status >= 300 && res.status < 400 ? 'too_many_redirects' : 'http_error', detail: `The server answered HTTP ${res.status}.` });
+    result.problems.push({
+      code: res.status >= 300 && res.status < 400 ? 'too_many_redirects' : 'http_error',
+      detail: `The server answered HTTP ${res.status}.`,
+    });
     return { result, response: res };
   }
   result.reachable = true;
@@ -72,10 +86,14 @@ export async function fetchMedia(platform: Platform, url: string, kind: MediaKin
   const declared = Number(header(res.headers, 'content-length'));
   result.size_bytes = !res.truncated ? res.body.length : Number.isFinite(declared) && declared > 0 ? declared : null;
   if (!type || !limits.content_types.includes(type)) {
-    result.problems.push({ code: 'content_type_not_allowed', detail: `${type ?? 'No content type'} is not allowed for ${kind}; allowed: ${limits.content_types.join(', ')}.` });
+    result.problems.push({
+      code: 'content_type_not_allowed',
+      detail: `${type ?? 'No content type'} is not allowed for ${kind}; allowed: ${limits.content_types.join(', ')}.`,
+    });
   }
   if (result.size_bytes === null) result.problems.push({ code: 'size_unknown', detail: 'The size could not be measured within the download limit.' });
-  else if (result.size_bytes > limits.max_size_bytes) result.problems.push({ code: 'too_large', detail: `${result.size_bytes} bytes is over the ${limits.max_size_bytes}-byte limit for ${kind}.` });
+  else if (result.size_bytes > limits.max_size_bytes)
+    result.problems.push({ code: 'too_large', detail: `${result.size_bytes} bytes is over the ${limits.max_size_bytes}-byte limit for ${kind}.` });
   else if (result.size_bytes === 0) result.problems.push({ code: 'http_error', detail: 'The file is empty.' });
   result.within_limits = result.problems.length === 0;
   return { result, response: res };

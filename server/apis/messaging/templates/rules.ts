@@ -45,7 +45,8 @@ function checkBody(c: Component, pointer: string, auth: boolean, maxText = 1024)
     if (c.text !== undefined) fail('authentication-body', `${pointer}/text`, 'AUTHENTICATION bodies have no text: the provider writes it around the code.');
     return;
   }
-  if (c.add_security_recommendation !== undefined) fail('authentication-only', `${pointer}/add_security_recommendation`, 'Only AUTHENTICATION templates have a security recommendation.');
+  if (c.add_security_recommendation !== undefined)
+    fail('authentication-only', `${pointer}/add_security_recommendation`, 'Only AUTHENTICATION templates have a security recommendation.');
   if (typeof c.text !== 'string') {
     fail('body-text-required', `${pointer}/text`, 'The body needs text.');
     return;
@@ -62,7 +63,8 @@ function checkBody(c: Component, pointer: string, auth: boolean, maxText = 1024)
     fail('variable-examples', `${pointer}/example`, `The text has ${n} variable(s): give example.body_text with one sample each.`);
     return;
   }
-  if (example.length !== n) fail('variable-examples', `${pointer}/example/body_text/0`, `The text has ${n} variable(s); ${example.length} sample(s) were given.`);
+  if (example.length !== n)
+    fail('variable-examples', `${pointer}/example/body_text/0`, `The text has ${n} variable(s); ${example.length} sample(s) were given.`);
 }
 
 function checkHeader(c: Component, pointer: string): void {
@@ -87,13 +89,15 @@ function checkButtons(buttons: Component[], pointer: string, category: S['Templa
   if (inCard) {
     if (buttons.length > 2) fail('card-buttons', pointer, 'A carousel card has 1 or 2 buttons.');
     buttons.forEach((b, i) => {
-      if (!['QUICK_REPLY', 'URL', 'PHONE_NUMBER'].includes(b.type)) fail('card-button-kinds', `${pointer}/${i}/type`, 'Carousel card buttons are QUICK_REPLY, URL or PHONE_NUMBER.');
+      if (!['QUICK_REPLY', 'URL', 'PHONE_NUMBER'].includes(b.type))
+        fail('card-button-kinds', `${pointer}/${i}/type`, 'Carousel card buttons are QUICK_REPLY, URL or PHONE_NUMBER.');
     });
   }
   if (count('URL') > 2) fail('button-counts', pointer, 'At most 2 URL buttons.');
   if (count('PHONE_NUMBER') > 1) fail('button-counts', pointer, 'At most 1 PHONE_NUMBER button.');
   if (count('COPY_CODE') > 1) fail('button-counts', pointer, 'At most 1 COPY_CODE button.');
-  if (count('VOICE_CALL') > 1 || count('CATALOG') > 1 || count('MPM') > 1 || count('FLOW') > 1) fail('button-counts', pointer, 'At most one CATALOG, MPM, VOICE_CALL and FLOW button each.');
+  if (count('VOICE_CALL') > 1 || count('CATALOG') > 1 || count('MPM') > 1 || count('FLOW') > 1)
+    fail('button-counts', pointer, 'At most one CATALOG, MPM, VOICE_CALL and FLOW button each.');
   // Quick replies sit together, before or after the other buttons, never between them.
   const kinds = buttons.map((b) => b.type === 'QUICK_REPLY');
   const switches = kinds.slice(1).filter((k, i) => k !== kinds[i]).length;
@@ -101,18 +105,22 @@ function checkButtons(buttons: Component[], pointer: string, category: S['Templa
   buttons.forEach((b, i) => {
     const p = `${pointer}/${i}`;
     if (b.type === 'OTP' && category !== 'AUTHENTICATION') fail('otp-authentication-only', `${p}/type`, 'OTP buttons belong to AUTHENTICATION templates.');
-    if ((b.type === 'CATALOG' || b.type === 'MPM') && category !== 'MARKETING') fail('catalog-marketing-only', `${p}/type`, `${b.type} buttons belong to MARKETING templates.`);
+    if ((b.type === 'CATALOG' || b.type === 'MPM') && category !== 'MARKETING')
+      fail('catalog-marketing-only', `${p}/type`, `${b.type} buttons belong to MARKETING templates.`);
     if (b.type === 'URL') {
       const vars = [...String(b.url).matchAll(VARIABLE)];
-      if (vars.length > 1 || (vars.length === 1 && !/\{\{1\}\}$/.test(b.url))) fail('url-button-variable', `${p}/url`, 'A URL button has at most one variable, {{1}}, at the end of the URL.');
+      if (vars.length > 1 || (vars.length === 1 && !/\{\{1\}\}$/.test(b.url)))
+        fail('url-button-variable', `${p}/url`, 'A URL button has at most one variable, {{1}}, at the end of the URL.');
       if (vars.length === 1 && !b.example) fail('variable-examples', `${p}/example`, 'The URL has a variable: give one full sample URL in example.');
       if (vars.length === 0 && b.example) fail('variable-examples', `${p}/example`, 'The URL has no variable to give a sample for.');
     }
     if (b.type === 'OTP') {
       const tap = b.otp_type === 'ONE_TAP' || b.otp_type === 'ZERO_TAP';
       if (tap && !b.supported_apps?.length) fail('otp-apps', `${p}/supported_apps`, `${b.otp_type} needs supported_apps.`);
-      if (!tap && (b.supported_apps || b.autofill_text || b.zero_tap_terms_accepted !== undefined)) fail('otp-apps', `${p}/otp_type`, 'COPY_CODE codes take no apps, autofill text or zero-tap terms.');
-      if (b.otp_type === 'ZERO_TAP' && b.zero_tap_terms_accepted !== true) fail('zero-tap-terms', `${p}/zero_tap_terms_accepted`, 'ZERO_TAP needs zero_tap_terms_accepted: true.');
+      if (!tap && (b.supported_apps || b.autofill_text || b.zero_tap_terms_accepted !== undefined))
+        fail('otp-apps', `${p}/otp_type`, 'COPY_CODE codes take no apps, autofill text or zero-tap terms.');
+      if (b.otp_type === 'ZERO_TAP' && b.zero_tap_terms_accepted !== true)
+        fail('zero-tap-terms', `${p}/zero_tap_terms_accepted`, 'ZERO_TAP needs zero_tap_terms_accepted: true.');
     }
   });
 }
@@ -132,9 +140,15 @@ export function checkTemplate(t: S['TemplateCreate']): void {
 
   if (auth) {
     const other = comps.findIndex((c) => !['BODY', 'FOOTER', 'BUTTONS'].includes(c.type));
-    if (other >= 0) fail('authentication-components', `/body/components/${other}/type`, 'AUTHENTICATION templates have a body, an optional footer and an OTP button only.');
+    if (other >= 0)
+      fail('authentication-components', `/body/components/${other}/type`, 'AUTHENTICATION templates have a body, an optional footer and an OTP button only.');
     const buttons = (comps[at('BUTTONS')]?.buttons ?? []) as Component[];
-    if (buttons.length !== 1 || buttons[0].type !== 'OTP') fail('authentication-otp-button', at('BUTTONS') >= 0 ? `${p('BUTTONS')}/buttons` : '/body/components', 'AUTHENTICATION templates have exactly one OTP button.');
+    if (buttons.length !== 1 || buttons[0].type !== 'OTP')
+      fail(
+        'authentication-otp-button',
+        at('BUTTONS') >= 0 ? `${p('BUTTONS')}/buttons` : '/body/components',
+        'AUTHENTICATION templates have exactly one OTP button.',
+      );
   } else {
     const otp = comps.findIndex((c) => c.type === 'BUTTONS' && (c.buttons as Component[]).some((b) => b.type === 'OTP'));
     if (otp >= 0) fail('otp-authentication-only', `/body/components/${otp}/buttons`, 'A template with an OTP button must have category AUTHENTICATION.');
@@ -145,7 +159,8 @@ export function checkTemplate(t: S['TemplateCreate']): void {
   if (at('FOOTER') >= 0) {
     const f = comps[at('FOOTER')];
     if (auth && f.text !== undefined) fail('authentication-footer', `${p('FOOTER')}/text`, 'AUTHENTICATION footers have code_expiration_minutes, no text.');
-    if (!auth && f.code_expiration_minutes !== undefined) fail('authentication-only', `${p('FOOTER')}/code_expiration_minutes`, 'Only AUTHENTICATION footers show a code expiry.');
+    if (!auth && f.code_expiration_minutes !== undefined)
+      fail('authentication-only', `${p('FOOTER')}/code_expiration_minutes`, 'Only AUTHENTICATION footers show a code expiry.');
     if (!auth && typeof f.text !== 'string') fail('footer-text-required', `${p('FOOTER')}/text`, 'The footer needs text.');
     if (typeof f.text === 'string' && [...f.text.matchAll(VARIABLE)].length) fail('footer-no-variables', `${p('FOOTER')}/text`, 'Footers have no variables.');
   }
@@ -153,7 +168,8 @@ export function checkTemplate(t: S['TemplateCreate']): void {
 
   if (at('CAROUSEL') >= 0) {
     if (auth) fail('authentication-components', p('CAROUSEL'), 'AUTHENTICATION templates have no carousel.');
-    if (at('HEADER') >= 0 || at('FOOTER') >= 0 || at('BUTTONS') >= 0) fail('carousel-components', p('CAROUSEL'), 'A carousel template has a body and the cards only: no header, footer or buttons.');
+    if (at('HEADER') >= 0 || at('FOOTER') >= 0 || at('BUTTONS') >= 0)
+      fail('carousel-components', p('CAROUSEL'), 'A carousel template has a body and the cards only: no header, footer or buttons.');
     const cards = comps[at('CAROUSEL')].cards as { components: Component[] }[];
     let format: string | undefined;
     let buttonKinds: string | undefined;
@@ -181,11 +197,18 @@ export function checkTemplate(t: S['TemplateCreate']): void {
     if (t.category !== 'MARKETING') fail('offer-marketing-only', p('LIMITED_TIME_OFFER'), 'Limited-time offers belong to MARKETING templates.');
     if (at('FOOTER') >= 0) fail('offer-no-footer', p('FOOTER'), 'Limited-time offer templates have no footer.');
     const header = comps[at('HEADER')];
-    if (header && !['IMAGE', 'VIDEO'].includes(header.format)) fail('offer-header', `${p('HEADER')}/format`, 'A limited-time offer header is an IMAGE or VIDEO.');
+    if (header && !['IMAGE', 'VIDEO'].includes(header.format))
+      fail('offer-header', `${p('HEADER')}/format`, 'A limited-time offer header is an IMAGE or VIDEO.');
     const buttons = (comps[at('BUTTONS')]?.buttons ?? []) as Component[];
-    if (!buttons.some((b) => b.type === 'URL')) fail('offer-buttons', at('BUTTONS') >= 0 ? `${p('BUTTONS')}/buttons` : '/body/components', 'A limited-time offer needs a URL button (and usually a COPY_CODE button).');
+    if (!buttons.some((b) => b.type === 'URL'))
+      fail(
+        'offer-buttons',
+        at('BUTTONS') >= 0 ? `${p('BUTTONS')}/buttons` : '/body/components',
+        'A limited-time offer needs a URL button (and usually a COPY_CODE button).',
+      );
   }
-  if (at('CALL_PERMISSION_REQUEST') >= 0 && auth) fail('authentication-components', p('CALL_PERMISSION_REQUEST'), 'AUTHENTICATION templates cannot ask for call permission.');
+  if (at('CALL_PERMISSION_REQUEST') >= 0 && auth)
+    fail('authentication-components', p('CALL_PERMISSION_REQUEST'), 'AUTHENTICATION templates cannot ask for call permission.');
 }
 
 /** The media headers of a template (the main header and carousel cards' headers), with their pointers. */
@@ -196,7 +219,8 @@ export function mediaHeaders(t: S['TemplateCreate']): { url: string; format: str
     if (c.type === 'CAROUSEL') {
       (c.cards as { components: Component[] }[]).forEach((card, j) =>
         card.components.forEach((cc, k) => {
-          if (cc.type === 'HEADER' && cc.header_url) out.push({ url: cc.header_url, format: cc.format, pointer: `/body/components/${i}/cards/${j}/components/${k}/header_url` });
+          if (cc.type === 'HEADER' && cc.header_url)
+            out.push({ url: cc.header_url, format: cc.format, pointer: `/body/components/${i}/cards/${j}/components/${k}/header_url` });
         }),
       );
     }

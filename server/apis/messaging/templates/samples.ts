@@ -49,7 +49,9 @@ export async function fetchSample(platform: Platform, header: MediaHeader): Prom
 
 function fileNameOf(url: string, format: string): string {
   try {
-    const name = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '').replace(/[^\w.\- ]/g, '_').slice(0, 200);
+    const name = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '')
+      .replace(/[^\w.\- ]/g, '_')
+      .slice(0, 200);
     if (name) return name;
   } catch {
     // a name is cosmetic: fall through to the default
@@ -76,7 +78,9 @@ export async function withHeaderHandles(
     } catch (error) {
       if (error instanceof ProviderError) throw error.toProblem();
       if (error instanceof HttpProblem && error.status === 422 && !error.problem.errors) {
-        throw new HttpProblem(422, 'unprocessable', error.problem.detail ?? error.message, { errors: [{ pointer: sample.pointer, detail: error.problem.detail ?? error.message }] });
+        throw new HttpProblem(422, 'unprocessable', error.problem.detail ?? error.message, {
+          errors: [{ pointer: sample.pointer, detail: error.problem.detail ?? error.message }],
+        });
       }
       throw error;
     }
@@ -89,7 +93,10 @@ export async function withHeaderHandles(
 
 /** The component a `/body/components/…/header_url` pointer names, in `components`. */
 function componentAt(components: Record<string, unknown>[], pointer: string): Record<string, unknown> {
-  const steps = pointer.replace(/^\/body\/components\//, '').replace(/\/header_url$/, '').split('/');
+  const steps = pointer
+    .replace(/^\/body\/components\//, '')
+    .replace(/\/header_url$/, '')
+    .split('/');
   let node: unknown = components;
   for (const step of steps) node = (node as Record<string, unknown>)[step];
   return node as Record<string, unknown>;

@@ -29,7 +29,8 @@ export function uploadRefs(values: S['TemplateSendParameters'], base = '/body/te
   const carousel = values.carousel as { type?: string; cards?: { header?: MediaHeader }[] } | undefined;
   if (carousel?.type === 'media') {
     carousel.cards?.forEach((card, i) => {
-      if (card.header?.media_id) refs.push({ id: card.header.media_id, kind: card.header.type as MediaKind, pointer: `${base}/carousel/cards/${i}/header/media_id` });
+      if (card.header?.media_id)
+        refs.push({ id: card.header.media_id, kind: card.header.type as MediaKind, pointer: `${base}/carousel/cards/${i}/header/media_id` });
     });
   }
   return refs;
@@ -48,23 +49,41 @@ export async function resolveUploadedMedia(platform: Platform, workspaceId: stri
   const now = platform.now().getTime();
   for (const { id, kind, pointer } of refs) {
     const row = found.get(id);
-    if (!row) throw new HttpProblem(404, 'not-found', `No uploaded media ${id} in this workspace.`, { errors: [{ pointer, detail: `media_id ${id} is not an upload of this workspace` }] });
-    if (row.phone_number_id && row.phone_number_id !== phoneNumberId) {
-      throw new HttpProblem(422, 'unprocessable', `Uploaded media ${id} was uploaded for another number; the provider serves it only to that number. Upload the file for this sender.`, {
-        errors: [{ pointer, detail: 'uploaded for another sender number' }],
+    if (!row)
+      throw new HttpProblem(404, 'not-found', `No uploaded media ${id} in this workspace.`, {
+        errors: [{ pointer, detail: `media_id ${id} is not an upload of this workspace` }],
       });
+    if (row.phone_number_id && row.phone_number_id !== phoneNumberId) {
+      throw new HttpProblem(
+        422,
+        'unprocessable',
+        `Uploaded media ${id} was uploaded for another number; the provider serves it only to that number. Upload the file for this sender.`,
+        {
+          errors: [{ pointer, detail: 'uploaded for another sender number' }],
+        },
+      );
     }
     if (row.expires_at && new Date(row.expires_at).getTime() <= now) {
-      throw new HttpProblem(422, 'unprocessable', `Uploaded media ${id} expired at ${new Date(row.expires_at).toISOString()} (the provider keeps uploads 30 days); upload it again.`, {
-        errors: [{ pointer, detail: 'expired' }],
-      });
+      throw new HttpProblem(
+        422,
+        'unprocessable',
+        `Uploaded media ${id} expired at ${new Date(row.expires_at).toISOString()} (the provider keeps uploads 30 days); upload it again.`,
+        {
+          errors: [{ pointer, detail: 'expired' }],
+        },
+      );
     }
     // The provider would accept the send and fail the message later: refuse a file of the wrong kind now.
     const allowed = MEDIA_LIMITS[kind]?.content_types ?? [];
     if (!allowed.includes(row.mime_type)) {
-      throw new HttpProblem(422, 'unprocessable', `Uploaded media ${id} is ${row.mime_type}, which a ${kind} header cannot carry (allowed: ${allowed.join(', ')}).`, {
-        errors: [{ pointer, detail: `${row.mime_type} is not a ${kind} header type` }],
-      });
+      throw new HttpProblem(
+        422,
+        'unprocessable',
+        `Uploaded media ${id} is ${row.mime_type}, which a ${kind} header cannot carry (allowed: ${allowed.join(', ')}).`,
+        {
+          errors: [{ pointer, detail: `${row.mime_type} is not a ${kind} header type` }],
+        },
+      );
     }
     out.set(id, row.provider_media_id);
   }

@@ -26,8 +26,16 @@ describe('Connect analytics', () => {
     const res = await app.inject({ url: `${LINKS}/${link.id}/analytics`, headers: a.auth });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      link_id: link.id, document_id: doc.id, external_id: link.external_id,
-      views: 0, unique_readers: 0, downloads: 0, total_time_ms: 0, pages: [], first_opened_at: null, last_opened_at: null,
+      link_id: link.id,
+      document_id: doc.id,
+      external_id: link.external_id,
+      views: 0,
+      unique_readers: 0,
+      downloads: 0,
+      total_time_ms: 0,
+      pages: [],
+      first_opened_at: null,
+      last_opened_at: null,
     });
   });
 
@@ -40,7 +48,16 @@ describe('Connect analytics', () => {
     const firstOpen = clock.toISOString();
     const r1 = await openViewer(app, link.url);
     advance(20_000);
-    expect((await beacon(app, r1, { pages: [{ page: 1, views: 0, ms: 15_000 }, { page: 2, views: 1, ms: 5_000 }] })).statusCode).toBe(204);
+    expect(
+      (
+        await beacon(app, r1, {
+          pages: [
+            { page: 1, views: 0, ms: 15_000 },
+            { page: 2, views: 1, ms: 5_000 },
+          ],
+        })
+      ).statusCode,
+    ).toBe(204);
     await app.inject({ url: `${new URL(link.url).pathname}/file?download=1&session=${r1.sessionId}`, headers: { cookie: r1.cookie } });
     advance(60_000);
     const r1again = await openViewer(app, link.url, { cookie: r1.cookie });
@@ -88,7 +105,14 @@ describe('Connect analytics', () => {
     expect(page1.data.map((s: { id: string }) => s.id)).toEqual([r2.sessionId, r1again.sessionId]);
     expect(page1.has_more).toBe(true);
     for (const s of page1.data) expect(await schemaErrors('ReaderSession', s)).toEqual([]);
-    expect(page1.data[1]).toMatchObject({ device: 'desktop', duration_ms: 10_000, ended_at: expect.any(String), pages_viewed: 1, page_count: 3, downloaded: false });
+    expect(page1.data[1]).toMatchObject({
+      device: 'desktop',
+      duration_ms: 10_000,
+      ended_at: expect.any(String),
+      pages_viewed: 1,
+      page_count: 3,
+      downloaded: false,
+    });
     const page2 = (await app.inject({ url: `${LINKS}/${link.id}/sessions?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`, headers: a.auth })).json();
     expect(page2).toMatchObject({ has_more: false, next_cursor: null });
     expect(page2.data[0]).toMatchObject({ id: r1.sessionId, duration_ms: 20_000, pages_viewed: 2, downloaded: true, ended_at: null });

@@ -25,7 +25,13 @@ describe('Connect documents', () => {
     const res = await upload(app, a, { bytes, filename: 'Lisbon city break.pdf', title: 'Lisbon 2027' });
     expect(res.statusCode, res.body).toBe(201);
     const doc = res.json();
-    expect(doc).toMatchObject({ title: 'Lisbon 2027', filename: 'Lisbon city break.pdf', content_type: 'application/pdf', size_bytes: bytes.length, page_count: 5 });
+    expect(doc).toMatchObject({
+      title: 'Lisbon 2027',
+      filename: 'Lisbon city break.pdf',
+      content_type: 'application/pdf',
+      size_bytes: bytes.length,
+      page_count: 5,
+    });
     expect(doc.id).toMatch(/^doc_[0-9A-Za-z]{20}$/);
     expect(doc.sha256).toBe((await import('node:crypto')).createHash('sha256').update(bytes).digest('hex'));
     const row = await app.platform.store.db.selectFrom('documents').selectAll().where('id', '=', doc.id).executeTakeFirstOrThrow();
@@ -39,12 +45,20 @@ describe('Connect documents', () => {
   });
 
   it('upload: office zips are detected as DOCX, XLSX and PPTX (slides counted), declared octet-stream accepted', async () => {
-    const docx = await newDocument(app, a, { bytes: office('docx'), filename: 'offer.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' });
+    const docx = await newDocument(app, a, {
+      bytes: office('docx'),
+      filename: 'offer.docx',
+      type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    });
     expect(docx).toMatchObject({ content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', page_count: null });
     const xlsx = await newDocument(app, a, { bytes: office('xlsx'), filename: 'prices.xlsx', type: 'application/octet-stream' });
     expect(xlsx.content_type).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
     const slides = [1, 2, 3].map((n) => ({ name: `ppt/slides/slide${n}.xml`, data: Buffer.from('<p:sld/>') }));
-    const pptx = await newDocument(app, a, { bytes: office('pptx', slides), filename: 'deck.pptx', type: 'application/vnd.openxmlformats-officedocument.presentationml.presentation' });
+    const pptx = await newDocument(app, a, {
+      bytes: office('pptx', slides),
+      filename: 'deck.pptx',
+      type: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+    });
     expect(pptx).toMatchObject({ content_type: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', page_count: 3 });
   });
 
@@ -111,7 +125,12 @@ describe('Connect documents', () => {
       expect(res.statusCode, url).toBe(404);
       expect(strip(res.json())).toEqual(strip(unknown.json()));
     }
-    const create = await app.inject({ method: 'POST', url: LINKS, headers: b.auth, payload: { document_id: doc.id, external_id: 'x', recipient: { email: 'x@example.com' } } });
+    const create = await app.inject({
+      method: 'POST',
+      url: LINKS,
+      headers: b.auth,
+      payload: { document_id: doc.id, external_id: 'x', recipient: { email: 'x@example.com' } },
+    });
     expect(create.statusCode).toBe(404);
     expect((await app.inject({ url: `${DOCS}/${doc.id}`, headers: a.auth })).statusCode).toBe(200);
   });

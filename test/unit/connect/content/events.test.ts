@@ -25,7 +25,10 @@ describe('Connect content events', () => {
 
   it('link.opened: one outbox row when the viewer opens, matching the spec with external_id and recipient', async () => {
     const doc = await newDocument(app, a, { title: 'Lisbon city break 2027' });
-    const link = await newLink(app, a, doc.id, { external_id: 'crm-contact-48213', recipient: { phone: '+49 151 12345678', email: 'lena.fischer@example.com' } });
+    const link = await newLink(app, a, doc.id, {
+      external_id: 'crm-contact-48213',
+      recipient: { phone: '+49 151 12345678', email: 'lena.fischer@example.com' },
+    });
     expect(link.recipient).toEqual({ phone: '+4915112345678', email: 'lena.fischer@example.com' });
     const opened = await openViewer(app, link.url, { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148' });
     const events = (await outboxEvents(app, a.workspaceId, 'link.opened')).filter((e) => e.data.link.id === link.id);
@@ -40,7 +43,15 @@ describe('Connect content events', () => {
         recipient: { phone: '+4915112345678', email: 'lena.fischer@example.com' },
         link: { id: link.id, document_id: doc.id, url: link.url, status: 'active', allow_download: false, revoked_at: null },
         document: { id: doc.id, title: 'Lisbon city break 2027', page_count: 3 },
-        session: { id: opened.sessionId, device: 'mobile', ended_at: null, duration_ms: 0, pages_viewed: 1, downloaded: false, pages: [{ page: 1, views: 1, time_ms: 0 }] },
+        session: {
+          id: opened.sessionId,
+          device: 'mobile',
+          ended_at: null,
+          duration_ms: 0,
+          pages_viewed: 1,
+          downloaded: false,
+          pages: [{ page: 1, views: 1, time_ms: 0 }],
+        },
       },
     });
     expect(Object.keys(event)).toEqual(['id', 'type', 'created', 'api_version', 'data']);
@@ -53,9 +64,27 @@ describe('Connect content events', () => {
     const updates = async () => (await outboxEvents(app, a.workspaceId, 'session.updated')).filter((e) => e.data.session.id === opened.sessionId);
 
     advance(5_000);
-    expect((await beacon(app, opened, { pages: [{ page: 1, views: 0, ms: 4_000 }, { page: 2, views: 1, ms: 0 }] })).statusCode).toBe(204);
+    expect(
+      (
+        await beacon(app, opened, {
+          pages: [
+            { page: 1, views: 0, ms: 4_000 },
+            { page: 2, views: 1, ms: 0 },
+          ],
+        })
+      ).statusCode,
+    ).toBe(204);
     advance(5_000);
-    expect((await beacon(app, opened, { pages: [{ page: 2, views: 0, ms: 4_000 }, { page: 3, views: 1, ms: 0 }] })).statusCode).toBe(204);
+    expect(
+      (
+        await beacon(app, opened, {
+          pages: [
+            { page: 2, views: 0, ms: 4_000 },
+            { page: 3, views: 1, ms: 0 },
+          ],
+        })
+      ).statusCode,
+    ).toBe(204);
     expect(await updates()).toHaveLength(0); // page flips within 30 s of link.opened: held back
 
     await sweepSessions(app.platform);
@@ -75,7 +104,11 @@ describe('Connect content events', () => {
     expect(all[1].data.session).toMatchObject({
       ended_at: clock.toISOString(),
       duration_ms: 10_000,
-      pages: [{ page: 1, views: 1, time_ms: 4_000 }, { page: 2, views: 1, time_ms: 4_000 }, { page: 3, views: 1, time_ms: 2_000 }],
+      pages: [
+        { page: 1, views: 1, time_ms: 4_000 },
+        { page: 2, views: 1, time_ms: 4_000 },
+        { page: 3, views: 1, time_ms: 2_000 },
+      ],
     });
     expect(all[1].data.external_id).toBe(link.external_id);
   });
@@ -103,7 +136,12 @@ describe('Connect content events', () => {
     const events = (await outboxEvents(app, a.workspaceId, 'link.revoked')).filter((e) => e.data.link.id === link.id);
     expect(events).toHaveLength(1);
     expect(await schemaErrors('LinkRevokedEvent', events[0])).toEqual([]);
-    expect(events[0].data).toMatchObject({ reason: 'revoked', recipient: { email: 'only@example.com' }, external_id: link.external_id, link: { status: 'revoked' } });
+    expect(events[0].data).toMatchObject({
+      reason: 'revoked',
+      recipient: { email: 'only@example.com' },
+      external_id: link.external_id,
+      link: { status: 'revoked' },
+    });
     expect(events[0].data.recipient).not.toHaveProperty('phone');
 
     const other = await newLink(app, a, doc.id);

@@ -26,7 +26,16 @@ describe('Connect links', () => {
     const res = await create(a, { document_id: docId, external_id: 'crm-1', recipient: { phone: '+1 (415) 555-0123' } });
     expect(res.statusCode, res.body).toBe(201);
     const link = res.json();
-    expect(link).toMatchObject({ document_id: docId, external_id: 'crm-1', recipient: { phone: '+14155550123' }, status: 'active', allow_download: false, expires_at: null, revoked_at: null, last_opened_at: null });
+    expect(link).toMatchObject({
+      document_id: docId,
+      external_id: 'crm-1',
+      recipient: { phone: '+14155550123' },
+      status: 'active',
+      allow_download: false,
+      expires_at: null,
+      revoked_at: null,
+      last_opened_at: null,
+    });
     expect(link.id).toMatch(/^lnk_[0-9A-Za-z]{20}$/);
     expect(link.url).toMatch(new RegExp(`^${app.config.publicUrl}/l/[0-9A-Za-z]{22}$`));
   });

@@ -153,7 +153,9 @@ export function multipart(file: UploadFile): { payload: Buffer; headers: Record<
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   parts.push(
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.filename ?? 'brochure.pdf'}"\r\nContent-Type: ${file.type ?? 'application/pdf'}\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.filename ?? 'brochure.pdf'}"\r\nContent-Type: ${file.type ?? 'application/pdf'}\r\n\r\n`,
+    ),
     file.bytes,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   );
@@ -176,7 +178,12 @@ export async function newLink(app: FastifyInstance, who: Tenant, documentId: str
     method: 'POST',
     url: LINKS,
     headers: who.auth,
-    payload: { document_id: documentId, external_id: `crm-${newId('x').slice(2, 10)}`, recipient: { phone: '+4915112345678', email: 'lena@example.com' }, ...body },
+    payload: {
+      document_id: documentId,
+      external_id: `crm-${newId('x').slice(2, 10)}`,
+      recipient: { phone: '+4915112345678', email: 'lena@example.com' },
+      ...body,
+    },
   });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
@@ -217,9 +224,20 @@ const TABLES = ['documents', 'links', 'reader_sessions', 'reader_page_stats', 'o
 export async function snapshot(app: FastifyInstance): Promise<Record<string, unknown>> {
   const counts: Record<string, unknown> = {};
   for (const table of TABLES) {
-    counts[table] = Number((await app.platform.store.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+    counts[table] = Number(
+      (
+        await app.platform.store.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   }
-  const sessions = await app.platform.store.db.selectFrom('reader_sessions').select(['id', 'duration_ms', 'last_activity_at', 'ended_at', 'downloaded']).orderBy('id').execute();
+  const sessions = await app.platform.store.db
+    .selectFrom('reader_sessions')
+    .select(['id', 'duration_ms', 'last_activity_at', 'ended_at', 'downloaded'])
+    .orderBy('id')
+    .execute();
   const pages = await app.platform.store.db.selectFrom('reader_page_stats').selectAll().orderBy('session_id').orderBy('page').execute();
   counts.state = JSON.stringify({ sessions, pages });
   counts.files = storedFiles(app);
@@ -239,7 +257,15 @@ export async function webhookEndpoint(app: FastifyInstance, workspaceId: string)
   const id = newId('whe');
   await app.platform.store.db
     .insertInto('webhook_endpoints')
-    .values({ id, workspace_id: workspaceId, api: 'connect', url: 'https://crm.test/hooks', description: null, event_types: ['link.opened', 'session.updated', 'link.revoked'], secret_enc: app.platform.secrets.encrypt('whsec_x') })
+    .values({
+      id,
+      workspace_id: workspaceId,
+      api: 'connect',
+      url: 'https://crm.test/hooks',
+      description: null,
+      event_types: ['link.opened', 'session.updated', 'link.revoked'],
+      secret_enc: app.platform.secrets.encrypt('whsec_x'),
+    })
     .execute();
   return id;
 }

@@ -33,7 +33,11 @@ describe('Connect uploads: the I and J5 catalogue', () => {
   });
 
   it('I1 declared application/pdf, content HTML: 415 naming text/html', async () => {
-    const problem = await refused({ bytes: Buffer.from('<!doctype html><html><script>alert(1)</script></html>'), type: 'application/pdf' }, 415, 'unsupported-media-type');
+    const problem = await refused(
+      { bytes: Buffer.from('<!doctype html><html><script>alert(1)</script></html>'), type: 'application/pdf' },
+      415,
+      'unsupported-media-type',
+    );
     expect(problem.detail).toContain('text/html');
   });
 
@@ -140,7 +144,8 @@ describe('Connect uploads: the I and J5 catalogue', () => {
   it('I6 more than one file part: 413; nothing stored', async () => {
     const before = await snapshot(app);
     const boundary = 'XbOuNdArY';
-    const part = (n: number) => `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f${n}.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n`;
+    const part = (n: number) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f${n}.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n`;
     const payload = `${Array.from({ length: 1000 }, (_, i) => part(i)).join('')}--${boundary}--\r\n`;
     const res = await app.inject({ method: 'POST', url: DOCS, headers: { ...a.auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
     expect(res.statusCode).toBe(413);
@@ -173,9 +178,19 @@ describe('Connect uploads: the I and J5 catalogue', () => {
     const good = multipart({ bytes: pdf(1) });
     const noBoundary = await app.inject({ method: 'POST', url: DOCS, headers: { ...a.auth, 'content-type': 'multipart/form-data' }, payload: good.payload });
     expect([400, 415]).toContain(noBoundary.statusCode);
-    const wrong = await app.inject({ method: 'POST', url: DOCS, headers: { ...a.auth, 'content-type': 'multipart/form-data; boundary=nope' }, payload: good.payload });
+    const wrong = await app.inject({
+      method: 'POST',
+      url: DOCS,
+      headers: { ...a.auth, 'content-type': 'multipart/form-data; boundary=nope' },
+      payload: good.payload,
+    });
     expect(wrong.statusCode).toBe(400);
-    const cut = await app.inject({ method: 'POST', url: DOCS, headers: { ...a.auth, ...good.headers }, payload: good.payload.subarray(0, good.payload.length - 40) });
+    const cut = await app.inject({
+      method: 'POST',
+      url: DOCS,
+      headers: { ...a.auth, ...good.headers },
+      payload: good.payload.subarray(0, good.payload.length - 40),
+    });
     expect(cut.statusCode).toBe(400);
     expect(await snapshot(app)).toEqual(before);
   });

@@ -119,7 +119,11 @@ describe('Connect viewer', () => {
 
   it('B7 an expired link: 410 page, no session, no event', async () => {
     const link = await newLink(app, a, pdfDoc.id, { expires_at: new Date(Date.now() + 60_000).toISOString() });
-    await app.platform.store.db.updateTable('links').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', link.id).execute();
+    await app.platform.store.db
+      .updateTable('links')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', link.id)
+      .execute();
     const before = await snapshot(app);
     const res = await app.inject({ url: `/l/${slugOf(link.url)}` });
     expect(res.statusCode).toBe(410);
@@ -168,8 +172,16 @@ describe('Connect viewer', () => {
       const opened = await openViewer(app, link.url);
       const res = await beacon(app, opened, { pages: [{ page: 2, views: 1, ms: 3_000_000 }] });
       expect(res.statusCode, res.body).toBe(204);
-      const pages = await app.platform.store.db.selectFrom('reader_page_stats').selectAll().where('session_id', '=', opened.sessionId).orderBy('page').execute();
-      expect(pages.map((p) => [p.page, Number(p.views)])).toEqual([[1, 1], [2, 1]]);
+      const pages = await app.platform.store.db
+        .selectFrom('reader_page_stats')
+        .selectAll()
+        .where('session_id', '=', opened.sessionId)
+        .orderBy('page')
+        .execute();
+      expect(pages.map((p) => [p.page, Number(p.views)])).toEqual([
+        [1, 1],
+        [2, 1],
+      ]);
       // three seconds of test at most have passed: 3,000 s cannot have been read
       expect(Number(pages[1]!.time_ms)).toBeLessThan(60_000);
     });
@@ -198,7 +210,12 @@ describe('Connect viewer', () => {
         { pages: [{ page: 0, views: 1, ms: 1 }] },
         { pages: [{ page: 2, views: -1, ms: 1 }] },
         { pages: [{ page: 4, views: 1, ms: 1 }] },
-        { pages: [{ page: 2, views: 1, ms: 1 }, { page: 2, views: 1, ms: 1 }] },
+        {
+          pages: [
+            { page: 2, views: 1, ms: 1 },
+            { page: 2, views: 1, ms: 1 },
+          ],
+        },
         { pages: [{ page: 2, views: 1, ms: 1, extra: 1 }] },
         { ended: 'yes' },
       ];
@@ -266,4 +283,3 @@ describe('Connect viewer', () => {
     expect(sessions).toHaveLength(3);
   }, 60_000);
 });
-

@@ -14,7 +14,11 @@ describe('ConnectOAuth bearer', () => {
     const token = await connectBearer(app, owner.workspace.id);
     const res = await probe(bearer(token));
     expect(res.statusCode).toBe(200);
-    expect(res.json().auth).toMatchObject({ workspaceId: owner.workspace.id, kind: 'connect_token', scopes: ['documents:write', 'links:write', 'analytics:read', 'webhooks:write'] });
+    expect(res.json().auth).toMatchObject({
+      workspaceId: owner.workspace.id,
+      kind: 'connect_token',
+      scopes: ['documents:write', 'links:write', 'analytics:read', 'webhooks:write'],
+    });
   });
 
   it('A6 expired bearer: 401 invalid_token', async () => {
@@ -35,7 +39,11 @@ describe('ConnectOAuth bearer', () => {
     const owner = await signUp(app);
     const token = await connectBearer(app, owner.workspace.id);
     expect((await probe(bearer(token))).statusCode).toBe(200);
-    await app.platform.store.db.updateTable('connect_tokens').set({ revoked_at: new Date(time.now) }).where('workspace_id', '=', owner.workspace.id).execute();
+    await app.platform.store.db
+      .updateTable('connect_tokens')
+      .set({ revoked_at: new Date(time.now) })
+      .where('workspace_id', '=', owner.workspace.id)
+      .execute();
     const res = await probe(bearer(token));
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="connect", error="invalid_token"');
@@ -55,7 +63,14 @@ describe('ConnectOAuth bearer', () => {
     const owner = await signUp(app);
     const token = await connectBearer(app, owner.workspace.id);
     const key = await createKey(app, owner.token);
-    for (const headers of [{ 'x-api-key': token }, bearer(key.secret), bearer(owner.token), { authorization: `Basic ${token}` }, bearer(`${token}x`), bearer('')]) {
+    for (const headers of [
+      { 'x-api-key': token },
+      bearer(key.secret),
+      bearer(owner.token),
+      { authorization: `Basic ${token}` },
+      bearer(`${token}x`),
+      bearer(''),
+    ]) {
       const res = await probe(headers as Record<string, string>);
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
     }

@@ -33,7 +33,14 @@ const base = (clientId: string, extra: Record<string, string | undefined> = {}) 
 });
 
 const count = async (table: 'connect_codes' | 'connect_tokens' | 'connect_grants' | 'connect_clients') =>
-  Number((await app.platform.store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 function expectErrorPage(res: { statusCode: number; headers: Record<string, unknown>; body: string }) {
   expect(res.statusCode).toBe(400);
@@ -168,7 +175,12 @@ describe('C. OAuth consent and token', () => {
     const after = await probe(bearer(first.access_token));
     expect(after.statusCode).toBe(401);
     expect(after.headers['www-authenticate']).toContain('error="invalid_token"');
-    const refresh = await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id, client_secret: client.client_secret! });
+    const refresh = await token(app, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expectOAuthError(refresh, 400, 'invalid_grant');
   });
 
@@ -188,7 +200,14 @@ describe('C. OAuth consent and token', () => {
     const other = await createClient(app, owner);
     const { code, verifier } = await codeFor(browser, client);
     expectOAuthError(await exchange(app, other, code, verifier), 400, 'invalid_grant');
-    const wrongUri = await token(app, { grant_type: 'authorization_code', code, redirect_uri: 'https://crm.test/other', code_verifier: verifier, client_id: client.client_id, client_secret: client.client_secret! });
+    const wrongUri = await token(app, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://crm.test/other',
+      code_verifier: verifier,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expectOAuthError(wrongUri, 400, 'invalid_grant');
     expect((await exchange(app, client, code, verifier)).statusCode).toBe(200);
   });
@@ -213,7 +232,11 @@ describe('C. OAuth consent and token', () => {
   it('C12 grant_type=password, client_credentials: unsupported_grant_type; none: invalid_request', async () => {
     const { client } = await consentSetup(app);
     for (const grant of ['password', 'client_credentials']) {
-      expectOAuthError(await token(app, { grant_type: grant, client_id: client.client_id, client_secret: client.client_secret! }), 400, 'unsupported_grant_type');
+      expectOAuthError(
+        await token(app, { grant_type: grant, client_id: client.client_id, client_secret: client.client_secret! }),
+        400,
+        'unsupported_grant_type',
+      );
       expectOAuthError(await token(app, { grant_type: grant }, false), 400, 'unsupported_grant_type');
     }
     expectOAuthError(await token(app, { client_id: client.client_id, client_secret: client.client_secret! }), 400, 'invalid_request');
@@ -223,9 +246,23 @@ describe('C. OAuth consent and token', () => {
   it('C13 more scope asked at the token step than granted: invalid_scope on refresh; exactly the granted set on exchange', async () => {
     const { client, browser } = await consentSetup(app);
     const { code, verifier } = await codeFor(browser, client, 'links:write');
-    const res = await token(app, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, scope: ALL_SCOPES, client_id: client.client_id, client_secret: client.client_secret! });
+    const res = await token(app, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      scope: ALL_SCOPES,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expect(res.json().scope).toBe('links:write');
-    const more = await token(app, { grant_type: 'refresh_token', refresh_token: res.json().refresh_token, scope: 'links:write analytics:read', client_id: client.client_id, client_secret: client.client_secret! });
+    const more = await token(app, {
+      grant_type: 'refresh_token',
+      refresh_token: res.json().refresh_token,
+      scope: 'links:write analytics:read',
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expectOAuthError(more, 400, 'invalid_scope');
   });
 
@@ -238,8 +275,20 @@ describe('C. OAuth consent and token', () => {
       answers.push(await token(app, {}, form));
       answers.push(await token(app, { grant_type: 'authorization_code', client_id: client.client_id, client_secret: 'nope' }, form));
       answers.push(await token(app, { grant_type: 'authorization_code', client_id: client.client_id, client_secret: client.client_secret! }, form));
-      answers.push(await token(app, { grant_type: 'refresh_token', refresh_token: 'x'.repeat(600), client_id: client.client_id, client_secret: client.client_secret! }, form));
-      answers.push(await token(app, { grant_type: 'authorization_code', code: 'ac_x', redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret! }, form));
+      answers.push(
+        await token(
+          app,
+          { grant_type: 'refresh_token', refresh_token: 'x'.repeat(600), client_id: client.client_id, client_secret: client.client_secret! },
+          form,
+        ),
+      );
+      answers.push(
+        await token(
+          app,
+          { grant_type: 'authorization_code', code: 'ac_x', redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret! },
+          form,
+        ),
+      );
     }
     answers.push(await exchange(app, client, code, verifier));
     for (const res of answers) {
@@ -270,7 +319,10 @@ describe('C. OAuth consent and token', () => {
   });
 
   it('C1 a parameter repeated in the authorize query: 400 HTML error page, no Location', async () => {
-    const res = await app.inject({ method: 'GET', url: '/connect/authorize?response_type=code&client_id=a&client_id=b&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb' });
+    const res = await app.inject({
+      method: 'GET',
+      url: '/connect/authorize?response_type=code&client_id=a&client_id=b&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb',
+    });
     expect(res.statusCode).toBe(400);
     expect(String(res.headers['content-type'])).toMatch(/^text\/html/);
     expect(res.headers.location).toBeUndefined();
@@ -289,7 +341,12 @@ describe('C. OAuth consent and token', () => {
       await browser.postForm('/connect/authorize/decision', { ...form, csrf_token: '' }),
       await browser.postForm('/connect/authorize/decision', { ...form, csrf_token: hiddenInputs(otherPage.body).csrf_token! }),
       await browser.postForm('/connect/authorize/decision', form, { 'sec-fetch-site': 'cross-site' }),
-      await browser.request({ method: 'POST', url: '/connect/authorize/decision', payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' } }),
+      await browser.request({
+        method: 'POST',
+        url: '/connect/authorize/decision',
+        payload: new URLSearchParams(form).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.test' },
+      }),
       // The token of another authorization request (scope changed on the form) does not verify either.
       await browser.postForm('/connect/authorize/decision', { ...form, scope: ALL_SCOPES }),
     ];
@@ -324,7 +381,12 @@ describe('C. OAuth consent and token', () => {
     const { code, verifier } = await codeFor(browser, client);
     const tokens = (await exchange(app, client, code, verifier)).json();
     const revoke = (body: Record<string, string>, headers: Record<string, string> = {}) =>
-      app.inject({ method: 'POST', url: '/api/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: new URLSearchParams(body).toString() });
+      app.inject({
+        method: 'POST',
+        url: '/api/oauth/revoke',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        payload: new URLSearchParams(body).toString(),
+      });
     const foreign = await revoke({ token: tokens.access_token, client_id: other.client_id, client_secret: other.client_secret! });
     expect(foreign.statusCode).toBe(200);
     expect(foreign.headers['cache-control']).toBe('no-store');
@@ -349,7 +411,9 @@ describe('C. OAuth consent and token', () => {
     const res = await probe(bearer(tokens.access_token));
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="connect", error="invalid_token"');
-    const refreshed = (await token(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, client_secret: client.client_secret! })).json();
+    const refreshed = (
+      await token(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, client_secret: client.client_secret! })
+    ).json();
     expect((await probe(bearer(refreshed.access_token))).statusCode).toBe(200);
     expect((await revoke(refreshed.refresh_token)).statusCode).toBe(200);
     expect((await probe(bearer(refreshed.access_token))).statusCode).toBe(401);
@@ -360,7 +424,12 @@ describe('C. OAuth consent and token', () => {
     const b = await signUp(app);
     const clients = await count('connect_clients');
     for (const key of ['org_id', 'organization_id', 'tenant_id']) {
-      const res = await app.inject({ method: 'POST', url: '/api/connect/clients', headers: bearer(a.token), payload: { name: 'X', redirect_uris: [REDIRECT], [key]: b.workspace.id } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/connect/clients',
+        headers: bearer(a.token),
+        payload: { name: 'X', redirect_uris: [REDIRECT], [key]: b.workspace.id },
+      });
       expect(res.statusCode).toBe(400);
       expect(res.json().type).toBe('https://chatapp.example/problems/validation');
       expect(res.json().errors).toEqual([{ pointer: `/body/${key}`, detail: 'is not a known field' }]);

@@ -12,11 +12,18 @@ const api = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, ownerToke
 describe('Connect clients', () => {
   it('create shows the secret once; get and list show only its prefix; the digest is stored, not the secret', async () => {
     const owner = await signUp(app);
-    const res = await api('POST', '/api/connect/clients', owner.token, { name: 'Acme CRM', redirect_uris: [REDIRECT, 'https://crm.test/v2/cb', 'http://127.0.0.1:8080/cb'] });
+    const res = await api('POST', '/api/connect/clients', owner.token, {
+      name: 'Acme CRM',
+      redirect_uris: [REDIRECT, 'https://crm.test/v2/cb', 'http://127.0.0.1:8080/cb'],
+    });
     expect(res.statusCode).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
     const created = res.json();
-    expect(created).toMatchObject({ name: 'Acme CRM', client_type: 'confidential', redirect_uris: [REDIRECT, 'https://crm.test/v2/cb', 'http://127.0.0.1:8080/cb'] });
+    expect(created).toMatchObject({
+      name: 'Acme CRM',
+      client_type: 'confidential',
+      redirect_uris: [REDIRECT, 'https://crm.test/v2/cb', 'http://127.0.0.1:8080/cb'],
+    });
     expect(created.client_secret).toMatch(/^cs_[0-9A-Za-z]{32}$/);
     expect(created.secret_prefix).toBe(created.client_secret.slice(0, 11));
     const got = (await api('GET', `/api/connect/clients/${created.client_id}`, owner.token)).json();
@@ -44,7 +51,7 @@ describe('Connect clients', () => {
     expect((await api('GET', '/api/connect/clients', owner.token)).json().data).toEqual([]);
   });
 
-  it('B1 another workspace\'s client id answers 404 like an unknown one, for every client operation', async () => {
+  it("B1 another workspace's client id answers 404 like an unknown one, for every client operation", async () => {
     const a = await signUp(app);
     const b = await signUp(app);
     const clientA = await createClient(app, a);
@@ -67,7 +74,10 @@ describe('Connect clients', () => {
   it('update renames and replaces redirect URIs; a code for a removed URI can no longer be exchanged', async () => {
     const { owner, client, browser } = await consentSetup(app);
     const { code, verifier } = await codeFor(browser, client);
-    const res = await api('PATCH', `/api/connect/clients/${client.client_id}`, owner.token, { name: 'Acme CRM (EU)', redirect_uris: ['https://crm.test/v2/cb'] });
+    const res = await api('PATCH', `/api/connect/clients/${client.client_id}`, owner.token, {
+      name: 'Acme CRM (EU)',
+      redirect_uris: ['https://crm.test/v2/cb'],
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ name: 'Acme CRM (EU)', redirect_uris: ['https://crm.test/v2/cb'] });
     expect((await exchange(app, client, code, verifier)).json().error).toBe('invalid_grant');
@@ -85,7 +95,7 @@ describe('Connect clients', () => {
     expect((await refresh(rotated.client_secret)).statusCode).toBe(200);
   });
 
-  it('rotating a public client\'s secret: 409 conflict', async () => {
+  it("rotating a public client's secret: 409 conflict", async () => {
     const owner = await signUp(app);
     const pub = await createClient(app, owner, { client_type: 'public' });
     const res = await api('POST', `/api/connect/clients/${pub.client_id}/rotate-secret`, owner.token);
@@ -136,7 +146,12 @@ describe('grants', () => {
     expect(revoked.json()).toMatchObject({ id: grant.id, status: 'revoked' });
     expect(revoked.json().revoked_at).not.toBeNull();
     expect((await probe(bearer(tokens.access_token))).statusCode).toBe(401);
-    const refresh = await token(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, true, basic(client.client_id, client.client_secret!));
+    const refresh = await token(
+      app,
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      true,
+      basic(client.client_id, client.client_secret!),
+    );
     expect(refresh.json().error).toBe('invalid_grant');
     const again = await api('POST', `/api/connect/grants/${grant.id}/revoke`, owner.token);
     expect(again.json().revoked_at).toBe(revoked.json().revoked_at);
@@ -145,7 +160,7 @@ describe('grants', () => {
     expect((await api('GET', '/api/connect/grants?status=revoked', owner.token)).json().data).toHaveLength(1);
   });
 
-  it('consent by another workspace: its grant is in its own list, not the registering workspace\'s', async () => {
+  it("consent by another workspace: its grant is in its own list, not the registering workspace's", async () => {
     const { owner, client } = await consentSetup(app);
     const other = await signUp(app);
     const browser = new Browser(app);
@@ -165,7 +180,12 @@ describe('settings page', () => {
     const page = await browser.get('/account/connect-clients');
     expect(page.statusCode).toBe(200);
     const csrf = hiddenInputs(page.body)._csrf!;
-    const created = await browser.postForm('/account/connect-clients', { _csrf: csrf, name: '<img src=x onerror=alert(1)>', client_type: 'confidential', redirect_uris: REDIRECT });
+    const created = await browser.postForm('/account/connect-clients', {
+      _csrf: csrf,
+      name: '<img src=x onerror=alert(1)>',
+      client_type: 'confidential',
+      redirect_uris: REDIRECT,
+    });
     expect(created.statusCode).toBe(200);
     expect(created.body).not.toContain('<img');
     expect(created.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
@@ -184,7 +204,11 @@ describe('settings page', () => {
     const noToken = await browser.postForm('/account/connect-clients', { name: 'X', redirect_uris: REDIRECT });
     expect(noToken.statusCode).toBe(403);
     const page = await browser.get('/account/connect-clients');
-    const crossSite = await browser.postForm('/account/connect-clients', { _csrf: hiddenInputs(page.body)._csrf!, name: 'X', redirect_uris: REDIRECT }, { 'sec-fetch-site': 'cross-site' });
+    const crossSite = await browser.postForm(
+      '/account/connect-clients',
+      { _csrf: hiddenInputs(page.body)._csrf!, name: 'X', redirect_uris: REDIRECT },
+      { 'sec-fetch-site': 'cross-site' },
+    );
     expect(crossSite.statusCode).toBe(403);
     expect((await api('GET', '/api/connect/clients', owner.token)).json().data).toEqual([]);
     const stranger = await new Browser(app).get('/account/connect-clients');

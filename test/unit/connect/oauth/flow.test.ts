@@ -30,7 +30,9 @@ describe('authorization code flow', () => {
 
   it('the consent page names the client, the workspace and the scopes, with the security headers', async () => {
     const { client, browser } = await consentSetup(app, { name: 'Acme <b>CRM</b>' });
-    const page = await browser.get(authorizeUrl({ client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'links:write', state: 'x' }));
+    const page = await browser.get(
+      authorizeUrl({ client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'links:write', state: 'x' }),
+    );
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('Acme &lt;b&gt;CRM&lt;/b&gt; wants to access');
     expect(page.body).toContain('<code>links:write</code>');
@@ -65,13 +67,32 @@ describe('authorization code flow', () => {
     const browser = new Browser(app);
     const slug = `new-${Date.now().toString(36)}`;
     const { verifier, challenge } = pkce();
-    const params = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'documents:write', state: 's2', code_challenge: challenge, code_challenge_method: 'S256', org_name: 'New Travel', slug, email: `${slug}@example.test`, name: 'Nia New' };
+    const params = {
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'documents:write',
+      state: 's2',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      org_name: 'New Travel',
+      slug,
+      email: `${slug}@example.test`,
+      name: 'Nia New',
+    };
     const page = await browser.get(authorizeUrl(params));
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain(`value="${slug}"`);
     expect(page.body).toContain('value="New Travel"');
     const form = hiddenInputs(page.body);
-    const created = await browser.postForm('/connect/authorize/decision', { ...form, org_name: 'New Travel', slug, email: `${slug}@example.test`, name: 'Nia New', password: 'correct horse battery staple' });
+    const created = await browser.postForm('/connect/authorize/decision', {
+      ...form,
+      org_name: 'New Travel',
+      slug,
+      email: `${slug}@example.test`,
+      name: 'Nia New',
+      password: 'correct horse battery staple',
+    });
     expect(created.statusCode, created.body.slice(0, 500)).toBe(303);
     const consentPage = await browser.get(String(created.headers.location));
     expect(consentPage.statusCode).toBe(200);
@@ -88,13 +109,35 @@ describe('authorization code flow', () => {
     const owner = await (await import('#test/unit/account/support.js')).signUp(app);
     const client = await createClient(app, owner);
     const browser = new Browser(app);
-    const params = { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'documents:write', code_challenge: pkce().challenge, code_challenge_method: 'S256', org_name: 'Taken', slug: owner.workspace.slug };
+    const params = {
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'documents:write',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      org_name: 'Taken',
+      slug: owner.workspace.slug,
+    };
     const page = await browser.get(authorizeUrl(params));
-    const before = await app.platform.store.db.selectFrom('workspaces').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
-    const res = await browser.postForm('/connect/authorize/decision', { ...hiddenInputs(page.body), org_name: 'Taken', slug: owner.workspace.slug, email: 'other@example.test', name: 'X', password: 'correct horse battery staple' });
+    const before = await app.platform.store.db
+      .selectFrom('workspaces')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await browser.postForm('/connect/authorize/decision', {
+      ...hiddenInputs(page.body),
+      org_name: 'Taken',
+      slug: owner.workspace.slug,
+      email: 'other@example.test',
+      name: 'X',
+      password: 'correct horse battery staple',
+    });
     expect(res.statusCode).toBe(409);
     expect(res.body).toContain('already in use');
-    const after = await app.platform.store.db.selectFrom('workspaces').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const after = await app.platform.store.db
+      .selectFrom('workspaces')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 
@@ -102,17 +145,38 @@ describe('authorization code flow', () => {
     const { client, browser } = await consentSetup(app);
     const { code, verifier } = await codeFor(browser, client);
     const first = (await exchange(app, client, code, verifier)).json();
-    const refreshed = await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id, client_secret: client.client_secret! });
+    const refreshed = await token(app, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expect(refreshed.statusCode, refreshed.body).toBe(200);
     const second = refreshed.json();
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect(second.scope).toBe(ALL_SCOPES);
-    const narrowed = await token(app, { grant_type: 'refresh_token', refresh_token: second.refresh_token, scope: 'links:write', client_id: client.client_id, client_secret: client.client_secret! });
+    const narrowed = await token(app, {
+      grant_type: 'refresh_token',
+      refresh_token: second.refresh_token,
+      scope: 'links:write',
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expect(narrowed.json().scope).toBe('links:write');
-    const reuse = await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: client.client_id, client_secret: client.client_secret! });
+    const reuse = await token(app, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expect(reuse.statusCode).toBe(400);
     expect(reuse.json().error).toBe('invalid_grant');
-    const latest = await token(app, { grant_type: 'refresh_token', refresh_token: narrowed.json().refresh_token, client_id: client.client_id, client_secret: client.client_secret! });
+    const latest = await token(app, {
+      grant_type: 'refresh_token',
+      refresh_token: narrowed.json().refresh_token,
+      client_id: client.client_id,
+      client_secret: client.client_secret!,
+    });
     expect(latest.json().error).toBe('invalid_grant');
   });
 
@@ -128,7 +192,12 @@ describe('authorization code flow', () => {
     const { client, browser } = await consentSetup(app);
     const { code, verifier } = await codeFor(browser, client);
     const auth = { authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` };
-    const res = await token(app, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, unknown_param: 'ignored' }, false, auth);
+    const res = await token(
+      app,
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, unknown_param: 'ignored' },
+      false,
+      auth,
+    );
     expect(res.statusCode, res.body).toBe(200);
   });
 });

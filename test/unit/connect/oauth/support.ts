@@ -13,7 +13,12 @@ export interface Client {
 }
 
 export async function createClient(app: FastifyInstance, owner: SignedUp, body: Record<string, unknown> = {}): Promise<Client> {
-  const res = await app.inject({ method: 'POST', url: '/api/connect/clients', headers: bearer(owner.token), payload: { name: 'Acme CRM', redirect_uris: [REDIRECT], ...body } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/connect/clients',
+    headers: bearer(owner.token),
+    payload: { name: 'Acme CRM', redirect_uris: [REDIRECT], ...body },
+  });
   if (res.statusCode !== 201) throw new Error(`create client failed: ${res.statusCode} ${res.body}`);
   return res.json();
 }
@@ -38,7 +43,12 @@ export class Browser {
   }
 
   postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-    return this.request({ method: 'POST', url, payload: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', ...headers } });
+    return this.request({
+      method: 'POST',
+      url,
+      payload: new URLSearchParams(form).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', ...headers },
+    });
   }
 
   async signIn(email: string, password = PASSWORD): Promise<void> {
@@ -97,7 +107,15 @@ export async function consent(browser: Browser, params: Record<string, string | 
 /** A code for `client` with PKCE, approved by the browser's owner. */
 export async function codeFor(browser: Browser, client: Client, scope = ALL_SCOPES) {
   const { verifier, challenge } = pkce();
-  const url = await consent(browser, { client_id: client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st', code_challenge: challenge, code_challenge_method: 'S256' });
+  const url = await consent(browser, {
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    state: 'st',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   return { code: url.searchParams.get('code')!, verifier, url };
 }
 
@@ -112,17 +130,30 @@ export function token(app: FastifyInstance, body: Record<string, string | undefi
 }
 
 export async function exchange(app: FastifyInstance, client: Client, code: string, verifier: string) {
-  return token(app, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.client_id, client_secret: client.client_secret ?? undefined });
+  return token(app, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT,
+    code_verifier: verifier,
+    client_id: client.client_id,
+    client_secret: client.client_secret ?? undefined,
+  });
 }
 
-export const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}` });
+export const basic = (id: string, secret: string) => ({
+  authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+});
 
 /**
  * An app with a probe route behind the ConnectOAuth scheme needing `analytics:read` (as the
  * analytics operations do), so bearer checks do not depend on other areas' handlers.
  * Closed after the file; `clock` moves its time.
  */
-export async function buildProbeApp(): Promise<{ app: FastifyInstance; clock: { now: number }; probe: (headers: Record<string, string>) => Promise<LightMyRequestResponse> }> {
+export async function buildProbeApp(): Promise<{
+  app: FastifyInstance;
+  clock: { now: number };
+  probe: (headers: Record<string, string>) => Promise<LightMyRequestResponse>;
+}> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
@@ -136,8 +167,19 @@ export async function buildProbeApp(): Promise<{ app: FastifyInstance; clock: { 
   const store = await openTestStore();
   const { timed } = await import('#test/support/phases.js');
   const { TEST_PASSWORD_COST } = await import('#test/helper.js');
-  const app = await timed('build', () => buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '10000' }), { store, now: () => new Date(clock.now), sandboxTestMode: true, passwordCost: TEST_PASSWORD_COST }));
-  app.get('/probe/analytics', { onRequest: authenticator(app, { api: 'connect', operationId: 'probe', security: [{ ConnectOAuth: ['analytics:read'] }] }) }, async (request) => ({ auth: request.auth }));
+  const app = await timed('build', () =>
+    buildApp(loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', RATE_LIMIT_IP_PER_MINUTE: '10000' }), {
+      store,
+      now: () => new Date(clock.now),
+      sandboxTestMode: true,
+      passwordCost: TEST_PASSWORD_COST,
+    }),
+  );
+  app.get(
+    '/probe/analytics',
+    { onRequest: authenticator(app, { api: 'connect', operationId: 'probe', security: [{ ConnectOAuth: ['analytics:read'] }] }) },
+    async (request) => ({ auth: request.auth }),
+  );
   await app.ready();
   afterAll(async () => {
     await app.close();

@@ -32,7 +32,11 @@ it('A-10 http_request posts the expanded body and its JSON response feeds the ne
         { id: 'say', type: 'send_text', parameters: { text: 'Your order is {{vars.result.order.status}}' } },
         { id: 'oops', type: 'send_text', parameters: { text: 'The lookup failed' } },
       ],
-      connections: [{ from_node: 'any', to_node: 'call' }, { from_node: 'call', from_port: 'success', to_node: 'say' }, { from_node: 'call', from_port: 'error', to_node: 'oops' }],
+      connections: [
+        { from_node: 'any', to_node: 'call' },
+        { from_node: 'call', from_port: 'success', to_node: 'say' },
+        { from_node: 'call', from_port: 'error', to_node: 'oops' },
+      ],
     });
     const phone = '+4915112340005';
     await inboundText(app, w, phone, 'A-17');
@@ -58,11 +62,19 @@ it('A-11 G: a URL that expands to a private address is refused when the node run
         { id: 'call', type: 'http_request', parameters: { method: 'GET', url: `http://{{trigger.text}}:${port}/admin` } },
         { id: 'oops', type: 'send_text', parameters: { text: 'refused' } },
       ],
-      connections: [{ from_node: 'any', to_node: 'call' }, { from_node: 'call', from_port: 'error', to_node: 'oops' }],
+      connections: [
+        { from_node: 'any', to_node: 'call' },
+        { from_node: 'call', from_port: 'error', to_node: 'oops' },
+      ],
     });
     await inboundText(app, w, '+4915112340006', '127.0.0.1');
     const done = await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 15_000, 'completion');
-    const step = await app.platform.store.db.selectFrom('automation_steps').select(['port', 'detail']).where('execution_id', '=', done.id).where('node_id', '=', 'call').executeTakeFirstOrThrow();
+    const step = await app.platform.store.db
+      .selectFrom('automation_steps')
+      .select(['port', 'detail'])
+      .where('execution_id', '=', done.id)
+      .where('node_id', '=', 'call')
+      .executeTakeFirstOrThrow();
     expect(step.port).toBe('error');
     expect(step.detail).toMatch(/^refused/);
     expect(connections).toBe(0);
@@ -76,11 +88,28 @@ it('A-12 set_field, remove_tag, assign_agent, send_buttons and start_form act on
   const w = await workspace(app);
   const db = app.platform.store.db;
   const old = await addTag(app, w.workspaceId, 'cold');
-  await db.insertInto('custom_fields').values({ id: 'cf_0000000000000001', workspace_id: w.workspaceId, key: 'plan', label: 'Plan', type: 'text', options: null }).execute();
+  await db
+    .insertInto('custom_fields')
+    .values({ id: 'cf_0000000000000001', workspace_id: w.workspaceId, key: 'plan', label: 'Plan', type: 'text', options: null })
+    .execute();
   const now = new Date();
   await db
     .insertInto('forms')
-    .values({ id: 'form_0000000000000001', workspace_id: w.workspaceId, business_account_id: w.accountId, name: 'Intake', category: 'OTHER', title: 'Intake', submit_label: 'Send', fields: JSON.stringify([]), provider_flow_id: '1187364459302715', flow_status: 'PUBLISHED', published_at: now, created_at: now, updated_at: now })
+    .values({
+      id: 'form_0000000000000001',
+      workspace_id: w.workspaceId,
+      business_account_id: w.accountId,
+      name: 'Intake',
+      category: 'OTHER',
+      title: 'Intake',
+      submit_label: 'Send',
+      fields: JSON.stringify([]),
+      provider_flow_id: '1187364459302715',
+      flow_status: 'PUBLISHED',
+      published_at: now,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
   const owner = await db.selectFrom('owners').select('id').where('workspace_id', '=', w.workspaceId).executeTakeFirstOrThrow();
   const flow = await createFlow(app, w, {
@@ -89,7 +118,17 @@ it('A-12 set_field, remove_tag, assign_agent, send_buttons and start_form act on
       { id: 'plan', type: 'set_field', parameters: { field: 'plan', value: 'gold-{{trigger.text}}' } },
       { id: 'untag', type: 'remove_tag', parameters: { tag_id: old } },
       { id: 'agent', type: 'assign_agent', parameters: { strategy: 'specific', agent_id: owner.id, note: 'VIP' } },
-      { id: 'choose', type: 'send_buttons', parameters: { body: 'Pick one', buttons: [{ id: 'a', title: 'A' }, { id: 'b', title: 'B' }] } },
+      {
+        id: 'choose',
+        type: 'send_buttons',
+        parameters: {
+          body: 'Pick one',
+          buttons: [
+            { id: 'a', title: 'A' },
+            { id: 'b', title: 'B' },
+          ],
+        },
+      },
       { id: 'form', type: 'start_form', parameters: { flow_id: '1187364459302715', body: 'Tell us more', cta: 'Open form' } },
     ],
     connections: [
@@ -113,7 +152,9 @@ it('A-12 set_field, remove_tag, assign_agent, send_buttons and start_form act on
   expect(chat.assigned_owner_id).toBe(owner.id);
   const sent = await outbound(app, phone);
   expect(sent.map((m) => m.type)).toEqual(['interactive', 'interactive']);
-  expect(sent[1]!.content).toMatchObject({ interactive: { type: 'flow', action: { parameters: { flow_id: '1187364459302715', flow_cta: 'Open form', flow_token: waiting.id } } } });
+  expect(sent[1]!.content).toMatchObject({
+    interactive: { type: 'flow', action: { parameters: { flow_id: '1187364459302715', flow_cta: 'Open form', flow_token: waiting.id } } },
+  });
   // A plain text does not answer a form: the run keeps waiting.
   await inboundText(app, w, phone, 'hello?');
   await elapse(300, 'absence: a text that does not resume the run changes nothing to wait on');
@@ -126,9 +167,17 @@ it('A-12 set_field, remove_tag, assign_agent, send_buttons and start_form act on
   await sandbox.simulateInbound({
     phoneNumberId: number.provider_phone_number_id,
     from: phone,
-    message: { type: 'interactive', interactive: { type: 'nfm_reply', nfm_reply: { name: 'flow', body: 'Sent', response_json: JSON.stringify({ flow_token: waiting.id, size: 'L' }) } } } as never,
+    message: {
+      type: 'interactive',
+      interactive: { type: 'nfm_reply', nfm_reply: { name: 'flow', body: 'Sent', response_json: JSON.stringify({ flow_token: waiting.id, size: 'L' }) } },
+    } as never,
   });
   const done = await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 15_000, 'the submission');
-  const step = await db.selectFrom('automation_steps').select(['port', 'status']).where('execution_id', '=', done.id).where('node_id', '=', 'form').executeTakeFirstOrThrow();
+  const step = await db
+    .selectFrom('automation_steps')
+    .select(['port', 'status'])
+    .where('execution_id', '=', done.id)
+    .where('node_id', '=', 'form')
+    .executeTakeFirstOrThrow();
   expect(step).toEqual({ port: 'submitted', status: 'completed' });
 }, 60_000);

@@ -85,7 +85,21 @@ it("B3 another workspace's form flow.flow_id in start_form: 422 naming the field
   const now = new Date();
   await app.platform.store.db
     .insertInto('forms')
-    .values({ id: 'form_0000000000000b03', workspace_id: w.workspaceId, business_account_id: w.accountId, name: 'A', category: 'OTHER', title: 'A', submit_label: 'Send', fields: '[]', provider_flow_id: '555000111', flow_status: 'PUBLISHED', published_at: now, created_at: now, updated_at: now })
+    .values({
+      id: 'form_0000000000000b03',
+      workspace_id: w.workspaceId,
+      business_account_id: w.accountId,
+      name: 'A',
+      category: 'OTHER',
+      title: 'A',
+      submit_label: 'Send',
+      fields: '[]',
+      provider_flow_id: '555000111',
+      flow_status: 'PUBLISHED',
+      published_at: now,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
   const mine = await workspace(app);
   const res = await api(app, mine.key)('POST', '/api/automation', {
@@ -96,7 +110,9 @@ it("B3 another workspace's form flow.flow_id in start_form: 422 naming the field
     connections: [{ from_node: 'any', to_node: 'f' }],
   });
   expect(res.statusCode).toBe(422);
-  expect(res.json().errors).toEqual([{ pointer: '/body/nodes/0/parameters/flow_id', detail: "node 'f': no form of this workspace has flow.flow_id 555000111" }]);
+  expect(res.json().errors).toEqual([
+    { pointer: '/body/nodes/0/parameters/flow_id', detail: "node 'f': no form of this workspace has flow.flow_id 555000111" },
+  ]);
 });
 
 it("B6 a cursor from another operation's listing: 400", async () => {

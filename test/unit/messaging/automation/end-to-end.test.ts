@@ -15,10 +15,25 @@ beforeAll(async () => {
 const graph = (tagVip: string, tagLead: string, tpl: string) => ({
   triggers: [{ id: 'kw', type: 'keyword', parameters: { keywords: ['book'], match: 'contains' } }],
   nodes: [
-    { id: 'ask_day', type: 'ask', parameters: { question: 'Which day, {{contact.name}}?', expect: 'date', save_as: 'day', save_to_field: 'name', timeout_minutes: 60, retry_text: 'Please write a date like 2026-12-01.' } },
+    {
+      id: 'ask_day',
+      type: 'ask',
+      parameters: {
+        question: 'Which day, {{contact.name}}?',
+        expect: 'date',
+        save_as: 'day',
+        save_to_field: 'name',
+        timeout_minutes: 60,
+        retry_text: 'Please write a date like 2026-12-01.',
+      },
+    },
     { id: 'vip', type: 'condition', parameters: { rules: [{ subject: 'tag', tag_id: tagVip, operator: 'has_tag' }] } },
     { id: 'tag_lead', type: 'add_tag', parameters: { tag_id: tagLead } },
-    { id: 'confirm', type: 'send_template', parameters: { template_id: tpl, language: 'en_US', body_variables: ['{{vars.day}}', 'soon', 'today'], header_variables: ['A1'] } },
+    {
+      id: 'confirm',
+      type: 'send_template',
+      parameters: { template_id: tpl, language: 'en_US', body_variables: ['{{vars.day}}', 'soon', 'today'], header_variables: ['A1'] },
+    },
     { id: 'done', type: 'end', parameters: {} },
   ],
   connections: [
@@ -52,7 +67,11 @@ it('A-1 inbound keyword → ask → invalid answer retried → reply → conditi
 
   await inboundText(app, w, phone, '2026-12-01');
   const done = await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 10_000, 'completion').catch(async (e) => {
-    console.log(JSON.stringify(await executions(app, flow.id)), JSON.stringify(await db.selectFrom('automation_steps').selectAll().execute()), JSON.stringify(await outbound(app, phone)));
+    console.log(
+      JSON.stringify(await executions(app, flow.id)),
+      JSON.stringify(await db.selectFrom('automation_steps').selectAll().execute()),
+      JSON.stringify(await outbound(app, phone)),
+    );
     throw e;
   });
   const sent = await outbound(app, phone);
@@ -66,8 +85,23 @@ it('A-1 inbound keyword → ask → invalid answer retried → reply → conditi
   const listed = await api(app, w.key)('GET', `/api/automation/${flow.id}/executions`);
   expect(listed.statusCode).toBe(200);
   const [execution] = listed.json().data;
-  expect(execution).toMatchObject({ status: 'completed', flow_version: 1, trigger_id: 'kw', current_node_id: null, resume_at: null, error: null, steps_truncated: false });
-  expect(execution.steps.map((s: { node_id: string; port: string }) => `${s.node_id}:${s.port}`)).toEqual(['kw:out', 'ask_day:reply', 'vip:false', 'tag_lead:out', 'confirm:out', 'done:null']);
+  expect(execution).toMatchObject({
+    status: 'completed',
+    flow_version: 1,
+    trigger_id: 'kw',
+    current_node_id: null,
+    resume_at: null,
+    error: null,
+    steps_truncated: false,
+  });
+  expect(execution.steps.map((s: { node_id: string; port: string }) => `${s.node_id}:${s.port}`)).toEqual([
+    'kw:out',
+    'ask_day:reply',
+    'vip:false',
+    'tag_lead:out',
+    'confirm:out',
+    'done:null',
+  ]);
   expect(execution.steps[4].message_id).toBe(sent[2]!.id);
   expect(execution.duration_ms).toBeGreaterThanOrEqual(0);
 

@@ -27,7 +27,26 @@ it('A-3 listNodeTypes serves the catalogue whose schemas the validator uses (fro
   expect(res.statusCode).toBe(200);
   const body = res.json();
   expect(body.version).toBe(catalogue().version);
-  expect(body.data.map((t: { type: string }) => t.type)).toEqual(['message_received', 'keyword', 'button_reply', 'send_text', 'send_media', 'send_template', 'send_buttons', 'send_list', 'ask', 'condition', 'set_field', 'add_tag', 'remove_tag', 'delay', 'http_request', 'assign_agent', 'start_form', 'end']);
+  expect(body.data.map((t: { type: string }) => t.type)).toEqual([
+    'message_received',
+    'keyword',
+    'button_reply',
+    'send_text',
+    'send_media',
+    'send_template',
+    'send_buttons',
+    'send_list',
+    'ask',
+    'condition',
+    'set_field',
+    'add_tag',
+    'remove_tag',
+    'delay',
+    'http_request',
+    'assign_agent',
+    'start_form',
+    'end',
+  ]);
   const tag = body.data.find((t: { type: string }) => t.type === 'add_tag');
   expect(tag.parameters_schema).toMatchObject({ type: 'object', required: ['tag_id'], additionalProperties: false });
   expect(body.data.filter((t: { waits: boolean }) => t.waits).map((t: { type: string }) => t.type)).toEqual(['ask', 'delay', 'start_form']);
@@ -41,7 +60,14 @@ it('A-4 create, get, list, update with version check, toggle and delete; another
   const created = await call('POST', '/api/automation', { name: 'Hi', waba_id: w.accountId, phone_number_id: w.numberId, ...simple });
   expect(created.statusCode).toBe(201);
   const flow = created.json();
-  expect(flow).toMatchObject({ status: 'inactive', version: 1, waba_id: w.accountId, phone_number_id: w.numberId, last_execution_at: null, connections: [{ from_node: 'hello', from_port: 'out', to_node: 'greet' }] });
+  expect(flow).toMatchObject({
+    status: 'inactive',
+    version: 1,
+    waba_id: w.accountId,
+    phone_number_id: w.numberId,
+    last_execution_at: null,
+    connections: [{ from_node: 'hello', from_port: 'out', to_node: 'greet' }],
+  });
   expect(flow.nodes[0].parameters).toEqual({ text: 'Hello {{contact.name}}' });
   expect(flow.triggers[0].parameters).toEqual({ keywords: ['hi'] });
   expect((await call('GET', `/api/automation/${flow.id}`)).json()).toEqual(flow);
@@ -94,7 +120,10 @@ it('A-5 toggle refuses to activate a flow whose template is no longer approved; 
       { id: 'ask', type: 'ask', parameters: { question: 'Ready?' } },
       { id: 'tpl', type: 'send_template', parameters: { template_id: tpl, language: 'en_US' } },
     ],
-    connections: [{ from_node: 'any', to_node: 'ask' }, { from_node: 'ask', from_port: 'reply', to_node: 'tpl' }],
+    connections: [
+      { from_node: 'any', to_node: 'ask' },
+      { from_node: 'ask', from_port: 'reply', to_node: 'tpl' },
+    ],
   });
   await inboundText(app, w, '+4915112340002', 'hello');
   await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'waiting'), 10_000, 'a waiting run');
@@ -150,12 +179,24 @@ it('A-6 testFlow: the path and the messages it would send; sends nothing and wri
   const res = await api(app, w.key)('POST', `/api/automation/${flow.id}/test`, {
     message: { type: 'text', text: 'I want to book' },
     contact: { name: 'Maria', contact_no: '+14155550123' },
-    replies: [{ type: 'text', text: 'soon' }, { type: 'text', text: '2026-12-01' }],
+    replies: [
+      { type: 'text', text: 'soon' },
+      { type: 'text', text: '2026-12-01' },
+    ],
   });
   expect(res.statusCode, res.body).toBe(200);
   const result = res.json();
   expect(result).toMatchObject({ flow_id: flow.id, flow_version: 1, outcome: 'completed', trigger_id: 'kw', waiting_at: null, error: null });
-  expect(result.steps.map((s: { node_id: string; port: string | null }) => `${s.node_id}:${s.port}`)).toEqual(['kw:out', 'ask:null', 'ask:reply', 'wait:out', 'if:false', 'tag:out', 'call:success', 'tpl:out']);
+  expect(result.steps.map((s: { node_id: string; port: string | null }) => `${s.node_id}:${s.port}`)).toEqual([
+    'kw:out',
+    'ask:null',
+    'ask:reply',
+    'wait:out',
+    'if:false',
+    'tag:out',
+    'call:success',
+    'tpl:out',
+  ]);
   expect(result.steps.find((s: { node_id: string }) => s.node_id === 'call').simulated).toBe(true);
   expect(result.messages.map((m: { type: string; preview: string }) => [m.type, m.preview])).toEqual([
     ['text', 'Which day, Maria?'],
@@ -169,7 +210,11 @@ it('A-6 testFlow: the path and the messages it would send; sends nothing and wri
   expect(waiting).toMatchObject({ outcome: 'waiting', waiting_at: 'ask' });
   const none = (await api(app, w.key)('POST', `/api/automation/${flow.id}/test`, { message: { type: 'text', text: 'hello' } })).json();
   expect(none).toMatchObject({ outcome: 'not_triggered', trigger_id: null, steps: [], messages: [] });
-  const both = await api(app, w.key)('POST', `/api/automation/${flow.id}/test`, { message: { type: 'text', text: 'book' }, contact_id: 'ct_5Bq9Lm2XvT8rWn', contact: { name: 'x' } });
+  const both = await api(app, w.key)('POST', `/api/automation/${flow.id}/test`, {
+    message: { type: 'text', text: 'book' },
+    contact_id: 'ct_5Bq9Lm2XvT8rWn',
+    contact: { name: 'x' },
+  });
   expect(both.statusCode).toBe(400);
   expect(await count()).toEqual(before);
 }, 60_000);

@@ -11,7 +11,13 @@ import { elapse } from '#test/support/eventually.js';
 
 const env = { AUTOMATION_POLL_MS: '200' };
 const text = (t: string, delay = 0, unit = 'minutes') => ({ delay, delay_unit: unit, message_type: 'text', text: t });
-const template = (id: string, delay = 0, unit = 'minutes', extra: Record<string, unknown> = {}) => ({ delay, delay_unit: unit, message_type: 'template', template_id: id, ...extra });
+const template = (id: string, delay = 0, unit = 'minutes', extra: Record<string, unknown> = {}) => ({
+  delay,
+  delay_unit: unit,
+  message_type: 'template',
+  template_id: id,
+  ...extra,
+});
 
 let app: FastifyInstance;
 let w: Workspace;
@@ -28,8 +34,23 @@ beforeAll(async () => {
 }, 240_000);
 
 const create = (body: Record<string, unknown>, ws: Workspace = w) => api(app, ws.key)('POST', '/api/sequences', body);
-const base = (extra: Record<string, unknown> = {}) => ({ name: 'Onboarding', waba_id: w.accountId, trigger: { type: 'tag_added', tag_id: tag }, steps: [template(welcome)], ...extra });
-const stored = async (ws: Workspace = w) => Number((await app.platform.store.db.selectFrom('automation_sequences').select(sql<string>`count(*)`.as('n')).where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow()).n);
+const base = (extra: Record<string, unknown> = {}) => ({
+  name: 'Onboarding',
+  waba_id: w.accountId,
+  trigger: { type: 'tag_added', tag_id: tag },
+  steps: [template(welcome)],
+  ...extra,
+});
+const stored = async (ws: Workspace = w) =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('automation_sequences')
+        .select(sql<string>`count(*)`.as('n'))
+        .where('workspace_id', '=', ws.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 /** The refusal, checked to store nothing. */
 async function refused(body: Record<string, unknown>, status: number, pointer: string, ws: Workspace = w) {
@@ -76,17 +97,38 @@ describe('createSequence', () => {
     expect((await outbound(app, phone))[0]!.type).toBe('text');
 
     const listed = (await api(app, w.key)('GET', `/api/sequences?waba_id=${w.accountId}`)).json();
-    expect(listed.data.find((s: { id: string }) => s.id === seq.id)).toMatchObject({ ...seq, enrolled_count: 1, completed_count: 0, created_at: seq.created_at });
+    expect(listed.data.find((s: { id: string }) => s.id === seq.id)).toMatchObject({
+      ...seq,
+      enrolled_count: 1,
+      completed_count: 0,
+      created_at: seq.created_at,
+    });
 
     // A day passes.
-    await db.updateTable('automation_sequence_enrolments').set({ fire_at: new Date(Date.now() - 1000) }).where('id', '=', enrolment.id).execute();
-    await until(async () => (await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status === 'completed', 10_000, 'completion');
+    await db
+      .updateTable('automation_sequence_enrolments')
+      .set({ fire_at: new Date(Date.now() - 1000) })
+      .where('id', '=', enrolment.id)
+      .execute();
+    await until(
+      async () =>
+        (await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status ===
+        'completed',
+      10_000,
+      'completion',
+    );
     const sent = await outbound(app, phone);
     expect(sent.map((m) => m.type)).toEqual(['text', 'template']);
   }, 60_000);
 
   it('a keyword sequence made through the API enrols who writes the keyword, from the number they wrote to', async () => {
-    const res = await create({ name: 'Tips', waba_id: w.accountId, trigger: { type: 'keyword', keyword: '  Tips ' }, steps: [text('Tip 1: floss daily.')], stop_on_reply: false });
+    const res = await create({
+      name: 'Tips',
+      waba_id: w.accountId,
+      trigger: { type: 'keyword', keyword: '  Tips ' },
+      steps: [text('Tip 1: floss daily.')],
+      stop_on_reply: false,
+    });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ trigger: { type: 'keyword', tag_id: null, keyword: 'Tips' }, stop_on_reply: false, phone_number_id: null });
     const phone = '+4915112345002';
@@ -95,9 +137,15 @@ describe('createSequence', () => {
   }, 30_000);
 
   it('waba_id may be the provider id; an inactive sequence may hold a template not yet approved', async () => {
-    const account = await app.platform.store.db.selectFrom('business_accounts').select('provider_waba_id').where('id', '=', w.accountId).executeTakeFirstOrThrow();
+    const account = await app.platform.store.db
+      .selectFrom('business_accounts')
+      .select('provider_waba_id')
+      .where('id', '=', w.accountId)
+      .executeTakeFirstOrThrow();
     const rejected = await templateId(app, w.workspaceId, 'spring_rejected');
-    const res = await create(base({ waba_id: account.provider_waba_id, status: 'inactive', trigger: { type: 'contact_created' }, steps: [template(rejected)] }));
+    const res = await create(
+      base({ waba_id: account.provider_waba_id, status: 'inactive', trigger: { type: 'contact_created' }, steps: [template(rejected)] }),
+    );
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ waba_id: w.accountId, status: 'inactive', trigger: { type: 'contact_created', tag_id: null, keyword: null } });
   });
@@ -116,7 +164,12 @@ describe('createSequence', () => {
     const theirs = await addTag(app, other.workspaceId, 'theirs');
     const a = await refused(base({ trigger: { type: 'tag_added', tag_id: theirs } }), 404, '/body/trigger/tag_id');
     const b = await refused(base({ trigger: { type: 'tag_added', tag_id: 'tag_0000000000000000' } }), 404, '/body/trigger/tag_id');
-    expect({ ...a, detail: a.detail.replace(theirs, 'X'), instance: null, request_id: null }).toEqual({ ...b, detail: b.detail.replace('tag_0000000000000000', 'X'), instance: null, request_id: null });
+    expect({ ...a, detail: a.detail.replace(theirs, 'X'), instance: null, request_id: null }).toEqual({
+      ...b,
+      detail: b.detail.replace('tag_0000000000000000', 'X'),
+      instance: null,
+      request_id: null,
+    });
   });
 
   it("B3 another workspace's template: 404 naming steps/0/template_id", async () => {
@@ -161,7 +214,20 @@ describe('createSequence', () => {
   it('template of another business account of the same workspace: 422', async () => {
     const db = app.platform.store.db;
     const { account: second } = await createSandboxAccount(db, w.workspaceId, { name: 'Second' });
-    const tpl = await db.insertInto('message_templates').values({ id: newId('tpl'), workspace_id: w.workspaceId, business_account_id: second.id, name: 'other_account', language: 'en_US', category: 'UTILITY', status: 'APPROVED', components: JSON.stringify([{ type: 'BODY', text: 'Hi.' }]) }).returning('id').executeTakeFirstOrThrow();
+    const tpl = await db
+      .insertInto('message_templates')
+      .values({
+        id: newId('tpl'),
+        workspace_id: w.workspaceId,
+        business_account_id: second.id,
+        name: 'other_account',
+        language: 'en_US',
+        category: 'UTILITY',
+        status: 'APPROVED',
+        components: JSON.stringify([{ type: 'BODY', text: 'Hi.' }]),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     await refused(base({ steps: [template(tpl.id)] }), 422, '/body/steps/0/template_id');
   });
 
@@ -200,7 +266,16 @@ describe('createSequence', () => {
   });
 
   it('text step with a template_id, template step without one: 400 naming both', async () => {
-    const p = await refused(base({ steps: [{ ...text('Hi'), template_id: welcome }, { delay: 0, delay_unit: 'minutes', message_type: 'template' }] }), 400, '/body/steps/0/template_id');
+    const p = await refused(
+      base({
+        steps: [
+          { ...text('Hi'), template_id: welcome },
+          { delay: 0, delay_unit: 'minutes', message_type: 'template' },
+        ],
+      }),
+      400,
+      '/body/steps/0/template_id',
+    );
     expect(p.errors.map((e: { pointer: string }) => e.pointer)).toContain('/body/steps/1/template_id');
   });
 
@@ -224,9 +299,19 @@ describe('createSequence', () => {
   it('a second active sequence with the same keyword (any case): 409; an inactive one is fine', async () => {
     const first = await create({ name: 'Promo', waba_id: w.accountId, trigger: { type: 'keyword', keyword: 'promo' }, steps: [template(welcome)] });
     expect(first.statusCode, first.body).toBe(201);
-    const p = await refused({ name: 'Promo 2', waba_id: w.accountId, trigger: { type: 'keyword', keyword: 'PROMO ' }, steps: [template(welcome)] }, 409, '/body/trigger/keyword');
+    const p = await refused(
+      { name: 'Promo 2', waba_id: w.accountId, trigger: { type: 'keyword', keyword: 'PROMO ' }, steps: [template(welcome)] },
+      409,
+      '/body/trigger/keyword',
+    );
     expect(p.detail).toContain(first.json().id);
-    const paused = await create({ name: 'Promo 2', waba_id: w.accountId, status: 'inactive', trigger: { type: 'keyword', keyword: 'PROMO' }, steps: [template(welcome)] });
+    const paused = await create({
+      name: 'Promo 2',
+      waba_id: w.accountId,
+      status: 'inactive',
+      trigger: { type: 'keyword', keyword: 'PROMO' },
+      steps: [template(welcome)],
+    });
     expect(paused.statusCode, paused.body).toBe(201);
   });
 });
@@ -246,12 +331,20 @@ describe('updateSequence', () => {
     const phone = '+4915112345003';
     const contact = await inboundText(app, w, phone, 'hi');
     await db.insertInto('contact_tags').values({ contact_id: contact.contactId, tag_id: pauseTag }).execute();
-    const enrolment = await until(async () => db.selectFrom('automation_sequence_enrolments').selectAll().where('sequence_id', '=', seq.id).executeTakeFirst(), 10_000, 'the enrolment');
+    const enrolment = await until(
+      async () => db.selectFrom('automation_sequence_enrolments').selectAll().where('sequence_id', '=', seq.id).executeTakeFirst(),
+      10_000,
+      'the enrolment',
+    );
 
     const paused = await patch(seq.id, { status: 'inactive' });
     expect(paused.statusCode, paused.body).toBe(200);
     expect(paused.json()).toMatchObject({ id: seq.id, status: 'inactive', enrolled_count: 1 });
-    await db.updateTable('automation_sequence_enrolments').set({ fire_at: new Date(Date.now() - 1000) }).where('id', '=', enrolment.id).execute();
+    await db
+      .updateTable('automation_sequence_enrolments')
+      .set({ fire_at: new Date(Date.now() - 1000) })
+      .where('id', '=', enrolment.id)
+      .execute();
     await elapse(1500, 'absence: a paused sequence must send nothing on the next polls (200 ms)');
     expect(await outbound(app, phone)).toHaveLength(0);
 
@@ -276,13 +369,33 @@ describe('updateSequence', () => {
     const a = await patch(theirs.id, { status: 'inactive' }, other);
     const b = await patch('seq_0000000000000000', { status: 'inactive' }, other);
     expect([a.statusCode, b.statusCode]).toEqual([404, 404]);
-    expect({ ...a.json(), detail: a.json().detail.replace(theirs.id, 'X'), request_id: null, instance: null }).toEqual({ ...b.json(), detail: b.json().detail.replace('seq_0000000000000000', 'X'), request_id: null, instance: null });
-    expect((await app.platform.store.db.selectFrom('automation_sequences').select('status').where('id', '=', theirs.id).executeTakeFirstOrThrow()).status).toBe('active');
+    expect({ ...a.json(), detail: a.json().detail.replace(theirs.id, 'X'), request_id: null, instance: null }).toEqual({
+      ...b.json(),
+      detail: b.json().detail.replace('seq_0000000000000000', 'X'),
+      request_id: null,
+      instance: null,
+    });
+    expect((await app.platform.store.db.selectFrom('automation_sequences').select('status').where('id', '=', theirs.id).executeTakeFirstOrThrow()).status).toBe(
+      'active',
+    );
   });
 
   it('resuming with a template no longer approved: 422, stays inactive', async () => {
     const db = app.platform.store.db;
-    const { id: tpl } = await db.insertInto('message_templates').values({ id: newId('tpl'), workspace_id: w.workspaceId, business_account_id: w.accountId, name: 'soon_paused', language: 'en_US', category: 'UTILITY', status: 'APPROVED', components: JSON.stringify([{ type: 'BODY', text: 'Hi.' }]) }).returning('id').executeTakeFirstOrThrow();
+    const { id: tpl } = await db
+      .insertInto('message_templates')
+      .values({
+        id: newId('tpl'),
+        workspace_id: w.workspaceId,
+        business_account_id: w.accountId,
+        name: 'soon_paused',
+        language: 'en_US',
+        category: 'UTILITY',
+        status: 'APPROVED',
+        components: JSON.stringify([{ type: 'BODY', text: 'Hi.' }]),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const seq = await made({ status: 'inactive', steps: [template(tpl)] });
     await db.updateTable('message_templates').set({ status: 'PAUSED' }).where('id', '=', tpl).execute();
     const res = await patch(seq.id, { status: 'active' });
@@ -291,7 +404,7 @@ describe('updateSequence', () => {
     expect((await db.selectFrom('automation_sequences').select('status').where('id', '=', seq.id).executeTakeFirstOrThrow()).status).toBe('inactive');
   });
 
-  it("resuming a keyword another active sequence took meanwhile: 409", async () => {
+  it('resuming a keyword another active sequence took meanwhile: 409', async () => {
     const keyword = { type: 'keyword', keyword: 'resume-me' };
     const paused = await made({ status: 'inactive', trigger: keyword });
     await made({ trigger: keyword });

@@ -40,11 +40,19 @@ it('A-13 a tagged contact is enrolled, each due step is sent once, the sequence 
   await db.insertInto('contacts').values({ id: contactId, workspace_id: w.workspaceId, phone, name: 'Eva' }).execute();
   await db.insertInto('contact_tags').values({ contact_id: contactId, tag_id: tag }).execute();
 
-  const enrolment = await until(async () => db.selectFrom('automation_sequence_enrolments').selectAll().where('contact_id', '=', contactId).executeTakeFirst(), 10_000, 'the enrolment');
+  const enrolment = await until(
+    async () => db.selectFrom('automation_sequence_enrolments').selectAll().where('contact_id', '=', contactId).executeTakeFirst(),
+    10_000,
+    'the enrolment',
+  );
   expect(enrolment).toMatchObject({ status: 'active', next_step: 1 });
   expect(new Date(enrolment.fire_at!).getTime() - now.getTime()).toBeGreaterThanOrEqual(59_000);
   // A minute passes.
-  await db.updateTable('automation_sequence_enrolments').set({ fire_at: new Date(Date.now() - 1000) }).where('id', '=', enrolment.id).execute();
+  await db
+    .updateTable('automation_sequence_enrolments')
+    .set({ fire_at: new Date(Date.now() - 1000) })
+    .where('id', '=', enrolment.id)
+    .execute();
   await until(async () => (await outbound(app, phone)).length === 1, 10_000, 'step 1');
   const after = await db.selectFrom('automation_sequence_enrolments').selectAll().where('id', '=', enrolment.id).executeTakeFirstOrThrow();
   expect(after).toMatchObject({ status: 'active', next_step: 2, leased_by: null });
@@ -52,10 +60,28 @@ it('A-13 a tagged contact is enrolled, each due step is sent once, the sequence 
   expect(await outbound(app, phone)).toHaveLength(1); // sent once, the next step is a day away
 
   const listed = (await api(app, w.key)('GET', `/api/sequences?waba_id=${w.accountId}`)).json();
-  expect(listed.data).toEqual([expect.objectContaining({ id: seqId, status: 'active', enrolled_count: 1, completed_count: 0, stop_on_reply: true, trigger: { type: 'tag_added', tag_id: tag, keyword: null } })]);
+  expect(listed.data).toEqual([
+    expect.objectContaining({
+      id: seqId,
+      status: 'active',
+      enrolled_count: 1,
+      completed_count: 0,
+      stop_on_reply: true,
+      trigger: { type: 'tag_added', tag_id: tag, keyword: null },
+    }),
+  ]);
 
-  await db.updateTable('automation_sequence_enrolments').set({ fire_at: new Date(Date.now() - 1000) }).where('id', '=', enrolment.id).execute();
-  await until(async () => (await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status === 'completed', 10_000, 'completion');
+  await db
+    .updateTable('automation_sequence_enrolments')
+    .set({ fire_at: new Date(Date.now() - 1000) })
+    .where('id', '=', enrolment.id)
+    .execute();
+  await until(
+    async () =>
+      (await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status === 'completed',
+    10_000,
+    'completion',
+  );
   expect(await outbound(app, phone)).toHaveLength(2);
   expect((await api(app, w.key)('GET', `/api/sequences?waba_id=${w.accountId}`)).json().data[0]).toMatchObject({ enrolled_count: 0, completed_count: 1 });
 }, 60_000);
@@ -84,9 +110,18 @@ it('A-14 a keyword enrols the contact; a reply stops the enrolment (stop_on_repl
     .execute();
   const phone = '+4915112340011';
   const first = await inboundText(app, w, phone, ' tips ');
-  const enrolment = await until(async () => db.selectFrom('automation_sequence_enrolments').selectAll().where('contact_id', '=', first.contactId).executeTakeFirst(), 10_000, 'the enrolment');
+  const enrolment = await until(
+    async () => db.selectFrom('automation_sequence_enrolments').selectAll().where('contact_id', '=', first.contactId).executeTakeFirst(),
+    10_000,
+    'the enrolment',
+  );
   expect(enrolment).toMatchObject({ status: 'active', phone_number_id: w.numberId });
   await inboundText(app, w, phone, 'stop it');
-  await until(async () => (await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status === 'stopped', 10_000, 'the stop');
+  await until(
+    async () =>
+      (await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status === 'stopped',
+    10_000,
+    'the stop',
+  );
   expect(await outbound(app, phone)).toHaveLength(0);
 }, 60_000);

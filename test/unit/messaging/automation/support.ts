@@ -20,7 +20,12 @@ export async function addTag(app: FastifyInstance, workspaceId: string, name: st
 }
 
 export async function templateId(app: FastifyInstance, workspaceId: string, name: string): Promise<string> {
-  const row = await app.platform.store.db.selectFrom('message_templates').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirstOrThrow();
+  const row = await app.platform.store.db
+    .selectFrom('message_templates')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('name', '=', name)
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -40,8 +45,16 @@ export function inboundText(app: FastifyInstance, w: Workspace, from: string, te
 /** A click on an interactive reply button. */
 export async function inboundButton(app: FastifyInstance, w: Workspace, from: string, id: string, title: string) {
   const sandbox = app.platform.provider('sandbox') as SandboxProvider;
-  const number = await app.platform.store.db.selectFrom('phone_numbers').select('provider_phone_number_id').where('id', '=', w.numberId).executeTakeFirstOrThrow();
-  return sandbox.simulateInbound({ phoneNumberId: number.provider_phone_number_id, from, message: { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id, title } } } as never });
+  const number = await app.platform.store.db
+    .selectFrom('phone_numbers')
+    .select('provider_phone_number_id')
+    .where('id', '=', w.numberId)
+    .executeTakeFirstOrThrow();
+  return sandbox.simulateInbound({
+    phoneNumberId: number.provider_phone_number_id,
+    from,
+    message: { type: 'interactive', interactive: { type: 'button_reply', button_reply: { id, title } } } as never,
+  });
 }
 
 export async function outbound(app: FastifyInstance, contactPhone: string) {

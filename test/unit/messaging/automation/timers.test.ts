@@ -18,7 +18,10 @@ const delayed = (tpl: string, seconds: number) => ({
     { id: 'wait', type: 'delay', parameters: { duration: seconds, unit: 'seconds' } },
     { id: 'tpl', type: 'send_template', parameters: { template_id: tpl, language: 'en_US' } },
   ],
-  connections: [{ from_node: 'any', to_node: 'wait' }, { from_node: 'wait', to_node: 'tpl' }],
+  connections: [
+    { from_node: 'any', to_node: 'wait' },
+    { from_node: 'wait', to_node: 'tpl' },
+  ],
 });
 
 it('A-7 a delay fires after a restart: the first app closes while the run waits, a second app on the same store sends once', async () => {
@@ -39,7 +42,12 @@ it('A-7 a delay fires after a restart: the first app closes while the run waits,
     expect(new Date(done.finished_at!).getTime()).toBeGreaterThanOrEqual(new Date(waiting.fire_at!).getTime());
     const sent = await outbound(second, phone);
     expect(sent.map((m) => m.type)).toEqual(['template']);
-    const steps = await second.platform.store.db.selectFrom('automation_steps').select(['node_id', 'status', 'port']).where('execution_id', '=', done.id).orderBy('seq').execute();
+    const steps = await second.platform.store.db
+      .selectFrom('automation_steps')
+      .select(['node_id', 'status', 'port'])
+      .where('execution_id', '=', done.id)
+      .orderBy('seq')
+      .execute();
     expect(steps).toEqual([
       { node_id: 'any', status: 'completed', port: 'out' },
       { node_id: 'wait', status: 'completed', port: 'out' },
@@ -61,14 +69,22 @@ it('A-8 an ask without a reply takes the timeout branch when its timer fires', a
       { id: 'late', type: 'send_text', parameters: { text: 'No answer, closing.' } },
       { id: 'answered', type: 'send_text', parameters: { text: 'Thanks!' } },
     ],
-    connections: [{ from_node: 'any', to_node: 'ask' }, { from_node: 'ask', from_port: 'timeout', to_node: 'late' }, { from_node: 'ask', from_port: 'reply', to_node: 'answered' }],
+    connections: [
+      { from_node: 'any', to_node: 'ask' },
+      { from_node: 'ask', from_port: 'timeout', to_node: 'late' },
+      { from_node: 'ask', from_port: 'reply', to_node: 'answered' },
+    ],
   });
   const phone = '+4915112340004';
   await inboundText(app, w, phone, 'hi');
   const waiting = await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'waiting'), 10_000, 'the wait');
   expect(new Date(waiting.fire_at!).getTime() - new Date(waiting.started_at).getTime()).toBeGreaterThanOrEqual(59_000);
   // The minute passes: the timer row is due now.
-  await app.platform.store.db.updateTable('automation_executions').set({ fire_at: new Date(Date.now() - 1000) }).where('id', '=', waiting.id).execute();
+  await app.platform.store.db
+    .updateTable('automation_executions')
+    .set({ fire_at: new Date(Date.now() - 1000) })
+    .where('id', '=', waiting.id)
+    .execute();
   await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 10_000, 'the timeout branch');
   expect((await outbound(app, phone)).map((m) => (m.content as { text: string }).text)).toEqual(['Still there?', 'No answer, closing.']);
 }, 60_000);
@@ -79,14 +95,24 @@ it('A-15 a run whose instance died mid-node is re-taken after its lease and fini
   const db = app.platform.store.db;
   const flow = await createFlow(app, w, delayed(await templateId(app, w.workspaceId, 'welcome_offer'), 600));
   for (const phone of ['+4915112340012', '+4915112340013']) await inboundText(app, w, phone, 'hello');
-  const runs = await until(async () => {
-    const all = await executions(app, flow.id);
-    return all.length === 2 && all.every((e) => e.status === 'waiting') && all;
-  }, 10_000, 'two waits');
+  const runs = await until(
+    async () => {
+      const all = await executions(app, flow.id);
+      return all.length === 2 && all.every((e) => e.status === 'waiting') && all;
+    },
+    10_000,
+    'two waits',
+  );
   // The first run's timer fired on an instance that then died holding the lease.
   await db
     .updateTable('automation_executions')
-    .set({ status: 'running', leased_by: 'dead-instance', lease_until: new Date(Date.now() - 1000), resume: JSON.stringify({ kind: 'timeout' }), fire_at: null })
+    .set({
+      status: 'running',
+      leased_by: 'dead-instance',
+      lease_until: new Date(Date.now() - 1000),
+      resume: JSON.stringify({ kind: 'timeout' }),
+      fire_at: null,
+    })
     .where('id', '=', runs[0]!.id)
     .execute();
   const done = await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 10_000, 'the re-taken run');
@@ -100,7 +126,9 @@ it('A-15 a run whose instance died mid-node is re-taken after its lease and fini
   expect(page2).toMatchObject({ has_more: false, next_cursor: null });
   expect(new Set([page1.data[0].id, page2.data[0].id])).toEqual(new Set(runs.map((r) => r.id)));
   const waiting = (await call(`/api/automation/${flow.id}/executions?status=waiting`)).json().data;
-  expect(waiting).toEqual([expect.objectContaining({ id: runs[1]!.id, current_node_id: 'wait', resume_at: new Date(runs[1]!.fire_at!).toISOString(), finished_at: null })]);
+  expect(waiting).toEqual([
+    expect.objectContaining({ id: runs[1]!.id, current_node_id: 'wait', resume_at: new Date(runs[1]!.fire_at!).toISOString(), finished_at: null }),
+  ]);
   expect(waiting[0].steps.at(-1)).toMatchObject({ node_id: 'wait', status: 'waiting', finished_at: null, duration_ms: null });
 }, 60_000);
 

@@ -11,14 +11,19 @@ beforeAll(async () => {
 }, 240_000);
 
 const PAIRS = [
-  { question: 'What are your opening hours?', alternatives: ['When are you open?', 'Are you open on Saturday?'], answer: 'We are open Monday to Friday 8:00-18:00.' },
+  {
+    question: 'What are your opening hours?',
+    alternatives: ['When are you open?', 'Are you open on Saturday?'],
+    answer: 'We are open Monday to Friday 8:00-18:00.',
+  },
   { question: 'Do you accept insurance?', answer: 'Yes, we accept all major health insurers.' },
   { question: 'Where is the clinic?', alternatives: ['What is your address?'], answer: 'Main Street 1, Berlin.' },
 ];
 
 const create = (t: Tenant, body: Record<string, unknown> = {}) =>
   app.inject({ method: 'POST', url: '/api/chatbots', headers: t.headers, payload: { name: 'Clinic FAQ', waba_id: t.wabaId, ...body } });
-const train = (t: Tenant, id: string, body: Record<string, unknown>) => app.inject({ method: 'POST', url: `/api/chatbots/${id}/train`, headers: t.headers, payload: body });
+const train = (t: Tenant, id: string, body: Record<string, unknown>) =>
+  app.inject({ method: 'POST', url: `/api/chatbots/${id}/train`, headers: t.headers, payload: body });
 const get = (t: Tenant, id: string) => app.inject({ method: 'GET', url: `/api/chatbots/${id}`, headers: t.headers });
 
 async function trainedBot(t: Tenant, body: Record<string, unknown> = {}) {
@@ -35,9 +40,22 @@ describe('chatbot operations', () => {
     const res = await create(t);
     expect(res.statusCode, res.body).toBe(201);
     const bot = res.json();
-    expect(bot).toMatchObject({ name: 'Clinic FAQ', waba_id: t.wabaId, phone_number_id: null, status: 'active', match_threshold: 0.6, fallback: { action: 'none' }, qa_count: 0, trained_at: null });
+    expect(bot).toMatchObject({
+      name: 'Clinic FAQ',
+      waba_id: t.wabaId,
+      phone_number_id: null,
+      status: 'active',
+      match_threshold: 0.6,
+      fallback: { action: 'none' },
+      qa_count: 0,
+      trained_at: null,
+    });
     expect(bot.id).toMatch(/^bot_/);
-    const provider = await app.platform.store.db.selectFrom('business_accounts').select('provider_waba_id').where('id', '=', t.wabaId).executeTakeFirstOrThrow();
+    const provider = await app.platform.store.db
+      .selectFrom('business_accounts')
+      .select('provider_waba_id')
+      .where('id', '=', t.wabaId)
+      .executeTakeFirstOrThrow();
     for (const ref of [t.wabaId, provider.provider_waba_id]) {
       const list = await app.inject({ method: 'GET', url: `/api/chatbots?waba_id=${ref}`, headers: t.headers });
       expect(list.statusCode).toBe(200);
@@ -110,7 +128,7 @@ describe('chatbot bad inputs (each changes nothing)', () => {
     expect((await create(t, { match_threshold: 1.5 })).statusCode).toBe(400);
   });
 
-  it('B2 another workspace\'s business account: 404, same as an unknown one', async () => {
+  it("B2 another workspace's business account: 404, same as an unknown one", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     const res = await create(t, { waba_id: other.wabaId });
     const unknown = await create(t, { waba_id: 'waba_0000000000000000' });
@@ -120,7 +138,7 @@ describe('chatbot bad inputs (each changes nothing)', () => {
     expect((await app.inject({ method: 'GET', url: `/api/chatbots?waba_id=${other.wabaId}`, headers: t.headers })).statusCode).toBe(404);
   });
 
-  it('B2 another workspace\'s number or agent: 404 naming the field', async () => {
+  it("B2 another workspace's number or agent: 404 naming the field", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     const number = await create(t, { phone_number_id: other.pnId });
     expect(number.statusCode).toBe(404);
@@ -128,10 +146,20 @@ describe('chatbot bad inputs (each changes nothing)', () => {
     const agent = await create(t, { fallback: { action: 'assign_agent', agent_id: other.ownerId } });
     expect(agent.statusCode).toBe(404);
     expect(agent.json().errors[0].pointer).toBe('/body/fallback/agent_id');
-    expect(Number((await app.platform.store.db.selectFrom('chatbots').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow()).n)).toBe(0);
+    expect(
+      Number(
+        (
+          await app.platform.store.db
+            .selectFrom('chatbots')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('workspace_id', '=', t.workspaceId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(0);
   });
 
-  it('B2 another workspace\'s chatbot: get and train answer 404', async () => {
+  it("B2 another workspace's chatbot: get and train answer 404", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     const id = (await create(other)).json().id;
     expect((await get(t, id)).statusCode).toBe(404);
@@ -200,21 +228,42 @@ describe('the chatbot answering in the sandbox', () => {
     await trainedBot(t, { fallback: { action: 'assign_agent', agent_id: t.ownerId } });
     const phone = '+4915112340003';
     expect((await customerAsks(app, t, phone, 'I need to cancel my surgery')).handledBy).toBe('chatbot');
-    const chat = await app.platform.store.db.selectFrom('chats').innerJoin('contacts', 'contacts.id', 'chats.contact_id').select('chats.assigned_owner_id').where('contacts.phone', '=', phone).executeTakeFirstOrThrow();
+    const chat = await app.platform.store.db
+      .selectFrom('chats')
+      .innerJoin('contacts', 'contacts.id', 'chats.contact_id')
+      .select('chats.assigned_owner_id')
+      .where('contacts.phone', '=', phone)
+      .executeTakeFirstOrThrow();
     expect(chat.assigned_owner_id).toBe(t.ownerId);
     expect(await repliesTo(app, t, phone)).toEqual([]);
   });
 
-  it('assign_agent without agent_id: round robin over the workspace\'s agents', async () => {
+  it("assign_agent without agent_id: round robin over the workspace's agents", async () => {
     const t = await tenant(app);
     const db = app.platform.store.db;
-    const second = { id: `usr_${'z'.repeat(20)}`, workspace_id: t.workspaceId, email: `${t.workspaceId.toLowerCase()}-2@example.test`, name: 'Agent 2', password_hash: 'x', created_at: new Date() };
+    const second = {
+      id: `usr_${'z'.repeat(20)}`,
+      workspace_id: t.workspaceId,
+      email: `${t.workspaceId.toLowerCase()}-2@example.test`,
+      name: 'Agent 2',
+      password_hash: 'x',
+      created_at: new Date(),
+    };
     await db.insertInto('owners').values(second).execute();
     await trainedBot(t, { fallback: { action: 'assign_agent' } });
     const assigned = [];
     for (const phone of ['+4915112340011', '+4915112340012', '+4915112340013']) {
       await customerAsks(app, t, phone, 'something entirely unrelated here');
-      assigned.push((await db.selectFrom('chats').innerJoin('contacts', 'contacts.id', 'chats.contact_id').select('chats.assigned_owner_id').where('contacts.phone', '=', phone).executeTakeFirstOrThrow()).assigned_owner_id);
+      assigned.push(
+        (
+          await db
+            .selectFrom('chats')
+            .innerJoin('contacts', 'contacts.id', 'chats.contact_id')
+            .select('chats.assigned_owner_id')
+            .where('contacts.phone', '=', phone)
+            .executeTakeFirstOrThrow()
+        ).assigned_owner_id,
+      );
     }
     expect(new Set(assigned)).toEqual(new Set([t.ownerId, second.id]));
     expect(assigned[0]).toBe(assigned[2]);

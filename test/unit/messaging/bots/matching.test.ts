@@ -47,7 +47,11 @@ describe('text matching', () => {
   });
 });
 
-const OFFICE: MessageBotScheduleRow = { timezone: 'Europe/Berlin', windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '08:00', end: '18:00' }], reply_when: 'outside' };
+const OFFICE: MessageBotScheduleRow = {
+  timezone: 'Europe/Berlin',
+  windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '08:00', end: '18:00' }],
+  reply_when: 'outside',
+};
 
 describe('schedules', () => {
   it('IANA time zones are checked by the runtime', () => {

@@ -23,9 +23,23 @@ const keywordBot = (t: Tenant, extra: Record<string, unknown> = {}) => ({
 });
 const create = (t: Tenant, body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/message-bots', headers: t.headers, payload: body });
 const count = async (t: Tenant) =>
-  Number((await app.platform.store.db.selectFrom('message_bots').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('message_bots')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
-async function refused(t: Tenant, body: Record<string, unknown>, status: number, pointer: string, type = status === 400 ? 'validation' : status === 404 ? 'not-found' : 'unprocessable') {
+async function refused(
+  t: Tenant,
+  body: Record<string, unknown>,
+  status: number,
+  pointer: string,
+  type = status === 400 ? 'validation' : status === 404 ? 'not-found' : 'unprocessable',
+) {
   const res = await create(t, body);
   expect(res.statusCode, res.body).toBe(status);
   expect(res.json().type).toBe(`${PROBLEMS}${type}`);
@@ -38,13 +52,33 @@ describe('message bot operations', () => {
     const t = await tenant(app);
     const res = await create(t, keywordBot(t));
     expect(res.statusCode, res.body).toBe(201);
-    expect(res.json()).toMatchObject({ kind: 'keyword', status: 'active', keywords: ['prices', 'price list'], match: 'contains', schedule: null, cooldown_minutes: 0, phone_number_id: null });
-    const second = await create(t, { name: 'Away', waba_id: t.wabaId, phone_number_id: t.pnId, kind: 'schedule', schedule: SCHEDULE, reply: { type: 'text', text: 'Closed' }, cooldown_minutes: 720 });
+    expect(res.json()).toMatchObject({
+      kind: 'keyword',
+      status: 'active',
+      keywords: ['prices', 'price list'],
+      match: 'contains',
+      schedule: null,
+      cooldown_minutes: 0,
+      phone_number_id: null,
+    });
+    const second = await create(t, {
+      name: 'Away',
+      waba_id: t.wabaId,
+      phone_number_id: t.pnId,
+      kind: 'schedule',
+      schedule: SCHEDULE,
+      reply: { type: 'text', text: 'Closed' },
+      cooldown_minutes: 720,
+    });
     expect(second.statusCode, second.body).toBe(201);
     expect(second.json()).toMatchObject({ kind: 'schedule', keywords: [], match: null, schedule: SCHEDULE, phone_number_id: t.pnId });
     const list = await app.inject({ method: 'GET', url: `/api/message-bots?waba_id=${t.wabaId}&limit=1`, headers: t.headers });
     expect(list.json()).toMatchObject({ has_more: true, data: [{ id: second.json().id }] });
-    const next = await app.inject({ method: 'GET', url: `/api/message-bots?waba_id=${t.wabaId}&limit=1&cursor=${list.json().next_cursor}`, headers: t.headers });
+    const next = await app.inject({
+      method: 'GET',
+      url: `/api/message-bots?waba_id=${t.wabaId}&limit=1&cursor=${list.json().next_cursor}`,
+      headers: t.headers,
+    });
     expect(next.json()).toMatchObject({ has_more: false, data: [{ id: res.json().id }] });
   });
 
@@ -54,11 +88,14 @@ describe('message bot operations', () => {
     const res = await create(t, keywordBot(t, { reply: { type: 'template', template_id: tpl.id } }));
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().reply).toEqual({ type: 'template', template_id: tpl.id, language: 'en_US' });
-    const media = await create(t, keywordBot(t, { reply: { type: 'media', media_type: 'document', media_url: 'https://example.com/prices.pdf', caption: 'Prices' } }));
+    const media = await create(
+      t,
+      keywordBot(t, { reply: { type: 'media', media_type: 'document', media_url: 'https://example.com/prices.pdf', caption: 'Prices' } }),
+    );
     expect(media.statusCode, media.body).toBe(201);
   });
 
-  it('listMessageBots of another workspace\'s account: 404', async () => {
+  it("listMessageBots of another workspace's account: 404", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     const res = await app.inject({ method: 'GET', url: `/api/message-bots?waba_id=${other.wabaId}`, headers: t.headers });
     expect(res.statusCode).toBe(404);
@@ -81,15 +118,37 @@ describe('message bot bad inputs (one each, nothing stored)', () => {
   });
   it('unknown IANA time zone: 400', async () => {
     const t = await tenant(app);
-    await refused(t, { name: 'Away', waba_id: t.wabaId, kind: 'schedule', schedule: { ...SCHEDULE, timezone: 'Europe/Atlantis' }, reply: { type: 'text', text: 'Closed' } }, 400, '/body/schedule/timezone');
+    await refused(
+      t,
+      { name: 'Away', waba_id: t.wabaId, kind: 'schedule', schedule: { ...SCHEDULE, timezone: 'Europe/Atlantis' }, reply: { type: 'text', text: 'Closed' } },
+      400,
+      '/body/schedule/timezone',
+    );
   });
   it('a window ending when it starts: 400', async () => {
     const t = await tenant(app);
-    await refused(t, { name: 'Away', waba_id: t.wabaId, kind: 'schedule', schedule: { ...SCHEDULE, windows: [{ days: ['mon'], start: '08:00', end: '08:00' }] }, reply: { type: 'text', text: 'x' } }, 400, '/body/schedule/windows/0/end');
+    await refused(
+      t,
+      {
+        name: 'Away',
+        waba_id: t.wabaId,
+        kind: 'schedule',
+        schedule: { ...SCHEDULE, windows: [{ days: ['mon'], start: '08:00', end: '08:00' }] },
+        reply: { type: 'text', text: 'x' },
+      },
+      400,
+      '/body/schedule/windows/0/end',
+    );
   });
   it('a time that is no time of day: 400 from the contract', async () => {
     const t = await tenant(app);
-    const res = await create(t, { name: 'Away', waba_id: t.wabaId, kind: 'schedule', schedule: { ...SCHEDULE, windows: [{ days: ['mon'], start: '24:00', end: '08:00' }] }, reply: { type: 'text', text: 'x' } });
+    const res = await create(t, {
+      name: 'Away',
+      waba_id: t.wabaId,
+      kind: 'schedule',
+      schedule: { ...SCHEDULE, windows: [{ days: ['mon'], start: '24:00', end: '08:00' }] },
+      reply: { type: 'text', text: 'x' },
+    });
     expect(res.statusCode).toBe(400);
   });
   it('a keyword of punctuation only: 400', async () => {
@@ -106,13 +165,19 @@ describe('message bot bad inputs (one each, nothing stored)', () => {
   });
   it('J3 media URL at a link-local address: 422 unsafe-url', async () => {
     const t = await tenant(app);
-    await refused(t, keywordBot(t, { reply: { type: 'media', media_type: 'document', media_url: 'http://169.254.169.254/latest/meta-data/' } }), 422, '/body/reply/media_url', 'unsafe-url');
+    await refused(
+      t,
+      keywordBot(t, { reply: { type: 'media', media_type: 'document', media_url: 'http://169.254.169.254/latest/meta-data/' } }),
+      422,
+      '/body/reply/media_url',
+      'unsafe-url',
+    );
   });
   it('unknown template: 404', async () => {
     const t = await tenant(app);
     await refused(t, keywordBot(t, { reply: { type: 'template', template_id: 'tpl_0000000000000000' } }), 404, '/body/reply/template_id');
   });
-  it('B2 another workspace\'s template: 404', async () => {
+  it("B2 another workspace's template: 404", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     const tpl = await storeTemplate(app, other, { name: 'welcome_back', components: [{ type: 'BODY', text: 'Hi' }] });
     await refused(t, keywordBot(t, { reply: { type: 'template', template_id: tpl.id } }), 404, '/body/reply/template_id');
@@ -127,11 +192,11 @@ describe('message bot bad inputs (one each, nothing stored)', () => {
     const tpl = await storeTemplate(app, t, { name: 'hello_name', components: [{ type: 'BODY', text: 'Hi {{1}}', example: { body_text: [['Lena']] } }] });
     await refused(t, keywordBot(t, { reply: { type: 'template', template_id: tpl.id } }), 422, '/body/reply/template_id');
   });
-  it('B2 another workspace\'s business account: 404', async () => {
+  it("B2 another workspace's business account: 404", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     await refused(t, keywordBot(t, { waba_id: other.wabaId }), 404, '/body/waba_id');
   });
-  it('B2 another workspace\'s number: 404', async () => {
+  it("B2 another workspace's number: 404", async () => {
     const [t, other] = [await tenant(app), await tenant(app)];
     await refused(t, keywordBot(t, { phone_number_id: other.pnId }), 404, '/body/phone_number_id');
   });
@@ -194,7 +259,13 @@ describe('schedule bots on a controlled clock', () => {
       method: 'POST',
       url: '/api/message-bots',
       headers: t.headers,
-      payload: { name: 'After hours', waba_id: t.wabaId, kind: 'schedule', schedule: SCHEDULE, reply: { type: 'text', text: 'We are closed and answer from 8:00.' } },
+      payload: {
+        name: 'After hours',
+        waba_id: t.wabaId,
+        kind: 'schedule',
+        schedule: SCHEDULE,
+        reply: { type: 'text', text: 'We are closed and answer from 8:00.' },
+      },
     });
     expect(res.statusCode, res.body).toBe(201);
     const phone = '+4915112360001';

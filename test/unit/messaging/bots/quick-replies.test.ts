@@ -14,7 +14,15 @@ beforeAll(async () => {
 const create = (t: Tenant, body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/quick-replies', headers: t.headers, payload: body });
 const list = (t: Tenant, query = '') => app.inject({ method: 'GET', url: `/api/quick-replies${query ? `?${query}` : ''}`, headers: t.headers });
 const count = async (t: Tenant) =>
-  Number((await app.platform.store.db.selectFrom('quick_replies').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('quick_replies')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const shortcuts = (res: { json(): { data: { shortcut: string }[] } }) => res.json().data.map((q) => q.shortcut);
 
 async function refused(t: Tenant, body: Record<string, unknown>) {
@@ -70,7 +78,11 @@ describe('quick reply refusals (one each, nothing stored)', () => {
     expect((await create(t, { shortcut: 'hours', text: 'One' })).statusCode).toBe(201);
     const res = await create(t, { shortcut: 'hours', text: 'Two' });
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ type: `${PROBLEMS}conflict`, detail: "A quick reply with the shortcut 'hours' already exists.", errors: [{ pointer: '/body/shortcut' }] });
+    expect(res.json()).toMatchObject({
+      type: `${PROBLEMS}conflict`,
+      detail: "A quick reply with the shortcut 'hours' already exists.",
+      errors: [{ pointer: '/body/shortcut' }],
+    });
     expect(await count(t)).toBe(1);
     expect(shortcuts(await list(t))).toEqual(['hours']);
     expect((await list(t)).json().data[0].text).toBe('One');

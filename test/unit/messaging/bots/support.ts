@@ -57,7 +57,11 @@ function observe(app: FastifyInstance): Map<string, Outcome> {
 /** Waits until the dispatcher finished with a message: the responders that ran and the one that handled it. */
 export async function dispatched(app: FastifyInstance, messageId: string): Promise<{ ran: string[]; handledBy: string | null }> {
   const outcomes = observe(app);
-  const o = await eventually(() => outcomes.get(messageId)?.done && outcomes.get(messageId)!, { within: 15_000, what: `the dispatcher to finish with ${messageId}`, app });
+  const o = await eventually(() => outcomes.get(messageId)?.done && outcomes.get(messageId)!, {
+    within: 15_000,
+    what: `the dispatcher to finish with ${messageId}`,
+    app,
+  });
   return { ran: o.ran.filter((n) => n !== 'test.unhandled'), handledBy: o.handledBy };
 }
 

@@ -33,10 +33,14 @@ describe('createCampaign', () => {
     expect(res.statusCode).toBe(201);
     const c = res.json();
     expect(c).toMatchObject({ status: 'sending', chatapp_phone_number: w.phone, waba_id: w.accountId, progress: { total: 5, queued: 5 } });
-    const done = await until(async () => {
-      const v = await get(w, c.id);
-      return v.status === 'completed' && v.progress.read === 5 && v;
-    }, 15_000, 'completion with reads');
+    const done = await until(
+      async () => {
+        const v = await get(w, c.id);
+        return v.status === 'completed' && v.progress.read === 5 && v;
+      },
+      15_000,
+      'completion with reads',
+    );
     expect(done.progress).toEqual({ total: 5, queued: 0, sent: 0, delivered: 0, read: 5, failed: 0 });
     expect(done.finished_at).not.toBeNull();
     const messages = await app.platform.store.db.selectFrom('messages').select(['contact_id', 'status']).where('workspace_id', '=', w.workspaceId).execute();
@@ -71,10 +75,14 @@ describe('createCampaign', () => {
     const res = await call(app, w.key)('POST', '/api/campaigns', base(w, { audience: { type: 'tags', tags: ['VIP'] }, scheduled_at: at }));
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ status: 'scheduled', scheduled_at: at, started_at: null, progress: { total: 0 } });
-    const done = await until(async () => {
-      const v = await get(w, res.json().id);
-      return v.status === 'completed' && v;
-    }, 10_000, 'scheduled completion');
+    const done = await until(
+      async () => {
+        const v = await get(w, res.json().id);
+        return v.status === 'completed' && v;
+      },
+      10_000,
+      'scheduled completion',
+    );
     expect(done.progress.total).toBe(2);
     expect(new Date(done.started_at).getTime()).toBeGreaterThanOrEqual(Date.parse(at));
   });
@@ -83,7 +91,12 @@ describe('createCampaign', () => {
     const w = await workspace(app);
     await addContacts(app.platform.store.db, w.workspaceId, 2);
     const bodies = [
-      { name: 'invoice_ready', language: 'en_US', header: { type: 'document', media_url: 'https://cdn.example.com/inv.pdf', filename: 'inv.pdf' }, body: [{ from_contact: 'name', fallback: 'there' }, 'INV-1'] },
+      {
+        name: 'invoice_ready',
+        language: 'en_US',
+        header: { type: 'document', media_url: 'https://cdn.example.com/inv.pdf', filename: 'inv.pdf' },
+        body: [{ from_contact: 'name', fallback: 'there' }, 'INV-1'],
+      },
       {
         name: 'flash_sale',
         language: 'en_US',
@@ -92,7 +105,12 @@ describe('createCampaign', () => {
         limited_time_offer: { expires_at: new Date(Date.now() + 86_400_000).toISOString() },
         buttons: [{ type: 'copy_code', index: 0, coupon_code: 'FLASH30' }],
       },
-      { name: 'black_friday_coupon', language: 'en_US', body: [{ from_contact: 'name', fallback: 'there' }, '25%'], buttons: [{ type: 'copy_code', index: 0, coupon_code: 'BF25' }] },
+      {
+        name: 'black_friday_coupon',
+        language: 'en_US',
+        body: [{ from_contact: 'name', fallback: 'there' }, '25%'],
+        buttons: [{ type: 'copy_code', index: 0, coupon_code: 'BF25' }],
+      },
       {
         name: 'new_arrivals',
         language: 'en_US',
@@ -119,7 +137,17 @@ describe('createCampaign', () => {
     await addContacts(db, w.workspaceId, 1);
     const media = ['med_4Kp8Xq2NmT7vL3sR00', 'med_9Tx3Lq7KmN2vR8sW00'];
     for (const id of media) {
-      await db.insertInto('uploaded_media').values({ id, workspace_id: w.workspaceId, phone_number_id: w.numberId, provider_media_id: `77${id.length}`, mime_type: 'image/jpeg', size_bytes: 1000 }).execute();
+      await db
+        .insertInto('uploaded_media')
+        .values({
+          id,
+          workspace_id: w.workspaceId,
+          phone_number_id: w.numberId,
+          provider_media_id: `77${id.length}`,
+          mime_type: 'image/jpeg',
+          size_bytes: 1000,
+        })
+        .execute();
     }
     const template = {
       name: 'new_arrivals',
@@ -159,12 +187,21 @@ describe('createCampaign', () => {
     await addContacts(db, w.workspaceId, 2);
     await db.insertInto('contacts').values({ id: 'ct_unreachable000000001', workspace_id: w.workspaceId, phone: '+4915123450000' }).execute();
     const res = await call(app, w.key)('POST', '/api/campaigns', base(w));
-    const done = await until(async () => {
-      const v = await get(w, res.json().id);
-      return v.progress.failed === 1 && v.progress.read === 2 && v;
-    }, 15_000, 'statuses');
+    const done = await until(
+      async () => {
+        const v = await get(w, res.json().id);
+        return v.progress.failed === 1 && v.progress.read === 2 && v;
+      },
+      15_000,
+      'statuses',
+    );
     expect(done.status).toBe('completed');
-    const failed = await db.selectFrom('campaign_recipients').select(['phone', 'error']).where('campaign_id', '=', done.id).where('state', '=', 'failed').execute();
+    const failed = await db
+      .selectFrom('campaign_recipients')
+      .select(['phone', 'error'])
+      .where('campaign_id', '=', done.id)
+      .where('state', '=', 'failed')
+      .execute();
     expect(failed).toEqual([{ phone: '+4915123450000', error: expect.objectContaining({ code: 131026 }) }]);
   });
 });

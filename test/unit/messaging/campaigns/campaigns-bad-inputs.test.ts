@@ -64,14 +64,25 @@ describe('createCampaign refusals', () => {
 
   it("B3 A's segment in B's audience: 404 naming segment_id", async () => {
     const segment = newId('seg');
-    await app.platform.store.db.insertInto('segments').values({ id: segment, workspace_id: a.workspaceId, name: 'All', filter: JSON.stringify({ match: 'all', conditions: [] }) }).execute();
+    await app.platform.store.db
+      .insertInto('segments')
+      .values({ id: segment, workspace_id: a.workspaceId, name: 'All', filter: JSON.stringify({ match: 'all', conditions: [] }) })
+      .execute();
     await refused(body(b, { audience: { type: 'segment', segment_id: segment } }), 404, 'not-found', '/body/audience/segment_id');
   });
 
   it("B3 A's uploaded media id in B's carousel: 404", async () => {
     const id = newId('med');
-    await app.platform.store.db.insertInto('uploaded_media').values({ id, workspace_id: a.workspaceId, provider_media_id: '1', mime_type: 'image/jpeg', size_bytes: 1 }).execute();
-    const template = { name: 'new_arrivals', language: 'en_US', body: ['x'], carousel: { type: 'media', cards: [{ header: { type: 'image', media_id: id } }, { header: { type: 'image', media_id: id } }] } };
+    await app.platform.store.db
+      .insertInto('uploaded_media')
+      .values({ id, workspace_id: a.workspaceId, provider_media_id: '1', mime_type: 'image/jpeg', size_bytes: 1 })
+      .execute();
+    const template = {
+      name: 'new_arrivals',
+      language: 'en_US',
+      body: ['x'],
+      carousel: { type: 'media', cards: [{ header: { type: 'image', media_id: id } }, { header: { type: 'image', media_id: id } }] },
+    };
     await refused(body(b, { template }), 404, 'not-found');
   });
 
@@ -123,7 +134,12 @@ describe('createCampaign refusals', () => {
     ['G12 a port outside 80 and 443', 'https://cdn.example.com:6379/a.pdf', 422, 'unsafe-url'],
   ])('%s media_url: %i %s naming the field, no connection', async (_name, url, status, type) => {
     const header = { type: 'document', media_url: url };
-    await refused(body(b, { template: { name: 'invoice_ready', language: 'en_US', header, body: ['a', 'b'] } }), status, type, '/body/template/header/media_url');
+    await refused(
+      body(b, { template: { name: 'invoice_ready', language: 'en_US', header, body: ['a', 'b'] } }),
+      status,
+      type,
+      '/body/template/header/media_url',
+    );
   });
 
   it('G11 file: media_url: 400', async () => {
@@ -132,8 +148,19 @@ describe('createCampaign refusals', () => {
   });
 
   it('product carousel with a catalog the workspace does not have: 404 naming the catalog', async () => {
-    const carousel = { type: 'product', cards: [{ catalog_id: 'cat_6Jq2Wn8KxL4tR7vP', product_retailer_id: 'A' }, { catalog_id: 'cat_6Jq2Wn8KxL4tR7vP', product_retailer_id: 'B' }] };
-    await refused(body(b, { template: { name: 'new_arrivals', language: 'en_US', body: ['x'], carousel } }), 404, 'not-found', '/body/template/carousel/cards/0/catalog_id');
+    const carousel = {
+      type: 'product',
+      cards: [
+        { catalog_id: 'cat_6Jq2Wn8KxL4tR7vP', product_retailer_id: 'A' },
+        { catalog_id: 'cat_6Jq2Wn8KxL4tR7vP', product_retailer_id: 'B' },
+      ],
+    };
+    await refused(
+      body(b, { template: { name: 'new_arrivals', language: 'en_US', body: ['x'], carousel } }),
+      404,
+      'not-found',
+      '/body/template/carousel/cards/0/catalog_id',
+    );
   });
 
   it('K8 an audience over the recipient cap: 400, no campaign, no recipient, no job', async () => {

@@ -60,7 +60,12 @@ it('F-3 kill -9 mid-campaign: resumes after restart, every recipient sent, dupli
   const created = await fetch(`${child.info.url}/api/campaigns`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'Crash', chatapp_phone_number: phone, audience: { type: 'all_contacts' }, template: { name: 'bench_offer', language: 'en_US', body: [{ from_contact: 'name', fallback: 'there' }] } }),
+    body: JSON.stringify({
+      name: 'Crash',
+      chatapp_phone_number: phone,
+      audience: { type: 'all_contacts' },
+      template: { name: 'bench_offer', language: 'en_US', body: [{ from_contact: 'name', fallback: 'there' }] },
+    }),
   });
   expect(created.status).toBe(201);
   const campaign = (await created.json()) as { id: string };
@@ -74,11 +79,15 @@ it('F-3 kill -9 mid-campaign: resumes after restart, every recipient sent, dupli
   expect(sentBeforeKill).toBeLessThan(RECIPIENTS);
 
   child = await startChild('../campaign-server.ts', env());
-  const done = await waitFor(async () => {
-    const res = await fetch(`${child!.info.url}/api/campaigns/${campaign.id}`, { headers });
-    const body = (await res.json()) as { status: string; progress: Record<string, number> };
-    return body.status === 'completed' && body;
-  }, 40_000, 'completion after restart');
+  const done = await waitFor(
+    async () => {
+      const res = await fetch(`${child!.info.url}/api/campaigns/${campaign.id}`, { headers });
+      const body = (await res.json()) as { status: string; progress: Record<string, number> };
+      return body.status === 'completed' && body;
+    },
+    40_000,
+    'completion after restart',
+  );
   await child.stop();
   child = undefined;
 
@@ -103,7 +112,9 @@ it('F-3 kill -9 mid-campaign: resumes after restart, every recipient sent, dupli
   expect(duplicated.filter((phone) => !inFlightAtKill.has(phone))).toEqual([]);
   // Back-pressure keeps what is leased or unwritten to about two batches (the worker's maxBatch is 100).
   expect(inFlightAtKill.size).toBeLessThanOrEqual(RATE + 100);
-  console.log(`F-3: ${sentBeforeKill} sends before the kill, ${inFlightAtKill.size} recipients in flight at it (re-taken), ${duplicated.length} of them sent twice`);
+  console.log(
+    `F-3: ${sentBeforeKill} sends before the kill, ${inFlightAtKill.size} recipients in flight at it (re-taken), ${duplicated.length} of them sent twice`,
+  );
 }, 120_000);
 
 async function withStore<T>(read: (db: Awaited<ReturnType<typeof openStore>>['db']) => Promise<T>): Promise<T> {

@@ -28,15 +28,24 @@ const body = (phone: string, extra: Record<string, unknown> = {}) => ({
 });
 
 async function finished(key: string, id: string, ms = 20_000) {
-  return until(async () => {
-    const c = (await call(app, key)('GET', `/api/campaigns/${id}`)).json();
-    return ['completed', 'failed'].includes(c.status) && c;
-  }, ms, `campaign ${id} to finish`);
+  return until(
+    async () => {
+      const c = (await call(app, key)('GET', `/api/campaigns/${id}`)).json();
+      return ['completed', 'failed'].includes(c.status) && c;
+    },
+    ms,
+    `campaign ${id} to finish`,
+  );
 }
 
 let cloud: Awaited<ReturnType<typeof connectFakeCloud>>;
 beforeAll(async () => {
-  cloud = await connectFakeCloud(app, await workspace(app), { phoneNumberId: FAKE_PHONE_NUMBER_ID, wabaId: FAKE_WABA_ID, token: FAKE_TOKEN, display: '+15550100100' });
+  cloud = await connectFakeCloud(app, await workspace(app), {
+    phoneNumberId: FAKE_PHONE_NUMBER_ID,
+    wabaId: FAKE_WABA_ID,
+    token: FAKE_TOKEN,
+    display: '+15550100100',
+  });
 });
 
 /** The cloud workspace with `n` fresh contacts and its number at `perSecond`. */
@@ -75,7 +84,12 @@ describe('rate held', () => {
       const ids = [(await api('POST', '/api/campaigns', body(cloud.phone))).json().id, (await api('POST', '/api/campaigns', body(cloud.phone))).json().id];
       for (const id of ids) await finished(cloud.key, id);
       expect(rec.sends).toHaveLength(60);
-      expect(maxInWindow(rec.sends.map((s) => s.at), 1000 - STAMP_JITTER_MS)).toBeLessThanOrEqual(20);
+      expect(
+        maxInWindow(
+          rec.sends.map((s) => s.at),
+          1000 - STAMP_JITTER_MS,
+        ),
+      ).toBeLessThanOrEqual(20);
     } finally {
       rec.restore();
     }
@@ -89,7 +103,12 @@ describe('rate held', () => {
       expect(c.rate_per_second).toBe(10);
       await finished(cloud.key, c.id);
       expect(rec.sends).toHaveLength(20);
-      expect(maxInWindow(rec.sends.map((s) => s.at), 1000 - STAMP_JITTER_MS)).toBeLessThanOrEqual(10);
+      expect(
+        maxInWindow(
+          rec.sends.map((s) => s.at),
+          1000 - STAMP_JITTER_MS,
+        ),
+      ).toBeLessThanOrEqual(10);
     } finally {
       rec.restore();
     }
@@ -105,7 +124,12 @@ describe('rate held', () => {
       await finished(cloud.key, c.id);
       expect(rec.sends).toHaveLength(60);
       // Exact: each arrival is stamped after its call started and before it was answered.
-      expect(maxInWindow(rec.sends.map((s) => s.at), 1000)).toBeLessThanOrEqual(20);
+      expect(
+        maxInWindow(
+          rec.sends.map((s) => s.at),
+          1000,
+        ),
+      ).toBeLessThanOrEqual(20);
     } finally {
       rec.restore();
     }
@@ -166,7 +190,12 @@ describe('provider faults (fake Cloud API)', () => {
     const done = await finished(cloud.key, c.id, 15_000);
     expect(done.progress).toMatchObject({ total: 3, sent: 2, failed: 1 });
     expect(fake.requests.filter((r) => r.path.endsWith('/messages'))).toHaveLength(3);
-    const failed = await db.selectFrom('campaign_recipients').select('error').where('campaign_id', '=', c.id).where('state', '=', 'failed').executeTakeFirstOrThrow();
+    const failed = await db
+      .selectFrom('campaign_recipients')
+      .select('error')
+      .where('campaign_id', '=', c.id)
+      .where('state', '=', 'failed')
+      .executeTakeFirstOrThrow();
     expect(failed.error).toMatchObject({ code: 131026 });
   });
 
@@ -175,24 +204,31 @@ describe('provider faults (fake Cloud API)', () => {
     const db = app.platform.store.db;
     await db.deleteFrom('contacts').where('workspace_id', '=', cloud.workspaceId).execute();
     await addContacts(db, cloud.workspaceId, 5, '+49163');
-    await db.insertInto('webhook_endpoints').values({
-      id: 'whe_campaignfailtest0001',
-      workspace_id: cloud.workspaceId,
-      api: 'messaging',
-      url: 'https://hooks.example.com/x',
-      event_types: ['campaign.failed'],
-      secret_enc: app.platform.secrets.encrypt('whsec_x'),
-    } as never).execute();
+    await db
+      .insertInto('webhook_endpoints')
+      .values({
+        id: 'whe_campaignfailtest0001',
+        workspace_id: cloud.workspaceId,
+        api: 'messaging',
+        url: 'https://hooks.example.com/x',
+        event_types: ['campaign.failed'],
+        secret_enc: app.platform.secrets.encrypt('whsec_x'),
+      } as never)
+      .execute();
     fake.fail('auth', { path: /\/messages$/, times: 100 });
     const c = (await call(app, cloud.key)('POST', '/api/campaigns', body(cloud.phone))).json();
     const done = await finished(cloud.key, c.id, 15_000);
     expect(done.status).toBe('failed');
     expect(done.failure_reason).toContain('refused');
     // Recipients leased when the 190 came back are settled by their worker's next write.
-    const states = await until(async () => {
-      const s = await recipientStates(db, c.id);
-      return !s.sending && !s.queued && s;
-    }, 5000, 'leased recipients settled');
+    const states = await until(
+      async () => {
+        const s = await recipientStates(db, c.id);
+        return !s.sending && !s.queued && s;
+      },
+      5000,
+      'leased recipients settled',
+    );
     expect(states.skipped).toBeGreaterThan(0);
     const events = await db.selectFrom('outbox').select('event_type').where('workspace_id', '=', cloud.workspaceId).execute();
     expect(events.map((e) => e.event_type)).toContain('campaign.failed');

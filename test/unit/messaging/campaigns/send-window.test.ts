@@ -70,7 +70,7 @@ describe('SendWindow', () => {
   // event loop holding them back by up to 300 ms), started as soon as the window allows.
   it('never puts more than the rate into any second at the provider, wherever the arrivals fall', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
     for (const rate of [1, 5, 20]) {
       const w = new SendWindow();
       const arrivals: number[] = [];

@@ -21,10 +21,36 @@ type TemplateSpec = { name: string; status?: string; category?: string; componen
 
 export const TEMPLATES: TemplateSpec[] = [
   { name: 'welcome_offer', components: [{ type: 'BODY', text: 'Welcome! Our new store is open.' }] },
-  { name: 'order_shipped', components: [{ type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' }, { type: 'BODY', text: 'Hi {{1}}, {{2}} ships {{3}}.' }] },
-  { name: 'invoice_ready', components: [{ type: 'HEADER', format: 'DOCUMENT' }, { type: 'BODY', text: 'Hi {{1}}, invoice {{2}} is ready.' }] },
-  { name: 'flash_sale', category: 'MARKETING', components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi {{1}}, 30% off today.' }] },
-  { name: 'new_arrivals', category: 'MARKETING', components: [{ type: 'BODY', text: 'Hi {{1}}, new arrivals.' }, { type: 'CAROUSEL', cards: [] }] },
+  {
+    name: 'order_shipped',
+    components: [
+      { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+      { type: 'BODY', text: 'Hi {{1}}, {{2}} ships {{3}}.' },
+    ],
+  },
+  {
+    name: 'invoice_ready',
+    components: [
+      { type: 'HEADER', format: 'DOCUMENT' },
+      { type: 'BODY', text: 'Hi {{1}}, invoice {{2}} is ready.' },
+    ],
+  },
+  {
+    name: 'flash_sale',
+    category: 'MARKETING',
+    components: [
+      { type: 'HEADER', format: 'IMAGE' },
+      { type: 'BODY', text: 'Hi {{1}}, 30% off today.' },
+    ],
+  },
+  {
+    name: 'new_arrivals',
+    category: 'MARKETING',
+    components: [
+      { type: 'BODY', text: 'Hi {{1}}, new arrivals.' },
+      { type: 'CAROUSEL', cards: [] },
+    ],
+  },
   { name: 'black_friday_coupon', category: 'MARKETING', components: [{ type: 'BODY', text: 'Hi {{1}}, take {{2}} off.' }] },
   { name: 'spring_rejected', status: 'REJECTED', components: [{ type: 'BODY', text: 'Spring.' }] },
 ];
@@ -76,7 +102,11 @@ export async function addContacts(db: Kysely<Database>, workspaceId: string, n: 
 export async function tag(db: Kysely<Database>, workspaceId: string, name: string, contactIds: string[]): Promise<string> {
   const id = newId('tag');
   await db.insertInto('tags').values({ id, workspace_id: workspaceId, name }).execute();
-  if (contactIds.length) await db.insertInto('contact_tags').values(contactIds.map((contact_id) => ({ contact_id, tag_id: id }))).execute();
+  if (contactIds.length)
+    await db
+      .insertInto('contact_tags')
+      .values(contactIds.map((contact_id) => ({ contact_id, tag_id: id })))
+      .execute();
   return id;
 }
 
@@ -94,12 +124,18 @@ export function until<T>(check: () => Promise<T | false | null | undefined>, ms 
 }
 
 export async function recipientStates(db: Kysely<Database>, campaignId: string): Promise<Record<string, number>> {
-  const rows = await db.selectFrom('campaign_recipients').select(['state', sql<string>`count(*)`.as('n')]).where('campaign_id', '=', campaignId).groupBy('state').execute();
+  const rows = await db
+    .selectFrom('campaign_recipients')
+    .select(['state', sql<string>`count(*)`.as('n')])
+    .where('campaign_id', '=', campaignId)
+    .groupBy('state')
+    .execute();
   return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
 }
 
 export async function tableCounts(db: Kysely<Database>) {
-  const n = async (t: 'campaigns' | 'campaign_recipients' | 'outbox' | 'messages') => Number((await db.selectFrom(t).select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
+  const n = async (t: 'campaigns' | 'campaign_recipients' | 'outbox' | 'messages') =>
+    Number((await db.selectFrom(t).select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow()).n);
   return { campaigns: await n('campaigns'), recipients: await n('campaign_recipients'), outbox: await n('outbox'), messages: await n('messages') };
 }
 
@@ -109,12 +145,26 @@ export async function connectFakeCloud(app: FastifyInstance, w: Workspace, fake:
   const accountId = newId('waba');
   await db
     .insertInto('business_accounts')
-    .values({ id: accountId, workspace_id: w.workspaceId, kind: 'cloud_api', provider_waba_id: fake.wabaId, name: 'Acme Cloud', access_token_enc: app.platform.secrets.encrypt(fake.token) })
+    .values({
+      id: accountId,
+      workspace_id: w.workspaceId,
+      kind: 'cloud_api',
+      provider_waba_id: fake.wabaId,
+      name: 'Acme Cloud',
+      access_token_enc: app.platform.secrets.encrypt(fake.token),
+    })
     .execute();
   const numberId = newId('pn');
   await db
     .insertInto('phone_numbers')
-    .values({ id: numberId, workspace_id: w.workspaceId, business_account_id: accountId, provider_phone_number_id: fake.phoneNumberId, display_phone_number: fake.display, verified_name: 'Acme' })
+    .values({
+      id: numberId,
+      workspace_id: w.workspaceId,
+      business_account_id: accountId,
+      provider_phone_number_id: fake.phoneNumberId,
+      display_phone_number: fake.display,
+      verified_name: 'Acme',
+    })
     .execute();
   await addTemplates(db, { workspaceId: w.workspaceId, accountId });
   return { ...w, accountId, numberId, phone: fake.display };

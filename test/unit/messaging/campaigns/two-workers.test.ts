@@ -39,7 +39,14 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL (skipped on PGlite
     const recA = recordSends(a.platform.provider('sandbox'));
     const recB = recordSends(b.platform.provider('sandbox'));
     try {
-      const c = (await call(a, w.key)('POST', '/api/campaigns', { name: 'Two', chatapp_phone_number: w.phone, audience: { type: 'all_contacts' }, template: { name: 'welcome_offer', language: 'en_US' } })).json();
+      const c = (
+        await call(a, w.key)('POST', '/api/campaigns', {
+          name: 'Two',
+          chatapp_phone_number: w.phone,
+          audience: { type: 'all_contacts' },
+          template: { name: 'welcome_offer', language: 'en_US' },
+        })
+      ).json();
       await until(async () => (await call(a, w.key)('GET', `/api/campaigns/${c.id}`)).json().status === 'completed', 60_000, 'completion');
       const all = [...recA.sends, ...recB.sends];
       expect(all).toHaveLength(400);
@@ -49,7 +56,12 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL (skipped on PGlite
       // Slots are shared through the database and each instance holds its own sends to the rate;
       // a second can also hold the other instance's sends made late for their slots, at most
       // MAX_DRIFT_MS late (docs/messaging-campaigns.md, "Rate").
-      expect(maxInWindow(all.map((s) => s.at), 1000)).toBeLessThanOrEqual(Math.floor(100 * (1 + MAX_DRIFT_MS / 1000)) + 1);
+      expect(
+        maxInWindow(
+          all.map((s) => s.at),
+          1000,
+        ),
+      ).toBeLessThanOrEqual(Math.floor(100 * (1 + MAX_DRIFT_MS / 1000)) + 1);
       const row = await db.selectFrom('campaigns').select('resent').where('id', '=', c.id).executeTakeFirstOrThrow();
       expect(row.resent).toBe(0);
     } finally {
@@ -62,7 +74,15 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL (skipped on PGlite
     const w = await workspace(a);
     await addContacts(a.platform.store.db, w.workspaceId, 10);
     const at = new Date(Date.now() + 1000).toISOString();
-    const c = (await call(a, w.key)('POST', '/api/campaigns', { name: 'Sched', chatapp_phone_number: w.phone, audience: { type: 'all_contacts' }, template: { name: 'welcome_offer', language: 'en_US' }, scheduled_at: at })).json();
+    const c = (
+      await call(a, w.key)('POST', '/api/campaigns', {
+        name: 'Sched',
+        chatapp_phone_number: w.phone,
+        audience: { type: 'all_contacts' },
+        template: { name: 'welcome_offer', language: 'en_US' },
+        scheduled_at: at,
+      })
+    ).json();
     await until(async () => (await call(b, w.key)('GET', `/api/campaigns/${c.id}`)).json().status === 'completed', 20_000, 'completion');
     const recipients = await a.platform.store.db.selectFrom('campaign_recipients').select('contact_id').where('campaign_id', '=', c.id).execute();
     expect(recipients).toHaveLength(10);

@@ -23,7 +23,15 @@ const CAROUSEL_TEMPLATE = {
   category: 'MARKETING' as const,
   components: [
     { type: 'BODY', text: 'Hi {{1}}, our spring picks.' },
-    { type: 'CAROUSEL', cards: [0, 1].map(() => ({ components: [{ type: 'HEADER', format: 'PRODUCT' }, { type: 'BUTTONS', buttons: [{ type: 'SPM', text: 'View' }] }] })) },
+    {
+      type: 'CAROUSEL',
+      cards: [0, 1].map(() => ({
+        components: [
+          { type: 'HEADER', format: 'PRODUCT' },
+          { type: 'BUTTONS', buttons: [{ type: 'SPM', text: 'View' }] },
+        ],
+      })),
+    },
   ],
 };
 
@@ -47,12 +55,25 @@ const campaign = (t: Tenant, cards: { catalog_id: string; product_retailer_id: s
       template: { name: 'spring_picks', language: 'en_US', body: ['there'], carousel: { type: 'product', cards } },
     },
   });
-const campaignCount = async (t: Tenant) => Number((await app.platform.store.db.selectFrom('campaigns').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow()).n);
+const campaignCount = async (t: Tenant) =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('campaigns')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const finished = (t: Tenant, id: string) =>
-  until(async () => {
-    const v = (await app.inject({ method: 'GET', url: `/api/campaigns/${id}`, headers: t.headers })).json();
-    return ['completed', 'failed'].includes(v.status) && v;
-  }, 15_000, 'campaign end');
+  until(
+    async () => {
+      const v = (await app.inject({ method: 'GET', url: `/api/campaigns/${id}`, headers: t.headers })).json();
+      return ['completed', 'failed'].includes(v.status) && v;
+    },
+    15_000,
+    'campaign end',
+  );
 
 describe('product carousel campaigns', () => {
   it('on the sandbox: accepted, sent with the provider catalog id, completes', async () => {
@@ -150,7 +171,18 @@ describe('product carousel campaigns', () => {
         chatapp_phone_number: t.number,
         audience: { type: 'all_contacts' },
         scheduled_at: new Date(Date.now() + 1500).toISOString(),
-        template: { name: 'spring_picks', language: 'en_US', body: ['there'], carousel: { type: 'product', cards: [{ catalog_id: catalog.id, product_retailer_id: 'SKU-TEE-01' }, { catalog_id: catalog.id, product_retailer_id: 'SKU-CAP-04' }] } },
+        template: {
+          name: 'spring_picks',
+          language: 'en_US',
+          body: ['there'],
+          carousel: {
+            type: 'product',
+            cards: [
+              { catalog_id: catalog.id, product_retailer_id: 'SKU-TEE-01' },
+              { catalog_id: catalog.id, product_retailer_id: 'SKU-CAP-04' },
+            ],
+          },
+        },
       },
     });
     expect(res.statusCode, res.body).toBe(201);

@@ -14,7 +14,18 @@ let cloud: Tenant;
 let a: Tenant;
 let b: Tenant;
 const originalProducts = () => [
-  { id: '5001', retailer_id: 'SKU-1', name: 'Tee', description: 'Cotton', price: '€1,234.50', sale_price: '', currency: 'EUR', availability: 'in stock', image_url: 'https://example.com/tee.jpg', url: 'https://example.com/tee' },
+  {
+    id: '5001',
+    retailer_id: 'SKU-1',
+    name: 'Tee',
+    description: 'Cotton',
+    price: '€1,234.50',
+    sale_price: '',
+    currency: 'EUR',
+    availability: 'in stock',
+    image_url: 'https://example.com/tee.jpg',
+    url: 'https://example.com/tee',
+  },
   { id: '5002', retailer_id: 'SKU-2', name: 'Mug', price: '¥1,200', currency: 'JPY', availability: 'out of stock' },
   { id: '5003', retailer_id: 'SKU-3', name: 'Cap', price: '15.00 USD', currency: 'USD', availability: 'preorder' },
 ];
@@ -35,7 +46,15 @@ beforeEach(() => {
 const call = (t: Tenant, method: 'GET' | 'POST', url: string) => app.inject({ method, url, headers: t.headers });
 const sync = (t: Tenant, waba = t.wabaId) => call(t, 'POST', `/api/ecommerce-catalog/waba/${waba}/sync-catalogs`);
 const products = (t: Tenant, catalogId: string, query = '') => call(t, 'GET', `/api/ecommerce-catalog/catalog/${catalogId}/products${query}`);
-const count = async (table: 'catalogs' | 'catalog_products') => Number((await app.platform.store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const count = async (table: 'catalogs' | 'catalog_products') =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('syncCatalogs on the sandbox', () => {
   it('pulls the sample catalog and its products; a second sync adds and changes nothing', async () => {
@@ -45,17 +64,29 @@ describe('syncCatalogs on the sandbox', () => {
     expect(body.waba_id).toBe(a.wabaId);
     expect(body.removed_catalog_ids).toEqual([]);
     expect(body.catalogs).toHaveLength(1);
-    expect(body.catalogs[0]).toMatchObject({ name: 'Sandbox catalog', waba_id: a.wabaId, product_count: 4, products_added: 4, products_updated: 0, products_removed: 0 });
+    expect(body.catalogs[0]).toMatchObject({
+      name: 'Sandbox catalog',
+      waba_id: a.wabaId,
+      product_count: 4,
+      products_added: 4,
+      products_updated: 0,
+      products_removed: 0,
+    });
     expect(body.catalogs[0].id).toMatch(/^cat_/);
     expect(body.catalogs[0].provider_catalog_id).toMatch(/^[0-9]+$/);
     const again = (await sync(a)).json();
     expect(again.catalogs[0]).toMatchObject({ id: body.catalogs[0].id, product_count: 4, products_added: 0, products_updated: 0, products_removed: 0 });
     const list = (await products(a, body.catalogs[0].id, '?limit=100')).json();
     expect(list.data.map((p: { retailer_id: string }) => p.retailer_id).sort()).toEqual(['SKU-BAG-03', 'SKU-CAP-04', 'SKU-MUG-02', 'SKU-TEE-01']);
-    expect(list.data.find((p: { retailer_id: string }) => p.retailer_id === 'SKU-TEE-01')).toMatchObject({ price: 2500, sale_price: 1999, currency: 'EUR', availability: 'in_stock' });
+    expect(list.data.find((p: { retailer_id: string }) => p.retailer_id === 'SKU-TEE-01')).toMatchObject({
+      price: 2500,
+      sale_price: 1999,
+      currency: 'EUR',
+      availability: 'in_stock',
+    });
   });
 
-  it('the provider\'s account id works as waba_id too', async () => {
+  it("the provider's account id works as waba_id too", async () => {
     const row = await app.platform.store.db.selectFrom('business_accounts').select('provider_waba_id').where('id', '=', a.wabaId).executeTakeFirstOrThrow();
     const res = await sync(a, row.provider_waba_id);
     expect(res.statusCode, res.body).toBe(200);
@@ -70,7 +101,7 @@ describe('syncCatalogs on the sandbox', () => {
     expect(await count('catalogs')).toBe(before);
   });
 
-  it('unknown account: 404 with the same body as another workspace\'s', async () => {
+  it("unknown account: 404 with the same body as another workspace's", async () => {
     const res = await sync(a, 'waba_0000000000000000');
     expect(res.statusCode).toBe(404);
     expect(res.json().type).toBe(`${PROBLEMS}not-found`);
@@ -80,7 +111,15 @@ describe('syncCatalogs on the sandbox', () => {
 describe('syncCatalogs on the Cloud API', () => {
   it('reads every product page (after cursors) and converts prices and availability', async () => {
     // 150 products: the adapter asks for 100 a page, so two pages.
-    for (let i = 0; i < 147; i++) fake.products.push({ id: String(6000 + i), retailer_id: `BULK-${i}`, name: `Bulk ${String(i).padStart(3, '0')}`, price: '1.00', currency: 'EUR', availability: 'in stock' } as (typeof fake.products)[number]);
+    for (let i = 0; i < 147; i++)
+      fake.products.push({
+        id: String(6000 + i),
+        retailer_id: `BULK-${i}`,
+        name: `Bulk ${String(i).padStart(3, '0')}`,
+        price: '1.00',
+        currency: 'EUR',
+        availability: 'in stock',
+      } as (typeof fake.products)[number]);
     const res = await sync(cloud);
     expect(res.statusCode, res.body).toBe(200);
     const catalog = res.json().catalogs[0];
@@ -91,7 +130,13 @@ describe('syncCatalogs on the Cloud API', () => {
     expect(fake.requests.some((r) => r.path === `/${FAKE_WABA_ID}/product_catalogs`)).toBe(true);
     const list = (await products(cloud, catalog.id, '?search=sku-')).json();
     const bySku = Object.fromEntries(list.data.map((p: { retailer_id: string }) => [p.retailer_id, p]));
-    expect(bySku['SKU-1']).toMatchObject({ price: 123450, sale_price: null, currency: 'EUR', availability: 'in_stock', image_url: 'https://example.com/tee.jpg' });
+    expect(bySku['SKU-1']).toMatchObject({
+      price: 123450,
+      sale_price: null,
+      currency: 'EUR',
+      availability: 'in_stock',
+      image_url: 'https://example.com/tee.jpg',
+    });
     expect(bySku['SKU-2']).toMatchObject({ price: 1200, currency: 'JPY', availability: 'out_of_stock', image_url: null, url: null });
     expect(bySku['SKU-3']).toMatchObject({ price: 1500, currency: 'USD', availability: 'preorder' });
   });
@@ -100,7 +145,14 @@ describe('syncCatalogs on the Cloud API', () => {
     const first = (await sync(cloud)).json().catalogs[0];
     fake.products.splice(1, 1); // SKU-2 gone
     fake.products[0] = { ...fake.products[0], name: 'Organic tee' };
-    fake.products.push({ id: '5004', retailer_id: 'SKU-4', name: 'Bag', price: '9.99', currency: 'EUR', availability: 'discontinued' } as (typeof fake.products)[number]);
+    fake.products.push({
+      id: '5004',
+      retailer_id: 'SKU-4',
+      name: 'Bag',
+      price: '9.99',
+      currency: 'EUR',
+      availability: 'discontinued',
+    } as (typeof fake.products)[number]);
     const res = await sync(cloud);
     const catalog = res.json().catalogs[0];
     expect(catalog).toMatchObject({ id: first.id, product_count: 3, products_added: 1, products_updated: 1, products_removed: 1 });
@@ -128,10 +180,20 @@ describe('syncCatalogs on the Cloud API', () => {
   });
 
   it('a catalog longer than the adapter reads: an error, never a truncated list (a sync would delete the rest)', async () => {
-    for (let i = 0; i < 147; i++) fake.products.push({ id: String(7000 + i), retailer_id: `MORE-${i}`, name: `More ${i}`, price: '1.00', currency: 'EUR', availability: 'in stock' } as (typeof fake.products)[number]);
+    for (let i = 0; i < 147; i++)
+      fake.products.push({
+        id: String(7000 + i),
+        retailer_id: `MORE-${i}`,
+        name: `More ${i}`,
+        price: '1.00',
+        currency: 'EUR',
+        availability: 'in stock',
+      } as (typeof fake.products)[number]);
     const adapter = new CloudApiProvider({ baseUrl: fake.baseUrl, maxPages: 1 });
     await expect(adapter.listProducts({ wabaId: FAKE_WABA_ID, accessToken: FAKE_TOKEN }, FAKE_CATALOG_ID)).rejects.toMatchObject({ kind: 'invalid_response' });
-    expect(await new CloudApiProvider({ baseUrl: fake.baseUrl, maxPages: 2 }).listProducts({ wabaId: FAKE_WABA_ID, accessToken: FAKE_TOKEN }, FAKE_CATALOG_ID)).toHaveLength(150);
+    expect(
+      await new CloudApiProvider({ baseUrl: fake.baseUrl, maxPages: 2 }).listProducts({ wabaId: FAKE_WABA_ID, accessToken: FAKE_TOKEN }, FAKE_CATALOG_ID),
+    ).toHaveLength(150);
   });
 
   it('a refused token: 502 and the account marked token_invalid', async () => {

@@ -19,7 +19,9 @@ const sent: { to: string; message: any }[] = [];
 
 beforeAll(async () => {
   fake = await new FakeProvider().start();
-  app = await buildShared({ env: { GRAPH_API_URL: fake.baseUrl, PUBLIC_URL: 'https://api.chatapp.example', RATE_LIMIT_IP_PER_MINUTE: '10000', RATE_LIMIT_PER_MINUTE: '10000' } });
+  app = await buildShared({
+    env: { GRAPH_API_URL: fake.baseUrl, PUBLIC_URL: 'https://api.chatapp.example', RATE_LIMIT_IP_PER_MINUTE: '10000', RATE_LIMIT_PER_MINUTE: '10000' },
+  });
   t = await tenant(app);
   other = await tenant(app);
   cloud = await cloudTenant(app);
@@ -39,14 +41,32 @@ beforeEach(() => {
 const db = () => app.platform.store.db;
 const post = (as: Tenant, url: string, payload: unknown) => app.inject({ method: 'POST', url, headers: as.headers, payload: payload as object });
 const receipts = (hookId: string) => db().selectFrom('order_webhook_receipts').selectAll().where('order_webhook_id', '=', hookId).orderBy('id').execute();
-const messageCount = async (workspaceId: string) => Number((await db().selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()).n);
+const messageCount = async (workspaceId: string) =>
+  Number(
+    (
+      await db()
+        .selectFrom('messages')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('createOrderWebhook', () => {
   it('answers the URL, the signature header and the secret once; the secret is stored encrypted', async () => {
     const res = await post(t, '/api/ecommerce-webhook/create', { platform: 'shopify', name: 'Smile Shop', waba_id: t.wabaId, default_country: 'PT' });
     expect(res.statusCode, res.body).toBe(201);
     const hook = res.json();
-    expect(hook).toMatchObject({ platform: 'shopify', name: 'Smile Shop', waba_id: t.wabaId, phone_number_id: null, default_country: 'PT', signature_header: 'X-Shopify-Hmac-Sha256', mappings: [], last_received_at: null });
+    expect(hook).toMatchObject({
+      platform: 'shopify',
+      name: 'Smile Shop',
+      waba_id: t.wabaId,
+      phone_number_id: null,
+      default_country: 'PT',
+      signature_header: 'X-Shopify-Hmac-Sha256',
+      mappings: [],
+      last_received_at: null,
+    });
     expect(hook.url).toBe(`https://api.chatapp.example/api/ecommerce-webhook/${hook.id}/orders`);
     expect(hook.secret).toMatch(/^owhsec_[0-9A-Za-z]{32}$/);
     expect(hook.secret_last4).toBe(hook.secret.slice(-4));
@@ -55,14 +75,26 @@ describe('createOrderWebhook', () => {
     expect(app.platform.secrets.decrypt(row.secret_enc)).toBe(hook.secret);
     // Mapping answers the webhook without the secret.
     const template = await orderTemplate(app, t, { name: 'order_paid_view' });
-    const mapped = await post(t, `/api/ecommerce-webhook/${hook.id}/map-template`, { event: 'order.paid', template_id: template.id, language: 'en_US', variables: PAID_VARIABLES });
+    const mapped = await post(t, `/api/ecommerce-webhook/${hook.id}/map-template`, {
+      event: 'order.paid',
+      template_id: template.id,
+      language: 'en_US',
+      variables: PAID_VARIABLES,
+    });
     expect(mapped.statusCode, mapped.body).toBe(200);
     expect(mapped.json().secret).toBeUndefined();
-    expect(mapped.json().mappings).toEqual([expect.objectContaining({ event: 'order.paid', template_id: template.id, enabled: true, variables: PAID_VARIABLES })]);
+    expect(mapped.json().mappings).toEqual([
+      expect.objectContaining({ event: 'order.paid', template_id: template.id, enabled: true, variables: PAID_VARIABLES }),
+    ]);
   });
 
   it('a secret given (Shopify shows its own): used as given, WooCommerce header named', async () => {
-    const res = await post(t, '/api/ecommerce-webhook/create', { platform: 'woocommerce', name: 'Woo', waba_id: t.wabaId, secret: 'my-own-signing-secret-123' });
+    const res = await post(t, '/api/ecommerce-webhook/create', {
+      platform: 'woocommerce',
+      name: 'Woo',
+      waba_id: t.wabaId,
+      secret: 'my-own-signing-secret-123',
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ secret: 'my-own-signing-secret-123', secret_last4: '-123', signature_header: 'X-WC-Webhook-Signature' });
   });
@@ -108,7 +140,14 @@ describe('mapOrderWebhookTemplate', () => {
     hookId = (await post(t, '/api/ecommerce-webhook/create', { platform: 'shopify', name: 'Map', waba_id: t.wabaId })).json().id;
     templateId = (await orderTemplate(app, t, { name: 'order_paid_map' })).id;
   });
-  const map = (body: Record<string, unknown>, as = t, id = hookId) => post(as, `/api/ecommerce-webhook/${id}/map-template`, { event: 'order.paid', template_id: templateId, language: 'en_US', variables: PAID_VARIABLES, ...body });
+  const map = (body: Record<string, unknown>, as = t, id = hookId) =>
+    post(as, `/api/ecommerce-webhook/${id}/map-template`, {
+      event: 'order.paid',
+      template_id: templateId,
+      language: 'en_US',
+      variables: PAID_VARIABLES,
+      ...body,
+    });
 
   it('a variable without a mapping: 422 naming it', async () => {
     const res = await map({ variables: PAID_VARIABLES.slice(0, 1) });
@@ -147,14 +186,18 @@ describe('mapOrderWebhookTemplate', () => {
     expect(res.json().errors[0].pointer).toBe('/body/template_id');
   });
 
-  it('another language than the template\'s: 422 naming language', async () => {
+  it("another language than the template's: 422 naming language", async () => {
     const res = await map({ language: 'pt_BR' });
     expect(res.statusCode).toBe(422);
     expect(res.json().errors[0].pointer).toBe('/body/language');
   });
 
   it('an authentication template: 422 (its variable is a one-time code)', async () => {
-    const otp = await storeTemplate(app, t, { name: 'otp_code', category: 'AUTHENTICATION', components: [{ type: 'BODY', add_security_recommendation: true }] });
+    const otp = await storeTemplate(app, t, {
+      name: 'otp_code',
+      category: 'AUTHENTICATION',
+      components: [{ type: 'BODY', add_security_recommendation: true }],
+    });
     const res = await map({ template_id: otp.id, variables: [] });
     expect(res.statusCode).toBe(422);
   });
@@ -193,7 +236,14 @@ describe('receiveOrderWebhook from Shopify', () => {
     expect(sent[0].to).toBe('+351912345678');
     expect(sent[0].message.template.name).toBe(hook.template.name);
     expect(sent[0].message.template.components).toEqual([
-      { type: 'body', parameters: [{ type: 'text', text: 'Maria' }, { type: 'text', text: '#1042' }, { type: 'text', text: '€42.50' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Maria' },
+          { type: 'text', text: '#1042' },
+          { type: 'text', text: '€42.50' },
+        ],
+      },
       { type: 'button', sub_type: 'url', index: 0, parameters: [{ type: 'text', text: '5512345678901' }] },
     ]);
     const message = await db().selectFrom('messages').selectAll().where('id', '=', res.json().message_id).executeTakeFirstOrThrow();
@@ -225,7 +275,13 @@ describe('receiveOrderWebhook from Shopify', () => {
 
   it('a disabled mapping sends nothing: not_mapped', async () => {
     const hook = await orderWebhook(app, t, 'shopify');
-    const res = await post(t, `/api/ecommerce-webhook/${hook.id}/map-template`, { event: 'order.paid', template_id: hook.template.id, language: 'en_US', variables: PAID_VARIABLES, enabled: false });
+    const res = await post(t, `/api/ecommerce-webhook/${hook.id}/map-template`, {
+      event: 'order.paid',
+      template_id: hook.template.id,
+      language: 'en_US',
+      variables: PAID_VARIABLES,
+      enabled: false,
+    });
     expect(res.statusCode).toBe(200);
     const raw = JSON.stringify(shopifyOrder({ id: 71 }));
     expect((await deliver(app, hook.id, raw, shopifyHeaders(hook.secret, raw))).json().action).toBe('not_mapped');
@@ -280,7 +336,7 @@ describe('receiveOrderWebhook from Shopify', () => {
     expect(res.statusCode).toBe(401);
   });
 
-  it('another webhook\'s secret: 401', async () => {
+  it("another webhook's secret: 401", async () => {
     const one = await orderWebhook(app, t, 'shopify');
     const two = await orderWebhook(app, t, 'shopify');
     const raw = JSON.stringify(shopifyOrder());
@@ -344,7 +400,10 @@ describe('receiveOrderWebhook from Shopify', () => {
       event: 'order.refunded',
       template_id: template.id,
       language: 'en_US',
-      variables: [{ target: 'body.1', source: 'customer.first_name' }, { target: 'body.2', source: 'order.number' }],
+      variables: [
+        { target: 'body.1', source: 'customer.first_name' },
+        { target: 'body.2', source: 'order.number' },
+      ],
     });
     expect(mapped.statusCode, mapped.body).toBe(200);
     const order = JSON.stringify(shopifyOrder({ id: 81 }));
@@ -367,9 +426,14 @@ describe('receiveOrderWebhook from Shopify', () => {
 });
 
 describe('receiveOrderWebhook from WooCommerce', () => {
-  it("the ping when the webhook is saved (form body webhook_id=…): 200 ping, nothing recorded", async () => {
+  it('the ping when the webhook is saved (form body webhook_id=…): 200 ping, nothing recorded', async () => {
     const hook = await orderWebhook(app, t, 'woocommerce');
-    const res = await app.inject({ method: 'POST', url: `/api/ecommerce-webhook/${hook.id}/orders`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'webhook_id=12' });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/ecommerce-webhook/${hook.id}/orders`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'webhook_id=12',
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ received: true, event: null, action: 'ping', message_id: null });
     expect(await receipts(hook.id)).toHaveLength(0);
@@ -377,10 +441,20 @@ describe('receiveOrderWebhook from WooCommerce', () => {
 
   it('any other form body: 415, nothing recorded', async () => {
     const hook = await orderWebhook(app, t, 'woocommerce');
-    const res = await app.inject({ method: 'POST', url: `/api/ecommerce-webhook/${hook.id}/orders`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'id=1&status=processing' });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/ecommerce-webhook/${hook.id}/orders`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'id=1&status=processing',
+    });
     expect(res.statusCode).toBe(415);
     const shopify = await orderWebhook(app, t, 'shopify');
-    const ping = await app.inject({ method: 'POST', url: `/api/ecommerce-webhook/${shopify.id}/orders`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'webhook_id=12' });
+    const ping = await app.inject({
+      method: 'POST',
+      url: `/api/ecommerce-webhook/${shopify.id}/orders`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'webhook_id=12',
+    });
     expect(ping.statusCode).toBe(415);
   });
 
@@ -434,7 +508,7 @@ describe('receiveOrderWebhook from a custom platform', () => {
 });
 
 describe('isolation', () => {
-  it('a delivery never sends from another workspace; message rows stay in the webhook\'s workspace', async () => {
+  it("a delivery never sends from another workspace; message rows stay in the webhook's workspace", async () => {
     const before = await messageCount(other.workspaceId);
     const hook = await orderWebhook(app, t, 'shopify');
     const raw = JSON.stringify(shopifyOrder({ id: 90 }));

@@ -69,7 +69,12 @@ export async function orderTemplate(app: FastifyInstance, t: Tenant, overrides: 
 /** Creates an order webhook and maps `order.paid` to the order template; answers its id and secret. */
 export async function orderWebhook(app: FastifyInstance, t: Tenant, platform: 'shopify' | 'woocommerce' | 'custom', extra: Record<string, unknown> = {}) {
   const template = await orderTemplate(app, t, { name: `order_paid_${platform}_${Math.random().toString(36).slice(2, 8)}` });
-  const created = await app.inject({ method: 'POST', url: '/api/ecommerce-webhook/create', headers: t.headers, payload: { platform, name: 'Shop', waba_id: t.wabaId, ...extra } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/ecommerce-webhook/create',
+    headers: t.headers,
+    payload: { platform, name: 'Shop', waba_id: t.wabaId, ...extra },
+  });
   if (created.statusCode !== 201) throw new Error(`create failed: ${created.body}`);
   const hook = created.json();
   const mapped = await app.inject({

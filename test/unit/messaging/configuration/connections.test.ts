@@ -85,7 +85,14 @@ describe('cloud API connections', () => {
   it('connects with a token the provider accepts: numbers in E.164, onboarding fetched, token encrypted and never echoed; disconnect and reconnect', async () => {
     const created = await connect(a, cloud({ name: 'Acme' }));
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ kind: 'cloud_api', name: 'Acme', provider_waba_id: FAKE_WABA_ID, status: 'active', webhooks_subscribed: false, phone_numbers_count: 2 });
+    expect(created.body).toMatchObject({
+      kind: 'cloud_api',
+      name: 'Acme',
+      provider_waba_id: FAKE_WABA_ID,
+      status: 'active',
+      webhooks_subscribed: false,
+      phone_numbers_count: 2,
+    });
     expect(JSON.stringify(created.body)).not.toContain(FAKE_TOKEN);
     expect(fake.requests.every((r) => r.headers.authorization === `Bearer ${FAKE_TOKEN}`)).toBe(true);
     const row = (await accountsOf(a)).find((r) => r.id === created.body.id)!;
@@ -94,7 +101,11 @@ describe('cloud API connections', () => {
 
     const numbers = await a.call('GET', `/api/chatapp/${FAKE_WABA_ID}/phone-numbers`);
     expect(numbers.body.data.map((n: { display_phone_number: string }) => n.display_phone_number).sort()).toEqual(['+15550100100', '+447700900123']);
-    expect(numbers.body.data.find((n: { display_phone_number: string }) => n.display_phone_number === '+447700900123')).toMatchObject({ quality_rating: 'YELLOW', messaging_limit_tier: 'TIER_250', is_sandbox: false });
+    expect(numbers.body.data.find((n: { display_phone_number: string }) => n.display_phone_number === '+447700900123')).toMatchObject({
+      quality_rating: 'YELLOW',
+      messaging_limit_tier: 'TIER_250',
+      is_sandbox: false,
+    });
     const settings = await a.call('GET', `/api/chatapp/${created.body.id}/marketing-messages`);
     expect(settings.body).toMatchObject({ enabled: true, product_policy: 'CLOUD_API_FALLBACK', activity_sharing: null, onboarding_status: 'ONBOARDED' });
 
@@ -112,7 +123,12 @@ describe('cloud API connections', () => {
     expect(after.access_token_enc).toBeNull();
     // Its numbers send nothing any more: 404 like an unknown sender, before any provider call.
     const sent = fake.requests.length;
-    const send = await a.call('POST', '/api/chatapp/send', { chatapp_phone_number: '+15550100100', contact_no: '+4915112345678', messageType: 'template', template: { name: 'any', language: 'en_US' } });
+    const send = await a.call('POST', '/api/chatapp/send', {
+      chatapp_phone_number: '+15550100100',
+      contact_no: '+4915112345678',
+      messageType: 'template',
+      template: { name: 'any', language: 'en_US' },
+    });
     expect(send.status).toBe(404);
     expect(send.body.errors).toEqual([{ pointer: '/body/chatapp_phone_number', detail: 'unknown sender number' }]);
     expect(fake.requests.length).toBe(sent);
@@ -181,14 +197,31 @@ describe('cloud API connections', () => {
     const created = await connect(a, cloud());
     fake.phoneNumbers[0]!.quality_rating = 'RED';
     fake.phoneNumbers.splice(1, 1);
-    fake.phoneNumbers.push({ id: '106540352242999', display_phone_number: '+49 151 2345 6789', verified_name: 'Acme DE', status: 'PENDING', quality_rating: 'UNKNOWN', messaging_limit_tier: 'TIER_UNKNOWN_NEW' });
+    fake.phoneNumbers.push({
+      id: '106540352242999',
+      display_phone_number: '+49 151 2345 6789',
+      verified_name: 'Acme DE',
+      status: 'PENDING',
+      quality_rating: 'UNKNOWN',
+      messaging_limit_tier: 'TIER_UNKNOWN_NEW',
+    });
     fake.marketingStatus = 'PENDING_REVIEW';
     const res = await a.call('POST', '/api/chatapp/workspace/sync');
     expect(res.status).toBe(200);
     const mine = res.body.accounts.find((r: { waba_id: string }) => r.waba_id === created.body.id);
-    expect(mine).toEqual({ waba_id: created.body.id, phone_numbers_added: 1, phone_numbers_updated: 1, phone_numbers_removed: 1, marketing_messages_onboarding: 'PENDING', error: null });
+    expect(mine).toEqual({
+      waba_id: created.body.id,
+      phone_numbers_added: 1,
+      phone_numbers_updated: 1,
+      phone_numbers_removed: 1,
+      marketing_messages_onboarding: 'PENDING',
+      error: null,
+    });
     const numbers = (await a.call('GET', `/api/chatapp/${created.body.id}/phone-numbers`)).body.data;
-    expect(numbers.find((n: { display_phone_number: string }) => n.display_phone_number === '+4915123456789')).toMatchObject({ status: 'PENDING', messaging_limit_tier: null });
+    expect(numbers.find((n: { display_phone_number: string }) => n.display_phone_number === '+4915123456789')).toMatchObject({
+      status: 'PENDING',
+      messaging_limit_tier: null,
+    });
     expect(numbers.find((n: { display_phone_number: string }) => n.display_phone_number === '+447700900123').status).toBe('DISCONNECTED');
 
     fake.fail('auth', { times: 10 });
@@ -208,7 +241,11 @@ describe('cloud API connections', () => {
     expect(onlyB.status).toBe(201);
     expect(onlyB.body.id).not.toBe(created.body.id);
     expect(onlyB.body.phone_numbers_count).toBe(2);
-    const owners = await app.platform.store.db.selectFrom('phone_numbers').select('workspace_id').where('provider_phone_number_id', '=', fake.phoneNumbers[0]!.id).execute();
+    const owners = await app.platform.store.db
+      .selectFrom('phone_numbers')
+      .select('workspace_id')
+      .where('provider_phone_number_id', '=', fake.phoneNumbers[0]!.id)
+      .execute();
     expect(owners).toEqual([{ workspace_id: b.workspaceId }]);
     fake.fail('auth', { times: 10 });
     const all = await b.call('POST', '/api/chatapp/workspace/sync');
@@ -220,7 +257,7 @@ describe('cloud API connections', () => {
 });
 
 describe('isolation and paging', () => {
-  it('B1 every wabaId operation with B\'s credential on A\'s account: 404 with the same body as an unknown id', async () => {
+  it("B1 every wabaId operation with B's credential on A's account: 404 with the same body as an unknown id", async () => {
     const created = await connect(a, { kind: 'sandbox' });
     const ops: [string, string, object?][] = [
       ['GET', '/api/chatapp/{id}/phone-numbers'],

@@ -32,12 +32,21 @@ describe('marketing messages settings', () => {
       onboarding_checked_at: null,
       updated_at: acc.created_at.toISOString(),
     });
-    expect(await marketingSettings(app.platform.store.db, acc.id)).toEqual({ enabled: true, product_policy: 'CLOUD_API_FALLBACK', activity_sharing: null, onboarding_status: 'NOT_STARTED' });
+    expect(await marketingSettings(app.platform.store.db, acc.id)).toEqual({
+      enabled: true,
+      product_policy: 'CLOUD_API_FALLBACK',
+      activity_sharing: null,
+      onboarding_status: 'NOT_STARTED',
+    });
   });
 
   it('PUT replaces the settings; omitted fields return to their defaults; the provider id works too', async () => {
     const acc = await account();
-    const put = await a.call('PUT', `/api/chatapp/${acc.provider_waba_id}/marketing-messages`, { enabled: false, product_policy: 'STRICT', activity_sharing: true });
+    const put = await a.call('PUT', `/api/chatapp/${acc.provider_waba_id}/marketing-messages`, {
+      enabled: false,
+      product_policy: 'STRICT',
+      activity_sharing: true,
+    });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ waba_id: acc.id, enabled: false, product_policy: 'STRICT', activity_sharing: true });
     expect(await marketingSettings(app.platform.store.db, acc.id)).toMatchObject({ enabled: false, product_policy: 'STRICT', activity_sharing: true });
@@ -47,7 +56,7 @@ describe('marketing messages settings', () => {
     expect(nulled.body.activity_sharing).toBeNull();
   });
 
-  it('sync-status stores the provider\'s onboarding status and when it was checked; settings stay', async () => {
+  it("sync-status stores the provider's onboarding status and when it was checked; settings stay", async () => {
     const acc = await account();
     await a.call('PUT', `/api/chatapp/${acc.id}/marketing-messages`, { product_policy: 'STRICT' });
     const res = await a.call('POST', `/api/chatapp/${acc.id}/marketing-messages/sync-status`);

@@ -18,12 +18,34 @@ async function workspace() {
   const ws = newId('ws');
   await db.insertInto('workspaces').values({ id: ws, name: 'W', slug: ws.toLowerCase() }).execute();
   const contact = async (phone: string, name: string, custom: Record<string, string | number> = {}) =>
-    (await db.insertInto('contacts').values({ id: newId('ct'), workspace_id: ws, phone, name, custom_fields: JSON.stringify(custom) }).returning('id').executeTakeFirstOrThrow()).id;
-  const tag = async (name: string) => (await db.insertInto('tags').values({ id: newId('tag'), workspace_id: ws, name }).returning('id').executeTakeFirstOrThrow()).id;
+    (
+      await db
+        .insertInto('contacts')
+        .values({ id: newId('ct'), workspace_id: ws, phone, name, custom_fields: JSON.stringify(custom) })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+  const tag = async (name: string) =>
+    (
+      await db
+        .insertInto('tags')
+        .values({ id: newId('tag'), workspace_id: ws, name })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
   const link = (contact_id: string, tag_id: string) => db.insertInto('contact_tags').values({ contact_id, tag_id }).execute();
   const segment = async (filter: SegmentFilterRow) =>
-    (await db.insertInto('segments').values({ id: newId('seg'), workspace_id: ws, name: newId('s'), filter: JSON.stringify(filter) }).returning('id').executeTakeFirstOrThrow()).id;
-  await db.insertInto('custom_fields').values({ id: newId('cf'), workspace_id: ws, key: 'city', label: 'City', type: 'text', options: null }).execute();
+    (
+      await db
+        .insertInto('segments')
+        .values({ id: newId('seg'), workspace_id: ws, name: newId('s'), filter: JSON.stringify(filter) })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+  await db
+    .insertInto('custom_fields')
+    .values({ id: newId('cf'), workspace_id: ws, key: 'city', label: 'City', type: 'text', options: null })
+    .execute();
   return { ws, contact, tag, link, segment };
 }
 
@@ -55,17 +77,29 @@ describe('audience', () => {
     expect(rows.map((r) => r.phone)).toEqual(['+4915110000001', '+4915110000002', '+4915110000003']);
   });
 
-  it('B3 another workspace\'s contact, tag or segment ids: 404 naming the field; selects nobody', async () => {
+  it("B3 another workspace's contact, tag or segment ids: 404 naming the field; selects nobody", async () => {
     const mine = await workspace();
     const theirs = await workspace();
     const ct = await theirs.contact('+4915110000009', 'Zoe');
     const tag = await theirs.tag('vip');
     const seg = await theirs.segment({ match: 'any', conditions: [{ field: 'tag', operator: 'exists' }] });
     const db = store.db;
-    await expect(checkAudience(db, mine.ws, { contactIds: [ct] })).rejects.toMatchObject({ status: 404, problem: { errors: [{ pointer: '/body/audience/contact_ids' }] } });
-    await expect(checkAudience(db, mine.ws, { tagIds: [tag] })).rejects.toMatchObject({ status: 404, problem: { errors: [{ pointer: '/body/audience/tag_ids' }] } });
-    await expect(checkAudience(db, mine.ws, { tagNames: ['vip'] }, { tagNames: '/body/tags' })).rejects.toMatchObject({ status: 404, problem: { errors: [{ pointer: '/body/tags' }] } });
-    await expect(checkAudience(db, mine.ws, { segmentId: seg })).rejects.toMatchObject({ status: 404, problem: { errors: [{ pointer: '/body/audience/segment_id' }] } });
+    await expect(checkAudience(db, mine.ws, { contactIds: [ct] })).rejects.toMatchObject({
+      status: 404,
+      problem: { errors: [{ pointer: '/body/audience/contact_ids' }] },
+    });
+    await expect(checkAudience(db, mine.ws, { tagIds: [tag] })).rejects.toMatchObject({
+      status: 404,
+      problem: { errors: [{ pointer: '/body/audience/tag_ids' }] },
+    });
+    await expect(checkAudience(db, mine.ws, { tagNames: ['vip'] }, { tagNames: '/body/tags' })).rejects.toMatchObject({
+      status: 404,
+      problem: { errors: [{ pointer: '/body/tags' }] },
+    });
+    await expect(checkAudience(db, mine.ws, { segmentId: seg })).rejects.toMatchObject({
+      status: 404,
+      problem: { errors: [{ pointer: '/body/audience/segment_id' }] },
+    });
     expect(await ids(audienceQuery(db, mine.ws, { contactIds: [ct] }))).toEqual([]);
     expect(await ids(audienceQuery(db, mine.ws, { tagIds: [tag] }))).toEqual([]);
     expect(await ids(audienceQuery(db, mine.ws, { segmentId: seg }))).toEqual([]);

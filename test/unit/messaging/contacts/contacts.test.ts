@@ -32,9 +32,22 @@ async function refused(t: Tenant, method: string, url: string, payload: unknown,
 
 describe('create, get, update', () => {
   it('creates with the number in E.164, tags (created when new) and typed custom fields; gets it back', async () => {
-    const res = await a.call('POST', '/api/contacts', { contact_no: '+49 151 1234 5678', name: 'Lena', email: 'lena@example.com', tags: ['vip', 'Newsletter'], custom_fields: { city: 'Berlin', orders: 3, birthday: '1990-02-28', plan: 'pro' } });
+    const res = await a.call('POST', '/api/contacts', {
+      contact_no: '+49 151 1234 5678',
+      name: 'Lena',
+      email: 'lena@example.com',
+      tags: ['vip', 'Newsletter'],
+      custom_fields: { city: 'Berlin', orders: 3, birthday: '1990-02-28', plan: 'pro' },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ contact_no: '+4915112345678', name: 'Lena', tags: ['Newsletter', 'vip'], custom_fields: { city: 'Berlin', orders: 3, birthday: '1990-02-28', plan: 'pro' }, last_inbound_at: null, window_expires_at: null });
+    expect(res.body).toMatchObject({
+      contact_no: '+4915112345678',
+      name: 'Lena',
+      tags: ['Newsletter', 'vip'],
+      custom_fields: { city: 'Berlin', orders: 3, birthday: '1990-02-28', plan: 'pro' },
+      last_inbound_at: null,
+      window_expires_at: null,
+    });
     const got = await a.call('GET', `/api/contacts/${res.body.id}`);
     expect(got.status).toBe(200);
     expect(got.headers['content-type']).toMatch(/^application\/json/);
@@ -124,7 +137,13 @@ describe('create, get, update', () => {
   });
 
   it('update: only the fields present change; tags replace; custom fields merge, null removes; name null clears', async () => {
-    const created = await a.call('POST', '/api/contacts', { contact_no: phone(), name: 'Max', email: 'max@example.com', tags: ['a', 'b'], custom_fields: { city: 'Köln', orders: 1 } });
+    const created = await a.call('POST', '/api/contacts', {
+      contact_no: phone(),
+      name: 'Max',
+      email: 'max@example.com',
+      tags: ['a', 'b'],
+      custom_fields: { city: 'Köln', orders: 1 },
+    });
     const id = created.body.id;
     const res = await a.call('PUT', `/api/contacts/${id}`, { tags: ['B', 'c'], custom_fields: { orders: 2, city: null, plan: 'free' }, name: null });
     expect(res.status).toBe(200);
@@ -136,23 +155,38 @@ describe('create, get, update', () => {
     expect((await a.call('PUT', `/api/contacts/${id}`, { contact_no: '+4915120000001' })).status).toBe(200); // its own number
   });
 
-  it('update to another contact\'s number: 409; a bad value changes nothing at all', async () => {
+  it("update to another contact's number: 409; a bad value changes nothing at all", async () => {
     const one = await a.call('POST', '/api/contacts', { contact_no: phone() });
     const two = await a.call('POST', '/api/contacts', { contact_no: phone(), name: 'Two', tags: ['keep'] });
     await refused(a, 'PUT', `/api/contacts/${two.body.id}`, { contact_no: one.body.contact_no }, 409, '/body/contact_no');
-    await refused(a, 'PUT', `/api/contacts/${two.body.id}`, { name: 'Changed', tags: ['new-tag-x'], custom_fields: { plan: 'gold' } }, 422, '/body/custom_fields/plan');
+    await refused(
+      a,
+      'PUT',
+      `/api/contacts/${two.body.id}`,
+      { name: 'Changed', tags: ['new-tag-x'], custom_fields: { plan: 'gold' } },
+      422,
+      '/body/custom_fields/plan',
+    );
     expect((await a.call('GET', `/api/contacts/${two.body.id}`)).body).toMatchObject({ name: 'Two', tags: ['keep'] });
   });
 
-  it('B1 get and update of A\'s contact with B\'s key: 404 with the same body as an unknown id; nothing changes', async () => {
+  it("B1 get and update of A's contact with B's key: 404 with the same body as an unknown id; nothing changes", async () => {
     const mine = await a.call('POST', '/api/contacts', { contact_no: phone(), name: 'Private' });
     const unknown = 'ct_00000000000000000000';
-    for (const [method, payload] of [['GET', undefined], ['PUT', { name: 'Hacked' }]] as const) {
+    for (const [method, payload] of [
+      ['GET', undefined],
+      ['PUT', { name: 'Hacked' }],
+    ] as const) {
       const theirs = await b.call(method, `/api/contacts/${mine.body.id}`, payload);
       const none = await b.call(method, `/api/contacts/${unknown}`, payload);
       expect(theirs.status).toBe(404);
       expect(none.status).toBe(404);
-      expect({ ...theirs.body, detail: theirs.body.detail.replace(mine.body.id, 'X'), instance: 0, request_id: 0 }).toEqual({ ...none.body, detail: none.body.detail.replace(unknown, 'X'), instance: 0, request_id: 0 });
+      expect({ ...theirs.body, detail: theirs.body.detail.replace(mine.body.id, 'X'), instance: 0, request_id: 0 }).toEqual({
+        ...none.body,
+        detail: none.body.detail.replace(unknown, 'X'),
+        instance: 0,
+        request_id: 0,
+      });
     }
     expect((await a.call('GET', `/api/contacts/${mine.body.id}`)).body.name).toBe('Private');
   });

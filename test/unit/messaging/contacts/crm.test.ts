@@ -33,7 +33,11 @@ describe('tags', () => {
     await a.call('POST', '/api/tags', { name: 'Alpha' });
     await a.call('POST', '/api/contacts', { contact_no: '+4915130000001', tags: ['VIP', 'new one'] });
     const list = await a.call('GET', '/api/tags');
-    expect(list.body.data.map((t: { name: string; contact_count: number }) => [t.name, t.contact_count])).toEqual([['Alpha', 0], ['new one', 1], ['vip', 1]]);
+    expect(list.body.data.map((t: { name: string; contact_count: number }) => [t.name, t.contact_count])).toEqual([
+      ['Alpha', 0],
+      ['new one', 1],
+      ['vip', 1],
+    ]);
     expect((await b.call('POST', '/api/tags', { name: 'vip' })).status).toBe(201); // B's own namespace
     expect((await b.call('GET', '/api/tags')).body.data.map((t: { name: string }) => t.name)).toEqual(['vip']);
   });
@@ -83,7 +87,13 @@ describe('segments', () => {
   it('saves a filter and counts its contacts live; names are unique (409)', async () => {
     await a.call('POST', '/api/custom-fields', { key: 'orders', label: 'Orders', type: 'number' });
     await a.call('POST', '/api/custom-fields', { key: 'since', label: 'Since', type: 'date' });
-    const filter = { match: 'all', conditions: [{ field: 'custom_fields.orders', operator: 'gte', value: 2 }, { field: 'tag', operator: 'neq', value: 'blocked' }] };
+    const filter = {
+      match: 'all',
+      conditions: [
+        { field: 'custom_fields.orders', operator: 'gte', value: 2 },
+        { field: 'tag', operator: 'neq', value: 'blocked' },
+      ],
+    };
     const seg = await a.call('POST', '/api/segments', { name: 'Repeat buyers', description: 'Two orders or more', filter });
     expect(seg.status).toBe(201);
     expect(seg.body).toMatchObject({ name: 'Repeat buyers', description: 'Two orders or more', filter, contact_count: 0 });
@@ -105,8 +115,24 @@ describe('segments', () => {
     };
     expect(await count([{ field: 'custom_fields.since', operator: 'gt', value: '2026-01-14' }])).toBe(1);
     expect(await count([{ field: 'custom_fields.since', operator: 'lt', value: '2026-01-15' }])).toBe(0);
-    expect(await count([{ field: 'custom_fields.since', operator: 'exists' }, { field: 'name', operator: 'contains', value: 'date' }], 'all')).toBe(1);
-    expect(await count([{ field: 'name', operator: 'eq', value: 'DATED' }, { field: 'custom_fields.orders', operator: 'eq', value: 5 }], 'any')).toBe(2);
+    expect(
+      await count(
+        [
+          { field: 'custom_fields.since', operator: 'exists' },
+          { field: 'name', operator: 'contains', value: 'date' },
+        ],
+        'all',
+      ),
+    ).toBe(1);
+    expect(
+      await count(
+        [
+          { field: 'name', operator: 'eq', value: 'DATED' },
+          { field: 'custom_fields.orders', operator: 'eq', value: 5 },
+        ],
+        'any',
+      ),
+    ).toBe(2);
     expect(await count([{ field: 'created_at', operator: 'within_days', value: 1 }])).toBeGreaterThanOrEqual(5);
     expect(await count([{ field: 'last_inbound_at', operator: 'within_days', value: 1 }])).toBe(0);
     expect(await count([{ field: 'name', operator: 'contains', value: '%' }])).toBe(0);
@@ -129,9 +155,21 @@ describe('segments', () => {
     }
   });
 
-  it('400 for the filter\'s shape: field off the pattern, operator off the list, no conditions, unknown keys', async () => {
-    await refused(a, '/api/segments', { name: 'x', filter: { match: 'all', conditions: [{ field: 'password_hash', operator: 'eq', value: 'x' }] } }, 400, '/body/filter/conditions/0/field');
-    await refused(a, '/api/segments', { name: 'x', filter: { match: 'all', conditions: [{ field: 'name', operator: 'like', value: 'x' }] } }, 400, '/body/filter/conditions/0/operator');
+  it("400 for the filter's shape: field off the pattern, operator off the list, no conditions, unknown keys", async () => {
+    await refused(
+      a,
+      '/api/segments',
+      { name: 'x', filter: { match: 'all', conditions: [{ field: 'password_hash', operator: 'eq', value: 'x' }] } },
+      400,
+      '/body/filter/conditions/0/field',
+    );
+    await refused(
+      a,
+      '/api/segments',
+      { name: 'x', filter: { match: 'all', conditions: [{ field: 'name', operator: 'like', value: 'x' }] } },
+      400,
+      '/body/filter/conditions/0/operator',
+    );
     await refused(a, '/api/segments', { name: 'x', filter: { match: 'all', conditions: [] } }, 400, '/body/filter/conditions');
     await refused(a, '/api/segments', { name: 'x', filter: { match: 'all', conditions: [{ field: 'name', operator: 'exists', sql: '1=1' }] } }, 400);
   });

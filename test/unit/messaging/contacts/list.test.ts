@@ -62,7 +62,12 @@ describe('search and filters', () => {
     expect(await names(a, 'tag=nope')).toEqual([]);
     // Each item carries its own tag names, sorted (read in the page's query).
     const page = (await a.call('GET', '/api/contacts?sort=name')).body.data as { email: string | null; tags: string[] }[];
-    expect(Object.fromEntries(page.map((c) => [c.email, c.tags]))).toMatchObject({ 'anna@example.com': ['news', 'vip'], 'ben_s@example.com': ['news'], 'cem@example.org': ['vip'], 'dora@example.org': [] }); // VIP is the existing tag vip
+    expect(Object.fromEntries(page.map((c) => [c.email, c.tags]))).toMatchObject({
+      'anna@example.com': ['news', 'vip'],
+      'ben_s@example.com': ['news'],
+      'cem@example.org': ['vip'],
+      'dora@example.org': [],
+    }); // VIP is the existing tag vip
   });
 
   it('custom_field: text case-insensitively, numbers numerically; an unknown key or a non-number is a 400', async () => {
@@ -76,8 +81,17 @@ describe('search and filters', () => {
     expect((await a.call('GET', '/api/contacts?custom_field=orders:many')).status).toBe(400);
   });
 
-  it('segment_id applies the saved filter; another workspace\'s segment is a 404', async () => {
-    const seg = await a.call('POST', '/api/segments', { name: 'Berlin news', filter: { match: 'all', conditions: [{ field: 'custom_fields.city', operator: 'eq', value: 'berlin' }, { field: 'tag', operator: 'eq', value: 'news' }] } });
+  it("segment_id applies the saved filter; another workspace's segment is a 404", async () => {
+    const seg = await a.call('POST', '/api/segments', {
+      name: 'Berlin news',
+      filter: {
+        match: 'all',
+        conditions: [
+          { field: 'custom_fields.city', operator: 'eq', value: 'berlin' },
+          { field: 'tag', operator: 'eq', value: 'news' },
+        ],
+      },
+    });
     expect(seg.status).toBe(201);
     expect(seg.body.contact_count).toBe(2);
     expect(await names(a, `segment_id=${seg.body.id}`)).toEqual(['anna', 'ben']);
@@ -87,7 +101,7 @@ describe('search and filters', () => {
     expect(theirs.body.type).toBe(`${PROBLEM}not-found`);
   });
 
-  it('B5 B\'s searches and filters matching A\'s names see only B\'s rows', async () => {
+  it("B5 B's searches and filters matching A's names see only B's rows", async () => {
     const res = await b.call('GET', `/api/contacts?${q('anna')}`);
     expect(res.body.data.map((c: { name: string }) => c.name)).toEqual(['Anna in B']);
     expect((await b.call('GET', '/api/contacts?tag=vip')).body.data).toEqual([]);

@@ -35,6 +35,14 @@ export async function crmCounts(app: FastifyInstance) {
   const db = app.platform.store.db;
   const tables = ['contacts', 'tags', 'contact_tags', 'custom_fields', 'segments'] as const;
   const out: Record<string, number> = {};
-  for (const t of tables) out[t] = Number((await db.selectFrom(t).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  for (const t of tables)
+    out[t] = Number(
+      (
+        await db
+          .selectFrom(t)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return out;
 }

@@ -13,7 +13,10 @@ let app: FastifyInstance;
 let t: Tenant;
 let n = 0;
 const body = (extra: Record<string, unknown> = {}) => formBody(t, { name: `Appointment request ${++n}`, ...extra });
-const graphError = (status: number, code: number, message: string) => ({ status, body: { error: { message, type: 'OAuthException', code, fbtrace_id: 'Afake' } } });
+const graphError = (status: number, code: number, message: string) => ({
+  status,
+  body: { error: { message, type: 'OAuthException', code, fbtrace_id: 'Afake' } },
+});
 
 beforeAll(async () => {
   fake = await new FakeProvider().start();
@@ -24,10 +27,11 @@ beforeAll(async () => {
 afterAll(() => fake.stop());
 beforeEach(() => fake.reset());
 
-const formStatus = async (id: string) => (await listForms(app, t, `waba_id=${t.wabaId}&limit=100`)).json().data.find((f: { id: string }) => f.id === id).flow.status;
+const formStatus = async (id: string) =>
+  (await listForms(app, t, `waba_id=${t.wabaId}&limit=100`)).json().data.find((f: { id: string }) => f.id === id).flow.status;
 
 describe('createForm on the Cloud API', () => {
-  it('POST /{waba-id}/flows with name and categories, then the Flow JSON as a FLOW_JSON asset; flow_id is Meta\'s id', async () => {
+  it("POST /{waba-id}/flows with name and categories, then the Flow JSON as a FLOW_JSON asset; flow_id is Meta's id", async () => {
     const req = body();
     const res = await createForm(app, t, req);
     expect(res.statusCode, res.body).toBe(201);
@@ -36,14 +40,22 @@ describe('createForm on the Cloud API', () => {
     expect(rest).toEqual([]);
     expect(create).toMatchObject({ method: 'POST', path: `/${FAKE_WABA_ID}/flows`, body: { name: req.name, categories: ['APPOINTMENT_BOOKING'] } });
     expect(create!.headers.authorization).toBe(`Bearer ${FAKE_TOKEN}`);
-    expect(asset).toMatchObject({ method: 'POST', path: `/${form.flow.flow_id}/assets`, body: { name: 'flow.json', asset_type: 'FLOW_JSON', file: { filename: 'flow.json', type: 'application/json' } } });
+    expect(asset).toMatchObject({
+      method: 'POST',
+      path: `/${form.flow.flow_id}/assets`,
+      body: { name: 'flow.json', asset_type: 'FLOW_JSON', file: { filename: 'flow.json', type: 'application/json' } },
+    });
     const flow = fake.flows.get(form.flow.flow_id)!;
     expect(flow).toMatchObject({ name: req.name, status: 'DRAFT' });
     expect(validateFlowJson(flow.flowJson!)).toEqual([]);
     // The completion payload carries every answer and the form id (how a submission finds its form).
     const json = JSON.parse(flow.flowJson!);
     const footer = json.screens.at(-1).layout.children[0].children.at(-1);
-    expect(footer).toMatchObject({ type: 'Footer', label: 'Send request', 'on-click-action': { name: 'complete', payload: { form_id: form.id, full_name: '${form.full_name}', people: '${form.people}' } } });
+    expect(footer).toMatchObject({
+      type: 'Footer',
+      label: 'Send request',
+      'on-click-action': { name: 'complete', payload: { form_id: form.id, full_name: '${form.full_name}', people: '${form.people}' } },
+    });
   });
 
   it('the provider refusing the Flow (code 100): 502 provider-error, nothing stored', async () => {
@@ -58,7 +70,10 @@ describe('createForm on the Cloud API', () => {
   it('the provider refusing the Flow JSON (validation_errors): 502, nothing stored, the draft deleted at the provider', async () => {
     const before = await formCount(app, t);
     const flowsBefore = fake.flows.size;
-    fake.fail({ status: 200, body: { success: true, validation_errors: [{ error: 'INVALID_PROPERTY_VALUE', message: 'Invalid label', path: 'screens[0].layout' }] } }, { path: /\/assets$/ });
+    fake.fail(
+      { status: 200, body: { success: true, validation_errors: [{ error: 'INVALID_PROPERTY_VALUE', message: 'Invalid label', path: 'screens[0].layout' }] } },
+      { path: /\/assets$/ },
+    );
     const res = await createForm(app, t, body());
     expect(res.statusCode, res.body).toBe(502);
     expect(res.json()).toMatchObject({ type: `${PROBLEMS}provider-error`, provider_code: 139001 });
@@ -92,7 +107,10 @@ describe('createForm on the Cloud API', () => {
     fake.fail('hang', { path: /\/flows$/ });
     const res = await createForm(app, t, body());
     expect(res.statusCode, res.body).toBe(502);
-    expect(res.json()).toMatchObject({ type: `${PROBLEMS}provider-error`, detail: 'The chat provider did not answer in time. Nothing was stored; a draft Flow may remain at the provider.' });
+    expect(res.json()).toMatchObject({
+      type: `${PROBLEMS}provider-error`,
+      detail: 'The chat provider did not answer in time. Nothing was stored; a draft Flow may remain at the provider.',
+    });
     // Creating is not retried once sent: the provider saw it once.
     expect(fake.requests.filter((r) => r.path.endsWith('/flows'))).toHaveLength(1);
     expect(await formCount(app, t)).toBe(before);

@@ -29,7 +29,15 @@ describe('form operations (sandbox)', () => {
     const res = await createForm(app, t, formBody(t));
     expect(res.statusCode, res.body).toBe(201);
     const form = res.json();
-    expect(form).toMatchObject({ name: 'Appointment request', waba_id: t.wabaId, category: 'APPOINTMENT_BOOKING', title: 'Book a visit', submit_label: 'Send request', submission_count: 0, published_at: null });
+    expect(form).toMatchObject({
+      name: 'Appointment request',
+      waba_id: t.wabaId,
+      category: 'APPOINTMENT_BOOKING',
+      title: 'Book a visit',
+      submit_label: 'Send request',
+      submission_count: 0,
+      published_at: null,
+    });
     expect(form.id).toMatch(/^form_/);
     expect(form.flow.status).toBe('DRAFT');
     expect(form.flow.flow_id).toMatch(/^\d+$/);
@@ -40,7 +48,11 @@ describe('form operations (sandbox)', () => {
 
   it('createForm defaults: category OTHER, title from the name (30 characters), submit label Submit', async () => {
     const t = await ready();
-    const res = await createForm(app, t, { name: 'A rather long form name for the dashboard', waba_id: t.wabaId, fields: [{ name: 'note', label: 'Note', type: 'textarea' }] });
+    const res = await createForm(app, t, {
+      name: 'A rather long form name for the dashboard',
+      waba_id: t.wabaId,
+      fields: [{ name: 'note', label: 'Note', type: 'textarea' }],
+    });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ category: 'OTHER', title: 'A rather long form name for th', submit_label: 'Submit' });
   });
@@ -56,7 +68,11 @@ describe('form operations (sandbox)', () => {
     const second = await listForms(app, t, `waba_id=${t.wabaId}&limit=2&cursor=${first.json().next_cursor}`);
     expect(second.json()).toMatchObject({ has_more: false, next_cursor: null });
     expect(second.json().data.map((f: { id: string }) => f.id)).toEqual([ids[0]]);
-    const provider = await app.platform.store.db.selectFrom('business_accounts').select('provider_waba_id').where('id', '=', t.wabaId).executeTakeFirstOrThrow();
+    const provider = await app.platform.store.db
+      .selectFrom('business_accounts')
+      .select('provider_waba_id')
+      .where('id', '=', t.wabaId)
+      .executeTakeFirstOrThrow();
     expect((await listForms(app, t, `waba_id=${provider.provider_waba_id}`)).json().data).toHaveLength(3);
   });
 
@@ -111,13 +127,28 @@ describe('createForm bad inputs (one each, nothing stored)', () => {
 
   it('options on a text field: 400', async () => {
     const t = await ready();
-    await refused(t, formBody(t, { fields: [{ name: 'city', label: 'City', type: 'text', options: [{ id: 'a', title: 'A' }] }] }), 400, '/body/fields/0/options');
+    await refused(
+      t,
+      formBody(t, { fields: [{ name: 'city', label: 'City', type: 'text', options: [{ id: 'a', title: 'A' }] }] }),
+      400,
+      '/body/fields/0/options',
+    );
     expect(await formCount(app, t)).toBe(0);
   });
 
   it('two fields with one name: 400 naming the second', async () => {
     const t = await ready();
-    await refused(t, formBody(t, { fields: [{ name: 'city', label: 'City', type: 'text' }, { name: 'city', label: 'Town', type: 'text' }] }), 400, '/body/fields/1/name');
+    await refused(
+      t,
+      formBody(t, {
+        fields: [
+          { name: 'city', label: 'City', type: 'text' },
+          { name: 'city', label: 'Town', type: 'text' },
+        ],
+      }),
+      400,
+      '/body/fields/1/name',
+    );
     expect(await formCount(app, t)).toBe(0);
   });
 
@@ -129,7 +160,19 @@ describe('createForm bad inputs (one each, nothing stored)', () => {
 
   it('an option id used twice in a field: 400', async () => {
     const t = await ready();
-    await refused(t, formBody(t, { fields: field({ options: [{ id: 'a', title: 'A' }, { id: 'a', title: 'B' }] }) }), 400, '/body/fields/0/options/1/id');
+    await refused(
+      t,
+      formBody(t, {
+        fields: field({
+          options: [
+            { id: 'a', title: 'A' },
+            { id: 'a', title: 'B' },
+          ],
+        }),
+      }),
+      400,
+      '/body/fields/0/options/1/id',
+    );
     expect(await formCount(app, t)).toBe(0);
   });
 
@@ -148,14 +191,29 @@ describe('createForm bad inputs (one each, nothing stored)', () => {
 
   it('two fields storing into one custom field: 400', async () => {
     const t = await ready();
-    await refused(t, formBody(t, { fields: [{ name: 'a', label: 'A', type: 'number', custom_field: 'party_size' }, { name: 'b', label: 'B', type: 'number', custom_field: 'party_size' }] }), 400, '/body/fields/1/custom_field');
+    await refused(
+      t,
+      formBody(t, {
+        fields: [
+          { name: 'a', label: 'A', type: 'number', custom_field: 'party_size' },
+          { name: 'b', label: 'B', type: 'number', custom_field: 'party_size' },
+        ],
+      }),
+      400,
+      '/body/fields/1/custom_field',
+    );
     expect(await formCount(app, t)).toBe(0);
   });
 
-  it('another workspace\'s custom field does not count: 400', async () => {
+  it("another workspace's custom field does not count: 400", async () => {
     const [t, other] = [await tenant(app), await ready()];
     void other;
-    await refused(t, formBody(t, { fields: [{ name: 'size', label: 'Size', type: 'number', custom_field: 'party_size' }] }), 400, '/body/fields/0/custom_field');
+    await refused(
+      t,
+      formBody(t, { fields: [{ name: 'size', label: 'Size', type: 'number', custom_field: 'party_size' }] }),
+      400,
+      '/body/fields/0/custom_field',
+    );
     expect(await formCount(app, t)).toBe(0);
   });
 
@@ -204,8 +262,8 @@ describe('createForm bad inputs (one each, nothing stored)', () => {
   });
 });
 
-describe('another workspace\'s ids (B2): 404, the same body as an unknown id', () => {
-  it('createForm in another workspace\'s business account', async () => {
+describe("another workspace's ids (B2): 404, the same body as an unknown id", () => {
+  it("createForm in another workspace's business account", async () => {
     const [t, other] = [await ready(), await ready()];
     const res = await refused(t, formBody(t, { waba_id: other.wabaId }), 404, '/body/waba_id');
     expect(res.json().detail).toBe(`No business account ${other.wabaId} in this workspace.`);
@@ -213,7 +271,7 @@ describe('another workspace\'s ids (B2): 404, the same body as an unknown id', (
     expect(await formCount(app, other)).toBe(0);
   });
 
-  it('listForms of another workspace\'s business account', async () => {
+  it("listForms of another workspace's business account", async () => {
     const [t, other] = [await ready(), await ready()];
     await createForm(app, other, formBody(other));
     const res = await listForms(app, t, `waba_id=${other.wabaId}`);
@@ -221,7 +279,7 @@ describe('another workspace\'s ids (B2): 404, the same body as an unknown id', (
     expect(res.json().type).toBe(`${PROBLEMS}not-found`);
   });
 
-  it('publishForm of another workspace\'s form: 404 like an unknown one, and it stays a draft', async () => {
+  it("publishForm of another workspace's form: 404 like an unknown one, and it stays a draft", async () => {
     const [t, other] = [await ready(), await ready()];
     const form = (await createForm(app, other, formBody(other))).json();
     const res = await publishForm(app, t, form.id);

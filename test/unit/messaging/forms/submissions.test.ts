@@ -26,12 +26,18 @@ const ANSWERS = { full_name: 'Lena Meyer', email: 'lena@example.com', preferred_
 
 const submissions = (formId: string) => app.platform.store.db.selectFrom('form_submissions').selectAll().where('form_id', '=', formId).execute();
 const contactOf = async (t: Tenant, phone: string) => {
-  const row = await app.platform.store.db.selectFrom('contacts').select('id').where('workspace_id', '=', t.workspaceId).where('phone', '=', phone).executeTakeFirstOrThrow();
+  const row = await app.platform.store.db
+    .selectFrom('contacts')
+    .select('id')
+    .where('workspace_id', '=', t.workspaceId)
+    .where('phone', '=', phone)
+    .executeTakeFirstOrThrow();
   const res = await app.inject({ method: 'GET', url: `/api/contacts/${row.id}`, headers: t.headers });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 };
-const countOf = async (t: Tenant, formId: string) => (await listForms(app, t, `waba_id=${t.wabaId}&limit=100`)).json().data.find((f: { id: string }) => f.id === formId).submission_count;
+const countOf = async (t: Tenant, formId: string) =>
+  (await listForms(app, t, `waba_id=${t.wabaId}&limit=100`)).json().data.find((f: { id: string }) => f.id === formId).submission_count;
 
 describe('a submission (inbound nfm_reply)', () => {
   it('is stored on the form and on the contact: name and email attributes, custom fields by type', async () => {
@@ -46,7 +52,14 @@ describe('a submission (inbound nfm_reply)', () => {
     const [stored, ...more] = await submissions(form.id);
     expect(more).toEqual([]);
     expect(stored).toMatchObject({ workspace_id: t.workspaceId, message_id: id });
-    expect(stored!.answers).toEqual({ full_name: 'Lena Meyer', email: 'lena@example.com', preferred_day: '2026-12-01', visit_reason: 'checkup', people: 3, newsletter: true });
+    expect(stored!.answers).toEqual({
+      full_name: 'Lena Meyer',
+      email: 'lena@example.com',
+      preferred_day: '2026-12-01',
+      visit_reason: 'checkup',
+      people: 3,
+      newsletter: true,
+    });
     expect(await countOf(t, form.id)).toBe(1);
     const contact = await contactOf(t, phone);
     expect(contact).toMatchObject({ name: 'Lena Meyer', email: 'lena@example.com' });
@@ -75,7 +88,7 @@ describe('a submission (inbound nfm_reply)', () => {
     expect((await contactOf(t, phone)).custom_fields).toEqual({ party_size: 3 });
   });
 
-  it('found by a flow_token naming the form\'s flow_id when the payload has no form_id', async () => {
+  it("found by a flow_token naming the form's flow_id when the payload has no form_id", async () => {
     const t = await withFields(app, await tenant(app));
     const form = await publishedForm(t);
     const phone = '+4915112370004';
@@ -84,7 +97,7 @@ describe('a submission (inbound nfm_reply)', () => {
     expect((await contactOf(t, phone)).name).toBe('Ana Lima');
   });
 
-  it('B2 a response naming another workspace\'s form is not stored on it', async () => {
+  it("B2 a response naming another workspace's form is not stored on it", async () => {
     const [t, other] = [await withFields(app, await tenant(app)), await withFields(app, await tenant(app))];
     const theirs = await publishedForm(other);
     const phone = '+4915112370005';
@@ -121,17 +134,21 @@ describe('automations reference flow.flow_id, not the form id', () => {
       { from_node: 'form', from_port: 'submitted', to_node: 'thanks' },
     ],
   });
-  const createAutomation = (t: Tenant, body: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/automation', headers: t.headers, payload: body });
+  const createAutomation = (t: Tenant, body: Record<string, unknown>) =>
+    app.inject({ method: 'POST', url: '/api/automation', headers: t.headers, payload: body });
 
   it('the form id in start_form: refused, the error saying to use flow.flow_id', async () => {
     const t = await withFields(app, await tenant(app));
     const form = await publishedForm(t);
     const res = await createAutomation(t, flowBody(t, form.id));
     expect([400, 422]).toContain(res.statusCode);
-    expect(res.json().errors).toContainEqual({ pointer: '/body/nodes/0/parameters/flow_id', detail: `node 'form': ${form.id} is a form id; use the form's flow.flow_id (digits) instead` });
+    expect(res.json().errors).toContainEqual({
+      pointer: '/body/nodes/0/parameters/flow_id',
+      detail: `node 'form': ${form.id} is a form id; use the form's flow.flow_id (digits) instead`,
+    });
   });
 
-  it('an active flow with a draft form\'s flow_id: refused until the form is published', async () => {
+  it("an active flow with a draft form's flow_id: refused until the form is published", async () => {
     const t = await withFields(app, await tenant(app));
     const draft = (await createForm(app, t, formBody(t))).json();
     const res = await createAutomation(t, flowBody(t, draft.flow.flow_id));
@@ -164,16 +181,20 @@ describe('automations reference flow.flow_id, not the form id', () => {
     expect(outcome.ran[0]).toBe('forms.submission');
     expect(outcome.handledBy).not.toBeNull();
     expect((await contactOf(t, phone)).custom_fields).toEqual({ party_size: 3, preferred_day: '2026-12-01' });
-    await until(async () => {
-      const texts = await app.platform.store.db
-        .selectFrom('messages')
-        .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
-        .select('messages.content')
-        .where('contacts.phone', '=', phone)
-        .where('messages.direction', '=', 'outbound')
-        .execute();
-      return texts.some((m) => (m.content as { text?: string }).text === 'Thanks, see you soon.');
-    }, 15_000, 'the thank-you message');
+    await until(
+      async () => {
+        const texts = await app.platform.store.db
+          .selectFrom('messages')
+          .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+          .select('messages.content')
+          .where('contacts.phone', '=', phone)
+          .where('messages.direction', '=', 'outbound')
+          .execute();
+        return texts.some((m) => (m.content as { text?: string }).text === 'Thanks, see you soon.');
+      },
+      15_000,
+      'the thank-you message',
+    );
     expect(await submissions(form.id)).toHaveLength(1);
   });
 });

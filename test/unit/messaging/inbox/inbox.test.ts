@@ -24,11 +24,24 @@ const post = (t: Tenant, url: string, payload?: object) => app.inject({ method: 
 async function subscribe(t: Tenant, types: string[]) {
   await app.platform.store.db
     .insertInto('webhook_endpoints')
-    .values({ id: newId('we'), workspace_id: t.workspaceId, api: 'messaging', url: 'https://receiver.invalid/hook', event_types: types, secret_enc: app.platform.secrets.encrypt('whsec_test') })
+    .values({
+      id: newId('we'),
+      workspace_id: t.workspaceId,
+      api: 'messaging',
+      url: 'https://receiver.invalid/hook',
+      event_types: types,
+      secret_enc: app.platform.secrets.encrypt('whsec_test'),
+    })
     .execute();
 }
 async function outboxEvents(t: Tenant, type: string) {
-  const rows = await app.platform.store.db.selectFrom('outbox').select('payload').where('workspace_id', '=', t.workspaceId).where('event_type', '=', type).orderBy('created_at').execute();
+  const rows = await app.platform.store.db
+    .selectFrom('outbox')
+    .select('payload')
+    .where('workspace_id', '=', t.workspaceId)
+    .where('event_type', '=', type)
+    .orderBy('created_at')
+    .execute();
   return rows.map((r) => JSON.parse(r.payload));
 }
 
@@ -79,13 +92,13 @@ describe('listChats and markChatRead', () => {
     expect((await get(t, `/api/chatapp/messages?contact_id=${contact}&cursor=${p1.next_cursor}`)).statusCode).toBe(400);
   });
 
-  it('B5 lists show only the caller\'s chats', async () => {
+  it("B5 lists show only the caller's chats", async () => {
     await customerWrites(app, a, '+4915112340033', 'for A');
     const listed = (await get(b, '/api/chatapp/chats')).json().data;
     expect(listed.some((c: any) => c.contact.contact_no === '+4915112340033')).toBe(false);
   });
 
-  it('B1 marking another workspace\'s chat read: 404, same body as an unknown id, nothing changed', async () => {
+  it("B1 marking another workspace's chat read: 404, same body as an unknown id, nothing changed", async () => {
     await customerWrites(app, a, '+4915112340044', 'unread for A');
     const chat = (await get(a, '/api/chatapp/chats')).json().data.find((c: any) => c.contact.contact_no === '+4915112340044');
     const before = await counts(app);
@@ -108,7 +121,7 @@ describe('listChats and markChatRead', () => {
 });
 
 describe('listMessages', () => {
-  it('a contact\'s messages newest first, both directions, with statuses and times; direction filter', async () => {
+  it("a contact's messages newest first, both directions, with statuses and times; direction filter", async () => {
     const t = await tenant(app);
     const phone = '+4915112340055';
     await customerWrites(app, t, phone, 'Do you have it in blue?', 5000);
@@ -117,15 +130,32 @@ describe('listMessages', () => {
     const res = await get(t, `/api/chatapp/messages?contact_id=${sent.json().contact_id}`);
     expect(res.statusCode, res.body).toBe(200);
     const [out, inb] = res.json().data;
-    expect(out).toMatchObject({ id: sent.json().id, direction: 'outbound', status: 'read', content: { text: 'Yes!' }, chat_id: sent.json().chat_id, chatapp_phone_number: t.number });
+    expect(out).toMatchObject({
+      id: sent.json().id,
+      direction: 'outbound',
+      status: 'read',
+      content: { text: 'Yes!' },
+      chat_id: sent.json().chat_id,
+      chatapp_phone_number: t.number,
+    });
     expect(out.read_at).not.toBeNull();
-    expect(inb).toMatchObject({ direction: 'inbound', status: 'received', content: { text: 'Do you have it in blue?' }, wamid: expect.stringMatching(/^wamid\./) });
+    expect(inb).toMatchObject({
+      direction: 'inbound',
+      status: 'received',
+      content: { text: 'Do you have it in blue?' },
+      wamid: expect.stringMatching(/^wamid\./),
+    });
     expect((await get(t, `/api/chatapp/messages?contact_id=${sent.json().contact_id}&direction=inbound`)).json().data).toHaveLength(1);
   });
 
-  it('B2 another workspace\'s contact id as the filter: 404 naming contact_id', async () => {
+  it("B2 another workspace's contact id as the filter: 404 naming contact_id", async () => {
     await customerWrites(app, a, '+4915112340066', 'hi');
-    const contact = await app.platform.store.db.selectFrom('contacts').select('id').where('workspace_id', '=', a.workspaceId).where('phone', '=', '+4915112340066').executeTakeFirstOrThrow();
+    const contact = await app.platform.store.db
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', a.workspaceId)
+      .where('phone', '=', '+4915112340066')
+      .executeTakeFirstOrThrow();
     const res = await get(b, `/api/chatapp/messages?contact_id=${contact.id}`);
     expect(res.statusCode).toBe(404);
     expect(res.json().type).toBe(`${PROBLEMS}not-found`);
@@ -134,7 +164,12 @@ describe('listMessages', () => {
 
   it('H9 limit -1, 0, 1.5, abc, 10^9: 400; H10 an edited cursor: 400', async () => {
     await customerWrites(app, a, '+4915112340077', 'hi');
-    const contact = await app.platform.store.db.selectFrom('contacts').select('id').where('workspace_id', '=', a.workspaceId).where('phone', '=', '+4915112340077').executeTakeFirstOrThrow();
+    const contact = await app.platform.store.db
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', a.workspaceId)
+      .where('phone', '=', '+4915112340077')
+      .executeTakeFirstOrThrow();
     for (const limit of ['-1', '0', '1.5', 'abc', '1000000000']) {
       expect((await get(a, `/api/chatapp/messages?contact_id=${contact.id}&limit=${limit}`)).statusCode).toBe(400);
     }
@@ -154,7 +189,7 @@ describe('assignChat', () => {
     expect(off.json().assigned_agent_id).toBeNull();
   });
 
-  it('B3 another workspace\'s agent: 404 naming agent_id; another workspace\'s chat: 404; nothing changed', async () => {
+  it("B3 another workspace's agent: 404 naming agent_id; another workspace's chat: 404; nothing changed", async () => {
     await customerWrites(app, a, '+4915112340099', 'assign me too');
     const chat = (await get(a, '/api/chatapp/chats')).json().data.find((c: any) => c.contact.contact_no === '+4915112340099');
     const agent = await post(a, '/api/chatapp/assign-chat', { chat_id: chat.id, agent_id: b.ownerId });
@@ -172,7 +207,15 @@ describe('assignChat', () => {
     const viewerId = newId('usr');
     await app.platform.store.db
       .insertInto('owners')
-      .values({ id: viewerId, workspace_id: a.workspaceId, email: `${viewerId.toLowerCase()}@example.test`, name: 'Viewer', password_hash: 'x', role: 'viewer', created_at: new Date() })
+      .values({
+        id: viewerId,
+        workspace_id: a.workspaceId,
+        email: `${viewerId.toLowerCase()}@example.test`,
+        name: 'Viewer',
+        password_hash: 'x',
+        role: 'viewer',
+        created_at: new Date(),
+      })
       .execute();
     const res = await post(a, '/api/chatapp/assign-chat', { chat_id: chat.id, agent_id: viewerId });
     expect(res.statusCode).toBe(404);
@@ -204,7 +247,12 @@ describe('Messaging webhook events', () => {
     const t = await tenant(app);
     await subscribe(t, ['message.status_updated']);
     await customerWrites(app, t, '+4915112340122', 'hi');
-    const sent = await post(t, '/api/chatapp/send', { contact_no: '+4915112340122', chatapp_phone_number: t.number, messageType: 'text', message: 'status me' });
+    const sent = await post(t, '/api/chatapp/send', {
+      contact_no: '+4915112340122',
+      chatapp_phone_number: t.number,
+      messageType: 'text',
+      message: 'status me',
+    });
     expect(sent.statusCode).toBe(201);
     await sandbox(app).idle();
     const events = await outboxEvents(t, 'message.status_updated');

@@ -28,10 +28,17 @@ const send = (body: Record<string, unknown>, as: Tenant = t) =>
   app.inject({ method: 'POST', url: '/api/chatapp/send', headers: as.headers, payload: { contact_no: CUSTOMER, chatapp_phone_number: as.number, ...body } });
 const sends = () => fake.requests.filter((r) => /\/(messages|marketing_messages)$/.test(r.path));
 const row = (id: string) => app.platform.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const lastRow = () => app.platform.store.db.selectFrom('messages').selectAll().where('workspace_id', '=', t.workspaceId).orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow();
+const lastRow = () =>
+  app.platform.store.db
+    .selectFrom('messages')
+    .selectAll()
+    .where('workspace_id', '=', t.workspaceId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirstOrThrow();
 
 describe('sendMessage on the Cloud API', () => {
-  it('text: one POST /{phone-number-id}/messages with Meta\'s body, bearer token; wamid stored', async () => {
+  it("text: one POST /{phone-number-id}/messages with Meta's body, bearer token; wamid stored", async () => {
     const res = await send({ messageType: 'text', message: 'Hello from Acme' });
     expect(res.statusCode, res.body).toBe(201);
     expect(sends()).toHaveLength(1);
@@ -47,7 +54,13 @@ describe('sendMessage on the Cloud API', () => {
       name: 'coupon_offer',
       components: [
         { type: 'BODY', text: 'Hi {{1}}, use {{2}}', example: { body_text: [['Lena', 'X']] } },
-        { type: 'BUTTONS', buttons: [{ type: 'COPY_CODE', example: 'SAVE10' }, { type: 'URL', text: 'Shop', url: 'https://shop.example/{{1}}', example: ['https://shop.example/a'] }] },
+        {
+          type: 'BUTTONS',
+          buttons: [
+            { type: 'COPY_CODE', example: 'SAVE10' },
+            { type: 'URL', text: 'Shop', url: 'https://shop.example/{{1}}', example: ['https://shop.example/a'] },
+          ],
+        },
       ],
     });
     const res = await send({
@@ -56,7 +69,10 @@ describe('sendMessage on the Cloud API', () => {
         name: 'coupon_offer',
         language: 'en_US',
         body: ['{{1}}', '${process.env.X}'],
-        buttons: [{ type: 'copy_code', index: 0, coupon_code: 'SAVE10' }, { type: 'url', index: 1, text: 'summer sale' }],
+        buttons: [
+          { type: 'copy_code', index: 0, coupon_code: 'SAVE10' },
+          { type: 'url', index: 1, text: 'summer sale' },
+        ],
       },
     });
     expect(res.statusCode, res.body).toBe(201);
@@ -64,7 +80,13 @@ describe('sendMessage on the Cloud API', () => {
     expect(body.type).toBe('template');
     expect(body.template.name).toBe('coupon_offer');
     expect(body.template.components).toEqual([
-      { type: 'body', parameters: [{ type: 'text', text: '{{1}}' }, { type: 'text', text: '${process.env.X}' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: '{{1}}' },
+          { type: 'text', text: '${process.env.X}' },
+        ],
+      },
       { type: 'button', sub_type: 'copy_code', index: 0, parameters: [{ type: 'coupon_code', coupon_code: 'SAVE10' }] },
       { type: 'button', sub_type: 'url', index: 1, parameters: [{ type: 'text', text: 'summer%20sale' }] },
     ]);
@@ -74,7 +96,15 @@ describe('sendMessage on the Cloud API', () => {
     await storeTemplate(app, t, { name: 'weekend_sale', category: 'MARKETING', components: [{ type: 'BODY', text: 'Sale' }] });
     await app.platform.store.db
       .insertInto('marketing_messages_settings')
-      .values({ business_account_id: t.wabaId, workspace_id: t.workspaceId, enabled: true, product_policy: 'CLOUD_API_FALLBACK', activity_sharing: true, onboarding_status: 'ONBOARDED', updated_at: new Date() })
+      .values({
+        business_account_id: t.wabaId,
+        workspace_id: t.workspaceId,
+        enabled: true,
+        product_policy: 'CLOUD_API_FALLBACK',
+        activity_sharing: true,
+        onboarding_status: 'ONBOARDED',
+        updated_at: new Date(),
+      })
       .onConflict((oc) => oc.column('business_account_id').doUpdateSet({ onboarding_status: 'ONBOARDED' }))
       .execute();
     const res = await send({ messageType: 'template', template: { name: 'weekend_sale', language: 'en_US' } });
@@ -125,26 +155,77 @@ describe('sendMessage on the Cloud API', () => {
     expect(r.status).toBe('unknown');
     expect(r.provider_message_id).toBeNull();
     // Meta did send it: its status webhook carries our id back and settles the row.
-    const status = { id: 'wamid.settled-after-timeout', status: 'delivered', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: CUSTOMER.slice(1), biz_opaque_callback_data: r.id };
-    const payload = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'x', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100100', phone_number_id: t.providerPnId }, statuses: [status] } }] }] });
-    const hook = await app.inject({ method: 'POST', url: '/api/webhook/chatapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, payload) }, payload });
+    const status = {
+      id: 'wamid.settled-after-timeout',
+      status: 'delivered',
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      recipient_id: CUSTOMER.slice(1),
+      biz_opaque_callback_data: r.id,
+    };
+    const payload = JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: 'x',
+          changes: [
+            {
+              field: 'messages',
+              value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100100', phone_number_id: t.providerPnId }, statuses: [status] },
+            },
+          ],
+        },
+      ],
+    });
+    const hook = await app.inject({
+      method: 'POST',
+      url: '/api/webhook/chatapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, payload) },
+      payload,
+    });
     expect(hook.statusCode).toBe(200);
     const settled = await row(r.id);
     expect(settled.status).toBe('delivered');
     expect(settled.provider_message_id).toBe('wamid.settled-after-timeout');
   }, 60_000);
 
-  it('E7 a status that overtakes the provider\'s answer settles the pending row through the callback data', async () => {
+  it("E7 a status that overtakes the provider's answer settles the pending row through the callback data", async () => {
     fake.fail('hang', { path: /messages$/ });
     const sending = send({ messageType: 'text', message: 'Status first' });
-    const pending = await eventually(async () => {
-      const r = await lastRow();
-      return r.status === 'pending' && r.direction === 'outbound' && r;
-    }, { within: 5_000, what: 'the pending row' });
+    const pending = await eventually(
+      async () => {
+        const r = await lastRow();
+        return r.status === 'pending' && r.direction === 'outbound' && r;
+      },
+      { within: 5_000, what: 'the pending row' },
+    );
     expect(pending, 'the send recorded its row before calling the provider').toBeDefined();
-    const status = { id: 'wamid.overtook-answer', status: 'sent', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: CUSTOMER.slice(1), biz_opaque_callback_data: pending!.id };
-    const payload = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'x', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100100', phone_number_id: t.providerPnId }, statuses: [status] } }] }] });
-    const hook = await app.inject({ method: 'POST', url: '/api/webhook/chatapp', headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, payload) }, payload });
+    const status = {
+      id: 'wamid.overtook-answer',
+      status: 'sent',
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      recipient_id: CUSTOMER.slice(1),
+      biz_opaque_callback_data: pending!.id,
+    };
+    const payload = JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: 'x',
+          changes: [
+            {
+              field: 'messages',
+              value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550100100', phone_number_id: t.providerPnId }, statuses: [status] },
+            },
+          ],
+        },
+      ],
+    });
+    const hook = await app.inject({
+      method: 'POST',
+      url: '/api/webhook/chatapp',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Header(app.platform.providerAppSecret, payload) },
+      payload,
+    });
     expect(hook.statusCode).toBe(200);
     expect(await row(pending!.id)).toMatchObject({ status: 'sent', provider_message_id: 'wamid.overtook-answer' });
     // The call then times out; settling only touches `pending` rows, so the status stays.
@@ -155,7 +236,12 @@ describe('sendMessage on the Cloud API', () => {
   it('H15 outside the window: 422 before any provider call (0 requests at the fake)', async () => {
     await cloudCustomerWrote(app, t, '+4915112349999', 24 * 3600_000 + 1000);
     const before = await counts(app);
-    const res = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: '+4915112349999', chatapp_phone_number: t.number, messageType: 'text', message: 'Hi' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: t.headers,
+      payload: { contact_no: '+4915112349999', chatapp_phone_number: t.number, messageType: 'text', message: 'Hi' },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().type).toBe(`${PROBLEMS}outside-window`);
     expect(fake.requests).toHaveLength(0);

@@ -22,7 +22,12 @@ beforeAll(async () => {
 }, 240_000);
 
 const send = (t: Tenant, body: Record<string, unknown>, headers: Record<string, string> = {}, on = app) =>
-  on.inject({ method: 'POST', url: '/api/chatapp/send', headers: { ...t.headers, ...headers }, payload: { contact_no: CUSTOMER, chatapp_phone_number: t.number, ...body } });
+  on.inject({
+    method: 'POST',
+    url: '/api/chatapp/send',
+    headers: { ...t.headers, ...headers },
+    payload: { contact_no: CUSTOMER, chatapp_phone_number: t.number, ...body },
+  });
 
 async function row(id: string) {
   return app.platform.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -80,7 +85,7 @@ describe('sendMessage: every kind', () => {
     expect(rows[0].created_at.getTime()).toBeLessThan(rows[2].created_at.getTime());
   });
 
-  it('a reply to a message of the chat quotes it; another chat\'s message id is 404', async () => {
+  it("a reply to a message of the chat quotes it; another chat's message id is 404", async () => {
     const first = (await send(a, { messageType: 'text', message: 'first' })).json();
     const res = await send(a, { messageType: 'text', message: 'second', reply_to: first.id });
     expect(res.statusCode, res.body).toBe(201);
@@ -98,29 +103,52 @@ describe('the 24-hour window (H15)', () => {
     await customerWrites(app, t, late, 'old', 24 * 3600_000 + 1000);
     await customerWrites(app, t, fresh, 'recent', 23 * 3600_000 + 59 * 60_000);
     const before = await counts(app);
-    const refused = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: late, chatapp_phone_number: t.number, messageType: 'text', message: 'Hi' } });
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: t.headers,
+      payload: { contact_no: late, chatapp_phone_number: t.number, messageType: 'text', message: 'Hi' },
+    });
     expect(refused.statusCode).toBe(422);
     expect(refused.headers['content-type']).toContain('application/problem+json');
     expect(refused.json().type).toBe(`${PROBLEMS}outside-window`);
     expect(refused.json().detail).toMatch(/template/);
     expect(await counts(app)).toEqual(before);
-    const sent = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: fresh, chatapp_phone_number: t.number, messageType: 'text', message: 'Hi' } });
+    const sent = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: t.headers,
+      payload: { contact_no: fresh, chatapp_phone_number: t.number, messageType: 'text', message: 'Hi' },
+    });
     expect(sent.statusCode, sent.body).toBe(201);
   });
 
   it('a number that never wrote: free-form refused without creating the contact; an approved template creates it', async () => {
     const t = await tenant(app);
-    await storeTemplate(app, t, { name: 'order_shipped', components: [{ type: 'BODY', text: 'Hi {{1}}, order {{2}} shipped.', example: { body_text: [['Lena', '1042']] } }] });
+    await storeTemplate(app, t, {
+      name: 'order_shipped',
+      components: [{ type: 'BODY', text: 'Hi {{1}}, order {{2}} shipped.', example: { body_text: [['Lena', '1042']] } }],
+    });
     const stranger = '+4915112340003';
     const before = await counts(app);
-    const refused = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: stranger, chatapp_phone_number: t.number, messageType: 'image', mediaUrl: 'https://cdn.example.com/a.jpg' } });
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: t.headers,
+      payload: { contact_no: stranger, chatapp_phone_number: t.number, messageType: 'image', mediaUrl: 'https://cdn.example.com/a.jpg' },
+    });
     expect(refused.json().type).toBe(`${PROBLEMS}outside-window`);
     expect(await counts(app)).toEqual(before);
     const res = await app.inject({
       method: 'POST',
       url: '/api/chatapp/send',
       headers: t.headers,
-      payload: { contact_no: '+49 151 1234-0003', chatapp_phone_number: t.number, messageType: 'template', template: { name: 'order_shipped', language: 'en_US', body: ['Lena', '1042'] } },
+      payload: {
+        contact_no: '+49 151 1234-0003',
+        chatapp_phone_number: t.number,
+        messageType: 'template',
+        template: { name: 'order_shipped', language: 'en_US', body: ['Lena', '1042'] },
+      },
     });
     expect(res.statusCode, res.body).toBe(201);
     const contact = await app.platform.store.db.selectFrom('contacts').selectAll().where('id', '=', res.json().contact_id).executeTakeFirstOrThrow();
@@ -156,14 +184,20 @@ describe('templates in sends', () => {
     const few = await send(t, { messageType: 'template', template: { name: 'doc_ready', language: 'en_US' } });
     expect(few.statusCode).toBe(422);
     expect(few.json().errors[0].pointer).toBe('/body/template/body');
-    const wrong = await send(t, { messageType: 'template', template: { name: 'doc_ready', language: 'en_US', body: ['Lena'], header: { type: 'image', media_url: 'https://cdn.example.com/a.jpg' } } });
+    const wrong = await send(t, {
+      messageType: 'template',
+      template: { name: 'doc_ready', language: 'en_US', body: ['Lena'], header: { type: 'image', media_url: 'https://cdn.example.com/a.jpg' } },
+    });
     expect(wrong.statusCode).toBe(422);
     expect(wrong.json().errors[0].pointer).toBe('/body/template/header/type');
   });
 
   it('J7 variable values holding {{1}}, {{contact.phone}} and ${process.env.X} are stored and sent literally', async () => {
     const t = await tenant(app);
-    await storeTemplate(app, t, { name: 'echo_values', components: [{ type: 'BODY', text: 'A {{1}} B {{2}} C {{3}}', example: { body_text: [['x', 'y', 'z']] } }] });
+    await storeTemplate(app, t, {
+      name: 'echo_values',
+      components: [{ type: 'BODY', text: 'A {{1}} B {{2}} C {{3}}', example: { body_text: [['x', 'y', 'z']] } }],
+    });
     const values = ['{{2}}', '{{contact.phone}}', '${process.env.SECRET_KEY}'];
     const res = await send(t, { messageType: 'template', template: { name: 'echo_values', language: 'en_US', body: values } });
     expect(res.statusCode, res.body).toBe(201);
@@ -183,7 +217,14 @@ describe('templates in sends', () => {
       messageType: 'template',
       mediaUrl: 'https://cdn.example.com/invoices/7.pdf',
       filename: 'invoice-7.pdf',
-      template: { name: 'invoice_doc', language: 'en_US', body: [{ from_contact: 'name', fallback: 'customer' }, { from_contact: 'email', fallback: 'no email' }] },
+      template: {
+        name: 'invoice_doc',
+        language: 'en_US',
+        body: [
+          { from_contact: 'name', fallback: 'customer' },
+          { from_contact: 'email', fallback: 'no email' },
+        ],
+      },
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(((await row(res.json().id)).content as any).text).toBe('Dear customer, mail no email');
@@ -191,7 +232,7 @@ describe('templates in sends', () => {
 });
 
 describe('bad inputs', () => {
-  it('B3 another workspace\'s sender number: 404 naming chatapp_phone_number, nothing changed', async () => {
+  it("B3 another workspace's sender number: 404 naming chatapp_phone_number, nothing changed", async () => {
     const before = await counts(app);
     const res = await send(b, { messageType: 'text', message: 'Hi', chatapp_phone_number: a.number });
     expect(res.statusCode).toBe(404);
@@ -221,35 +262,61 @@ describe('bad inputs', () => {
     expect(res.json().type).toBe(`${PROBLEMS}validation`);
   });
 
-  it.each(['http://127.0.0.1:8080/a.jpg', 'http://localhost/a.jpg', 'http://0.0.0.0/a.jpg', 'http://0/a.jpg'])('G1 mediaUrl %s: 422 unsafe-url naming mediaUrl', async (mediaUrl) => {
-    const before = await counts(strictApp);
-    const s = await tenant(strictApp);
-    await customerWrites(strictApp, s, CUSTOMER);
-    const mid = await counts(strictApp);
-    const res = await send(s, { messageType: 'image', mediaUrl }, {}, strictApp);
-    expect(res.statusCode, res.body).toBe(422);
-    expect(res.json().type).toBe(`${PROBLEMS}unsafe-url`);
-    expect(res.json().errors[0].pointer).toBe('/body/mediaUrl');
-    expect(await counts(strictApp)).toEqual(mid);
-    expect(mid.messages).toBeGreaterThan(before.messages);
-  });
+  it.each(['http://127.0.0.1:8080/a.jpg', 'http://localhost/a.jpg', 'http://0.0.0.0/a.jpg', 'http://0/a.jpg'])(
+    'G1 mediaUrl %s: 422 unsafe-url naming mediaUrl',
+    async (mediaUrl) => {
+      const before = await counts(strictApp);
+      const s = await tenant(strictApp);
+      await customerWrites(strictApp, s, CUSTOMER);
+      const mid = await counts(strictApp);
+      const res = await send(s, { messageType: 'image', mediaUrl }, {}, strictApp);
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json().type).toBe(`${PROBLEMS}unsafe-url`);
+      expect(res.json().errors[0].pointer).toBe('/body/mediaUrl');
+      expect(await counts(strictApp)).toEqual(mid);
+      expect(mid.messages).toBeGreaterThan(before.messages);
+    },
+  );
 
-  it.each(['http://10.0.0.1/a.jpg', 'http://172.16.0.1/a.jpg', 'http://192.168.1.1/a.jpg', 'http://100.64.0.1/a.jpg'])('G2 mediaUrl %s in a media group: 422 naming the item', async (url) => {
-    const s = await tenant(strictApp);
-    await customerWrites(strictApp, s, CUSTOMER);
-    const res = await send(s, { messageType: 'media_group', media: [{ type: 'image', mediaUrl: 'https://cdn.example.com/ok.jpg' }, { type: 'image', mediaUrl: url }] }, {}, strictApp);
-    expect(res.statusCode).toBe(422);
-    expect(res.json().errors[0].pointer).toBe('/body/media/1/mediaUrl');
-  });
+  it.each(['http://10.0.0.1/a.jpg', 'http://172.16.0.1/a.jpg', 'http://192.168.1.1/a.jpg', 'http://100.64.0.1/a.jpg'])(
+    'G2 mediaUrl %s in a media group: 422 naming the item',
+    async (url) => {
+      const s = await tenant(strictApp);
+      await customerWrites(strictApp, s, CUSTOMER);
+      const res = await send(
+        s,
+        {
+          messageType: 'media_group',
+          media: [
+            { type: 'image', mediaUrl: 'https://cdn.example.com/ok.jpg' },
+            { type: 'image', mediaUrl: url },
+          ],
+        },
+        {},
+        strictApp,
+      );
+      expect(res.statusCode).toBe(422);
+      expect(res.json().errors[0].pointer).toBe('/body/media/1/mediaUrl');
+    },
+  );
 
-  it.each(['file:///etc/passwd', 'gopher://x.test/', 'ftp://x.test/a.jpg', 'javascript:alert(1)', 'ws://x.test/'])('G11 mediaUrl %s: 400 before any I/O', async (mediaUrl) => {
-    const res = await send(a, { messageType: 'image', mediaUrl });
-    expect(res.statusCode).toBe(400);
-  });
+  it.each(['file:///etc/passwd', 'gopher://x.test/', 'ftp://x.test/a.jpg', 'javascript:alert(1)', 'ws://x.test/'])(
+    'G11 mediaUrl %s: 400 before any I/O',
+    async (mediaUrl) => {
+      const res = await send(a, { messageType: 'image', mediaUrl });
+      expect(res.statusCode).toBe(400);
+    },
+  );
 
   it('G1 a template header mediaUrl on a loopback address: 422 unsafe-url', async () => {
     const s = await tenant(strictApp);
-    await storeTemplate(strictApp, s, { name: 'img_hdr', components: [{ type: 'HEADER', format: 'IMAGE', header_url: 'https://cdn.example.com/s.jpg' }, { type: 'BODY', text: 'Hi' }] });
+    await storeTemplate(strictApp, s, {
+      name: 'img_hdr',
+      components: [
+        { type: 'HEADER', format: 'IMAGE', header_url: 'https://cdn.example.com/s.jpg' },
+        { type: 'BODY', text: 'Hi' },
+      ],
+    });
     const res = await send(s, { messageType: 'template', mediaUrl: 'http://127.0.0.1/x.jpg', template: { name: 'img_hdr', language: 'en_US' } }, {}, strictApp);
     expect(res.statusCode).toBe(422);
     expect(res.json().errors[0].pointer).toBe('/body/mediaUrl');
@@ -269,7 +336,18 @@ describe('marketing routing', () => {
     // Defaults (not onboarded, fallback): the standard route.
     const plain = await send(t, { messageType: 'template', template: { name: 'big_sale', language: 'en_US' } });
     expect(plain.json().route).toBe('cloud_api');
-    await db.insertInto('marketing_messages_settings').values({ business_account_id: t.wabaId, workspace_id: t.workspaceId, enabled: true, product_policy: 'STRICT', activity_sharing: null, onboarding_status: 'NOT_STARTED', updated_at: new Date() }).execute();
+    await db
+      .insertInto('marketing_messages_settings')
+      .values({
+        business_account_id: t.wabaId,
+        workspace_id: t.workspaceId,
+        enabled: true,
+        product_policy: 'STRICT',
+        activity_sharing: null,
+        onboarding_status: 'NOT_STARTED',
+        updated_at: new Date(),
+      })
+      .execute();
     const strict = await send(t, { messageType: 'template', template: { name: 'big_sale', language: 'en_US' } });
     expect(strict.statusCode).toBe(422);
     await db.updateTable('marketing_messages_settings').set({ onboarding_status: 'ONBOARDED' }).where('business_account_id', '=', t.wabaId).execute();

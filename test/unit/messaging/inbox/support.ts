@@ -36,7 +36,16 @@ async function workspace(app: FastifyInstance) {
   const { secret, prefix, digest } = newApiKeySecret(app.platform.secrets);
   await db
     .insertInto('api_keys')
-    .values({ id: newId('key'), workspace_id: id, name: 'messaging', kind: 'messaging', scopes: ['messaging:read', 'messaging:write'], prefix, digest, created_at: now })
+    .values({
+      id: newId('key'),
+      workspace_id: id,
+      name: 'messaging',
+      kind: 'messaging',
+      scopes: ['messaging:read', 'messaging:write'],
+      prefix,
+      digest,
+      created_at: now,
+    })
     .execute();
   return { workspace: { id }, owner, key: { secret } };
 }
@@ -65,12 +74,26 @@ export async function cloudTenant(app: FastifyInstance): Promise<Tenant> {
   const db = app.platform.store.db;
   const account = await db
     .insertInto('business_accounts')
-    .values({ id: newId('waba'), workspace_id: s.workspace.id, kind: 'cloud_api', provider_waba_id: FAKE_WABA_ID, name: 'Acme', access_token_enc: app.platform.secrets.encrypt(FAKE_TOKEN) })
+    .values({
+      id: newId('waba'),
+      workspace_id: s.workspace.id,
+      kind: 'cloud_api',
+      provider_waba_id: FAKE_WABA_ID,
+      name: 'Acme',
+      access_token_enc: app.platform.secrets.encrypt(FAKE_TOKEN),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   const pn = await db
     .insertInto('phone_numbers')
-    .values({ id: newId('pn'), workspace_id: s.workspace.id, business_account_id: account.id, provider_phone_number_id: FAKE_PHONE_NUMBER_ID, display_phone_number: '+15550100100', verified_name: 'Acme' })
+    .values({
+      id: newId('pn'),
+      workspace_id: s.workspace.id,
+      business_account_id: account.id,
+      provider_phone_number_id: FAKE_PHONE_NUMBER_ID,
+      display_phone_number: '+15550100100',
+      verified_name: 'Acme',
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   return {
@@ -110,7 +133,17 @@ export async function cloudCustomerWrote(app: FastifyInstance, t: Tenant, phone:
 // Strictly increasing creation times, so "newest first" does not depend on two inserts landing in different milliseconds.
 let lastTemplateAt = 0;
 
-export async function storeTemplate(app: FastifyInstance, t: Tenant, values: { name: string; language?: string; category?: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION'; status?: 'APPROVED' | 'PENDING' | 'REJECTED'; components: unknown[] }) {
+export async function storeTemplate(
+  app: FastifyInstance,
+  t: Tenant,
+  values: {
+    name: string;
+    language?: string;
+    category?: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+    status?: 'APPROVED' | 'PENDING' | 'REJECTED';
+    components: unknown[];
+  },
+) {
   lastTemplateAt = Math.max(Date.now(), lastTemplateAt + 1);
   const now = new Date(lastTemplateAt);
   return app.platform.store.db
@@ -137,7 +170,15 @@ const TABLES = ['contacts', 'messages', 'chats', 'message_templates', 'outbox', 
 export async function counts(app: FastifyInstance): Promise<Record<string, number>> {
   const db = app.platform.store.db;
   const out: Record<string, number> = {};
-  for (const table of TABLES) out[table] = Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  for (const table of TABLES)
+    out[table] = Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return out;
 }
 

@@ -50,20 +50,38 @@ const status = async (id: string) => (await call(app, w.key)('GET', `/api/campai
 describe('media carousel from uploads', () => {
   it('sandbox: two uploads as cards; every recipient accepted (the sandbox knows each id)', async () => {
     const cards = [await uploadFor(w, w.phone), await uploadFor(w, w.phone, FILES.png())];
-    const res = await call(app, w.key)('POST', '/api/campaigns', campaign(w.phone, cards.map((c) => c.id)));
+    const res = await call(app, w.key)(
+      'POST',
+      '/api/campaigns',
+      campaign(
+        w.phone,
+        cards.map((c) => c.id),
+      ),
+    );
     expect(res.statusCode, res.body).toBe(201);
-    const done = await until(async () => {
-      const c = await status(res.json().id);
-      return c.status === 'completed' && c;
-    }, 15_000, 'completion');
+    const done = await until(
+      async () => {
+        const c = await status(res.json().id);
+        return c.status === 'completed' && c;
+      },
+      15_000,
+      'completion',
+    );
     expect(done.progress.failed).toBe(0);
     expect(done.progress.total).toBe(2);
   });
 
-  it('Cloud API: the carousel cards carry the uploaded media by the provider\'s id', async () => {
+  it("Cloud API: the carousel cards carry the uploaded media by the provider's id", async () => {
     fake.reset();
     const cards = [await uploadFor(cloud, cloud.phone), await uploadFor(cloud, cloud.phone)];
-    const res = await call(app, w.key)('POST', '/api/campaigns', campaign(cloud.phone, cards.map((c) => c.id)));
+    const res = await call(app, w.key)(
+      'POST',
+      '/api/campaigns',
+      campaign(
+        cloud.phone,
+        cards.map((c) => c.id),
+      ),
+    );
     expect(res.statusCode, res.body).toBe(201);
     await until(async () => (await status(res.json().id)).status === 'completed', 15_000, 'completion');
     const sends = fake.requests.filter((r) => r.path.endsWith('/messages') || r.path.endsWith('/marketing_messages'));
@@ -77,11 +95,16 @@ describe('media carousel from uploads', () => {
   it('B1 a media id of another workspace: 404, as an unknown id; nothing created', async () => {
     const other = await tenant(app);
     const form = multipart({ chatapp_phone_number: other.number }, [{ filename: 'x.jpg', type: 'image/jpeg', bytes: FILES.jpeg() }]);
-    const foreign = (await app.inject({ method: 'POST', url: '/api/chatapp/media', headers: { ...other.headers, ...form.headers }, payload: form.payload })).json().id as string;
+    const foreign = (
+      await app.inject({ method: 'POST', url: '/api/chatapp/media', headers: { ...other.headers, ...form.headers }, payload: form.payload })
+    ).json().id as string;
     const before = (await call(app, w.key)('GET', '/api/campaigns?limit=100')).json().data.length;
     const res = await call(app, w.key)('POST', '/api/campaigns', campaign(w.phone, [foreign, foreign]));
     expect(res.statusCode, res.body).toBe(404);
-    expect(res.json().errors[0]).toEqual({ pointer: '/body/template/carousel/cards/0/header/media_id', detail: `media_id ${foreign} is not an upload of this workspace` });
+    expect(res.json().errors[0]).toEqual({
+      pointer: '/body/template/carousel/cards/0/header/media_id',
+      detail: `media_id ${foreign} is not an upload of this workspace`,
+    });
     const unknown = await call(app, w.key)('POST', '/api/campaigns', campaign(w.phone, ['med_00000000000000000000', 'med_00000000000000000000']));
     expect(unknown.json().detail.replace('med_00000000000000000000', 'X')).toBe(res.json().detail.replace(foreign, 'X'));
     expect((await call(app, w.key)('GET', '/api/campaigns?limit=100')).json().data.length).toBe(before);
@@ -90,12 +113,20 @@ describe('media carousel from uploads', () => {
   it('checkMedia with the sender: an upload of another number, or expired, is 422 naming the card', async () => {
     const mine = await uploadFor(w, w.phone);
     const values = campaign(w.phone, [mine.id]).template as never;
-    const refusal = (sender: { phoneNumberId: string }) => checkMedia(app.platform, app.platform.store.db, w.workspaceId, values, sender).then(() => null, (e: unknown) => e);
+    const refusal = (sender: { phoneNumberId: string }) =>
+      checkMedia(app.platform, app.platform.store.db, w.workspaceId, values, sender).then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(await refusal({ phoneNumberId: w.numberId })).toBeNull();
     const other = (await refusal({ phoneNumberId: cloud.numberId })) as HttpProblem;
     expect(other.status).toBe(422);
     expect(other.problem.errors).toEqual([{ pointer: '/body/template/carousel/cards/0/header/media_id', detail: 'uploaded for another sender number' }]);
-    await app.platform.store.db.updateTable('uploaded_media').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', mine.id).execute();
+    await app.platform.store.db
+      .updateTable('uploaded_media')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', mine.id)
+      .execute();
     const expired = (await refusal({ phoneNumberId: w.numberId })) as HttpProblem;
     expect(expired.status).toBe(422);
     expect(expired.problem.errors![0]!.detail).toBe('expired');
@@ -115,11 +146,19 @@ describe('media carousel from uploads', () => {
     const body = { ...campaign(w.phone, [mine.id, mine.id]), scheduled_at: new Date(Date.now() + 1500).toISOString() };
     const res = await call(app, w.key)('POST', '/api/campaigns', body);
     expect(res.statusCode, res.body).toBe(201);
-    await app.platform.store.db.updateTable('uploaded_media').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', mine.id).execute();
-    const done = await until(async () => {
-      const c = await status(res.json().id);
-      return c.status === 'failed' && c;
-    }, 15_000, 'failure');
+    await app.platform.store.db
+      .updateTable('uploaded_media')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', mine.id)
+      .execute();
+    const done = await until(
+      async () => {
+        const c = await status(res.json().id);
+        return c.status === 'failed' && c;
+      },
+      15_000,
+      'failure',
+    );
     expect(done.failure_reason).toContain(`Uploaded media ${mine.id}`);
     expect(done.progress.sent).toBe(0);
   });

@@ -29,13 +29,23 @@ const post = (url: string, fields: Record<string, string>, files: FilePartSpec[]
   return app.inject({ method: 'POST', url, headers: { ...t.headers, ...form.headers }, payload: form.payload });
 };
 const upload = (files?: FilePartSpec[]) => post('/api/chatapp/media', { chatapp_phone_number: t.number }, files);
-const send = (fields: Record<string, string>, files?: FilePartSpec[]) => post('/api/chatapp/send', { contact_no: CUSTOMER, chatapp_phone_number: t.number, ...fields }, files);
+const send = (fields: Record<string, string>, files?: FilePartSpec[]) =>
+  post('/api/chatapp/send', { contact_no: CUSTOMER, chatapp_phone_number: t.number, ...fields }, files);
 const mediaCalls = () => fake.requests.filter((r) => r.path === `/${t.providerPnId}/media`);
 const messageCalls = () => fake.requests.filter((r) => r.path.endsWith('/messages'));
-const uploads = async () => Number((await app.platform.store.db.selectFrom('uploaded_media').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow()).n);
+const uploads = async () =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('uploaded_media')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('uploadMedia on the Cloud API', () => {
-  it('POST /{phone-number-id}/media as multipart: messaging_product, type, the file\'s bytes; bearer token; the id answered', async () => {
+  it("POST /{phone-number-id}/media as multipart: messaging_product, type, the file's bytes; bearer token; the id answered", async () => {
     const res = await upload();
     expect(res.statusCode, res.body).toBe(201);
     expect(mediaCalls()).toHaveLength(1);
@@ -118,17 +128,29 @@ describe('sendMessage from the device on the Cloud API', () => {
 
   it('an upload that timed out: 504, nothing stored; the same Idempotency-Key may try again (nothing was sent)', async () => {
     const before = await counts(app);
-    const spy = vi.spyOn(app.platform.provider('cloud_api'), 'uploadMedia').mockRejectedValueOnce(new ProviderError({ kind: 'timeout', message: 'The provider did not answer in time.' }));
+    const spy = vi
+      .spyOn(app.platform.provider('cloud_api'), 'uploadMedia')
+      .mockRejectedValueOnce(new ProviderError({ kind: 'timeout', message: 'The provider did not answer in time.' }));
     const key = `upload-timeout-${Date.now()}`;
     const form = multipart({ contact_no: CUSTOMER, chatapp_phone_number: t.number, messageType: 'image' }, [png]);
-    const first = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: { ...t.headers, ...form.headers, 'idempotency-key': key }, payload: form.payload });
+    const first = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: { ...t.headers, ...form.headers, 'idempotency-key': key },
+      payload: form.payload,
+    });
     expect(first.statusCode, first.body).toBe(504);
     expect(messageCalls()).toHaveLength(0);
     const { send_idempotency: _, ...rest } = await counts(app);
     const { send_idempotency: __, ...restBefore } = before;
     expect(rest).toEqual(restBefore);
     spy.mockRestore();
-    const again = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: { ...t.headers, ...form.headers, 'idempotency-key': key }, payload: form.payload });
+    const again = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: { ...t.headers, ...form.headers, 'idempotency-key': key },
+      payload: form.payload,
+    });
     expect(again.statusCode, again.body).toBe(201);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     expect(messageCalls()).toHaveLength(1);

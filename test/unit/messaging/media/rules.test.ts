@@ -6,7 +6,10 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { FILES } from './support.js';
 
 async function refusal(p: Promise<unknown>): Promise<HttpProblem> {
-  const error = await p.then(() => null, (e: unknown) => e);
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(HttpProblem);
   return error as HttpProblem;
 }
@@ -44,7 +47,7 @@ describe('checkMedia', () => {
     expect((await refusal(checkMedia(FILES.vorbis(), 'audio/ogg', 'audio'))).problem.detail).toContain('not Opus');
   });
 
-  it('I3 one byte over the kind\'s cap: 413 with the cap; at the cap accepted', async () => {
+  it("I3 one byte over the kind's cap: 413 with the cap; at the cap accepted", async () => {
     const cap = MEDIA_RULES.image.maxBytes;
     expect((await checkMedia(FILES.jpeg(cap), 'image/jpeg')).kind).toBe('image');
     const p = await refusal(checkMedia(FILES.jpeg(cap + 1), 'image/jpeg'));

@@ -40,12 +40,12 @@ describe('uploadSample', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
-  it('Cloud API: a refused token on the session is the provider\'s 190', async () => {
+  it("Cloud API: a refused token on the session is the provider's 190", async () => {
     const cloud = new CloudApiProvider({ baseUrl: fake.baseUrl, appId: FAKE_APP_ID, maxRetries: 0 });
     await expect(cloud.uploadSample({ ...account, accessToken: 'wrong' }, file)).rejects.toMatchObject({ code: 190 });
   });
 
-  it('sandbox: a handle of Meta\'s shape carrying the type', async () => {
+  it("sandbox: a handle of Meta's shape carrying the type", async () => {
     const sandbox = new SandboxProvider({ db: undefined as never, deliverWebhook: async () => {} });
     const { handle } = await sandbox.uploadSample(account, file);
     expect(handle).toMatch(/^4::aW1hZ2UvanBlZw==:[A-Za-z0-9_-]+$/);

@@ -23,7 +23,16 @@ const send = (fields: Record<string, string>, files: FilePartSpec[] = [jpeg], he
   const form = multipart({ contact_no: CUSTOMER, chatapp_phone_number: a.number, ...fields }, files);
   return app.inject({ method: 'POST', url: '/api/chatapp/send', headers: { ...a.headers, ...form.headers, ...headers }, payload: form.payload });
 };
-const uploads = async () => Number((await app.platform.store.db.selectFrom('uploaded_media').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', a.workspaceId).executeTakeFirstOrThrow()).n);
+const uploads = async () =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('uploaded_media')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', a.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const message = (id: string) => app.platform.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('sendMessage from the device', () => {
@@ -32,22 +41,39 @@ describe('sendMessage from the device', () => {
     const res = await send({ messageType: 'image', message: 'Here it is in blue.' });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ messageType: 'image', status: 'accepted', contact_no: CUSTOMER, chatapp_phone_number: a.number });
-    const upload = await app.platform.store.db.selectFrom('uploaded_media').selectAll().where('workspace_id', '=', a.workspaceId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    const upload = await app.platform.store.db
+      .selectFrom('uploaded_media')
+      .selectAll()
+      .where('workspace_id', '=', a.workspaceId)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirstOrThrow();
     expect(spy.mock.calls.at(-1)![2]).toEqual({ type: 'image', image: { id: upload.provider_media_id, caption: 'Here it is in blue.' } });
     spy.mockRestore();
     const row = await message(res.json().id);
     expect(row.type).toBe('image');
     expect(row.content).toMatchObject({
       caption: 'Here it is in blue.',
-      media: { url: null, mime_type: 'image/jpeg', size_bytes: 2048, filename: 'blue-sneaker.jpg', media_id: upload.id, provider_media_id: upload.provider_media_id },
+      media: {
+        url: null,
+        mime_type: 'image/jpeg',
+        size_bytes: 2048,
+        filename: 'blue-sneaker.jpg',
+        media_id: upload.id,
+        provider_media_id: upload.provider_media_id,
+      },
     });
     // The contract's view of it.
     const listed = await app.inject({ method: 'GET', url: `/api/chatapp/messages?contact_id=${res.json().contact_id}&limit=1`, headers: a.headers });
-    expect(listed.json().data[0].content).toEqual({ caption: 'Here it is in blue.', media: { url: null, mime_type: 'image/jpeg', filename: 'blue-sneaker.jpg', size_bytes: 2048 } });
+    expect(listed.json().data[0].content).toEqual({
+      caption: 'Here it is in blue.',
+      media: { url: null, mime_type: 'image/jpeg', filename: 'blue-sneaker.jpg', size_bytes: 2048 },
+    });
   });
 
   it('a document: the filename part is the name shown; the bytes decide the type', async () => {
-    const res = await send({ messageType: 'document', filename: 'invoice-1042.pdf', message: 'Your invoice' }, [{ filename: 'scan.bin', type: 'application/octet-stream', bytes: FILES.pdf() }]);
+    const res = await send({ messageType: 'document', filename: 'invoice-1042.pdf', message: 'Your invoice' }, [
+      { filename: 'scan.bin', type: 'application/octet-stream', bytes: FILES.pdf() },
+    ]);
     expect(res.statusCode, res.body).toBe(201);
     const row = await message(res.json().id);
     expect(row.content).toMatchObject({ caption: 'Your invoice', media: { mime_type: 'application/pdf', filename: 'invoice-1042.pdf' } });

@@ -9,13 +9,21 @@ export interface FilePartSpec {
   bytes: Buffer;
 }
 
-export function multipart(fields: Record<string, string>, files: FilePartSpec[] = [], boundary = BOUNDARY): { payload: Buffer; headers: Record<string, string> } {
+export function multipart(
+  fields: Record<string, string>,
+  files: FilePartSpec[] = [],
+  boundary = BOUNDARY,
+): { payload: Buffer; headers: Record<string, string> } {
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   for (const f of files) {
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.field ?? 'file'}"; filename="${f.filename}"\r\nContent-Type: ${f.type}\r\n\r\n`), f.bytes, Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.field ?? 'file'}"; filename="${f.filename}"\r\nContent-Type: ${f.type}\r\n\r\n`),
+      f.bytes,
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };

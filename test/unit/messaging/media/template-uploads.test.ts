@@ -24,22 +24,56 @@ beforeAll(async () => {
   app = await buildShared({ env: { GRAPH_API_URL: fake.baseUrl, RATE_LIMIT_IP_PER_MINUTE: '1000' } });
   t = await cloudTenant(app);
   other = await tenant(app);
-  await storeTemplate(app, t, { name: 'promo_image', category: 'MARKETING', components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi {{1}}, new in.' }] });
-  await storeTemplate(app, t, { name: 'invoice_doc', components: [{ type: 'HEADER', format: 'DOCUMENT' }, { type: 'BODY', text: 'Your invoice.' }] });
-  const card = { components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Only {{1}}' }] };
-  await storeTemplate(app, t, { name: 'two_cards', category: 'MARKETING', components: [{ type: 'BODY', text: 'New arrivals' }, { type: 'CAROUSEL', cards: [card, card] }] });
+  await storeTemplate(app, t, {
+    name: 'promo_image',
+    category: 'MARKETING',
+    components: [
+      { type: 'HEADER', format: 'IMAGE' },
+      { type: 'BODY', text: 'Hi {{1}}, new in.' },
+    ],
+  });
+  await storeTemplate(app, t, {
+    name: 'invoice_doc',
+    components: [
+      { type: 'HEADER', format: 'DOCUMENT' },
+      { type: 'BODY', text: 'Your invoice.' },
+    ],
+  });
+  const card = {
+    components: [
+      { type: 'HEADER', format: 'IMAGE' },
+      { type: 'BODY', text: 'Only {{1}}' },
+    ],
+  };
+  await storeTemplate(app, t, {
+    name: 'two_cards',
+    category: 'MARKETING',
+    components: [
+      { type: 'BODY', text: 'New arrivals' },
+      { type: 'CAROUSEL', cards: [card, card] },
+    ],
+  });
 }, 240_000);
 afterAll(() => fake.stop());
 beforeEach(() => fake.reset());
 
-async function upload(tenantOf: { headers: Record<string, string> }, number: string, file = { filename: 'photo.jpg', type: 'image/jpeg', bytes: FILES.jpeg(2048) }) {
+async function upload(
+  tenantOf: { headers: Record<string, string> },
+  number: string,
+  file = { filename: 'photo.jpg', type: 'image/jpeg', bytes: FILES.jpeg(2048) },
+) {
   const form = multipart({ chatapp_phone_number: number }, [file]);
   const res = await app.inject({ method: 'POST', url: '/api/chatapp/media', headers: { ...tenantOf.headers, ...form.headers }, payload: form.payload });
   expect(res.statusCode, res.body).toBe(201);
   return res.json() as { id: string; provider_media_id: string };
 }
 const send = (template: Record<string, unknown>) =>
-  app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: CUSTOMER, chatapp_phone_number: t.number, messageType: 'template', template: { language: 'en_US', ...template } } });
+  app.inject({
+    method: 'POST',
+    url: '/api/chatapp/send',
+    headers: t.headers,
+    payload: { contact_no: CUSTOMER, chatapp_phone_number: t.number, messageType: 'template', template: { language: 'en_US', ...template } },
+  });
 const wire = () => fake.requests.filter((r) => r.path.endsWith('/messages') || r.path.endsWith('/marketing_messages'));
 const image = (media_id: string) => ({ name: 'promo_image', header: { type: 'image', media_id }, body: ['Lena'] });
 
@@ -61,19 +95,27 @@ describe('template send with an uploaded header', () => {
     fake.reset();
     const res = await send({ name: 'invoice_doc', header: { type: 'document', media_id: up.id, filename: 'Invoice 1042.pdf' } });
     expect(res.statusCode, res.body).toBe(201);
-    expect(wire()[0]!.body.template.components[0]).toEqual({ type: 'header', parameters: [{ type: 'document', document: { id: up.provider_media_id, filename: 'Invoice 1042.pdf' } }] });
+    expect(wire()[0]!.body.template.components[0]).toEqual({
+      type: 'header',
+      parameters: [{ type: 'document', document: { id: up.provider_media_id, filename: 'Invoice 1042.pdf' } }],
+    });
   });
 
   it('media carousel cards by media_id: each card by its provider id', async () => {
     const cards = [await upload(t, t.number), await upload(t, t.number, { filename: 'b.png', type: 'image/png', bytes: FILES.png(1500) })];
     fake.reset();
-    const res = await send({ name: 'two_cards', carousel: { type: 'media', cards: cards.map((c, i) => ({ header: { type: 'image', media_id: c.id }, body: [`$${79 + i}`] })) } });
+    const res = await send({
+      name: 'two_cards',
+      carousel: { type: 'media', cards: cards.map((c, i) => ({ header: { type: 'image', media_id: c.id }, body: [`$${79 + i}`] })) },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const carousel = wire()[0]!.body.template.components.find((c: { type: string }) => c.type === 'carousel');
-    expect(carousel.cards.map((card: any) => card.components[0].parameters[0])).toEqual(cards.map((c) => ({ type: 'image', image: { id: c.provider_media_id } })));
+    expect(carousel.cards.map((card: any) => card.components[0].parameters[0])).toEqual(
+      cards.map((c) => ({ type: 'image', image: { id: c.provider_media_id } })),
+    );
   });
 
-  it('B1 another workspace\'s media_id: 404, the same body as an unknown id; nothing stored, no provider call', async () => {
+  it("B1 another workspace's media_id: 404, the same body as an unknown id; nothing stored, no provider call", async () => {
     const foreign = await upload(other, other.number);
     fake.reset();
     const before = await counts(app);
@@ -90,7 +132,10 @@ describe('template send with an uploaded header', () => {
   it('an upload of another number of the workspace: 422 naming header.media_id; nothing stored, no provider call', async () => {
     const second = await addSandboxNumber(app.platform.store.db, { id: t.wabaId, workspace_id: t.workspaceId, name: 'Acme' });
     const id = newId('med');
-    await app.platform.store.db.insertInto('uploaded_media').values({ id, workspace_id: t.workspaceId, phone_number_id: second.id, provider_media_id: '555000111', mime_type: 'image/jpeg', size_bytes: 10 }).execute();
+    await app.platform.store.db
+      .insertInto('uploaded_media')
+      .values({ id, workspace_id: t.workspaceId, phone_number_id: second.id, provider_media_id: '555000111', mime_type: 'image/jpeg', size_bytes: 10 })
+      .execute();
     const before = await counts(app);
     const res = await send(image(id));
     expect(res.statusCode, res.body).toBe(422);
@@ -101,7 +146,11 @@ describe('template send with an uploaded header', () => {
 
   it('an expired upload: 422 naming header.media_id', async () => {
     const up = await upload(t, t.number);
-    await app.platform.store.db.updateTable('uploaded_media').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', up.id).execute();
+    await app.platform.store.db
+      .updateTable('uploaded_media')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', up.id)
+      .execute();
     fake.reset();
     const res = await send(image(up.id));
     expect(res.statusCode, res.body).toBe(422);
@@ -112,8 +161,15 @@ describe('template send with an uploaded header', () => {
   it('an expired upload on a carousel card: 422 naming that card', async () => {
     const good = await upload(t, t.number);
     const old = await upload(t, t.number);
-    await app.platform.store.db.updateTable('uploaded_media').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', old.id).execute();
-    const res = await send({ name: 'two_cards', carousel: { type: 'media', cards: [good, old].map((c) => ({ header: { type: 'image', media_id: c.id }, body: ['$1'] })) } });
+    await app.platform.store.db
+      .updateTable('uploaded_media')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', old.id)
+      .execute();
+    const res = await send({
+      name: 'two_cards',
+      carousel: { type: 'media', cards: [good, old].map((c) => ({ header: { type: 'image', media_id: c.id }, body: ['$1'] })) },
+    });
     expect(res.statusCode, res.body).toBe(422);
     expect(res.json().errors).toEqual([{ pointer: '/body/template/carousel/cards/1/header/media_id', detail: 'expired' }]);
   });
@@ -162,7 +218,7 @@ describe('campaign create with uploaded media', () => {
     expect(await count()).toBe(before);
   });
 
-  it('the sender\'s own upload is accepted', async () => {
+  it("the sender's own upload is accepted", async () => {
     const mine = await upload({ headers: { 'x-api-key': w.key } }, w.phone);
     const res = await call(app, w.key)('POST', '/api/campaigns', campaign(mine.id));
     expect(res.statusCode, res.body).toBe(201);

@@ -21,8 +21,18 @@ const upload = (t: Tenant, fields: Record<string, string>, files: FilePartSpec[]
   const { payload, headers } = multipart(fields, files);
   return app.inject({ method: 'POST', url: '/api/chatapp/media', headers: { ...t.headers, ...headers }, payload });
 };
-const raw = (t: Tenant, payload: Buffer | string, contentType: string) => app.inject({ method: 'POST', url: '/api/chatapp/media', headers: { ...t.headers, 'content-type': contentType }, payload });
-const rows = async (t: Tenant) => Number((await app.platform.store.db.selectFrom('uploaded_media').select((eb) => eb.fn.countAll().as('n')).where('workspace_id', '=', t.workspaceId).executeTakeFirstOrThrow()).n);
+const raw = (t: Tenant, payload: Buffer | string, contentType: string) =>
+  app.inject({ method: 'POST', url: '/api/chatapp/media', headers: { ...t.headers, 'content-type': contentType }, payload });
+const rows = async (t: Tenant) =>
+  Number(
+    (
+      await app.platform.store.db
+        .selectFrom('uploaded_media')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('workspace_id', '=', t.workspaceId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 async function refused(res: Awaited<ReturnType<typeof upload>>, status: number, type: string, before: number, t = a) {
   expect(res.statusCode, res.body).toBe(status);
@@ -68,7 +78,12 @@ describe('uploadMedia', () => {
 
   it('I3 an image one byte over 5 MB: 413; no row', async () => {
     const before = await rows(a);
-    const p = await refused(await upload(a, { chatapp_phone_number: a.number }, [{ ...png, bytes: FILES.png(5 * 1024 * 1024 + 1) }]), 413, 'payload-too-large', before);
+    const p = await refused(
+      await upload(a, { chatapp_phone_number: a.number }, [{ ...png, bytes: FILES.png(5 * 1024 * 1024 + 1) }]),
+      413,
+      'payload-too-large',
+      before,
+    );
     expect(p.detail).toContain('Images may be up to 5 MB');
   });
 
@@ -146,7 +161,7 @@ describe('uploadMedia', () => {
     expect(p.errors[0].pointer).toBe('/body/chatapp_phone_number');
   });
 
-  it('B1 another workspace\'s number: 404, the same body as an unknown one', async () => {
+  it("B1 another workspace's number: 404, the same body as an unknown one", async () => {
     const before = await rows(a);
     const other = await refused(await upload(a, { chatapp_phone_number: b.number }, [png]), 404, 'not-found', before);
     const unknown = await refused(await upload(a, { chatapp_phone_number: '+15550109999' }, [png]), 404, 'not-found', before);

@@ -21,7 +21,8 @@ beforeAll(async () => {
 }, 240_000);
 
 const connect = (on: FastifyInstance, who: Tenant | null) => on.inject({ method: 'GET', url: '/api/google/connect', headers: who ? who.headers : {} });
-const states = (on: FastifyInstance, workspaceId: string) => on.platform.store.db.selectFrom('google_connect_states').selectAll().where('workspace_id', '=', workspaceId).execute();
+const states = (on: FastifyInstance, workspaceId: string) =>
+  on.platform.store.db.selectFrom('google_connect_states').selectAll().where('workspace_id', '=', workspaceId).execute();
 
 describe('getGoogleConnectUrl', () => {
   it('a Google authorization-code URL for the configured client, with offline access, a fresh state and PKCE S256', async () => {
@@ -66,7 +67,7 @@ describe('getGoogleConnectUrl', () => {
     expect(new URL(one.authorization_url).searchParams.get('code_challenge')).not.toBe(new URL(two.authorization_url).searchParams.get('code_challenge'));
   });
 
-  it('expired states of the workspace are removed as new ones are made; other workspaces\' are not touched', async () => {
+  it("expired states of the workspace are removed as new ones are made; other workspaces' are not touched", async () => {
     const mine = await tenant(app);
     const other = await tenant(app);
     await connect(app, mine);
@@ -99,10 +100,16 @@ describe('getGoogleConnectUrl', () => {
   });
 
   it('A1 no credential: 401, nothing stored', async () => {
-    const before = await app.platform.store.db.selectFrom('google_connect_states').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const before = await app.platform.store.db
+      .selectFrom('google_connect_states')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     const res = await connect(app, null);
     expect(res.statusCode).toBe(401);
-    const after = await app.platform.store.db.selectFrom('google_connect_states').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const after = await app.platform.store.db
+      .selectFrom('google_connect_states')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 });

@@ -65,7 +65,12 @@ describe('getUsage', () => {
     // An inbound message is not a message sent.
     expect((await usage(a)).counters.messages.used).toBe(start.messages.used);
 
-    const sent = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: a.headers, payload: { contact_no: CUSTOMER, chatapp_phone_number: a.number, messageType: 'text', message: 'Hi!' } });
+    const sent = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: a.headers,
+      payload: { contact_no: CUSTOMER, chatapp_phone_number: a.number, messageType: 'text', message: 'Hi!' },
+    });
     expect(sent.statusCode, sent.body).toBe(201);
     await sandbox(app).idle();
     let c = (await usage(a)).counters;
@@ -76,7 +81,12 @@ describe('getUsage', () => {
     c = (await usage(a)).counters;
     expect(c.contacts.used).toBe(start.contacts.used + 2);
 
-    const session = await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': a.loginKey, 'content-type': 'application/json' }, payload: '{}' });
+    const session = await app.inject({
+      method: 'POST',
+      url: '/v1/auth/chatapp/start',
+      headers: { 'x-api-key': a.loginKey, 'content-type': 'application/json' },
+      payload: '{}',
+    });
     expect(session.statusCode, session.body).toBe(201);
     c = (await usage(a)).counters;
     // The Login cap is the workspace's own (50 here), the one the Login API enforces.
@@ -85,7 +95,12 @@ describe('getUsage', () => {
 
   it('a send refused (outside the 24-hour window) is not counted', async () => {
     const before = (await usage(a)).counters.messages.used;
-    const res = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: a.headers, payload: { contact_no: '+4915112349999', chatapp_phone_number: a.number, messageType: 'text', message: 'Hi' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: a.headers,
+      payload: { contact_no: '+4915112349999', chatapp_phone_number: a.number, messageType: 'text', message: 'Hi' },
+    });
     expect(res.statusCode).toBe(422);
     expect((await usage(a)).counters.messages.used).toBe(before);
   });
@@ -94,7 +109,12 @@ describe('getUsage', () => {
     const t = await loginTenant(app);
     await customerWrites(app, t, CUSTOMER, 'Hello');
     await eventually(async () => (await usage(t)).counters.contacts.used === 1);
-    const sent = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: t.headers, payload: { contact_no: CUSTOMER, chatapp_phone_number: t.number, messageType: 'text', message: 'Hi!' } });
+    const sent = await app.inject({
+      method: 'POST',
+      url: '/api/chatapp/send',
+      headers: t.headers,
+      payload: { contact_no: CUSTOMER, chatapp_phone_number: t.number, messageType: 'text', message: 'Hi!' },
+    });
     expect(sent.statusCode, sent.body).toBe(201);
     expect((await usage(t)).counters.messages.used).toBe(1);
     const lastMonth = new Date(Date.parse((await usage(t)).period.start) - 86_400_000);
@@ -105,11 +125,16 @@ describe('getUsage', () => {
     expect(c.contacts.used).toBe(1);
   });
 
-  it('another workspace\'s activity is not counted (B3)', async () => {
+  it("another workspace's activity is not counted (B3)", async () => {
     const before = (await usage(a)).counters;
     await customerWrites(app, b, '+4915112340003', 'Hello');
     const sent = await eventually(async () => {
-      const res = await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: b.headers, payload: { contact_no: '+4915112340003', chatapp_phone_number: b.number, messageType: 'text', message: 'Hi' } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/chatapp/send',
+        headers: b.headers,
+        payload: { contact_no: '+4915112340003', chatapp_phone_number: b.number, messageType: 'text', message: 'Hi' },
+      });
       return res.statusCode === 201 && res;
     });
     expect(sent.statusCode).toBe(201);
@@ -127,10 +152,24 @@ describe('getUsage', () => {
     expect(u.counters.contacts).toEqual({ used: 0, limit: null, remaining: null });
 
     await db.updateTable('workspaces').set({ plan: 'starter', login_session_cap: 0 }).where('id', '=', t.workspaceId).execute();
-    const session = await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': t.loginKey, 'content-type': 'application/json' }, payload: '{}' });
+    const session = await app.inject({
+      method: 'POST',
+      url: '/v1/auth/chatapp/start',
+      headers: { 'x-api-key': t.loginKey, 'content-type': 'application/json' },
+      payload: '{}',
+    });
     expect(session.statusCode).toBe(402);
     await db.updateTable('workspaces').set({ login_session_cap: 1 }).where('id', '=', t.workspaceId).execute();
-    expect((await app.inject({ method: 'POST', url: '/v1/auth/chatapp/start', headers: { 'x-api-key': t.loginKey, 'content-type': 'application/json' }, payload: '{}' })).statusCode).toBe(201);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/auth/chatapp/start',
+          headers: { 'x-api-key': t.loginKey, 'content-type': 'application/json' },
+          payload: '{}',
+        })
+      ).statusCode,
+    ).toBe(201);
     await db.updateTable('workspaces').set({ login_session_cap: 0 }).where('id', '=', t.workspaceId).execute();
     u = await usage(t);
     expect(u.plan).toEqual({ code: 'starter', name: 'Starter' });
@@ -294,7 +333,7 @@ describe('listKanbanFunnels', () => {
     expect(none.chat_count).toBe(2);
   });
 
-  it('waba_id filters by business account (our id or the provider\'s); a funnel of another account gets none of its chats', async () => {
+  it("waba_id filters by business account (our id or the provider's); a funnel of another account gets none of its chats", async () => {
     const { createSandboxAccount } = await import('#server/providers/sandbox.js');
     const { account } = await createSandboxAccount(app.platform.store.db, t.workspaceId, { name: 'Second' });
     const other = await apply(app, t, { ...CLINIC, waba_id: account.id });
@@ -324,7 +363,7 @@ describe('listKanbanFunnels', () => {
     expect(page.data.some((f: { id: string }) => f.id === funnelId)).toBe(false);
   });
 
-  it('B3 another workspace\'s business account: 404, the same body as an unknown one', async () => {
+  it("B3 another workspace's business account: 404, the same body as an unknown one", async () => {
     const theirs = await get(t, `/api/kanban-funnels?waba_id=${b.wabaId}`);
     const unknown = await get(t, '/api/kanban-funnels?waba_id=waba_0000000000000000');
     expect(theirs.statusCode).toBe(404);

@@ -19,11 +19,30 @@ export async function loginTenant(app: FastifyInstance, cap?: number): Promise<L
   const login = await insertLoginApp(app, { cap });
   const db = app.platform.store.db;
   const ownerId = newId('usr');
-  await db.insertInto('owners').values({ id: ownerId, workspace_id: login.workspaceId, email: `${ownerId.toLowerCase()}@example.test`, name: 'Owner', password_hash: 'x', created_at: new Date() }).execute();
+  await db
+    .insertInto('owners')
+    .values({
+      id: ownerId,
+      workspace_id: login.workspaceId,
+      email: `${ownerId.toLowerCase()}@example.test`,
+      name: 'Owner',
+      password_hash: 'x',
+      created_at: new Date(),
+    })
+    .execute();
   const { secret, prefix, digest } = newApiKeySecret(app.platform.secrets);
   await db
     .insertInto('api_keys')
-    .values({ id: newId('key'), workspace_id: login.workspaceId, name: 'messaging', kind: 'messaging', scopes: ['messaging:read', 'messaging:write'], prefix, digest, created_at: new Date() })
+    .values({
+      id: newId('key'),
+      workspace_id: login.workspaceId,
+      name: 'messaging',
+      kind: 'messaging',
+      scopes: ['messaging:read', 'messaging:write'],
+      prefix,
+      digest,
+      created_at: new Date(),
+    })
     .execute();
   const pn = login.numbers[0]!;
   return {

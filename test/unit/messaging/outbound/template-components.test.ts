@@ -51,7 +51,12 @@ describe('variable values', () => {
   });
 
   it('recipientFields: the contact row, or only the number', () => {
-    expect(recipientFields({ name: 'Lena', email: null, custom_fields: { a: 1 } }, '+1555')).toEqual({ name: 'Lena', phone: '+1555', email: null, custom_fields: { a: 1 } });
+    expect(recipientFields({ name: 'Lena', email: null, custom_fields: { a: 1 } }, '+1555')).toEqual({
+      name: 'Lena',
+      phone: '+1555',
+      email: null,
+      custom_fields: { a: 1 },
+    });
     expect(recipientFields(undefined, '+1555')).toEqual({ name: null, phone: '+1555', email: null, custom_fields: null });
   });
 
@@ -73,7 +78,10 @@ describe('templateMessage', () => {
       name: 'promo',
       language: 'en_US',
       header: { type: 'image', media_url: 'https://cdn.example.com/a.jpg' },
-      body: [{ from_contact: 'name', fallback: 'there' }, { from_contact: 'custom_fields.city', fallback: '-' }],
+      body: [
+        { from_contact: 'name', fallback: 'there' },
+        { from_contact: 'custom_fields.city', fallback: '-' },
+      ],
       limited_time_offer: { expires_at: '2030-02-01T00:00:00Z' },
       buttons: [
         { type: 'quick_reply', index: 0, payload: 'stop' },
@@ -89,8 +97,17 @@ describe('templateMessage', () => {
       language: { code: 'en_US', policy: 'deterministic' },
       components: [
         { type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/a.jpg' } }] },
-        { type: 'body', parameters: [{ type: 'text', text: 'Lena' }, { type: 'text', text: 'Berlin' }] },
-        { type: 'limited_time_offer', parameters: [{ type: 'limited_time_offer', limited_time_offer: { expiration_time_ms: Date.parse('2030-02-01T00:00:00Z') } }] },
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Lena' },
+            { type: 'text', text: 'Berlin' },
+          ],
+        },
+        {
+          type: 'limited_time_offer',
+          parameters: [{ type: 'limited_time_offer', limited_time_offer: { expiration_time_ms: Date.parse('2030-02-01T00:00:00Z') } }],
+        },
         { type: 'button', sub_type: 'quick_reply', index: 0, parameters: [{ type: 'payload', payload: 'stop' }] },
         // The URL button's value is the URL's suffix: encoded once (it was not, for campaigns).
         { type: 'button', sub_type: 'url', index: 1, parameters: [{ type: 'text', text: 'a%20b%2Fc' }] },
@@ -103,19 +120,34 @@ describe('templateMessage', () => {
   });
 
   it('a text header variable; an uploaded document by the provider media id, with its file name', () => {
-    const text = templateMessage(stored([{ type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' }, { type: 'BODY', text: 'Ready' }]), {
-      name: 'promo',
-      language: 'en_US',
-      header: { type: 'text', text: { from_contact: 'custom_fields.order', fallback: 'your order' } },
-    }, lena);
+    const text = templateMessage(
+      stored([
+        { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+        { type: 'BODY', text: 'Ready' },
+      ]),
+      {
+        name: 'promo',
+        language: 'en_US',
+        header: { type: 'text', text: { from_contact: 'custom_fields.order', fallback: 'your order' } },
+      },
+      lena,
+    );
     expect(text.message.components).toEqual([{ type: 'header', parameters: [{ type: 'text', text: 'your order' }] }]);
     expect(text.text).toBe('Ready');
 
-    const doc = templateMessage(stored([{ type: 'HEADER', format: 'DOCUMENT' }, { type: 'BODY', text: 'Invoice' }]), {
-      name: 'promo',
-      language: 'en_US',
-      header: { type: 'document', media_id: 'med_1', filename: 'inv.pdf' },
-    }, lena, new Map([['med_1', 'provider-media-1']]));
+    const doc = templateMessage(
+      stored([
+        { type: 'HEADER', format: 'DOCUMENT' },
+        { type: 'BODY', text: 'Invoice' },
+      ]),
+      {
+        name: 'promo',
+        language: 'en_US',
+        header: { type: 'document', media_id: 'med_1', filename: 'inv.pdf' },
+      },
+      lena,
+      new Map([['med_1', 'provider-media-1']]),
+    );
     expect(doc.message.components).toEqual([{ type: 'header', parameters: [{ type: 'document', document: { id: 'provider-media-1', filename: 'inv.pdf' } }] }]);
   });
 
@@ -127,18 +159,32 @@ describe('templateMessage', () => {
   });
 
   it('a media carousel: per card a header, the body values and the buttons', () => {
-    const cards = [0, 1].map(() => ({ components: [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Card {{1}}' }, { type: 'BUTTONS', buttons: [{ type: 'URL', url: 'https://s.example/{{1}}' }] }] }));
-    const built = templateMessage(stored([{ type: 'BODY', text: 'Look' }, { type: 'CAROUSEL', cards }]), {
-      name: 'promo',
-      language: 'en_US',
-      carousel: {
-        type: 'media',
-        cards: [
-          { header: { type: 'image', media_url: 'https://cdn.example.com/1.jpg' }, body: ['one'], buttons: [{ type: 'url', index: 0, text: 'p 1' }] },
-          { header: { type: 'image', media_id: 'med_2' }, body: [{ from_contact: 'name', fallback: 'x' }], buttons: [{ type: 'url', index: 0, text: 'p2' }] },
-        ],
+    const cards = [0, 1].map(() => ({
+      components: [
+        { type: 'HEADER', format: 'IMAGE' },
+        { type: 'BODY', text: 'Card {{1}}' },
+        { type: 'BUTTONS', buttons: [{ type: 'URL', url: 'https://s.example/{{1}}' }] },
+      ],
+    }));
+    const built = templateMessage(
+      stored([
+        { type: 'BODY', text: 'Look' },
+        { type: 'CAROUSEL', cards },
+      ]),
+      {
+        name: 'promo',
+        language: 'en_US',
+        carousel: {
+          type: 'media',
+          cards: [
+            { header: { type: 'image', media_url: 'https://cdn.example.com/1.jpg' }, body: ['one'], buttons: [{ type: 'url', index: 0, text: 'p 1' }] },
+            { header: { type: 'image', media_id: 'med_2' }, body: [{ from_contact: 'name', fallback: 'x' }], buttons: [{ type: 'url', index: 0, text: 'p2' }] },
+          ],
+        },
       },
-    }, lena, new Map([['med_2', 'provider-media-2']]));
+      lena,
+      new Map([['med_2', 'provider-media-2']]),
+    );
     expect(built.message.components).toEqual([
       {
         type: 'carousel',
@@ -165,13 +211,28 @@ describe('templateMessage', () => {
   });
 
   it('a product carousel (campaigns): product headers with the catalog ids as given', () => {
-    const built = templateMessage(stored([{ type: 'BODY', text: 'Picks' }, { type: 'CAROUSEL', cards: [] }]), {
-      name: 'promo',
-      language: 'en_US',
-      carousel: { type: 'product', cards: [{ catalog_id: 'provider-catalog', product_retailer_id: 'sku-1' }] },
-    }, lena);
+    const built = templateMessage(
+      stored([
+        { type: 'BODY', text: 'Picks' },
+        { type: 'CAROUSEL', cards: [] },
+      ]),
+      {
+        name: 'promo',
+        language: 'en_US',
+        carousel: { type: 'product', cards: [{ catalog_id: 'provider-catalog', product_retailer_id: 'sku-1' }] },
+      },
+      lena,
+    );
     expect(built.message.components).toEqual([
-      { type: 'carousel', cards: [{ card_index: 0, components: [{ type: 'header', parameters: [{ type: 'product', product: { product_retailer_id: 'sku-1', catalog_id: 'provider-catalog' } }] }] }] },
+      {
+        type: 'carousel',
+        cards: [
+          {
+            card_index: 0,
+            components: [{ type: 'header', parameters: [{ type: 'product', product: { product_retailer_id: 'sku-1', catalog_id: 'provider-catalog' } }] }],
+          },
+        ],
+      },
     ]);
   });
 
@@ -193,7 +254,12 @@ describe('the send API: values fitted to the stored template, then the same buil
       { type: 'BODY', text: 'Hi {{1}}' },
       { type: 'BUTTONS', buttons: [{ type: 'URL', url: 'https://s.example/{{1}}' }] },
     ]);
-    const values = { name: 'promo', language: 'en_US', body: [{ from_contact: 'name' as const, fallback: 'there' }], buttons: [{ type: 'url' as const, index: 0, text: 'a b' }] };
+    const values = {
+      name: 'promo',
+      language: 'en_US',
+      body: [{ from_contact: 'name' as const, fallback: 'there' }],
+      buttons: [{ type: 'url' as const, index: 0, text: 'a b' }],
+    };
     const fitted = fitTemplateValues(template, values, { filename: 'terms.pdf' }, now);
     // Without a header value the sample submitted with the template is sent, with the shorthand's file name.
     expect(fitted.values.header).toEqual({ type: 'document', media_url: 'https://cdn.example.com/sample.pdf', filename: 'terms.pdf' });
@@ -209,23 +275,39 @@ describe('the send API: values fitted to the stored template, then the same buil
   });
 
   it('the mediaUrl shorthand is the header, and a media URL to check', () => {
-    const template = stored([{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi' }]);
+    const template = stored([
+      { type: 'HEADER', format: 'IMAGE' },
+      { type: 'BODY', text: 'Hi' },
+    ]);
     const built = buildTemplateMessage(template, { name: 'promo', language: 'en_US' }, lena, { mediaUrl: 'https://cdn.example.com/p.jpg' }, now);
     expect(built.mediaUrls).toEqual([{ url: 'https://cdn.example.com/p.jpg', pointer: '/body/mediaUrl' }]);
     expect(built.message.components).toEqual([{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/p.jpg' } }] }]);
   });
 
   it('values that do not fit: 422 (or 400) naming the field, before anything is built', () => {
-    const template = stored([{ type: 'BODY', text: 'Hi {{1}}' }, { type: 'BUTTONS', buttons: [{ type: 'URL', url: 'https://s.example/' }, { type: 'COPY_CODE' }] }]);
+    const template = stored([
+      { type: 'BODY', text: 'Hi {{1}}' },
+      { type: 'BUTTONS', buttons: [{ type: 'URL', url: 'https://s.example/' }, { type: 'COPY_CODE' }] },
+    ]);
     const body = problemOf(() => fitTemplateValues(template, { name: 'promo', language: 'en_US' }, {}, now));
     expect(body.status).toBe(422);
     expect(body.problem.errors?.[0]?.pointer).toBe('/body/template/body');
-    const url = problemOf(() => fitTemplateValues(template, { name: 'promo', language: 'en_US', body: ['x'], buttons: [{ type: 'url', index: 0, text: 'y' }] }, {}, now));
+    const url = problemOf(() =>
+      fitTemplateValues(template, { name: 'promo', language: 'en_US', body: ['x'], buttons: [{ type: 'url', index: 0, text: 'y' }] }, {}, now),
+    );
     expect(url.problem.errors?.[0]?.pointer).toBe('/body/template/buttons/0');
     const coupon = problemOf(() => fitTemplateValues(template, { name: 'promo', language: 'en_US', body: ['x'] }, {}, now));
     expect(coupon.problem.detail).toMatch(/copy-code button at index 1/);
     const media = problemOf(() =>
-      fitTemplateValues(stored([{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi' }]), { name: 'promo', language: 'en_US', header: { type: 'image' } as never }, {}, now),
+      fitTemplateValues(
+        stored([
+          { type: 'HEADER', format: 'IMAGE' },
+          { type: 'BODY', text: 'Hi' },
+        ]),
+        { name: 'promo', language: 'en_US', header: { type: 'image' } as never },
+        {},
+        now,
+      ),
     );
     expect(media.status).toBe(400);
     expect(media.problem.errors?.[0]?.pointer).toBe('/body/template/header');

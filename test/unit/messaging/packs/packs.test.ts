@@ -46,7 +46,9 @@ describe('previewIndustryPack', () => {
     const body = res.json();
     expect(body.missing_variables).toEqual([]);
     expect(body.variables).toEqual({ company_name: 'Smile Dental', city: 'Lisbon', opening_hours: 'we will confirm them in a moment' });
-    expect(body.templates[0].body).toBe('Hello {{1}}, Smile Dental in Lisbon reminds you of your appointment on {{2}}. Reply YES to confirm or NO to reschedule.');
+    expect(body.templates[0].body).toBe(
+      'Hello {{1}}, Smile Dental in Lisbon reminds you of your appointment on {{2}}. Reply YES to confirm or NO to reschedule.',
+    );
     expect(body.quick_replies[0].text).toBe('Our opening hours at Smile Dental: we will confirm them in a moment.');
     const greet = body.flows[0].nodes.find((n: { id: string }) => n.id === 'greet');
     expect(greet.parameters.text).toBe('Welcome to Smile Dental in Lisbon, {{contact.name}}! Write BOOK to request an appointment.');
@@ -77,7 +79,12 @@ describe('previewIndustryPack', () => {
     const res = await preview('dental-clinic', `?company_name=${encodeURIComponent('{{contact.phone}}')}&city=${encodeURIComponent('{{1}}')}`);
     expect(res.statusCode).toBe(400);
     expect(res.json().type).toBe(`${PROBLEMS}validation`);
-    expect(res.json().errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/query/city', '/query/company_name']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { pointer: string }) => e.pointer)
+        .sort(),
+    ).toEqual(['/query/city', '/query/company_name']);
   });
 
   it('unknown pack: 404 not-found', async () => {
@@ -118,7 +125,13 @@ describe('applyIndustryPack', () => {
 
     const db = app.platform.store.db;
     const tpl = await db.selectFrom('message_templates').selectAll().where('id', '=', c.templates[0].id).executeTakeFirstOrThrow();
-    expect(tpl).toMatchObject({ workspace_id: a.workspaceId, business_account_id: a.wabaId, name: 'appointment_reminder', language: 'en_US', category: 'UTILITY' });
+    expect(tpl).toMatchObject({
+      workspace_id: a.workspaceId,
+      business_account_id: a.wabaId,
+      name: 'appointment_reminder',
+      language: 'en_US',
+      category: 'UTILITY',
+    });
     expect(tpl.provider_template_id).toBeTruthy();
     expect(['APPROVED', 'PENDING']).toContain(tpl.status);
     expect(JSON.stringify(tpl.components)).toContain('Smile Dental in Lisbon reminds you');
@@ -135,7 +148,9 @@ describe('applyIndustryPack', () => {
     const graph = version.graph as { nodes: { id: string; parameters: Record<string, string> }[] };
     const newPatient = c.tags.find((t: { key: string }) => t.key === 'new_patient').id;
     expect(graph.nodes.find((n) => n.id === 'tag_new')!.parameters.tag_id).toBe(newPatient);
-    expect(graph.nodes.find((n) => n.id === 'greet')!.parameters.text).toBe('Welcome to Smile Dental in Lisbon, {{contact.name}}! Write BOOK to request an appointment.');
+    expect(graph.nodes.find((n) => n.id === 'greet')!.parameters.text).toBe(
+      'Welcome to Smile Dental in Lisbon, {{contact.name}}! Write BOOK to request an appointment.',
+    );
     expect(JSON.stringify(graph)).not.toContain('pack:');
 
     const stages = await db.selectFrom('kanban_stages').selectAll().where('funnel_id', '=', c.funnels[0].id).orderBy('position').execute();
@@ -157,7 +172,12 @@ describe('applyIndustryPack', () => {
     const t = await tenant(app);
     const db = app.platform.store.db;
     const tag = await app.inject({ method: 'POST', url: '/api/tags', headers: t.headers, payload: { name: 'RESERVATION', color: '#000000' } });
-    const field = await app.inject({ method: 'POST', url: '/api/custom-fields', headers: t.headers, payload: { key: 'party_size', label: 'Guests', type: 'number' } });
+    const field = await app.inject({
+      method: 'POST',
+      url: '/api/custom-fields',
+      headers: t.headers,
+      payload: { key: 'party_size', label: 'Guests', type: 'number' },
+    });
     expect(tag.statusCode, tag.body).toBe(201);
     expect(field.statusCode, field.body).toBe(201);
     const res = await apply(app, t, { slug: 'restaurant', waba_id: t.wabaId, variables: { company_name: 'Casa Lisboa', city: 'Porto' } });
@@ -200,7 +220,11 @@ describe('applyIndustryPack', () => {
     expect(input).toMatchObject({ language: 'en_US', allowCategoryChange: false });
     expect(JSON.stringify(input.components)).toContain('Porto');
     expect(JSON.stringify(input.components)).not.toContain('{{city}}');
-    const stored = await app.platform.store.db.selectFrom('message_templates').select(['name', 'provider_template_id', 'status']).where('business_account_id', '=', t.wabaId).execute();
+    const stored = await app.platform.store.db
+      .selectFrom('message_templates')
+      .select(['name', 'provider_template_id', 'status'])
+      .where('business_account_id', '=', t.wabaId)
+      .execute();
     const answered = await Promise.all(create.mock.results.map((r) => r.value));
     expect(stored.map((r) => r.provider_template_id).sort()).toEqual(answered.map((a) => a.id).sort());
     create.mockClear();
@@ -209,16 +233,28 @@ describe('applyIndustryPack', () => {
     expect(create).not.toHaveBeenCalled();
   });
 
-  it('a template the provider rejects at once is stored REJECTED with the provider\'s reason, like template create', async () => {
+  it("a template the provider rejects at once is stored REJECTED with the provider's reason, like template create", async () => {
     const t = await tenant(app);
     const provider = app.platform.provider('sandbox');
     vi.spyOn(provider, 'createTemplate').mockImplementation(async (_ref, input) => ({ id: `rej_${input.name}`, status: 'REJECTED', category: input.category }));
     vi.spyOn(provider, 'getTemplateStatuses').mockImplementation(async (_ref, list) =>
-      list.map((x) => ({ id: x.id ?? 'x', name: x.name, language: x.language, status: 'REJECTED', category: x.category ?? 'UTILITY', rejectedReason: 'TAG_CONTENT_MISMATCH', qualityScore: null })),
+      list.map((x) => ({
+        id: x.id ?? 'x',
+        name: x.name,
+        language: x.language,
+        status: 'REJECTED',
+        category: x.category ?? 'UTILITY',
+        rejectedReason: 'TAG_CONTENT_MISMATCH',
+        qualityScore: null,
+      })),
     );
     const res = await apply(app, t, { ...CLINIC, waba_id: t.wabaId });
     expect(res.statusCode, res.body).toBe(200);
-    const row = await app.platform.store.db.selectFrom('message_templates').selectAll().where('id', '=', res.json().created.templates[0].id).executeTakeFirstOrThrow();
+    const row = await app.platform.store.db
+      .selectFrom('message_templates')
+      .selectAll()
+      .where('id', '=', res.json().created.templates[0].id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'REJECTED', rejected_reason: 'TAG_CONTENT_MISMATCH', provider_template_id: 'rej_appointment_reminder' });
   });
 
@@ -227,7 +263,9 @@ describe('applyIndustryPack', () => {
     const db = app.platform.store.db;
     // Funnels are written last: a trigger makes that insert fail, for this workspace only.
     await sql.raw(`create function pack_fail() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`).execute(db);
-    await sql.raw(`create trigger pack_fail before insert on kanban_funnels for each row when (new.workspace_id = '${t.workspaceId}') execute function pack_fail()`).execute(db);
+    await sql
+      .raw(`create trigger pack_fail before insert on kanban_funnels for each row when (new.workspace_id = '${t.workspaceId}') execute function pack_fail()`)
+      .execute(db);
     const provider = app.platform.provider('sandbox');
     const create = vi.spyOn(provider, 'createTemplate');
     const before = await packCounts(app);
@@ -315,7 +353,9 @@ describe('applyIndustryPack', () => {
     it('the provider refuses a template (and does not hold it): 502 provider-error, nothing created', async () => {
       const t = await tenant(app);
       const provider = app.platform.provider('sandbox');
-      vi.spyOn(provider, 'createTemplate').mockRejectedValue(new ProviderError({ message: 'Invalid parameter', code: 100, httpStatus: 400, details: 'Invalid parameter' }));
+      vi.spyOn(provider, 'createTemplate').mockRejectedValue(
+        new ProviderError({ message: 'Invalid parameter', code: 100, httpStatus: 400, details: 'Invalid parameter' }),
+      );
       vi.spyOn(provider, 'getTemplateStatuses').mockResolvedValue([]);
       const p = await refused(t, { ...CLINIC, waba_id: t.wabaId }, 502, 'provider-error');
       expect(p.detail).toContain('appointment_reminder');
@@ -334,7 +374,7 @@ describe('applyIndustryPack', () => {
       await refused(a, { ...CLINIC, slug: 'space-station', waba_id: a.wabaId }, 404, 'not-found');
     });
 
-    it('B3 another workspace\'s business account: 404, the same body as an unknown one', async () => {
+    it("B3 another workspace's business account: 404, the same body as an unknown one", async () => {
       const theirs = await refused(a, { ...CLINIC, waba_id: b.wabaId }, 404, 'not-found');
       const unknown = await refused(a, { ...CLINIC, waba_id: 'waba_0000000000000000' }, 404, 'not-found');
       expect(theirs.errors).toEqual(unknown.errors);

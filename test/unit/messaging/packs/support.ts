@@ -27,7 +27,15 @@ const TABLES = [
 export async function packCounts(app: FastifyInstance): Promise<Record<string, number>> {
   const db = app.platform.store.db;
   const out: Record<string, number> = {};
-  for (const table of TABLES) out[table] = Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  for (const table of TABLES)
+    out[table] = Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return out;
 }
 

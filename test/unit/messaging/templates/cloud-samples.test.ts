@@ -66,7 +66,8 @@ const withHeader = (tenant: Tenant, format: string, path: string) => ({
     { type: 'BODY', text: 'New arrivals are in.' },
   ],
 });
-const create = (app: FastifyInstance, tenant: Tenant, body: unknown) => app.inject({ method: 'POST', url: '/api/template/create', headers: tenant.headers, payload: body as object });
+const create = (app: FastifyInstance, tenant: Tenant, body: unknown) =>
+  app.inject({ method: 'POST', url: '/api/template/create', headers: tenant.headers, payload: body as object });
 const createCall = () => fake.requests.find((r) => r.method === 'POST' && r.path === `/${FAKE_WABA_ID}/message_templates`);
 
 describe('Cloud API template with a media header sample', () => {
@@ -136,7 +137,13 @@ describe('Cloud API template with a media header sample', () => {
   });
 
   it('the provider refuses the upload (#100): 422 with provider_code; no template call, nothing stored', async () => {
-    fake.fail({ status: 400, body: { error: { message: '(#100) Invalid parameter', type: 'OAuthException', code: 100, error_data: { details: 'file_type is not supported' } } } }, { path: /\/uploads$/ });
+    fake.fail(
+      {
+        status: 400,
+        body: { error: { message: '(#100) Invalid parameter', type: 'OAuthException', code: 100, error_data: { details: 'file_type is not supported' } } },
+      },
+      { path: /\/uploads$/ },
+    );
     const before = await counts(cloud);
     const res = await create(cloud, t, withHeader(t, 'IMAGE', '/img.jpg'));
     expect(res.statusCode, res.body).toBe(422);

@@ -31,25 +31,44 @@ function example(name: string, t: Tenant): any {
   const body = structuredClone(EXAMPLES[name].value);
   body.waba_id = t.wabaId;
   body.name = `${body.name}_${Math.random().toString(36).slice(2, 8)}`;
-  const json = JSON.stringify(body).replace(/https:\/\/cdn\.example\.com\/samples\/[a-z-]+\.(jpg|pdf)/g, (_m, ext: string) => `${media.base}/${ext === 'pdf' ? 'doc.pdf' : 'img.jpg'}`);
+  const json = JSON.stringify(body).replace(
+    /https:\/\/cdn\.example\.com\/samples\/[a-z-]+\.(jpg|pdf)/g,
+    (_m, ext: string) => `${media.base}/${ext === 'pdf' ? 'doc.pdf' : 'img.jpg'}`,
+  );
   return JSON.parse(json);
 }
 const create = (t: Tenant, body: unknown, on = app) => on.inject({ method: 'POST', url: '/api/template/create', headers: t.headers, payload: body as object });
 
 describe('createTemplate: the eleven variants', () => {
-  it.each(['simple', 'variables', 'quick_reply_buttons', 'call_to_action_buttons', 'coupon_code', 'otp_authentication', 'limited_time_offer', 'catalog_button', 'call_permission', 'carousel', 'document_header'])(
-    '%s: 201, stored as submitted, APPROVED by the sandbox rule',
-    async (variant) => {
-      const body = example(variant, a);
-      const res = await create(a, body);
-      expect(res.statusCode, res.body).toBe(201);
-      const t = res.json();
-      expect(t).toMatchObject({ name: body.name, language: body.language, category: body.category, status: 'APPROVED', waba_id: a.wabaId, rejected_reason: null });
-      expect(t.id).toMatch(/^tpl_/);
-      expect(t.provider_template_id).toMatch(/^\d+$/);
-      expect(t.components).toEqual(body.components);
-    },
-  );
+  it.each([
+    'simple',
+    'variables',
+    'quick_reply_buttons',
+    'call_to_action_buttons',
+    'coupon_code',
+    'otp_authentication',
+    'limited_time_offer',
+    'catalog_button',
+    'call_permission',
+    'carousel',
+    'document_header',
+  ])('%s: 201, stored as submitted, APPROVED by the sandbox rule', async (variant) => {
+    const body = example(variant, a);
+    const res = await create(a, body);
+    expect(res.statusCode, res.body).toBe(201);
+    const t = res.json();
+    expect(t).toMatchObject({
+      name: body.name,
+      language: body.language,
+      category: body.category,
+      status: 'APPROVED',
+      waba_id: a.wabaId,
+      rejected_reason: null,
+    });
+    expect(t.id).toMatch(/^tpl_/);
+    expect(t.provider_template_id).toMatch(/^\d+$/);
+    expect(t.components).toEqual(body.components);
+  });
 
   it('media samples are fetched at create time (document and carousel headers)', async () => {
     const before = media.hits.get('/doc.pdf') ?? 0;
@@ -75,25 +94,89 @@ describe('createTemplate: the eleven variants', () => {
   });
 });
 
-describe('H14 the provider\'s rules: 422 naming rule and field, nothing stored', () => {
+describe("H14 the provider's rules: 422 naming rule and field, nothing stored", () => {
   const cases: [string, (body: any) => void, string, string][] = [
     ['OTP button in a MARKETING template', (x) => (x.category = 'MARKETING'), 'otp-authentication-only', '/body/components/2/buttons'],
-    ['AUTHENTICATION without an OTP button', (x) => (x.components = [{ type: 'BODY', add_security_recommendation: true }]), 'authentication-otp-button', '/body/components'],
-    ['variables {{1}} {{3}}', (x) => (x.components = [{ type: 'BODY', text: 'Hi {{1}} and {{3}} ok', example: { body_text: [['a', 'b']] } }]), 'variables-without-gaps', '/body/components/0/text'],
+    [
+      'AUTHENTICATION without an OTP button',
+      (x) => (x.components = [{ type: 'BODY', add_security_recommendation: true }]),
+      'authentication-otp-button',
+      '/body/components',
+    ],
+    [
+      'variables {{1}} {{3}}',
+      (x) => (x.components = [{ type: 'BODY', text: 'Hi {{1}} and {{3}} ok', example: { body_text: [['a', 'b']] } }]),
+      'variables-without-gaps',
+      '/body/components/0/text',
+    ],
     ['a variable without an example', (x) => (x.components = [{ type: 'BODY', text: 'Hi {{1}} ok' }]), 'variable-examples', '/body/components/0/example'],
-    ['examples not matching the variables', (x) => (x.components = [{ type: 'BODY', text: 'Hi {{1}} ok', example: { body_text: [['a', 'b']] } }]), 'variable-examples', '/body/components/0/example/body_text/0'],
+    [
+      'examples not matching the variables',
+      (x) => (x.components = [{ type: 'BODY', text: 'Hi {{1}} ok', example: { body_text: [['a', 'b']] } }]),
+      'variable-examples',
+      '/body/components/0/example/body_text/0',
+    ],
     ['named variable {{name}}', (x) => (x.components = [{ type: 'BODY', text: 'Hi {{name}} ok' }]), 'numbered-variables', '/body/components/0/text'],
-    ['body ending with a variable', (x) => (x.components = [{ type: 'BODY', text: 'Your code is {{1}}', example: { body_text: [['1']] } }]), 'variable-at-edge', '/body/components/0/text'],
-    ['three URL buttons', (x) => (x.components = [{ type: 'BODY', text: 'Hi' }, { type: 'BUTTONS', buttons: [1, 2, 3].map((i) => ({ type: 'URL', text: `L${i}`, url: `https://x.example/${i}` })) }]), 'button-counts', '/body/components/1/buttons'],
-    ['quick replies split by a URL button', (x) => (x.components = [{ type: 'BODY', text: 'Hi' }, { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'a' }, { type: 'URL', text: 'b', url: 'https://x.example/' }, { type: 'QUICK_REPLY', text: 'c' }] }]), 'quick-replies-grouped', '/body/components/1/buttons'],
-    ['image header without header_url', (x) => (x.components = [{ type: 'HEADER', format: 'IMAGE' }, { type: 'BODY', text: 'Hi' }]), 'media-header-sample', '/body/components/0/header_url'],
-    ['two bodies', (x) => (x.components = [{ type: 'BODY', text: 'Hi' }, { type: 'BODY', text: 'Ho' }]), 'one-of-each', '/body/components/1'],
+    [
+      'body ending with a variable',
+      (x) => (x.components = [{ type: 'BODY', text: 'Your code is {{1}}', example: { body_text: [['1']] } }]),
+      'variable-at-edge',
+      '/body/components/0/text',
+    ],
+    [
+      'three URL buttons',
+      (x) =>
+        (x.components = [
+          { type: 'BODY', text: 'Hi' },
+          { type: 'BUTTONS', buttons: [1, 2, 3].map((i) => ({ type: 'URL', text: `L${i}`, url: `https://x.example/${i}` })) },
+        ]),
+      'button-counts',
+      '/body/components/1/buttons',
+    ],
+    [
+      'quick replies split by a URL button',
+      (x) =>
+        (x.components = [
+          { type: 'BODY', text: 'Hi' },
+          {
+            type: 'BUTTONS',
+            buttons: [
+              { type: 'QUICK_REPLY', text: 'a' },
+              { type: 'URL', text: 'b', url: 'https://x.example/' },
+              { type: 'QUICK_REPLY', text: 'c' },
+            ],
+          },
+        ]),
+      'quick-replies-grouped',
+      '/body/components/1/buttons',
+    ],
+    [
+      'image header without header_url',
+      (x) =>
+        (x.components = [
+          { type: 'HEADER', format: 'IMAGE' },
+          { type: 'BODY', text: 'Hi' },
+        ]),
+      'media-header-sample',
+      '/body/components/0/header_url',
+    ],
+    [
+      'two bodies',
+      (x) =>
+        (x.components = [
+          { type: 'BODY', text: 'Hi' },
+          { type: 'BODY', text: 'Ho' },
+        ]),
+      'one-of-each',
+      '/body/components/1',
+    ],
     ['no body', (x) => (x.components = [{ type: 'FOOTER', text: 'Bye' }]), 'body-required', '/body/components'],
     ['unknown language xx_YY', (x) => (x.language = 'xx_YY'), 'language', '/body/language'],
     ['limited-time offer in UTILITY', (x) => (x.category = 'UTILITY'), 'offer-marketing-only', '/body/components/1'],
   ];
   it.each(cases)('%s', async (_title, mutate, rule, pointer) => {
-    const base = _title.startsWith('OTP') || _title.startsWith('AUTHENTICATION') ? 'otp_authentication' : _title.startsWith('limited') ? 'limited_time_offer' : 'simple';
+    const base =
+      _title.startsWith('OTP') || _title.startsWith('AUTHENTICATION') ? 'otp_authentication' : _title.startsWith('limited') ? 'limited_time_offer' : 'simple';
     const body = example(base, a);
     mutate(body);
     const before = await counts(app);
@@ -131,15 +214,18 @@ describe('header_url at create time', () => {
     expect(big.json().detail).toMatch(/limit/);
   });
 
-  it.each(['http://127.0.0.1:9/x.pdf', 'http://localhost/x.pdf', 'http://10.0.0.1/x.pdf', 'http://192.168.1.1/x.pdf'])('G1/G2 header_url %s: 422 unsafe-url, no connection', async (url) => {
-    const s = await tenant(strictApp);
-    const body = example('document_header', s);
-    body.components[0].header_url = url;
-    const res = await create(s, body, strictApp);
-    expect(res.statusCode).toBe(422);
-    expect(res.json().type).toBe(`${PROBLEMS}unsafe-url`);
-    expect(res.json().errors[0].pointer).toBe('/body/components/0/header_url');
-  });
+  it.each(['http://127.0.0.1:9/x.pdf', 'http://localhost/x.pdf', 'http://10.0.0.1/x.pdf', 'http://192.168.1.1/x.pdf'])(
+    'G1/G2 header_url %s: 422 unsafe-url, no connection',
+    async (url) => {
+      const s = await tenant(strictApp);
+      const body = example('document_header', s);
+      body.components[0].header_url = url;
+      const res = await create(s, body, strictApp);
+      expect(res.statusCode).toBe(422);
+      expect(res.json().type).toBe(`${PROBLEMS}unsafe-url`);
+      expect(res.json().errors[0].pointer).toBe('/body/components/0/header_url');
+    },
+  );
 
   it.each(['file:///etc/passwd', 'gopher://x.test/', 'data:text/plain,hi', 'ftp://x.test/a.pdf'])('G11 header_url %s: 400', async (url) => {
     const body = example('document_header', a);
@@ -155,7 +241,14 @@ describe('validateMediaUrl', () => {
     const before = await counts(app);
     const res = await check({ url: `${media.base}/img.jpg`, kind: 'image' });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ reachable: true, http_status: 200, content_type: 'image/jpeg', within_limits: true, problems: [], limits: { max_size_bytes: 5 * 1024 * 1024 } });
+    expect(res.json()).toMatchObject({
+      reachable: true,
+      http_status: 200,
+      content_type: 'image/jpeg',
+      within_limits: true,
+      problems: [],
+      limits: { max_size_bytes: 5 * 1024 * 1024 },
+    });
     expect(await counts(app)).toEqual(before);
   });
 
@@ -181,7 +274,7 @@ describe('validateMediaUrl', () => {
 });
 
 describe('listTemplates', () => {
-  it('B5 only the caller\'s templates, newest first, filters and cursor pages; B6 another workspace\'s cursor is 400', async () => {
+  it("B5 only the caller's templates, newest first, filters and cursor pages; B6 another workspace's cursor is 400", async () => {
     const t = await tenant(app);
     for (const name of ['t_one', 't_two', 't_three']) await storeTemplate(app, t, { name, components: [{ type: 'BODY', text: 'Hi' }] });
     await storeTemplate(app, t, { name: 't_pending', status: 'PENDING', category: 'MARKETING', components: [{ type: 'BODY', text: 'Hi' }] });
@@ -206,7 +299,14 @@ describe('syncTemplateStatus (sandbox)', () => {
     const db = app.platform.store.db;
     await db
       .insertInto('webhook_endpoints')
-      .values({ id: `we_${Date.now()}abcdefgh`.slice(0, 23), workspace_id: t.workspaceId, api: 'messaging', url: 'https://receiver.invalid/hook', event_types: ['template.status_updated'], secret_enc: app.platform.secrets.encrypt('whsec_test') })
+      .values({
+        id: `we_${Date.now()}abcdefgh`.slice(0, 23),
+        workspace_id: t.workspaceId,
+        api: 'messaging',
+        url: 'https://receiver.invalid/hook',
+        event_types: ['template.status_updated'],
+        secret_enc: app.platform.secrets.encrypt('whsec_test'),
+      })
       .execute();
     const tpl = await storeTemplate(app, t, { name: 'order_update', status: 'PENDING', components: [{ type: 'BODY', text: 'Hi' }] });
     await storeTemplate(app, t, { name: 'still_fine', components: [{ type: 'BODY', text: 'Hi' }] });
@@ -214,14 +314,19 @@ describe('syncTemplateStatus (sandbox)', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().checked).toBe(2);
     expect(res.json().changed.map((x: any) => [x.id, x.status])).toEqual([[tpl.id, 'APPROVED']]);
-    const events = await db.selectFrom('outbox').selectAll().where('workspace_id', '=', t.workspaceId).where('event_type', '=', 'template.status_updated').execute();
+    const events = await db
+      .selectFrom('outbox')
+      .selectAll()
+      .where('workspace_id', '=', t.workspaceId)
+      .where('event_type', '=', 'template.status_updated')
+      .execute();
     expect(events).toHaveLength(1);
     expect(JSON.parse(events[0].payload).data).toMatchObject({ template_id: tpl.id, status: 'APPROVED', previous_status: 'PENDING', waba_id: t.wabaId });
     const again = await app.inject({ method: 'POST', url: '/api/template/sync-status', headers: t.headers });
     expect(again.json().changed).toEqual([]);
   });
 
-  it('B2 another workspace\'s waba_id: 404', async () => {
+  it("B2 another workspace's waba_id: 404", async () => {
     const res = await app.inject({ method: 'POST', url: `/api/template/sync-status?waba_id=${a.wabaId}`, headers: b.headers });
     expect(res.statusCode).toBe(404);
   });
@@ -238,7 +343,7 @@ describe('on the fake Cloud API', () => {
   }, 240_000);
   afterAll(() => fake.stop());
 
-  it('create posts Meta\'s body to /{waba}/message_templates and stores PENDING; sync picks up APPROVED', async () => {
+  it("create posts Meta's body to /{waba}/message_templates and stores PENDING; sync picks up APPROVED", async () => {
     const body = example('variables', t);
     const res = await create(t, body, cloud);
     expect(res.statusCode, res.body).toBe(201);

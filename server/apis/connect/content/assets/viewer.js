@@ -46,7 +46,9 @@ function start(root) {
     if (!pages.length && !end) return;
     if (end) ended = true;
     const body = JSON.stringify(end ? { token: token, pages: pages, ended: true } : { token: token, pages: pages });
-    fetch(beaconUrl, { method: 'POST', keepalive: true, credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: body }).catch(() => {});
+    fetch(beaconUrl, { method: 'POST', keepalive: true, credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: body }).catch(
+      () => {},
+    );
   }
 
   setInterval(() => flush(false), FLUSH_MS);
