@@ -34,7 +34,7 @@ const ratios: Record<string, number> = {};
 
 // The embedded-store figures must run on PGlite: a DATABASE_URL in this process's environment (CI
 // exports one for its PostgreSQL steps) would be inherited by every server child, which would then
-// share one database, each sealing it with its own generated key (L7 refuses the next one).
+// share one database, each sealing it with its own generated key (bad-inputs L7 refuses the next one).
 // PostgreSQL figures name their database explicitly, from BENCH_DATABASE_URL.
 delete process.env.DATABASE_URL;
 

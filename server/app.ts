@@ -81,7 +81,7 @@ export async function buildApp(
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(logging.stream ? { stream: logging.stream } : {}) },
     bodyLimit: limits.bodyBytes, // JSON; forms and uploads have their own caps (body-parsers.ts)
-    // Slow clients (catalogue K7): Fastify's requestTimeout defaults to 0 (none). The whole
+    // Slow clients (bad-inputs K7): Fastify's requestTimeout defaults to 0 (none). The whole
     // request must arrive in 30 s, its headers in 10 s; idle sockets close after 60 s.
     requestTimeout: limits.requestMs,
     connectionTimeout: limits.idleMs,
@@ -108,7 +108,7 @@ export async function buildApp(
   // Callback hooks, as on every request they mostly do nothing that needs a promise.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
-    // An answer finished while shutting down ends its kept-alive connection (F-14): otherwise the
+    // An answer finished while shutting down ends its kept-alive connection (bad-inputs F-14): otherwise the
     // client (a load balancer, fetch) holds it open and close() waits out the grace period.
     if (closing) reply.header('connection', 'close');
     done(null, payload);
@@ -137,7 +137,7 @@ export async function buildApp(
   await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
   guardRequestBodies(app);
-  guardStorableText(app); // NUL and lone surrogates: 400 before any handler (H8)
+  guardStorableText(app); // NUL and lone surrogates: 400 before any handler (bad-inputs H8)
   await mountAreas(app, AREAS); // every contract operation, then each area's routes and work
   await app.register((await import('./plugins/pages.js')).default); // sign-in page (session cookie, CSRF)
   methodNotAllowed(app, methods);
@@ -145,7 +145,7 @@ export async function buildApp(
 }
 
 /**
- * Pino options (catalogue L3, J8): one JSON line per entry, request lines carry `reqId` (the
+ * Pino options (bad-inputs L3, J8): one JSON line per entry, request lines carry `reqId` (the
  * `x-request-id` answered). Nothing secret reaches a line: query values (`?token=`, `?code=`)
  * and `/l/<slug>` are censored in URLs, credential headers and fields are redacted by path,
  * error serialization drops driver fields that echo values (PostgreSQL's `detail`), and every
@@ -321,7 +321,7 @@ function collectMethods(app: FastifyInstance): RouteMethods {
 }
 
 /**
- * A known path with another method answers 405 with `Allow` rather than 404 (catalogue M4).
+ * A known path with another method answers 405 with `Allow` rather than 404 (bad-inputs M4).
  * Call it after every route is registered: a later route on one of these paths would clash.
  */
 function methodNotAllowed(app: FastifyInstance, paths: RouteMethods): void {

@@ -87,7 +87,7 @@ function masterKey(config: Config): string {
   return key;
 }
 
-/** Refuses a key other than the one this database's secrets were sealed with (catalogue L7). */
+/** Refuses a key other than the one this database's secrets were sealed with (bad-inputs L7). */
 async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
   const check = secrets.digest('key-check');
   await store.db
@@ -110,7 +110,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   let clock: DatabaseClock | undefined;
   try {
     await checkKey(store, secrets);
-    if (!overrides.now) clock = await databaseClock(store.db); // F-12: instances agree on time
+    if (!overrides.now) clock = await databaseClock(store.db); // bad-inputs F-12: instances agree on time
   } catch (error) {
     if (!overrides.store) await store.close();
     throw error;

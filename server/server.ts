@@ -20,7 +20,7 @@ async function main() {
   mkdirSync(config.dataDir, { recursive: true });
   const app = await buildApp(config).catch((error) => {
     if (!(error instanceof ConfigError)) throw error;
-    console.error(error.message); // a wrong SECRET_KEY for this database (catalogue L7)
+    console.error(error.message); // a wrong SECRET_KEY for this database (bad-inputs L7)
     process.exit(2);
   });
   exitOnSignals(app);
@@ -33,7 +33,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  // An unreachable database at start (catalogue F-5) is an operations problem, not a crash:
+  // An unreachable database at start (bad-inputs F-5) is an operations problem, not a crash:
   // one clear line, no stack, and a non-zero exit so that the orchestrator retries.
   if (isUnavailable(error))
     console.error(`Cannot start: the database is not reachable (${(error as Error).message}). Check DATABASE_URL and that PostgreSQL accepts connections.`);

@@ -1,4 +1,4 @@
-// Graceful shutdown on SIGTERM/SIGINT (catalogue F-14): app.close() stops accepting connections,
+// Graceful shutdown on SIGTERM/SIGINT (bad-inputs F-14): app.close() stops accepting connections,
 // answers new requests on kept-alive sockets 503 `unavailable` with Retry-After, lets requests in
 // flight finish, ends event streams (each got `retry:` when it opened, so clients come back to
 // another instance) and stops the workers, which release the leases they have not started. The

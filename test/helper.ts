@@ -40,7 +40,7 @@ export interface BuildOptions {
 async function open(list: (() => Promise<void>)[], { env = {}, overrides = {} }: BuildOptions): Promise<FastifyInstance> {
   const dataDir = mkdtempSync(join(tmpdir(), 'app-'));
   const store = overrides.store ?? (await openTestStore());
-  // Suites send many deliberate 401s from 127.0.0.1: only a test that asks for it (K3) gets the
+  // Suites send many deliberate 401s from 127.0.0.1: only a test that asks for it (bad-inputs K3) gets the
   // per-IP limit on failed authentications.
   const app = await timed('build', async () => {
     const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', AUTH_FAILURES_PER_IP: '1000000', ...env });

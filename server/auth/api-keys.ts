@@ -66,7 +66,7 @@ export class ApiKeyVerifier {
 
   /**
    * The key if `secret` is a live key of `kind`; null for anything else, malformed input included.
-   * `onDead` hears the workspace of a key that is revoked, expired or rotated away (catalogue K10).
+   * `onDead` hears the workspace of a key that is revoked, expired or rotated away (bad-inputs K10).
    */
   async verify(secret: string, kind: string, onDead?: (workspaceId: string) => void): Promise<VerifiedKey | null> {
     if (!KEY_PATTERN.test(secret)) return null;

@@ -1,4 +1,4 @@
-// Failed credential authentications (catalogue K3, K10-K12). The per-credential rate limit gives
+// Failed credential authentications (bad-inputs K3, K10-K12). The per-credential rate limit gives
 // every invented key a fresh bucket, so guessing is bounded here instead. A 401 of an
 // authenticator for a request that presented a credential counts against one of two things:
 //

@@ -108,7 +108,7 @@ export function authenticator(app: FastifyInstance, operation: Pick<Operation, '
       forbidden ??= outcome.forbidden;
     }
     if (forbidden) throw forbidden;
-    // Per IP, or per dead credential and workspace (catalogue K3, K10-K12, ./auth-failures.ts).
+    // Per IP, or per dead credential and workspace (bad-inputs K3, K10-K12, ./auth-failures.ts).
     throw (await recordAuthFailure(request)) ?? unauthorized(challenges(api, requirements));
   };
 }

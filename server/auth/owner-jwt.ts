@@ -67,7 +67,7 @@ const VERIFIED_MAX = 10_000;
 
 /**
  * The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or
- * expired. `onDead` hears the workspace of a token we signed that has expired (catalogue K10).
+ * expired. `onDead` hears the workspace of a token we signed that has expired (bad-inputs K10).
  */
 export async function verifyOwnerToken(
   platform: Platform,

@@ -1,7 +1,7 @@
 // API keys replaced by a rotation, or gone with their Login app, stay known by their keyed digest
 // (table retired_credentials): a verifier that does not find a key among the live ones asks here,
 // so the old value's 401s count against it and its workspace rather than the caller's IP
-// (./auth-failures.ts, catalogue K10). Only asked on the authenticators' failure path.
+// (./auth-failures.ts, bad-inputs K10). Only asked on the authenticators' failure path.
 import type { Kysely, Transaction } from 'kysely';
 import type { SecretBox } from '../lib/secrets.js';
 import type { Database, RetiredCredentialsTable } from '../store/schema.js';

@@ -1,7 +1,7 @@
 // Opaque list cursors for every list of every API: the position after the last item, signed
 // with an HMAC under the server's key and bound to the workspace and the operation. A cursor
 // edited, truncated, made up, or taken from another workspace's or operation's listing is
-// refused with 400 `validation` (B6, H10), so it can never reach another tenant's rows.
+// refused with 400 `validation` (bad-inputs B6, H10), so it can never reach another tenant's rows.
 //
 // Lists go newest first by (created_at, id): the keyset helpers cover that common order. The
 // cursor holds created_at in milliseconds, so such tables must be written with created_at from
@@ -45,7 +45,7 @@ export function decodeCursor(secrets: SecretBox, scope: CursorScope, cursor: str
   if (cursor === undefined) return undefined;
   const [payload, signature, extra] = cursor.split('.');
   if (!payload || !signature || extra !== undefined) throw invalidCursor();
-  // As text: decoded bytes would accept an edit of the spare low bits of the last character (B6).
+  // As text: decoded bytes would accept an edit of the spare low bits of the last character (bad-inputs B6).
   if (!sameText(signature, mac(secrets, scope, payload).toString('base64url'))) throw invalidCursor();
   try {
     const position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

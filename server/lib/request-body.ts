@@ -1,7 +1,7 @@
 // The request body against the contract, before any parser or handler sees it. Fastify validates
 // a body only when its Content-Type has a schema (body schemas are keyed by media type), so a
 // body sent as text/plain, or none at all, used to reach handlers unvalidated (500s that
-// schemathesis found, catalogue H12). Added to every contract route (onRoute):
+// schemathesis found, bad-inputs H12). Added to every contract route (onRoute):
 // - a declared body with another media type, or a malformed multipart type: 415;
 // - a required body missing (after parsing): 400 `validation` pointing at /body;
 // - an operation without a body given a non-JSON one, or announcing multipart: 415 (a JSON

@@ -99,7 +99,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
     return result.url;
   };
 
-  // Every address must pass (G8): which one the socket picks is not ours to choose.
+  // Every address must pass (bad-inputs G8): which one the socket picks is not ours to choose.
   const resolveChecked = async (hostname: string) => {
     let addresses: Awaited<ReturnType<Resolver>>;
     try {
@@ -112,7 +112,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
     return addresses;
   };
 
-  // net.connect connects to exactly what this returns, so the checked address is the one used (G9).
+  // net.connect connects to exactly what this returns, so the checked address is the one used (bad-inputs G9).
   const lookup = ((
     hostname: string,
     opts: { family?: number | string; all?: boolean },
@@ -160,7 +160,7 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
           if (hop >= maxRedirects) throw new FetchFailedError('redirects', `more than ${maxRedirects} redirects`);
           let next: URL;
           try {
-            next = checkSyntax(new URL(location, url).href); // every hop gets the full check (G10)
+            next = checkSyntax(new URL(location, url).href); // every hop gets the full check (bad-inputs G10)
           } catch (err) {
             throw err instanceof UnsafeUrlError ? err : new UnsafeUrlError(400, 'invalid redirect location');
           }

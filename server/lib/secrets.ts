@@ -13,7 +13,7 @@ const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 };
 export const PASSWORD_COST = SCRYPT.N;
 
 // Each scrypt call takes 128 MiB and tens of milliseconds of a libuv thread: unbounded, 100
-// concurrent sign-ins would queue behind each other and hold gigabytes (catalogue K9). A few run
+// concurrent sign-ins would queue behind each other and hold gigabytes (bad-inputs K9). A few run
 // at once, a short queue waits, and beyond it the caller gets 429 with Retry-After.
 const HASHING_SLOTS = 2;
 const HASHING_QUEUE = 16;
@@ -82,7 +82,7 @@ export class SecretBox {
   matches(secret: string, digestHex: string): boolean {
     const a = Buffer.from(this.digest(secret), 'hex');
     const b = Buffer.from(digestHex, 'hex');
-    // Looked up on the module when called, so that a test can observe the comparison (A11).
+    // Looked up on the module when called, so that a test can observe the comparison (bad-inputs A11).
     return a.length === b.length && crypto.timingSafeEqual(a, b);
   }
 

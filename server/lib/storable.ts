@@ -1,6 +1,6 @@
 // Text PostgreSQL cannot store as sent: NUL (text columns refuse it) and lone UTF-16 surrogates
 // (they would be written as U+FFFD, silently changing the value). Requests carrying either are
-// refused with 400 naming each field (catalogue H8); everything else (RTL marks, zero-width,
+// refused with 400 naming each field (bad-inputs H8); everything else (RTL marks, zero-width,
 // combining marks, emoji) is stored as is. Signed webhooks from outside are checked by their own
 // handlers once the signature holds: the provider's payload is not ours to refuse, so it is cleaned
 // instead (`cleanUnstorable`); the hosted Login receiver refuses.
@@ -35,7 +35,7 @@ function pointerOf(path: Path): string {
 const escapeKey = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function collect(root: unknown, rootPointer: string, out: string[]): void {
-  // Iterative: a body may nest thousands deep (H7), which recursion would turn into a stack overflow.
+  // Iterative: a body may nest thousands deep (bad-inputs H7), which recursion would turn into a stack overflow.
   const stack: [unknown, Path][] = [[root, { up: null, key: rootPointer }]];
   while (stack.length && out.length < 50) {
     const [value, path] = stack.pop()!;
@@ -87,7 +87,7 @@ const SIGNED = new Set(['/api/webhook/chatapp', '/api/chatapp-auth/webhook/:appI
 /**
  * Refuses NUL and lone surrogates in every route's parsed body, query and path parameters, after
  * the schema validation and the route's authentication (whose answers come first) and before the
- * handler can hand them to the database (H8; schemathesis found 500s where a handler had no check).
+ * handler can hand them to the database (bad-inputs H8; schemathesis found 500s where a handler had no check).
  * Call it before the routes are added.
  */
 export function guardStorableText(app: FastifyInstance): void {

@@ -93,7 +93,7 @@ export function componentValidator(api: ApiName, name: string): ValidateFunction
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 /** Turns Ajv errors into `errors[]` entries with a JSON pointer rooted at the request part. */
-/** At most this many errors are listed: a body with thousands of bad fields gets a bounded answer (catalogue M6). */
+/** At most this many errors are listed: a body with thousands of bad fields gets a bounded answer (bad-inputs M6). */
 export const MAX_LISTED_ERRORS = 50;
 
 export function toInvalidParams(error: { validation?: unknown; validationContext?: string }): InvalidParam[] {

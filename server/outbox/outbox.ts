@@ -141,7 +141,7 @@ export class Outbox {
   }
 
   // Up to batchSize attempts run at once, and freed slots are filled as they add up: a receiver
-  // that stalls until the timeout holds one slot, not the rows behind it (catalogue F5). Claiming
+  // that stalls until the timeout holds one slot, not the rows behind it (bad-inputs F5). Claiming
   // once a quarter of the slots is free, not for every single one, keeps a burst from costing a
   // claim query per delivery.
   private async run() {

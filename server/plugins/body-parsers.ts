@@ -24,8 +24,8 @@ declare module 'fastify' {
 export default fp(
   async function bodyParsers(app: FastifyInstance) {
     // Fastify's own parser (secure-json-parse), refusing `__proto__` and `constructor.prototype`
-    // keys instead of passing them on (catalogue J6). Duplicate keys stay last-wins, as JSON.parse:
-    // the validator and the handler see the same parsed object (H11).
+    // keys instead of passing them on (bad-inputs J6). Duplicate keys stay last-wins, as JSON.parse:
+    // the validator and the handler see the same parsed object (bad-inputs H11).
     const secureParse = app.getDefaultJsonParser('error', 'error');
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser(/^application\/([a-z0-9.+-]+\+)?json$/, { parseAs: 'buffer' }, (request, body, done) => {

@@ -47,7 +47,7 @@ export default fp(
       if (body.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(reply, body, headers);
     });
-    // Every API answer is JSON: a client that accepts only XML gets a 406 problem (catalogue M4)
+    // Every API answer is JSON: a client that accepts only XML gets a 406 problem (bad-inputs M4)
     // rather than a body it said it cannot read. Anything naming JSON, a wildcard or another
     // type (event streams, files) goes through.
     app.addHook('onRequest', async (request, reply) => {

@@ -3,7 +3,7 @@
 // Answers carry RateLimit-Limit/-Remaining/-Reset (the IETF draft's separate fields, the
 // plugin's `enableDraftSpec`); a 429 adds Retry-After and is our problem+json. Besides, an IP
 // that failed authentication too often gets 429 for its credentials, and so does a revoked or
-// expired credential presented too often (catalogue K3, K10-K12, below).
+// expired credential presented too often (bad-inputs K3, K10-K12, below).
 //
 // The store is in memory and PER INSTANCE: with N instances a client can get N times the limit.
 // A shared store (the plugin's Redis option, or one on our database) would be needed to make
@@ -50,7 +50,7 @@ function credentialKey(credential: string): string {
 export function rateLimitKey(request: FastifyRequest): string {
   // The limit runs after authentication (server/apis/area.ts): on an operation that needs a
   // credential, `auth` is set and the bucket is that verified credential's; an invented one was
-  // answered 401 before reaching here and counted against its IP below (catalogue K3).
+  // answered 401 before reaching here and counted against its IP below (bad-inputs K3).
   const value = request.auth ? presentedCredential(request) : undefined;
   // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
   return value ? credentialKey(value) : `ip:${normalizeIP(request.ip)}`;
@@ -87,7 +87,7 @@ export default fp(
       errorResponseBuilder: (_request, context) => limited(context.ttl),
       onExceeded: (request, key) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded'),
     });
-    // Second buckets where one alone leaves a gap (catalogue K2): starting a Login session is
+    // Second buckets where one alone leaves a gap (bad-inputs K2): starting a Login session is
     // also limited per IP (one IP cycling through keys), and the token endpoint also per
     // client_id (one client from many IPs). Separate key prefixes keep them apart from the
     // buckets above in the shared store.
@@ -108,7 +108,7 @@ export default fp(
       if (route.url === '/v1/auth/chatapp/start') route.onRequest = [...[route.onRequest ?? []].flat(), limitStart];
       if (route.url === '/api/oauth/token') route.preValidation = [...[route.preValidation ?? []].flat(), limitToken];
     });
-    // Failed authentications (catalogue K3, K10-K12, server/auth/auth-failures.ts): the
+    // Failed authentications (bad-inputs K3, K10-K12, server/auth/auth-failures.ts): the
     // authenticators count a 401 into the bucket of its IP, or of its dead credential and that
     // credential's workspace. Here, before any lookup or hashing, an IP with authFailuresPerIp of
     // them in the window gets 429 for anything that carries a credential (a valid one included),

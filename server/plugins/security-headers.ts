@@ -25,7 +25,7 @@ export const BASELINE_HEADERS = {
 export function helmetOptions(production: boolean): HelmetOptions {
   return {
     contentSecurityPolicy: { useDefaults: false, directives: DEFAULT_CSP },
-    // Pages carry secrets in their URLs (/l/<slug>, consent): never leak them in Referer (L8).
+    // Pages carry secrets in their URLs (/l/<slug>, consent): never leak them in Referer (bad-inputs L8).
     referrerPolicy: { policy: 'no-referrer' },
     // HSTS only in production: on http://localhost it would pin browsers to https for a year.
     strictTransportSecurity: production ? { maxAge: 31_536_000, includeSubDomains: true } : false,

@@ -13,7 +13,7 @@ export interface ApiEntry {
   summary: string;
   /** Port of its Prism mock under `npm run mock` (mocks/mocks.mjs). */
   mockPort: number;
-  /** TS client factory from clients/ (H1). */
+  /** TS client factory from clients/ (bad-inputs H1). */
   client: string;
 }
 

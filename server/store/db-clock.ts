@@ -1,4 +1,4 @@
-// The database's clock as the time every instance goes by (catalogue F-12). Instances whose
+// The database's clock as the time every instance goes by (bad-inputs F-12). Instances whose
 // system clocks disagree (by minutes, on a misconfigured host) would otherwise disagree on when
 // a login session, a verification token or a schedule is due: one instance would expire a
 // session another just started. Each instance measures its offset to the database's

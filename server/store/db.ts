@@ -96,7 +96,7 @@ function reportConnectionError(where: 'pool' | 'listener') {
 
 async function openPostgres(connectionString: string): Promise<Store> {
   // A connection attempt to an unreachable database fails after 5 s instead of waiting forever,
-  // so a request answers 503 rather than hanging (catalogue F-4, F-5).
+  // so a request answers 503 rather than hanging (bad-inputs F-4, F-5).
   const pool = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 5_000, keepAlive: true });
   pool.on('error', reportConnectionError('pool'));
   // The pool listens for errors on idle clients only: a client checked out for a query when its

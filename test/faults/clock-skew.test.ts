@@ -1,8 +1,8 @@
-// F-12: two instances whose system clocks are 3 minutes apart (B's is 3 minutes fast, through a
+// bad-inputs F-12: two instances whose system clocks are 3 minutes apart (B's is 3 minutes fast, through a
 // preload that moves its Date.now). Both go by the database's clock (server/store/db-clock.ts):
 // a session started on A with a 2-minute lifetime is still pending when B reads it at once (B's
 // own clock would call it expired a minute ago), its expiry as B answers it is A's, and B's
-// expiry sweep leaves it alone. The sender side of F-12 (webhook signatures ±4 and ±6 minutes
+// expiry sweep leaves it alone. The sender side of bad-inputs F-12 (webhook signatures ±4 and ±6 minutes
 // from the receiver) is tested with the client helpers, test/unit/clients/webhooks.test.ts.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';

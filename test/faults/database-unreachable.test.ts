@@ -1,10 +1,10 @@
-// F-4, F-5: PostgreSQL out of reach. A TCP proxy sits between instance A and PostgreSQL and is
+// bad-inputs F-4, F-5: PostgreSQL out of reach. A TCP proxy sits between instance A and PostgreSQL and is
 // cut (every connection closed, new ones closed at once) while requests arrive: each answers
 // 503 `unavailable` with Retry-After in bounded time, never 500, and nothing hangs. Restored,
 // A recovers by itself: its pool serves requests again, its LISTEN connection is re-established
 // (a `verified` caused on instance B, which never lost the database, reaches a stream on A), and
 // its outbox worker delivers again. At start, an unreachable database makes the server exit
-// non-zero with a message (F-5). A PostgreSQL restart ends every connection exactly like the cut.
+// non-zero with a message (bad-inputs F-5). A PostgreSQL restart ends every connection exactly like the cut.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

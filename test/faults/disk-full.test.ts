@@ -1,4 +1,4 @@
-// F-6: the database's disk full. PostgreSQL answers every write with SQLSTATE 53100 (disk_full);
+// bad-inputs F-6: the database's disk full. PostgreSQL answers every write with SQLSTATE 53100 (disk_full);
 // here a trigger raises it on the tables of this file's own database while the server runs. Writes
 // answer 503 `unavailable` with Retry-After (never 500), leave no partial rows (a contact whose
 // tag rows fail after its own insert is rolled back) and no orphan file (a document upload

@@ -1,4 +1,4 @@
-// F-1 and F-2: the server is killed with SIGKILL while its outbox worker is posting webhooks
+// bad-inputs F-1 and F-2: the server is killed with SIGKILL while its outbox worker is posting webhooks
 // (the receiver holds the requests and answers 200 only after the kill), and just after the
 // 2xx that created those events. After a restart on the same database, the lease of each row
 // expires and the row is delivered again with the same event id and the same body bytes: at
@@ -6,7 +6,7 @@
 // with Login's `chatapp.auth.verified` (X-Login-Signature) and with Connect's `link.revoked` to a
 // Connect webhook endpoint (X-Connect-Signature: t=…,v1=…, checked against the endpoint secret
 // on every attempt, the catalogue's "Connect delivery").
-// "Before its commit" (F-2, second half) cannot be timed from outside the process: the event and
+// "Before its commit" (bad-inputs F-2, second half) cannot be timed from outside the process: the event and
 // its change share one transaction (verification.ts), which the unit tests of the outbox cover.
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
@@ -60,7 +60,7 @@ async function killDuringDelivery(id: string, cause: (seed: ServerInfo, hook: st
   const env = { OUTBOX_LEASE_MS: '12000' };
   server = await startServer(database.url, { ...env, SEED: '1', WEBHOOK_URL: hook });
   await cause(server.info, hook);
-  // F-2: every 2xx of `cause` committed its event; the worker is now inside the posts.
+  // bad-inputs F-2: every 2xx of `cause` committed its event; the worker is now inside the posts.
   await waitFor(() => new Set(received.map((d) => JSON.parse(d.body).id)).size >= EVENTS, 20_000, 'the first attempts at the receiver');
   await kill9(server);
   for (const res of held) res.end('ok'); // the receiver answers 200 after the kill
@@ -80,7 +80,7 @@ async function killDuringDelivery(id: string, cause: (seed: ServerInfo, hook: st
   expect(lost).toBe(0);
   for (const [i, deliveries] of perEvent.entries()) {
     expect(deliveries.length).toBeLessThanOrEqual(2);
-    // Same event, same bytes, a fresh signature per attempt (F8).
+    // Same event, same bytes, a fresh signature per attempt (bad-inputs F8).
     for (const d of deliveries) expect(d.body).toBe(rows[i].payload);
   }
   // Each event was delivered twice: once held at the kill, once after the restart, the window
@@ -94,7 +94,7 @@ it('F-1 kill -9 during Login webhook deliveries: redelivered after restart with 
     const sessions = [];
     for (let i = 0; i < EVENTS; i++) sessions.push(await startSession(seed));
     // At once, so that the kill falls inside every first attempt (a receiver stalling past the
-    // 10 s timeout would earn a retry before the kill, which is F5, not this case).
+    // 10 s timeout would earn a retry before the kill, which is bad-inputs F5, not this case).
     const answers = await Promise.all(sessions.map((session) => sendLogin(seed.url, seed, session.loginCode)));
     expect(answers).toEqual(sessions.map(() => 200));
   });

@@ -1,4 +1,4 @@
-// F-4 at the store level: PostgreSQL ends the dedicated LISTEN connection (a restart or failover
+// bad-inputs F-4 at the store level: PostgreSQL ends the dedicated LISTEN connection (a restart or failover
 // looks the same to the client); it reconnects and LISTENs again on every channel by itself, so
 // a NOTIFY sent afterwards arrives, and tells its `onReconnect` callbacks once per return (what
 // the subscribers re-read on). (test/unit/store/connection-loss.test.ts shows the process survives

@@ -1,4 +1,4 @@
-// F-14: SIGTERM with an event stream open and webhook rows pending. The server stops taking
+// bad-inputs F-14: SIGTERM with an event stream open and webhook rows pending. The server stops taking
 // connections, ends the stream (which got `retry:` when it opened, so the client reconnects to
 // another instance), stops its outbox worker without leaving a lease on rows it had not started,
 // and exits 0 within the grace period (server/shutdown.ts).

@@ -1,8 +1,8 @@
-// F-11: two server processes on one PostgreSQL database. A `verified` event crosses instances
+// bad-inputs F-11: two server processes on one PostgreSQL database. A `verified` event crosses instances
 // (LISTEN/NOTIFY), each outbox row reaches the receiver once although both instances' workers
 // claim (FOR UPDATE SKIP LOCKED), and the expiry sweep that runs every second on both instances
 // expires each session once. Campaign workers on two instances: test/unit/messaging/campaigns/
-// two-workers.test.ts (F-11, each recipient sent once, the number's rate held across both).
+// two-workers.test.ts (bad-inputs F-11, each recipient sent once, the number's rate held across both).
 // Rate limits are PER INSTANCE (server/plugins/rate-limits.ts, docs/reliability.md): the last
 // test shows it, so that a change to a shared store must update the documentation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -22,7 +22,7 @@ const clock = { now: Date.now() };
 const app = await buildShared({ overrides: { now: () => new Date(clock.now) } });
 const seen = recordErrors(app);
 afterAll(() => {
-  expect(expectProblems(seen)).toBeGreaterThan(20); // M1 over every error answer of this file
+  expect(expectProblems(seen)).toBeGreaterThan(20); // bad-inputs M1 over every error answer of this file
 });
 
 const contacts = (headers: Record<string, string>, url = '/api/contacts') => app.inject({ url, headers });
@@ -33,7 +33,7 @@ const newKey = async (w: Workspace) =>
 
 /** A 401 that changed nothing; its body without the per-request fields. */
 async function refused(act: () => Promise<LightMyRequestResponse>, challenge?: string | RegExp) {
-  // Keys record last_used_at on success only; sign-in throttles count failures by design (A10).
+  // Keys record last_used_at on success only; sign-in throttles count failures by design (bad-inputs A10).
   const res = await expectNoChange(app, act, { ignore: ['sign_in_failures'] });
   const body = expectProblem(res, 401, 'unauthorized');
   if (challenge) expect(res.headers['www-authenticate']).toMatch(challenge);
@@ -233,7 +233,7 @@ describe('A authentication', () => {
 });
 
 describe('A authentication comes first', () => {
-  // From their own address: these requests fail authentication on purpose, and K3 counts failures per IP.
+  // From their own address: these requests fail authentication on purpose, and bad-inputs K3 counts failures per IP.
   const remoteAddress = '10.14.0.1';
 
   it('A14 every secured operation without a credential: 401, whatever its path ids or body (swept from the documents)', async () => {

@@ -1,7 +1,7 @@
-// Group B of the catalogue: tenant isolation. B1 and B8 are generated from the documents: every
+// Group B of the catalogue: tenant isolation. bad-inputs B1 and B8 are generated from the documents: every
 // operation with a path id in generated/<api>/openapi.3.1.yaml is called with workspace B's
 // credentials (each kind its security requirement accepts) on a real resource of workspace A.
-// A new operation is covered without editing this file; a new kind of path id fails B1 until
+// A new operation is covered without editing this file; a new kind of path id fails bad-inputs B1 until
 // it gets a creator in creators.ts.
 import { afterAll, describe, expect, it } from 'vitest';
 import { base62 } from '#server/lib/ids.js';
@@ -241,7 +241,7 @@ describe('B tenant isolation', async () => {
     await quiesce(app); // events of A's own changes (link created, revoked) are not the reader's doing
     const download = await expectNoChange(app, () => get(`/l/${slug}/file?download=1`, {}));
     expect(download.statusCode).toBe(403);
-    expect(String(download.headers['content-type'])).toMatch(/^text\/html/); // the viewer's page (M9)
+    expect(String(download.headers['content-type'])).toMatch(/^text\/html/); // the viewer's page (bad-inputs M9)
     await app.inject({ method: 'POST', url: `/api/connect/links/${link.json().id}/revoke`, headers: { authorization: a.connect } });
     await quiesce(app);
     const page = await expectNoChange(app, () => get(`/l/${slug}`, {}));

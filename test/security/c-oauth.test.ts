@@ -3,8 +3,8 @@
 // refusal is checked with `expectNoChange`. The flow helpers come from the unit tests
 // (test/unit/connect/oauth/support.ts); the happy path is proven with a real client, oauth4webapi.
 // Bearers are checked on a real Connect operation (GET /api/connect/documents).
-// Added cases: C18 (a client registered by workspace A, consented to by B's owner: the grant is B's);
-// C19-C22, the refresh grace period (REFRESH_TOKEN_REUSE_GRACE_MS, default 10 s): C22's five
+// Added cases: bad-inputs C18 (a client registered by workspace A, consented to by B's owner: the grant is B's);
+// bad-inputs C19-C22, the refresh grace period (REFRESH_TOKEN_REUSE_GRACE_MS, default 10 s): bad-inputs C22's five
 // concurrent refreshes are a real race under `npm run test:pg`.
 import * as oauth from 'oauth4webapi';
 import { describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 // Catalogue group D (Login sessions and verification tokens) against the shared fixture: each
 // workspace's Login app (`loginKey`) on its sandbox number. LOGIN messages arrive as signed
 // provider webhooks (test/security/inbound.ts). The clock is injected and only moves forward.
-// D8 is a race: PGlite has one connection, so it runs on PostgreSQL only (DATABASE_URL).
-// D9–D12: the contract gives a `reason` per failure (invalid_signature, invalid_claims, expired,
+// bad-inputs D8 is a race: PGlite has one connection, so it runs on PostgreSQL only (DATABASE_URL).
+// bad-inputs D9–D12: the contract gives a `reason` per failure (invalid_signature, invalid_claims, expired,
 // malformed); "one answer" here means valid:false without user data, and the token not consumed.
 import { createHmac } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -312,7 +312,7 @@ describe('D. Login sessions and verification tokens', () => {
     });
   });
 
-  // D17–D21: the text as phones send it. After NFKC, format characters (Cf) are dropped and every
+  // bad-inputs D17–D21: the text as phones send it. After NFKC, format characters (Cf) are dropped and every
   // Unicode space is a space; letters of other scripts are never read as Latin ones.
   it('D17 zero-width space, ZWNJ, ZWJ and word joiner inside the keyword or around the code: verified', async () => {
     const a = await workspace(app);

@@ -1,9 +1,9 @@
 // Catalogue group E (inbound provider webhook, POST/GET /api/webhook/chatapp, and the commerce
-// order webhook for E10) against the shared fixture. Every refusal is checked with
+// order webhook for bad-inputs E10) against the shared fixture. Every refusal is checked with
 // `expectNoChange`, with the platform events published meanwhile as a probe.
-// E6's "one flow run" half (a message dispatched twice starts one run) is proven in
+// bad-inputs E6's "one flow run" half (a message dispatched twice starts one run) is proven in
 // test/unit/messaging/automation/bad-inputs.test.ts; here: one row and one event.
-// Added cases: E11 (A's order webhook id with B's webhook secret); E12–E14 (per-IP limits and
+// Added cases: bad-inputs E11 (A's order webhook id with B's webhook secret); bad-inputs E12–E14 (per-IP limits and
 // the signature, on an app with the default limits, with the provider's own published payloads).
 import { createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -382,7 +382,7 @@ describe('E. Inbound provider webhook', () => {
         transactions.mockRestore();
         received.mockRestore();
       }
-      // The same malformed bytes correctly signed reach the parser (E4): the signature came first.
+      // The same malformed bytes correctly signed reach the parser (bad-inputs E4): the signature came first.
       const malformed = '{"object": "whatsapp_business_account", "entry": [';
       expectProblem(await from('203.0.113.16', malformed, signed(malformed)), 400, 'malformed-body');
     });

@@ -2,7 +2,7 @@
 // endpoints at local receivers, the outbox is driven by hand (its worker is stopped, so what a
 // test sees is what it caused), and receivers check signatures with our users' tools: Stripe's
 // Node SDK, a plain HMAC, and our client helpers (clients/webhooks.ts).
-// F7's "memory flat" is measured on the fetch itself in test/unit/safe-fetch.test.ts; here the
+// bad-inputs F7's "memory flat" is measured on the fetch itself in test/unit/safe-fetch.test.ts; here the
 // delivery log keeps a few KB of a 50 MB answer.
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -21,7 +21,7 @@ import { inbound, postInbound, textMessage } from './inbound.js';
 
 const BASE = '/api/connect/webhook-endpoints';
 const stripe = new Stripe('sk_test_x');
-// The delivery timeout shortened from 10 s: F5 waits it out.
+// The delivery timeout shortened from 10 s: bad-inputs F5 waits it out.
 const DELIVERY_TIMEOUT_MS = 3_000;
 const { app, clock } = await appWithClock({
   env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' },

@@ -1,13 +1,13 @@
-// Group G of the bad-inputs catalogue: server-side request forgery. Every URL form of G1–G13 is
+// Group G of the bad-inputs catalogue: server-side request forgery. Every URL form of bad-inputs G1–G13 is
 // tried at every entry point that takes a user-given URL, on an app in production mode (https
 // only, no private targets) whose DNS is a stub. Accept time: each row answers its status naming
 // the field, changes no row, opens no connection to the loopback "victim" and, for 400 rows, asks
-// the stub nothing. Connect time (G8–G10): the app's own clients, on the names the stub turns bad
+// the stub nothing. Connect time (bad-inputs G8–G10): the app's own clients, on the names the stub turns bad
 // after the accept-time check, and a delivery through the outbox.
 //
-// G9 and G10 at accept time cannot apply: a rebinding name is allowed when accepted (its first
+// bad-inputs G9 and G10 at accept time cannot apply: a rebinding name is allowed when accepted (its first
 // answer is public) and a redirect is only seen by fetching; both are checked at connect below.
-// G10 through the app's configured client cannot be shown on 127.0.0.0/8 either: production
+// bad-inputs G10 through the app's configured client cannot be shown on 127.0.0.0/8 either: production
 // policy allows no local target to redirect from. It runs on a client built with the app's
 // settings (3 redirects for media, none for webhooks) and the test policy allowing 127.0.0.2.
 import http from 'node:http';
@@ -229,7 +229,7 @@ const ROWS: Row[] = [
     status: 422,
     urls: () => ['2130706433', '0x7f000001', '0177.0.0.1', '127.1', '0x7f.1'].map((h) => `https://${h}/`),
   },
-  // G6, G7: where the contract declares `format: uri`, the validator refuses these strings as
+  // bad-inputs G6, G7: where the contract declares `format: uri`, the validator refuses these strings as
   // not RFC 3986 before the guard sees them: a 400 naming the field (the catalogue's "400 for
   // syntax"). Fields without the format (flow parameters) reach the guard and answer 422.
   {

@@ -1,8 +1,8 @@
 // Group I of the bad-inputs catalogue: uploads, at both upload operations (Connect documents and
 // Messaging media), against the shared fixture. Every refusal leaves no row in any table and no
 // file under DATA_DIR (the only place uploads are written: both parsers buffer in memory).
-// I4 applies to Connect only: Messaging media are never unpacked (a .docx is a `document` passed
-// to the provider as bytes), which the I4 test for Messaging shows.
+// bad-inputs I4 applies to Connect only: Messaging media are never unpacked (a .docx is a `document` passed
+// to the provider as bytes), which the bad-inputs I4 test for Messaging shows.
 import { readdirSync } from 'node:fs';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';

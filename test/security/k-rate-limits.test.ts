@@ -22,13 +22,13 @@ import { elapse, eventually } from '../support/eventually.js';
 // Two apps and a loaded machine: building them can take minutes.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 400_000 });
 
-const AUTH_FAILURES = 20; // catalogue K3; also the default of AUTH_FAILURES_PER_IP
+const AUTH_FAILURES = 20; // bad-inputs K3; also the default of AUTH_FAILURES_PER_IP
 let app: FastifyInstance;
 let loose: FastifyInstance; // default limits: for what the tiny ones would hide
 beforeAll(async () => {
   app = await buildShared({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_IP_PER_MINUTE: '2' } });
-  // The default AUTH_FAILURES_PER_IP (test/helper.ts raises it for other suites); K3 uses its own IPs.
-  // The production password cost: K9 proves that hashing at that cost is bounded.
+  // The default AUTH_FAILURES_PER_IP (test/helper.ts raises it for other suites); bad-inputs K3 uses its own IPs.
+  // The production password cost: bad-inputs K9 proves that hashing at that cost is bounded.
   loose = await buildShared({
     env: { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_IP_PER_MINUTE: '100000', AUTH_FAILURES_PER_IP: String(AUTH_FAILURES) },
     overrides: { passwordCost: PASSWORD_COST },
@@ -162,7 +162,7 @@ describe('K1 K2 K3 K4 the limiter', () => {
 
 // Failed credential authentications per IP (server/auth/auth-failures.ts): AUTH_FAILURES 401s for
 // presented credentials nobody knows within AUTH_FAILURE_WINDOW_MS, then 429 for any credential
-// from that IP. (Revoked and expired credentials count elsewhere: K10-K12 below.)
+// from that IP. (Revoked and expired credentials count elsewhere: bad-inputs K10-K12 below.)
 describe('K3 failed credential authentications per IP', () => {
   const contacts = (from: string, headers: Record<string, string> = {}) => loose.inject({ url: '/api/contacts', headers, remoteAddress: from });
   const guessKey = (i: number) => ({ 'x-api-key': `mk_${String(i).padStart(40, 'G')}` }); // well-formed: looked up if let through
@@ -321,7 +321,7 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     const answers = [];
     for (let i = 0; i < 100; i++) answers.push((await documents(from, a.connect)).statusCode);
     expect(answers.slice(0, AUTH_FAILURES)).toEqual(Array(AUTH_FAILURES).fill(401));
-    expect(new Set(answers.slice(AUTH_FAILURES))).toEqual(new Set([429])); // the dead token is limited itself (K11)
+    expect(new Set(answers.slice(AUTH_FAILURES))).toEqual(new Set([429])); // the dead token is limited itself (bad-inputs K11)
     expect((await documents(from, b.connect)).statusCode).toBe(200);
     expect((await contacts(from, b.headers)).statusCode).toBe(200);
     expect((await contacts(from, a.headers)).statusCode).toBe(200); // A's other, live credentials too
@@ -329,7 +329,7 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
   });
 
   it('K10 every kind of dead credential counts against itself, not the IP: revoked, expired and rotated Messaging keys, rotated and deleted Login keys, Connect bearers revoked by grant, by family (refresh or code reuse) and expired, an expired owner JWT', async () => {
-    // Three kinds in each of three workspaces, under each workspace's own count (K11).
+    // Three kinds in each of three workspaces, under each workspace's own count (bad-inputs K11).
     const [w, v, u, other] = [await workspace(loose), await workspace(loose), await workspace(loose), await workspace(loose)];
     const from = ip();
     const now = new Date();
@@ -449,10 +449,10 @@ describe('K10 K11 K12 revoked and expired credentials', () => {
     const dead = await familyRevokedBearer(a);
     for (let i = 0; i < 2 * AUTH_FAILURES; i++) expect([401, 429]).toContain((await documents(from, dead)).statusCode);
     for (let i = 0; i < AUTH_FAILURES; i++) expect((await contacts(from, guessKey(100 + i))).statusCode).toBe(401);
-    expectLimited(await contacts(from, b.headers)); // the IP is over: every credential from it, as K3
+    expectLimited(await contacts(from, b.headers)); // the IP is over: every credential from it, as bad-inputs K3
     expectLimited(await documents(from, b.connect));
     // Two credential headers, one dead and one unknown: refused 400 before either is looked up
-    // (A15), so they guess nothing and count nothing against the IP.
+    // (bad-inputs A15), so they guess nothing and count nothing against the IP.
     const mixed = ip();
     const both = { authorization: await familyRevokedBearer(a), ...guessKey(200) };
     for (let i = 0; i < AUTH_FAILURES; i++)
@@ -586,7 +586,7 @@ describe('K7 slow clients (real socket)', () => {
 
   it('K7 a body trickled after the headers: closed at requestTimeout', async () => {
     const body = JSON.stringify({ name: 'x'.repeat(400) });
-    // With a real key: without one the answer is 401 before any byte of the body is read (A16).
+    // With a real key: without one the answer is 401 before any byte of the body is read (bad-inputs A16).
     const key = (await workspace(slow)).headers['x-api-key'];
     const head = `POST /api/contacts HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
     const { closedAfterMs, answer } = await trickle([head, ...body.split('')], 10); // would take 4 s

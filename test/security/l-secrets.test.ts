@@ -1,6 +1,6 @@
 // Catalogue group L (secrets): shown once, stored as digests or ciphertext, never logged, never
 // echoed, rotated at once, hashed with the right cost, the at-rest key checked, no Referer leaks.
-// L3 runs a realistic flow on an app whose pino output is captured, then greps every line.
+// bad-inputs L3 runs a realistic flow on an app whose pino output is captured, then greps every line.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,11 +63,11 @@ async function databaseText(app: FastifyInstance): Promise<string> {
 }
 
 describe('L secrets', async () => {
-  // The production password cost: L6 reads what sign-up stores.
+  // The production password cost: bad-inputs L6 reads what sign-up stores.
   const app = await buildShared({ overrides: { passwordCost: PASSWORD_COST } });
   const seen = recordErrors(app);
   afterAll(() => {
-    expect(expectProblems(seen)).toBeGreaterThan(5); // M1 over every error answer of this file
+    expect(expectProblems(seen)).toBeGreaterThan(5); // bad-inputs M1 over every error answer of this file
   });
 
   it('L1 key, Login app, client secret, webhook secret: only in the create answer; lists and gets show a prefix', async () => {
@@ -295,7 +295,7 @@ describe('L3 logs', async () => {
       created.push(key.secret, rotated);
       await call({ url: '/api/contacts', headers: { 'x-api-key': key.secret } });
       await call({ url: '/api/contacts?limit=5', headers: { authorization: `ApiKey ${rotated}` } });
-      await call({ url: `/api/contacts?api_key=${rotated}` }); // A4: a key in the query is refused and never logged
+      await call({ url: `/api/contacts?api_key=${rotated}` }); // bad-inputs A4: a key in the query is refused and never logged
 
       // Messaging: a number, a customer writing in, a contact, a reply, a lookup by phone, a webhook to a URL with a token.
       const { numbers } = await createSandboxAccount(app.platform.store.db, owner.workspace.id);
@@ -372,7 +372,7 @@ describe('L3 logs', async () => {
       const { code, verifier } = await codeFor(browser, client);
       created.push(code, verifier);
       const tokens = (await exchange(app, client, code, verifier)).json();
-      await exchange(app, client, code, verifier); // C8: reuse
+      await exchange(app, client, code, verifier); // bad-inputs C8: reuse
       created.push(tokens.access_token, tokens.refresh_token);
       await call({ url: '/api/connect/documents', headers: bearer(tokens.access_token) });
       const refreshed = (
@@ -408,7 +408,7 @@ describe('L3 logs', async () => {
     expect(text).toContain('?token=[REDACTED]');
     expect(text).toContain('?api_key=[REDACTED]');
     expect(text).toContain('?contact_no=[REDACTED]');
-    // J8: every entry is one line of JSON; every request line carries the id answered in x-request-id.
+    // bad-inputs J8: every entry is one line of JSON; every request line carries the id answered in x-request-id.
     const entries = lines.map((line) => {
       expect(line.endsWith('\n') && line.indexOf('\n') === line.length - 1, line).toBe(true);
       return JSON.parse(line) as { reqId?: string; req?: unknown; res?: unknown; level: number };

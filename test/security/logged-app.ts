@@ -1,4 +1,4 @@
-// Apps for the log and error-hygiene cases (L3, L7, M2): built like test/helper.ts does, but
+// Apps for the log and error-hygiene cases (bad-inputs L3, L7, M2): built like test/helper.ts does, but
 // with pino's output captured line by line, a given store, and closed by the caller's afterAll.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ export interface LoggedApp {
   store: Store;
 }
 
-/** An app logging at `level` into `lines`; `wrap` may replace the store (a throwing one for M2). */
+/** An app logging at `level` into `lines`; `wrap` may replace the store (a throwing one for bad-inputs M2). */
 export async function loggedApp({
   env = {},
   level = 'debug',
@@ -56,7 +56,7 @@ export interface SeenError {
 }
 
 /**
- * Records every 4xx/5xx answer `app.inject` gives from now on (the test-helper hook of M1);
+ * Records every 4xx/5xx answer `app.inject` gives from now on (the test-helper hook of bad-inputs M1);
  * `expectProblems` then checks them all at the end of a file.
  */
 export function recordErrors(app: FastifyInstance): SeenError[] {
@@ -79,9 +79,9 @@ export function recordErrors(app: FastifyInstance): SeenError[] {
 }
 
 /**
- * M1: each recorded error is problem+json with `type`, `title`, `status` (= HTTP), `detail` and
+ * bad-inputs M1: each recorded error is problem+json with `type`, `title`, `status` (= HTTP), `detail` and
  * `instance`, its request id in the body, nothing internal. The exceptions the catalogue names:
- * OAuth endpoints answer RFC 6749 JSON (C14) and HTML pages answer HTML.
+ * OAuth endpoints answer RFC 6749 JSON (bad-inputs C14) and HTML pages answer HTML.
  */
 export function expectProblems(seen: SeenError[]) {
   const problems = seen.filter((e) => !e.url.startsWith('/api/oauth/') && !e.contentType.startsWith('text/html'));

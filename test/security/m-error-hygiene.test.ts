@@ -69,7 +69,7 @@ describe('M error hygiene', async () => {
   const seen = recordErrors(app);
   const a = await workspace(app);
   afterAll(() => {
-    expect(expectProblems(seen)).toBeGreaterThan(15); // M1 over every error answer of this file
+    expect(expectProblems(seen)).toBeGreaterThan(15); // bad-inputs M1 over every error answer of this file
   });
 
   it('M1 errors of every API and kind: problem+json with type, title, status (= HTTP), detail, instance and request_id', async () => {
@@ -103,7 +103,7 @@ describe('M error hygiene', async () => {
       const logged = lines.map((l) => JSON.parse(l)).filter((e) => e.reqId === body.request_id && e.level >= 50);
       expect(logged.length, 'the failure is logged with its request id').toBeGreaterThan(0);
       expect(logged[0].err.message).toContain('ECONNREFUSED'); // the operator sees the cause
-      expect(JSON.stringify(logged)).not.toContain('+4915112345678'); // but no value the driver attached (L3)
+      expect(JSON.stringify(logged)).not.toContain('+4915112345678'); // but no value the driver attached (bad-inputs L3)
       expect((await failing.inject({ url: '/api/contacts', headers: w.headers })).statusCode).toBe(200); // and the server goes on
     });
   });
@@ -202,7 +202,7 @@ describe('M error hygiene', async () => {
     expect(expectProblem(res, 400, 'validation').errors.length).toBeLessThanOrEqual(100);
   });
 
-  // M7–M9: under /l/ (the share-link viewer, which a reader's browser opens) every refusal is the
+  // bad-inputs M7–M9: under /l/ (the share-link viewer, which a reader's browser opens) every refusal is the
   // viewer's HTML page with the status, never problem+json: before routing (malformed URLs, other
   // methods), unknown paths, and the page's and file's own errors. Only the beacon route, which the
   // page's script calls with JSON, answers problems. Each call comes from its own address: these

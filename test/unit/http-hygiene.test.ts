@@ -1,4 +1,4 @@
-// HTTP hygiene from outside (catalogue groups K and M, A2's 431, L8): security headers, rate
+// HTTP hygiene from outside (catalogue groups K and M, bad-inputs A2's 431, bad-inputs L8): security headers, rate
 // limits, sizes, timeouts, and problem+json for every error Fastify or Node raise themselves.
 import { hash } from 'node:crypto';
 import { connect } from 'node:net';
@@ -20,7 +20,7 @@ async function messagingKey(app: FastifyInstance): Promise<string> {
   return (await createKey(app, owner.token)).secret;
 }
 
-/** Every error body seen in this file, checked once more for leaks at the end (M1, M2). */
+/** Every error body seen in this file, checked once more for leaks at the end (bad-inputs M1, M2). */
 const errors: { status: number; contentType: string; body: string }[] = [];
 function seen(res: LightMyRequestResponse): LightMyRequestResponse {
   if (res.statusCode >= 400) errors.push({ status: res.statusCode, contentType: String(res.headers['content-type']), body: res.body });
@@ -245,7 +245,7 @@ describe('http hygiene with tiny limits', () => {
   });
 });
 
-// Runs last: M1, M2 over every error answer of this file.
+// Runs last: bad-inputs M1, M2 over every error answer of this file.
 it('M1 M2 every error above is problem+json with the contract fields and nothing internal', () => {
   expect(errors.length).toBeGreaterThan(10);
   for (const { status, contentType, body } of errors) {

@@ -72,7 +72,7 @@ export const createApiKey: Handler<operations['createApiKey']> = async (request,
     .insertInto('api_keys')
     .values({ ...row, digest })
     .execute();
-  // The answer carries the secret (shown once): no cache may keep it (catalogue L8).
+  // The answer carries the secret (shown once): no cache may keep it (bad-inputs L8).
   reply.code(201).header('cache-control', 'no-store');
   return { ...keyView(row, now), secret };
 };

@@ -52,6 +52,6 @@ export async function newOwnerSession(platform: Platform, owner: { id: string; w
 export const createSession: Handler<operations['createSession']> = async (request, reply) => {
   const platform = request.server.platform;
   const owner = await authenticateOwner(platform, request.body.email, request.body.password, request.ip);
-  reply.code(201).header('cache-control', 'no-store'); // a session token: never cached (L8)
+  reply.code(201).header('cache-control', 'no-store'); // a session token: never cached (bad-inputs L8)
   return newOwnerSession(platform, owner);
 };

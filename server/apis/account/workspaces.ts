@@ -54,7 +54,7 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
     if (isUniqueViolation(error)) throw taken();
     throw error;
   }
-  reply.code(201).header('cache-control', 'no-store'); // a session token: never cached (L8)
+  reply.code(201).header('cache-control', 'no-store'); // a session token: never cached (bad-inputs L8)
   return { workspace: workspaceView(workspace), owner: ownerView(owner), session: await newOwnerSession(platform, owner) };
 };
 

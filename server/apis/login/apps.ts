@@ -1,6 +1,6 @@
 // Login apps: the owner API (9 operations) and the functions the settings page shares with it.
 // Everything stays within the caller's workspace: another workspace's app id answers the same
-// 404 as an unknown one (B1). The API key is stored as a keyed digest and the webhook secret
+// 404 as an unknown one (bad-inputs B1). The API key is stored as a keyed digest and the webhook secret
 // AES-GCM encrypted (it must be readable to sign); both appear only in create and rotate answers.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
@@ -307,7 +307,7 @@ export async function rotateApiKey(server: FastifyInstance, workspaceId: string,
       .executeTakeFirst();
   });
   if (!row) throw notFound(appId);
-  await server.loginKeys.invalidate(appId, workspaceId); // the old key is refused at once (A3)
+  await server.loginKeys.invalidate(appId, workspaceId); // the old key is refused at once (bad-inputs A3)
   return { app_id: row.id, api_key: apiKey, api_key_prefix: row.api_key_prefix, rotated_at: now.toISOString() };
 }
 
@@ -372,7 +372,7 @@ export async function listReceipts(
   { limit = 20, cursor }: ListQuery,
 ): Promise<{ data: S['HostedWebhookReceipt'][]; has_more: boolean; next_cursor: string | null }> {
   await findApp(platform, workspaceId, appId);
-  // Bound to the app too, so a cursor of another app's receipts is refused (B6).
+  // Bound to the app too, so a cursor of another app's receipts is refused (bad-inputs B6).
   const scope = { workspaceId, operation: `listLoginAppWebhookReceipts:${appId}` };
   const after = decodeKeyset(platform.secrets, scope, cursor);
   let query = platform.store.db.selectFrom('hosted_webhook_receipts').selectAll().where('app_id', '=', appId).where('workspace_id', '=', workspaceId);

@@ -1,11 +1,11 @@
 // Login app API keys on the Login API. The schemes ApiKeyHeader and ApiKeyAuthorization are
 // registered for api `login` only, so there they replace the platform's Messaging-key verifier:
 // a Messaging key is 401 on the Login API, and a Login key (`lk_…`) is 401 on Messaging because
-// the Messaging verifier only knows `mk_…` keys (catalogue A8).
+// the Messaging verifier only knows `mk_…` keys (bad-inputs A8).
 //
 // As with Messaging keys (server/auth/api-keys.ts): lookup by the keyed digest (unique index),
 // then a constant-time confirmation; a few seconds of cache per instance, cleared here at once
-// and on other instances through the bus when a key is rotated or its app deleted (A3), and
+// and on other instances through the bus when a key is rotated or its app deleted (bad-inputs A3), and
 // cleared whole when the LISTEN connection is back (invalidations meanwhile may be lost).
 import type { FastifyRequest } from 'fastify';
 import { markDeadCredential, type CredentialHeader } from '#server/auth/auth-failures.js';
@@ -55,7 +55,7 @@ export class LoginKeyVerifier {
 
   /**
    * The app whose current key `secret` is; null for anything else, malformed input included.
-   * `onDead` hears the workspace of a key rotated away or gone with its app (catalogue K10).
+   * `onDead` hears the workspace of a key rotated away or gone with its app (bad-inputs K10).
    */
   async verify(secret: string, onDead?: (workspaceId: string) => void): Promise<LoginCaller | null> {
     if (!LOGIN_KEY_PATTERN.test(secret)) return null;

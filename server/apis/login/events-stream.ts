@@ -41,7 +41,7 @@ const HEARTBEAT_MS = 15_000;
 /** Sessions re-read per query by `resync`. */
 const RESYNC_BATCH = 500;
 const RETRY = 'retry: 2000\n\n';
-/** Open streams per session on one instance (K6): a page needs one; reconnects replace it. */
+/** Open streams per session on one instance (bad-inputs K6): a page needs one; reconnects replace it. */
 export const STREAMS_PER_SESSION = 5;
 
 interface FinalEvent {
@@ -169,7 +169,7 @@ export function startStreams(app: FastifyInstance): StreamHub {
   const hub = new StreamHub(app.platform, (error) => app.log.warn({ err: error }, 'login streams: re-reading sessions failed'));
   app.decorate('loginStreams', hub);
   hub.start();
-  // Before the server stops accepting: open streams would keep server.close() waiting (F-14).
+  // Before the server stops accepting: open streams would keep server.close() waiting (bad-inputs F-14).
   app.addHook('preClose', async () => hub.stop());
   return hub;
 }
@@ -177,7 +177,7 @@ export function startStreams(app: FastifyInstance): StreamHub {
 // The subscribe token, checked against the session's digest in constant time. No token, or one
 // that belongs to no session, is 401 whatever the id (authentication comes first). A real token
 // of another workspace's session, on an id that is unknown or of another workspace, is 404: the
-// same answer as an unknown id (catalogue B1), so a token holder cannot tell another workspace's
+// same answer as an unknown id (bad-inputs B1), so a token holder cannot tell another workspace's
 // sessions from unknown ones. Another session's token of the same workspace is 401. All are
 // answered here, before the handler opens anything.
 const notFound = (sessionId: string) => new HttpProblem(404, 'not-found', `No login session ${sessionId}.`);

@@ -86,7 +86,7 @@ export const receiveHostedLoginWebhook: Handler<operations['receiveHostedLoginWe
     .executeTakeFirst();
   if (!app) throw new HttpProblem(404, 'not-found', `No Login app ${appId} with a hosted webhook.`);
   const header = request.headers['x-login-signature'];
-  // The HMAC covers the bytes received, never a re-serialisation of the parsed body (E2).
+  // The HMAC covers the bytes received, never a re-serialisation of the parsed body (bad-inputs E2).
   if (!request.rawBody || !verifyLoginSignature(typeof header === 'string' ? header : undefined, loginWebhookSecrets(platform, app), request.rawBody)) {
     throw new HttpProblem(401, 'invalid-signature', "X-Login-Signature does not match the raw body and the app's webhook secret.", {}, CHALLENGE);
   }

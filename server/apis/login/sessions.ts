@@ -183,7 +183,7 @@ export const getLoginSessionStatus: Handler<operations['getLoginSessionStatus']>
       .selectFrom('login_sessions')
       .select(['id', 'status', 'expires_at', 'verified_at', 'verification_token_enc', 'token_expires_at'])
       .where('id', '=', sessionId)
-      .where('app_id', '=', appId) // another app's session is unknown here (D16)
+      .where('app_id', '=', appId) // another app's session is unknown here (bad-inputs D16)
       .executeTakeFirst();
   let session = await read();
   if (!session) throw new HttpProblem(404, 'not-found', `No login session ${sessionId} for this Login app.`);

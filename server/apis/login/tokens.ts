@@ -134,7 +134,7 @@ export async function verifyToken(server: FastifyInstance, appId: string, token:
     return invalid('malformed');
   }
   // Only our own keys, picked by kid: `alg: none`, HS256 with the public key, and embedded or
-  // remote keys (`jwk`, `jku`, `x5u`, `x5c`) never get as far as a signature check (D9, D10).
+  // remote keys (`jwk`, `jku`, `x5u`, `x5c`) never get as far as a signature check (bad-inputs D9, D10).
   const ring = await server.loginSigningKeys.ring();
   const key = typeof header.kid === 'string' ? ring.publicKeys.get(header.kid) : undefined;
   if (header.alg !== 'ES256' || !key || header.crit !== undefined) return invalid('invalid_signature');

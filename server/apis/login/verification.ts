@@ -75,8 +75,8 @@ interface InboundLogin {
   from: string;
 }
 
-/** Verifies the session the message names; false when nothing changed (D2, D4, D5, D6). */
-// Guessing codes (catalogue K5): codes are 8 characters of 31 symbols (~39.6 bits), and a phone
+/** Verifies the session the message names; false when nothing changed (bad-inputs D2, D4, D5, D6). */
+// Guessing codes (bad-inputs K5): codes are 8 characters of 31 symbols (~39.6 bits), and a phone
 // that sent MAX_MISSES wrong codes to a number within MISS_WINDOW_MS is not heard on that number
 // until the window passes, right code or not. Counted in memory, per instance, like the rate
 // limits (docs/reliability.md): with N instances a phone gets up to N times the misses.
@@ -113,7 +113,7 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
     .leftJoin('login_apps as a', 'a.id', 's.app_id')
     .leftJoin('contacts as c', (join) => join.on('c.id', '=', message.contactId))
     .select(['s.id', 's.app_id', 's.workspace_id', 'a.webhook_destination', 'a.production_webhook_url', 'a.staging_webhook_url', 'c.name as contact_name'])
-    .where('s.phone_number_id', '=', message.phoneNumberId) // the session's own number only (D6)
+    .where('s.phone_number_id', '=', message.phoneNumberId) // the session's own number only (bad-inputs D6)
     .where('s.login_code', '=', message.code)
     // A literal, so that a generic plan can use the partial index login_sessions_pending_code
     // (`where status = 'pending'`); with a parameter PostgreSQL planned this on every message.

@@ -2,9 +2,9 @@
 // The provider sends every message and status of every account from a few addresses (behind its
 // load balancer, one), so a per-IP limit would refuse real traffic: a delivery whose
 // `X-Hub-Signature-256` matches its raw body is never counted against its address (catalogue
-// E12). What fails the check is refused cheaply and counted per client IP at the public per-IP
-// rate, 429 past it (E13): a missing or malformed header before the body is read, a wrong HMAC
-// as soon as the bytes are in, before they are parsed, validated or stored (E14).
+// bad-inputs E12). What fails the check is refused cheaply and counted per client IP at the public per-IP
+// rate, 429 past it (bad-inputs E13): a missing or malformed header before the body is read, a wrong HMAC
+// as soon as the bytes are in, before they are parsed, validated or stored (bad-inputs E14).
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { HttpProblem } from '#server/lib/problems.js';
@@ -50,7 +50,7 @@ async function refusal(request: FastifyRequest): Promise<HttpProblem> {
 /** Whether the delivery's bytes carry the app secret's signature (called by the JSON parser, before it parses). */
 async function checkSignature(request: FastifyRequest, raw: Buffer): Promise<void> {
   const header = request.headers['x-hub-signature-256'] as string; // its shape was checked on arrival
-  // E1/E2: the HMAC covers the bytes received, never a re-serialisation of the parsed body.
+  // bad-inputs E1/E2: the HMAC covers the bytes received, never a re-serialisation of the parsed body.
   if (!verifySha256Header(header, request.server.platform.providerAppSecret, raw)) throw await refusal(request);
   request.providerSigned = true;
 }

@@ -54,7 +54,7 @@ function sameSecret(given: string, expected: string): boolean {
 
 export const verifyProviderWebhook: Handler<operations['verifyProviderWebhook']> = async (request, reply) => {
   const { 'hub.mode': mode, 'hub.verify_token': token, 'hub.challenge': challenge } = request.query;
-  // E9: no echo unless verified, so the endpoint cannot be used to reflect content.
+  // bad-inputs E9: no echo unless verified, so the endpoint cannot be used to reflect content.
   if (mode !== 'subscribe' || !sameSecret(token, request.server.platform.providerVerifyToken)) {
     return sendProblem(reply, problem(403, 'forbidden', 'The verify token does not match.'));
   }
@@ -71,7 +71,7 @@ export const receiveProviderWebhook: Handler<operations['receiveProviderWebhook'
   if (!signed) {
     return sendProblem(reply, problem(401, 'invalid-signature', 'X-Hub-Signature-256 is missing or does not match the raw body.'), SIGNATURE_CHALLENGE);
   }
-  // NUL and lone surrogates cannot be stored; the provider's text is kept with U+FFFD in their place (H8).
+  // NUL and lone surrogates cannot be stored; the provider's text is kept with U+FFFD in their place (bad-inputs H8).
   const payload = hasUnstorableText(request.body) ? cleanUnstorable(request.body) : request.body;
   // Processed now, or under a burst stored durably and processed from the inbox (provider-inbox.ts):
   // either way the 200 leaves only once the delivery is safe.
@@ -132,7 +132,7 @@ async function applyChanges(trx: Transaction<Database>, platform: Platform, payl
           .executeTakeFirst()
       : undefined;
     if (!pn) {
-      log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // E8
+      log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // bad-inputs E8
       continue;
     }
     if (value.errors?.length) log.warn({ phoneNumberId: pn.id, codes: value.errors.map((e) => e.code) }, 'provider webhook: number-level errors');
@@ -156,7 +156,7 @@ function providerTime(timestamp: string, now: Date): Date {
 
 async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInboundMessage'], profileName: string | undefined) {
   if (!WA_ID.test(m.from)) return log.warn({ phoneNumberId: pn.id }, 'provider webhook: sender is not a phone number, ignored');
-  // E6: a redelivery, or the same id twice in one batch (the earlier insert is visible here).
+  // bad-inputs E6: a redelivery, or the same id twice in one batch (the earlier insert is visible here).
   if (await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.id).executeTakeFirst()) return;
   const at = providerTime(m.timestamp, platform.now());
   const contact = await trx
@@ -334,7 +334,7 @@ function advances(from: string, to: string): boolean {
 
 async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus']) {
   if (s.status !== 'failed' && !RANK.has(s.status)) return log.info({ status: s.status }, 'provider webhook: status value ignored');
-  // Scoped to the number the change came for: another workspace's message is never touched (E8).
+  // Scoped to the number the change came for: another workspace's message is never touched (bad-inputs E8).
   // Rows are read FOR UPDATE: on PostgreSQL another delivery's status, or the send path storing
   // the provider's answer, can change the row between our read and our write; the lock makes us
   // wait for it and read the row as it then is, so a status is never lost to a concurrent one.
@@ -347,7 +347,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     .where('direction', '=', 'outbound')
     .forUpdate()
     .executeTakeFirst();
-  // No row has this wamid yet when the call timed out (F-9, row `unknown`) or when the status
+  // No row has this wamid yet when the call timed out (bad-inputs F-9, row `unknown`) or when the status
   // overtook our write of the provider's answer (row still `pending`): our id came back in the
   // callback data. The send path settles `pending` rows only, so it never undoes this. A row whose
   // answer is being written as we look (locked, wamid not yet committed) is matched once it is.
@@ -368,7 +368,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     // The send path may not have stored its row yet, or the message was sent outside this server.
     return log.info({ phoneNumberId: pn.id, status: s.status, wamid: `${s.id.slice(0, 16)}…` }, 'provider webhook: status for an unknown message');
   }
-  if (!advances(message.status, s.status)) return; // E7: forward only; the later state and its time stay
+  if (!advances(message.status, s.status)) return; // bad-inputs E7: forward only; the later state and its time stay
   const first = s.errors?.[0];
   const error =
     s.status === 'failed' && first

@@ -91,7 +91,7 @@ export const connectWebhookHandlers: Handlers<operations> = {
         .returningAll()
         .executeTakeFirst();
       if (!updated) throw endpointNotFound(); // deleted meanwhile
-      // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (F10).
+      // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (bad-inputs F10).
       if (updated.status === 'disabled') await cancelPending(tx, updated, now);
       return updated;
     });

@@ -159,7 +159,7 @@ export async function rotateSecret(platform: Platform, row: EndpointRow, overlap
 }
 
 /**
- * Cancels the endpoint's deliveries not yet attempted or waiting for a retry (F10). A row leased
+ * Cancels the endpoint's deliveries not yet attempted or waiting for a retry (bad-inputs F10). A row leased
  * right now finishes its attempt; its next one finds no destination and is cancelled by the outbox.
  */
 export async function cancelPending(tx: Db, row: Pick<EndpointRow, 'id' | 'workspace_id' | 'api'>, now: Date): Promise<void> {

@@ -1,7 +1,7 @@
 // Outbound webhook destinations (signing) registered with the outbox: the endpoint is looked up
 // at every attempt, so a rotation takes effect at once and a disabled or deleted endpoint
-// answers null, which cancels the row (F10). Each attempt is signed afresh over the same bytes
-// (F8): `t=<now>,v1=<HMAC-SHA256 of "<t>.<body>">`, one v1 per secret in its overlap (F9).
+// answers null, which cancels the row (bad-inputs F10). Each attempt is signed afresh over the same bytes
+// (bad-inputs F8): `t=<now>,v1=<HMAC-SHA256 of "<t>.<body>">`, one v1 per secret in its overlap (bad-inputs F9).
 import type { FastifyInstance } from 'fastify';
 import { stripeStyleHeader } from '#server/lib/signatures.js';
 import type { DestinationResolver } from '#server/outbox/outbox.js';

@@ -1,5 +1,5 @@
 // The event stream looks a presented subscribe token up by its digest when it does not match the
-// session asked for (another workspace's token answers 404, catalogue B1): an index keeps that
+// session asked for (another workspace's token answers 404, bad-inputs B1): an index keeps that
 // refusal as cheap as the match.
 import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';

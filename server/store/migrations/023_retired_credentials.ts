@@ -1,7 +1,7 @@
 // Digests of API keys replaced by a rotation (Messaging keys, Login app keys) or gone with their
 // Login app. Rotation overwrites a key's digest, so without these the old value would be a
 // credential nobody knows, and its 401s would count against the caller's IP instead of the key
-// and its workspace (server/auth/auth-failures.ts, catalogue K10). Only the keyed digest is kept,
+// and its workspace (server/auth/auth-failures.ts, bad-inputs K10). Only the keyed digest is kept,
 // as for live keys; the rows go with their workspace.
 import type { Kysely } from 'kysely';
 import { runStatements } from './run.js';

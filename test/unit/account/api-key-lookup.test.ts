@@ -1,4 +1,4 @@
-// A11 as a unit test (no timing thresholds): a key is found by its keyed digest, the secret
+// bad-inputs A11 as a unit test (no timing thresholds): a key is found by its keyed digest, the secret
 // never reaches SQL, and the stored digest is confirmed with crypto.timingSafeEqual.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import crypto from 'node:crypto';

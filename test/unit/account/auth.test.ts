@@ -1,5 +1,5 @@
 // Authentication catalogue, group A, for the Account API and for Messaging keys (through the
-// stand-in routes of harness.ts), plus B1 for API keys.
+// stand-in routes of harness.ts), plus bad-inputs B1 for API keys.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

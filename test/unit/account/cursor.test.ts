@@ -1,5 +1,5 @@
-// Signed list cursors (server/lib/cursor.ts): B6 (another workspace's or operation's cursor)
-// and H10 (random, truncated, edited) answer 400 validation naming /query/cursor.
+// Signed list cursors (server/lib/cursor.ts): bad-inputs B6 (another workspace's or operation's cursor)
+// and bad-inputs H10 (random, truncated, edited) answer 400 validation naming /query/cursor.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { decodeCursor, encodeCursor } from '#server/lib/cursor.js';

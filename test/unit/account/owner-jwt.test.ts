@@ -1,4 +1,4 @@
-// A9: owner JWTs with alg none, expired, signed by another key, or meant for another use are 401.
+// bad-inputs A9: owner JWTs with alg none, expired, signed by another key, or meant for another use are 401.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';

@@ -1,4 +1,4 @@
-// A10: wrong password and unknown email answer the same 401; after 10 failures in 15 minutes
+// bad-inputs A10: wrong password and unknown email answer the same 401; after 10 failures in 15 minutes
 // for one account or one IP, 429 with Retry-After. Every failure costs a real scrypt (about a
 // second on a busy machine), hence the long timeouts; tests use distinct emails and IPs.
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -122,7 +122,7 @@ describe('consent, exchange, use, refresh, revoke', () => {
     const connect = createConnectClient({ baseUrl: s.baseUrl, auth: { bearer: next.access_token } });
     expect(unwrap(await connect.GET('/api/connect/documents')).data).toEqual([]);
     // A second worker of the same client refreshing at once (REFRESH_TOKEN_REUSE_GRACE_MS); reuse
-    // after the window revokes the grant (catalogue C20), which the tests after this one still use.
+    // after the window revokes the grant (bad-inputs C20), which the tests after this one still use.
     const sibling = await refreshToken({ ...creds(), refreshToken: tokens.refresh_token! });
     expect(sibling.refresh_token).not.toBe(next.refresh_token);
     await expect(refreshToken({ ...creds(), refreshToken: 'crt_NotARefreshTokenOfThisServer0000000000' })).rejects.toMatchObject({ error: 'invalid_grant' });

@@ -1,5 +1,5 @@
 // Login apps over the owner API: every operation's happy path and errors, secrets at rest, the
-// Login-key schemes (A3, A8), tenant isolation (B1, B3, B6), the provider webhook set-up against
+// Login-key schemes (bad-inputs A3, A8), tenant isolation (bad-inputs B1, B3, B6), the provider webhook set-up against
 // the fake Cloud API, and webhook URLs checked when accepted (G, production mode).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -58,7 +58,7 @@ describe('Login apps', () => {
     expect(created.provider_phone_number_id).toMatch(/^[0-9]{5,20}$/);
     expect(service.workspace_id).toBe(SERVICE_WORKSPACE_ID);
 
-    // L1: afterwards only prefixes
+    // bad-inputs L1: afterwards only prefixes
     const got = await app.inject({ url: `${APPS}/${created.id}`, headers: bearer(a.token) });
     expect(got.statusCode).toBe(200);
     const { api_key: _k, webhook_secret: _s, ...view } = created;
@@ -98,7 +98,7 @@ describe('Login apps', () => {
       expect(res.statusCode).toBe(400);
       expect(res.json().errors).toEqual([{ pointer: '/query/cursor', detail: expect.any(String) }]);
     }
-    // B5: B sees none of A's apps
+    // bad-inputs B5: B sees none of A's apps
     const bList = (await app.inject({ url: APPS, headers: bearer(b.token) })).json();
     expect(bList.data.every((x: { id: string }) => !ids.includes(x.id))).toBe(true);
   });
@@ -189,10 +189,10 @@ describe('Login apps', () => {
       expect(verify.headers['www-authenticate']).toBe('ApiKey realm="login"');
       expect((await api.inject({ url: '/api/contacts', headers: { 'x-api-key': login.api_key } })).statusCode).toBe(401);
       expect((await api.inject({ url: '/api/contacts', headers: { authorization: `ApiKey ${login.api_key}` } })).statusCode).toBe(401);
-      const offByOne = login.api_key.slice(0, -1) + (login.api_key.endsWith('A') ? 'B' : 'A'); // A11
+      const offByOne = login.api_key.slice(0, -1) + (login.api_key.endsWith('A') ? 'B' : 'A'); // bad-inputs A11
       expect((await api.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { 'x-api-key': offByOne } })).statusCode).toBe(401);
       expect((await api.inject({ method: 'POST', url: '/v1/auth/verify-token', headers: { authorization: `Bearer ${login.api_key}` } })).statusCode).toBe(401);
-      expect((await api.inject({ method: 'POST', url: `/v1/auth/verify-token?api_key=${login.api_key}` })).statusCode).toBe(401); // A4
+      expect((await api.inject({ method: 'POST', url: `/v1/auth/verify-token?api_key=${login.api_key}` })).statusCode).toBe(401); // bad-inputs A4
     } finally {
       await api.close();
     }
@@ -253,7 +253,7 @@ describe('Login apps', () => {
     }
     const after = await app.platform.store.db.selectFrom('login_apps').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
     expect(after).toEqual(before);
-    // B8: malformed ids are 400 from the contract's pattern, never 500
+    // bad-inputs B8: malformed ids are 400 from the contract's pattern, never 500
     expect((await app.inject({ url: `${APPS}/abc`, headers: bearer(a.token) })).statusCode).toBe(400);
     expect((await app.inject({ url: `${APPS}/app_${'a'.repeat(500)}`, headers: bearer(a.token) })).statusCode).toBe(400);
   });

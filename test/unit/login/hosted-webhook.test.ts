@@ -1,6 +1,6 @@
-// The hosted webhook /api/chatapp-auth/webhook/{appId}: F2-style signature over the raw bytes
+// The hosted webhook /api/chatapp-auth/webhook/{appId}: bad-inputs F2-style signature over the raw bytes
 // (checked with a plain HMAC here), nothing stored on a bad signature, one receipt per event id,
-// the overlap after a secret rotation, and listing the receipts (B1 for another workspace).
+// the overlap after a secret rotation, and listing the receipts (bad-inputs B1 for another workspace).
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -135,7 +135,7 @@ describe('hosted webhook', () => {
     expect(await send(rotated.webhook_secret, old)).toBe(200);
     expect(await send('whsec_wrong', old)).toBe(200); // one matching value is enough
     const retired = (await app.inject({ method: 'POST', url: `/api/login/apps/${target.id}/rotate-webhook-secret`, headers: bearer(a.token) })).json();
-    expect(await send(rotated.webhook_secret)).toBe(401); // L5: refused at once without overlap
+    expect(await send(rotated.webhook_secret)).toBe(401); // bad-inputs L5: refused at once without overlap
     expect(await send(old)).toBe(401);
     expect(await send(retired.webhook_secret)).toBe(200);
   });
@@ -179,7 +179,7 @@ describe('hosted webhook', () => {
       })
     ).json();
     expect(page2.data.map((r: { id: string }) => r.id)).toEqual([ids[0]]);
-    // a cursor of this app's receipts is no cursor of another app's (B6)
+    // a cursor of this app's receipts is no cursor of another app's (bad-inputs B6)
     expect(
       (await app.inject({ url: `/api/login/apps/${hosted.id}/webhook-receipts?cursor=${encodeURIComponent(page1.next_cursor)}`, headers: bearer(a.token) }))
         .statusCode,

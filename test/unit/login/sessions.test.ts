@@ -1,6 +1,6 @@
 // Login sessions: start, status and the state machine (pending → success, pending → expired,
 // nothing else), the inbound LOGIN path end to end (sandbox phone and signed provider webhook),
-// the server webhook through the outbox (F2, F8), and catalogue group D cases D2–D6, D13–D16.
+// the server webhook through the outbox (bad-inputs F2, F8), and catalogue group D cases bad-inputs D2–D6, D13–D16.
 // One app for the file with an injected clock that only moves forward; each test makes its own
 // workspace and Login app (rows inserted directly, as the Login-app API is not what is tested).
 import { createHmac, timingSafeEqual } from 'node:crypto';

@@ -1,5 +1,5 @@
 // The Login apps settings page: sign-in required, secrets shown once, CSRF and origin checks
-// (C15-style), escaping (J3), the security headers of every page (C16, L8), tenant isolation.
+// (bad-inputs C15-style), escaping (bad-inputs J3), the security headers of every page (bad-inputs C16, L8), tenant isolation.
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';

@@ -1,8 +1,8 @@
 // The login session event stream (SSE) against a listening server, with the `eventsource`
 // library as a browser would use it: `verified` and `expired`, the close after the final event
-// and the 204 that stops EventSource, Last-Event-ID replay, the frames and headers, D1 (no stream
-// for a bad token), the per-session cap (K6), 1,000 open/close cycles without a leak (F-13), the
-// push across two instances on one database (F-11), and streams ended at shutdown (F-14).
+// and the 204 that stops EventSource, Last-Event-ID replay, the frames and headers, bad-inputs D1 (no stream
+// for a bad token), the per-session cap (bad-inputs K6), 1,000 open/close cycles without a leak (bad-inputs F-13), the
+// push across two instances on one database (bad-inputs F-11), and streams ended at shutdown (bad-inputs F-14).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { EventSource } from 'eventsource';

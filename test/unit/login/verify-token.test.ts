@@ -1,6 +1,6 @@
-// Verification tokens: single use (D7, and D8's 50-way race, which means something only on
+// Verification tokens: single use (bad-inputs D7, and bad-inputs D8's 50-way race, which means something only on
 // PostgreSQL: `npm run test:pg -- test/unit/login`), the contract's reasons in their order
-// (D9–D12), another app's key (D11), and the JWKS route verifying a token with jose.
+// (bad-inputs D9–D12), another app's key (bad-inputs D11), and the JWKS route verifying a token with jose.
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';

@@ -1,5 +1,5 @@
-// The inbound provider webhook: bad-inputs group E (E1–E9) plus the happy paths (inbound text,
-// the sandbox phone, statuses of a sandbox send). E10 (the commerce order webhook) belongs to the
+// The inbound provider webhook: bad-inputs group E (bad-inputs E1–E9) plus the happy paths (inbound text,
+// the sandbox phone, statuses of a sandbox send). bad-inputs E10 (the commerce order webhook) belongs to the
 // commerce operations, which do not exist yet; it is listed as a todo below.
 // One app for the file; each test makes its own workspace, so tests do not see each other's rows.
 import { createHmac } from 'node:crypto';

@@ -1,7 +1,7 @@
 // The settings pages other than webhooks: layout and sign-in on every page (redirect with
-// `next`), the security headers (C16/L8), API keys (L1 shown once, C15 forged posts, B1 foreign
+// `next`), the security headers (bad-inputs C16/L8), API keys (bad-inputs L1 shown once, bad-inputs C15 forged posts, bad-inputs B1 foreign
 // ids, revoke with a confirmation step), numbers (sandbox connect, re-check, disconnect), usage
-// and the overview, escaping (J3).
+// and the overview, escaping (bad-inputs J3).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

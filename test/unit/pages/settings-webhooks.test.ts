@@ -1,6 +1,6 @@
 // The webhooks settings page: Connect and Messaging endpoints created with the secret shown
-// once (L1), forged posts refused (C15), another workspace's endpoint and delivery ids answering
-// 404 with nothing changed (B1), enable/disable, rotate, delete with confirmation, a test event
+// once (bad-inputs L1), forged posts refused (bad-inputs C15), another workspace's endpoint and delivery ids answering
+// 404 with nothing changed (bad-inputs B1), enable/disable, rotate, delete with confirmation, a test event
 // delivered to a local receiver, its delivery log with the attempt, and redelivery (a new attempt).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// The database's clock as the instances' shared time (F-12, server/store/db-clock.ts); the
+// The database's clock as the instances' shared time (bad-inputs F-12, server/store/db-clock.ts); the
 // two-instance case with a real 3-minute skew is test/faults/clock-skew.test.ts. The skew cases
 // need PostgreSQL (npm run test:pg): embedded PGlite reads the very clock the test moves.
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';

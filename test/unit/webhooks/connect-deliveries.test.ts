@@ -1,6 +1,6 @@
 // Connect deliveries end to end: real HTTP to a local receiver, verified with Stripe's SDK and a
-// plain HMAC (F1); retries keep id and bytes with a fresh signature (F8); rotation overlap (F9);
-// disabling or deleting cancels (F10); the delivery log, redelivery and test events.
+// plain HMAC (bad-inputs F1); retries keep id and bytes with a fresh signature (bad-inputs F8); rotation overlap (bad-inputs F9);
+// disabling or deleting cancels (bad-inputs F10); the delivery log, redelivery and test events.
 import { createHmac } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

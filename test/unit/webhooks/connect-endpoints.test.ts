@@ -1,5 +1,5 @@
 // Connect webhook endpoints: create, list, get, update, delete, rotate; URL policy (G) when
-// accepted; scope (A7); tenant isolation (B1); the secret shown once (L1) and encrypted (L2).
+// accepted; scope (bad-inputs A7); tenant isolation (bad-inputs B1); the secret shown once (bad-inputs L1) and encrypted (bad-inputs L2).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { connectBearer } from '#test/support/connect.js';
@@ -86,7 +86,7 @@ describe('Connect webhook endpoints', () => {
     expect(first.json().has_more).toBe(true);
     const second = await app.inject({ method: 'GET', url: `${BASE}?limit=2&cursor=${first.json().next_cursor}`, headers: t.connect });
     expect(second.json()).toMatchObject({ data: [{ id: ids[0] }], has_more: false, next_cursor: null });
-    // B6: the cursor of one workspace is refused in another.
+    // bad-inputs B6: the cursor of one workspace is refused in another.
     const foreign = await app.inject({ method: 'GET', url: `${BASE}?cursor=${first.json().next_cursor}`, headers: b.connect });
     expect(foreign.statusCode).toBe(400);
   });

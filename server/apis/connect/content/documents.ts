@@ -75,7 +75,7 @@ export const uploadDocument: Handler<operations['uploadDocument']> = async (requ
     deleted_at: null,
   };
   row.storage_key = await storeFile(platform.config.dataDir, file).catch((error: NodeJS.ErrnoException) => {
-    // The disk (or the quota) of DATA_DIR is full: storeFile removed its partial file (F-6).
+    // The disk (or the quota) of DATA_DIR is full: storeFile removed its partial file (bad-inputs F-6).
     if (error.code === 'ENOSPC' || error.code === 'EDQUOT') {
       throw new HttpProblem(507, 'insufficient-storage', 'There is no room left to store the file; nothing was stored. Try again later.');
     }

@@ -2,7 +2,7 @@
 // request, the consent decision and the code it issues.
 //
 // While `client_id` or `redirect_uri` is missing, unknown or not registered for the client
-// character for character, nothing is redirected (C1, C2): the browser gets an error page.
+// character for character, nothing is redirected (bad-inputs C1, C2): the browser gets an error page.
 // Every other problem goes back to the client's redirect URI with `error`, `state` and `iss`.
 // `state` is returned byte for byte (URL-encoded once by URLSearchParams).
 import { base62, newId } from '#server/lib/ids.js';
@@ -110,7 +110,7 @@ const FORM_TOKEN_TTL_SECONDS = 30 * 60;
 /**
  * A form token bound to `binding` (the browser's session cookie for consent, a nonce cookie for
  * sign-up) and to the authorization request: another browser's token, or the token of another
- * request, does not verify (C15). `exp.hmac`, stateless.
+ * request, does not verify (bad-inputs C15). `exp.hmac`, stateless.
  */
 export function formToken(platform: Platform, purpose: string, binding: string, request: AuthRequest): string {
   const exp = Math.floor(platform.now().getTime() / 1000) + FORM_TOKEN_TTL_SECONDS;

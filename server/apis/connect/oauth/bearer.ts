@@ -1,6 +1,6 @@
 // The ConnectOAuth scheme: `Authorization: Bearer cat_…` on the Connect API. The token is looked
 // up by digest on every call (no cache), so expiry, revocation (RFC 7009, grant revocation,
-// client deletion, code reuse) takes effect on the very next request (A6).
+// client deletion, code reuse) takes effect on the very next request (bad-inputs A6).
 import { markDeadCredential } from '#server/auth/auth-failures.js';
 import { authorizationCredential, registerScheme, type AuthContext } from '#server/auth/authenticate.js';
 import type { Platform } from '#server/platform.js';

@@ -1,6 +1,6 @@
 // Connect clients (owner API and the settings page): create with a secret shown once, list, get,
 // update, rotate the secret, delete. Everything is scoped to the caller's workspace: another
-// workspace's client id answers the same 404 as an unknown one (B1).
+// workspace's client id answers the same 404 as an unknown one (bad-inputs B1).
 import type { Selectable } from 'kysely';
 import type { components } from '#generated/connect/types.js';
 import { decodeKeyset, keysetPage, type Page } from '#server/lib/cursor.js';

@@ -1,6 +1,6 @@
 // RFC 6749 §5.2 errors of the token and revocation endpoints: JSON, never cached, and for a
 // failed client authentication a 401 with `WWW-Authenticate: Basic` (§5.2 requires it when the
-// client used HTTP Basic, C11; sent for every invalid_client, as the contract declares).
+// client used HTTP Basic, bad-inputs C11; sent for every invalid_client, as the contract declares).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '#server/lib/problems.js';
 import { toProblem } from '#server/plugins/problems.js';
@@ -36,7 +36,7 @@ export function sendOAuthError(reply: FastifyReply, failure: OAuthFailure): Fast
 /**
  * The route error handler of the token and revocation endpoints: what fails before the handler
  * (a body that does not parse, a parameter of the wrong type, a content type or size refused)
- * still answers in RFC 6749 §5.2's format (C14), `invalid_request` with the refusal's status.
+ * still answers in RFC 6749 §5.2's format (bad-inputs C14), `invalid_request` with the refusal's status.
  * Rate limits (429) and server errors stay problem+json, like everywhere else.
  */
 export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -54,7 +54,7 @@ export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, 
 
 /**
  * The authorize page's: a query the contract refuses (a parameter repeated, say) is a browser's
- * request too, so it gets the HTML error page at the same status and never a redirect (C1).
+ * request too, so it gets the HTML error page at the same status and never a redirect (bad-inputs C1).
  */
 export function authorizePageErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { body, headers } = toProblem(error);
@@ -72,7 +72,7 @@ export function authorizePageErrorHandler(error: FastifyError, request: FastifyR
 
 /**
  * Guards that answer before the route's error handler can (onRequest hooks that send a problem
- * themselves, e.g. the request-body guard's 415) still answer RFC 6749 §5.2's format here (C14).
+ * themselves, e.g. the request-body guard's 415) still answer RFC 6749 §5.2's format here (bad-inputs C14).
  */
 async function oauthFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   const status = reply.statusCode;

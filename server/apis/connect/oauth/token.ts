@@ -3,7 +3,7 @@
 //
 // Codes are single-use: the exchange locks the code row, and a code already used answers
 // `invalid_grant` and revokes every token of its family (the tokens it issued and those refreshed
-// from them, C8). Refresh tokens rotate the same way: a retired one presented again revokes the
+// from them, bad-inputs C8). Refresh tokens rotate the same way: a retired one presented again revokes the
 // family (RFC 9700 §4.14), unless its own client presents it again within the grace period
 // (REFRESH_TOKEN_REUSE_GRACE_MS, RFC 9700 §4.14.2), as concurrent workers of one client do.
 // PKCE S256 is checked when the code was issued with a challenge; a verifier sent for a code
@@ -95,7 +95,7 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
     const row = await tx.selectFrom('connect_tokens').selectAll().where('id', '=', found.id).forUpdate().executeTakeFirstOrThrow();
     if (row.client_id !== client.id) {
       // Another client's token: refused. A retired one has escaped its client, so it revokes
-      // the family as a reuse does; a live one changes nothing (C10's rule for codes).
+      // the family as a reuse does; a live one changes nothing (bad-inputs C10's rule for codes).
       if (row.rotated_at) await revokeFamily(tx, row.family_id, now);
       return invalidGrant();
     }

@@ -311,7 +311,7 @@ export function formIdHints(graph: FlowGraph): Finding[] {
 const MAX_PARAMETER_DEPTH = 32;
 
 function depthOver(value: unknown, max: number): boolean {
-  // Iterative, so that 10,000 levels cannot overflow the stack (catalogue H7).
+  // Iterative, so that 10,000 levels cannot overflow the stack (bad-inputs H7).
   let level: unknown[] = [value];
   for (let depth = 0; level.length; depth++) {
     if (depth > max) return true;

@@ -1,6 +1,6 @@
 // Lookups shared by bots and forms: the business account a bot belongs to, a sender number of
 // that account, and an agent to hand chats to. Another workspace's ids answer the same 404 as
-// unknown ones (B2).
+// unknown ones (bad-inputs B2).
 import type { Kysely } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';

@@ -1,5 +1,5 @@
 // A campaign's audience in the contract's shape, mapped onto the contacts area's audience query,
-// plus what only campaigns have: `exclude_tags` and the recipient cap (K8).
+// plus what only campaigns have: `exclude_tags` and the recipient cap (bad-inputs K8).
 import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database } from '#server/store/schema.js';
@@ -20,7 +20,7 @@ function selection(a: CampaignAudience): Audience {
   }
 }
 
-/** 404 naming the field for a contact, tag or segment that is not the workspace's (B3). */
+/** 404 naming the field for a contact, tag or segment that is not the workspace's (bad-inputs B3). */
 export async function checkCampaignAudience(db: Kysely<Database>, workspaceId: string, a: CampaignAudience): Promise<void> {
   await checkAudience(db, workspaceId, selection(a), {
     contactIds: '/body/audience/contact_ids',

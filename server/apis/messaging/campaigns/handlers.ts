@@ -91,7 +91,7 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
   await checkCampaignAudience(db, workspaceId, audience);
   const cap = platform.config.campaignMaxRecipients;
   const count = await countRecipients(db, workspaceId, audience, cap);
-  if (count > cap) throw tooMany(count, 400, cap); // K8: refused before any row or job exists
+  if (count > cap) throw tooMany(count, 400, cap); // bad-inputs K8: refused before any row or job exists
 
   const status: CampaignStatusValue = body.draft ? 'draft' : scheduledAt ? 'scheduled' : 'sending';
   const row = await db.transaction().execute(async (trx) => {

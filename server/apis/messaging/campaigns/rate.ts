@@ -46,7 +46,7 @@ export async function nextFreeSlot(trx: Transaction<Database>, phoneNumberId: st
   return new Date(t);
 }
 
-/** The provider said "slow down" (F-8): no slot of this number before `until`, on any instance. */
+/** The provider said "slow down" (bad-inputs F-8): no slot of this number before `until`, on any instance. */
 export async function pauseNumber(trx: Transaction<Database> | import('kysely').Kysely<Database>, phoneNumberId: string, until: Date): Promise<void> {
   await trx
     .insertInto('campaign_send_slots')

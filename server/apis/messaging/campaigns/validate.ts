@@ -82,7 +82,7 @@ export async function checkMedia(
       });
     }
   }
-  // Syntax, policy and what the name resolves to, as for a direct send (catalogue G3, G8).
+  // Syntax, policy and what the name resolves to, as for a direct send (bad-inputs G3, G8).
   for (const [pointer, url] of urls) await checkMediaUrl(platform, url, pointer);
   const ids = [...new Set(mediaIdsOf(values))];
   if (ids.length) {

@@ -378,7 +378,7 @@ export class CampaignWorker {
     }
     const pn = ctx.campaign.phone_number_id;
     if (error.rateLimited) {
-      // F-8: this number waits as told, on every instance; the recipient goes back to the queue.
+      // bad-inputs F-8: this number waits as told, on every instance; the recipient goes back to the queue.
       const until = Date.now() + Math.max(1, error.retryAfterSec ?? 1) * 1000;
       this.numberPausedUntil.set(pn, Math.max(until, this.numberPausedUntil.get(pn) ?? 0));
       await pauseNumber(this.platform.store.db, pn, new Date(until));
@@ -391,7 +391,7 @@ export class CampaignWorker {
       return this.record({ kind: 'requeue', r, at: null, undo: true });
     }
     if (error.kind === 'timeout') {
-      // The message may be on its way: never re-sent blindly (F-9).
+      // The message may be on its way: never re-sent blindly (bad-inputs F-9).
       return this.record({
         kind: 'failed',
         r,

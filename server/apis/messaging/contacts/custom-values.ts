@@ -16,7 +16,7 @@ export async function loadFieldDefinitions(db: Kysely<Database>, workspaceId: st
 /**
  * `current` with `changes` merged in (`null` removes a key). 422 naming each bad key
  * (`/body/custom_fields/<key>`); keys are looked up in the definitions only, so `__proto__`
- * or `constructor` can never reach an object's prototype (J6).
+ * or `constructor` can never reach an object's prototype (bad-inputs J6).
  */
 export function mergeCustomValues(
   current: Record<string, CustomFieldValue>,

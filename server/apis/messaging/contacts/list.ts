@@ -1,6 +1,6 @@
 // GET /api/contacts: search, tag, segment and custom-field filters (combined with AND), five
 // sort orders, keyset pagination. Search text and filter values are bind parameters and LIKE
-// patterns are escaped, so `%`, `_`, `'` and `\` are plain characters (J1).
+// patterns are escaped, so `%`, `_`, `'` and `\` are plain characters (bad-inputs J1).
 import { sql, type SqlBool } from 'kysely';
 import type { operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';

@@ -1,4 +1,4 @@
-// Text searched as text: `%`, `_` and `\` in user input match themselves (J1), using
+// Text searched as text: `%`, `_` and `\` in user input match themselves (bad-inputs J1), using
 // PostgreSQL's default LIKE escape character, the backslash.
 
 /** An ILIKE pattern matching `text` anywhere. */

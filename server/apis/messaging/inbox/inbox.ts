@@ -83,7 +83,7 @@ export const listMessages: Handler<operations['listMessages']> = async (request)
   const limit = q.limit ?? 20;
   const after = position(platform, workspaceId, 'listMessages', q.cursor);
   const contact = await db.selectFrom('contacts').select('id').where('id', '=', q.contact_id).where('workspace_id', '=', workspaceId).executeTakeFirst();
-  if (!contact) throw notFound('contact', '/query/contact_id'); // B2
+  if (!contact) throw notFound('contact', '/query/contact_id'); // bad-inputs B2
   const pn = await numberFilter(platform, workspaceId, q.chatapp_phone_number, '/query/chatapp_phone_number');
   let query = db
     .selectFrom('messages')
@@ -137,7 +137,7 @@ export const assignChat: Handler<operations['assignChat']> = async (request) => 
   const { chat_id: chatId, agent_id: agentId } = request.body;
   await chatById(platform, workspaceId, chatId);
   if (agentId !== null) {
-    // B3: an agent is a member of this workspace with an agent role (listAgents lists the same
+    // bad-inputs B3: an agent is a member of this workspace with an agent role (listAgents lists the same
     // people); another workspace's member, or one without such a role, is unknown here.
     const agent = await db
       .selectFrom('owners')

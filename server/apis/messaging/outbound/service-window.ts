@@ -1,6 +1,6 @@
 // The customer-service window: a business may send free-form messages only within 24 hours of
 // the customer's last message; outside it only an approved template. Checked before any
-// provider call (H15).
+// provider call (bad-inputs H15).
 import { HttpProblem } from '#server/lib/problems.js';
 
 export const WINDOW_MS = 24 * 60 * 60 * 1000;

@@ -2,7 +2,7 @@
 // bots and order webhooks, and the campaign worker): the stored template and the values given for
 // it, for one recipient, become the provider's header, body, limited-time offer, button and
 // carousel components. Contact-field variables are filled from the recipient's row as literal
-// text, never expanded again (J7); media go by URL or by an upload's provider media id.
+// text, never expanded again (bad-inputs J7); media go by URL or by an upload's provider media id.
 //
 // The values are trusted to fit the template: the send API fits them first (template-fit.ts,
 // 422 naming the field), a campaign checks them when it is created (campaigns/validate.ts).

@@ -1,5 +1,5 @@
 // Links over the Connect API: create (phone in E.164, one active link per recipient, expiry,
-// no tenant field), list with filters and cursors, get, revoke; scopes and isolation (B1, B4).
+// no tenant field), list with filters and cursors, get, revoke; scopes and isolation (bad-inputs B1, B4).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

@@ -1,4 +1,4 @@
-// The upload catalogue (I1–I8) and file names reaching headers (J5): every refusal leaves no
+// The upload catalogue (bad-inputs I1–I8) and file names reaching headers (bad-inputs J5): every refusal leaves no
 // row, no file and no outbox entry; accepted names are sanitised and served with RFC 6266.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';

@@ -1,5 +1,5 @@
 // The public viewer /l/<slug>: the page and its headers (CSP without inline script, framing by
-// itself only, no Referer), escaping (J3), revoked and expired links (B7), downloads (B7), the
+// itself only, no Referer), escaping (bad-inputs J3), revoked and expired links (bad-inputs B7), downloads (bad-inputs B7), the
 // assets, link previews, and the activity beacons refusing bad tokens and bodies (no change).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// The ConnectOAuth bearer scheme (A6, A7, A8): tokens made with test/support/connect.ts, checked
+// The ConnectOAuth bearer scheme (bad-inputs A6, A7, A8): tokens made with test/support/connect.ts, checked
 // through the platform's authenticator on a probe route that needs `analytics:read`, as the
 // contract's analytics operations do.
 import { describe, expect, it } from 'vitest';

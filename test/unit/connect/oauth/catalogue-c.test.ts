@@ -1,4 +1,4 @@
-// Catalogue group C (OAuth consent and token), A6 through RFC 7009, and B4, one test per case.
+// Catalogue group C (OAuth consent and token), bad-inputs A6 through RFC 7009, and bad-inputs B4, one test per case.
 import { describe, expect, it } from 'vitest';
 import { bearer, signUp } from '#test/unit/account/support.js';
 import { connectBearer } from '#test/support/connect.js';

@@ -1,4 +1,4 @@
-// Bad inputs of the campaign operations (bad-inputs catalogue B1, B3, G, H14, K8) and the state
+// Bad inputs of the campaign operations (bad-inputs bad-inputs B1, B3, G, bad-inputs H14, K8) and the state
 // machine: each refusal is a problem naming the field and changes nothing (no campaign, no
 // recipient, no outbox row, no message).
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ let aContacts: string[];
 
 beforeAll(async () => {
   // Private targets refused as in production, so the media URL guard is what answers (group G);
-  // a small recipient cap for K8.
+  // a small recipient cap for bad-inputs K8.
   app = await buildShared({ env: { ALLOW_PRIVATE_URLS: 'false', RATE_LIMIT_IP_PER_MINUTE: '1000', CAMPAIGN_MAX_RECIPIENTS: '50' } });
   a = await workspace(app);
   b = await workspace(app);

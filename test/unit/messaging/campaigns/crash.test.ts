@@ -1,4 +1,4 @@
-// F-3, the issue's "done means": a 1,000-recipient campaign against the fake Cloud API, the
+// bad-inputs F-3, the issue's "done means": a 1,000-recipient campaign against the fake Cloud API, the
 // server a child process killed with SIGKILL mid-campaign and started again on the same store.
 // Every recipient must end `sent`; the fake must have received each recipient once, or twice
 // only for recipients whose call was in flight (or not yet recorded) at the kill: those are the

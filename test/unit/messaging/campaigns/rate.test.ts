@@ -1,6 +1,6 @@
 // The send rate: a number's messages_per_second is never exceeded, whatever number of campaigns
-// share it (measured send times); provider 429s pause the number as told (F-8); 5xx are retried
-// with backoff, caller errors fail the recipient without retry (F-9).
+// share it (measured send times); provider 429s pause the number as told (bad-inputs F-8); 5xx are retried
+// with backoff, caller errors fail the recipient without retry (bad-inputs F-9).
 // Real time on purpose: what is measured is when sends leave the worker, on the real clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';

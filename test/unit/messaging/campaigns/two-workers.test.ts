@@ -1,4 +1,4 @@
-// Two server instances on one PostgreSQL database (F-11): their workers share the campaign's
+// Two server instances on one PostgreSQL database (bad-inputs F-11): their workers share the campaign's
 // recipients through FOR UPDATE SKIP LOCKED and the number's send slots, so no recipient is sent
 // twice and the number's rate holds across both. PGlite has one connection, where the race cannot
 // happen at all, so this runs on PostgreSQL only (npm run test:pg, or DATABASE_URL set).

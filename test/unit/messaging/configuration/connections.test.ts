@@ -1,5 +1,5 @@
 // Connections, numbers, provider webhooks and workspace sync, against the sandbox and the fake
-// Cloud API on 127.0.0.1 (its failures included), plus tenant isolation (B1, B6) and paging (H9).
+// Cloud API on 127.0.0.1 (its failures included), plus tenant isolation (bad-inputs B1, B6) and paging (bad-inputs H9).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

@@ -1,5 +1,5 @@
 // Marketing messages settings: the seed's defaults, PUT replacing them (omitted fields back to
-// defaults), sync-status from the provider, marketingSettings() for senders, and H1–H4 on the body.
+// defaults), sync-status from the provider, marketingSettings() for senders, and bad-inputs H1–H4 on the body.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

@@ -1,5 +1,5 @@
-// GET /api/contacts: search (J1), tag, custom-field and segment filters, sorts (J2), keyset
-// pages (B6, H9, H10), and isolation of searches and totals (B5).
+// GET /api/contacts: search (bad-inputs J1), tag, custom-field and segment filters, sorts (bad-inputs J2), keyset
+// pages (bad-inputs B6, H9, H10), and isolation of searches and totals (bad-inputs B5).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

@@ -1,7 +1,7 @@
 // The inbox: chats kept by the inbound webhook and by sends, unread counts and read marks,
 // a contact's messages with cursors, assignment to an agent, and the Messaging webhook events
 // (message.received, message.status_updated) written to the outbox with the row change.
-// Isolation: B1 (chat ids in paths), B2 (contact_id filter), B3 (agent ids), B6 (cursors).
+// Isolation: bad-inputs B1 (chat ids in paths), bad-inputs B2 (contact_id filter), bad-inputs B3 (agent ids), bad-inputs B6 (cursors).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

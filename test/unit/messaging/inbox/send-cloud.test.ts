@@ -1,6 +1,6 @@
 // POST /api/chatapp/send against the fake Cloud API on 127.0.0.1: the wire body Meta receives,
-// its failures (F-8 rate limit, F-9 timeout, F-10 131047, invalid numbers), and no call at all
-// when our own checks refuse (H15, B3).
+// its failures (bad-inputs F-8 rate limit, bad-inputs F-9 timeout, bad-inputs F-10 131047, invalid numbers), and no call at all
+// when our own checks refuse (bad-inputs H15, B3).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

@@ -1,6 +1,6 @@
-// POST /api/chatapp/send against the sandbox: every JSON kind, the 24-hour rule (H15), sender
-// and reply isolation (B3), recipient numbers (H5), media URL policy (G1, G2, G11), templates
-// (approved only, values literal: J7), marketing routing, idempotency.
+// POST /api/chatapp/send against the sandbox: every JSON kind, the 24-hour rule (bad-inputs H15), sender
+// and reply isolation (bad-inputs B3), recipient numbers (bad-inputs H5), media URL policy (bad-inputs G1, G2, G11), templates
+// (approved only, values literal: bad-inputs J7), marketing routing, idempotency.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

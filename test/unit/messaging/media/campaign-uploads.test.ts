@@ -1,7 +1,7 @@
 // "Media carousel from uploads": cards whose media are files uploaded with POST /api/chatapp/media,
 // end to end through the campaign worker, on the sandbox (which checks every media id it is sent)
 // and on the fake Cloud API (the wire body carries the provider's ids). Another workspace's media
-// id is unknown (B1); an upload of another number or an expired one is refused.
+// id is unknown (bad-inputs B1); an upload of another number or an expired one is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

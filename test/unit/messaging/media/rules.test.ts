@@ -1,4 +1,4 @@
-// The media rules on their own: types told from the bytes, per-kind caps, display names (I1, I3, I5, I8).
+// The media rules on their own: types told from the bytes, per-kind caps, display names (bad-inputs I1, I3, I5, I8).
 import { describe, expect, it } from 'vitest';
 import { checkMedia, displayName, MEDIA_RULES } from '#server/apis/messaging/media/rules.js';
 import { parserProblem } from '#server/apis/messaging/media/parts.js';

@@ -1,6 +1,6 @@
 // POST /api/chatapp/send with multipart/form-data against the sandbox: the file is checked,
 // uploaded for the sender, and sent by its media id; the stored message keeps type, size, name
-// and ids. The 24-hour rule comes before the upload (H15); refusals store nothing (I1, I8, H2).
+// and ids. The 24-hour rule comes before the upload (bad-inputs H15); refusals store nothing (bad-inputs I1, I8, H2).
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

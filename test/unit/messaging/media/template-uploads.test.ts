@@ -1,6 +1,6 @@
 // Uploaded media as template headers (issue 8). POST /api/chatapp/send with `header.media_id`
 // (and media carousel cards) goes out on the fake Cloud API by the provider's media id; another
-// workspace's id is 404 like an unknown one (B1); another number's, an expired or a wrong-kind
+// workspace's id is 404 like an unknown one (bad-inputs B1); another number's, an expired or a wrong-kind
 // upload is 422 naming the field, with nothing stored and no provider call. Campaign create
 // refuses another number's upload up front (422) instead of failing at send time.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // POST /api/chatapp/media against the sandbox: the answer and the row of an accepted upload, and
-// every refusal (400, 404, 413, 415) leaving no row (I1, I3, I6, I7, I8, H2, H3, B1).
+// every refusal (400, 404, 413, 415) leaving no row (bad-inputs I1, I3, I6, I7, I8, H2, H3, B1).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';

@@ -1,7 +1,7 @@
 // Operations on the sandbox: usage counted from real activity (a message sent, a contact
 // created, a Login session started) against the plan, the agents of a workspace, and kanban
 // funnels filling up as contacts write in; each bad input once, and another workspace's ids
-// answering 404 like unknown ones (B3).
+// answering 404 like unknown ones (bad-inputs B3).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';

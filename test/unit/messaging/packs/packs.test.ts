@@ -1,6 +1,6 @@
 // Industry packs on the sandbox: the public catalogue and previews (substitution, missing
-// values, J7 literal values), applying once and again (no duplicates), matching existing items,
-// and every refusal changing nothing (H2, H3, H8, B3).
+// values, bad-inputs J7 literal values), applying once and again (no duplicates), matching existing items,
+// and every refusal changing nothing (bad-inputs H2, H3, H8, B3).
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { ProviderError } from '#server/providers/types.js';

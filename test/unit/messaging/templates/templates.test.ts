@@ -1,6 +1,6 @@
 // Templates: the eleven create variants of the contract (its own examples, media samples served
-// from 127.0.0.1), the provider's rules (H14) with rule and field named, header_url reachability
-// and SSRF (G1, G2, G11), validate-media-url, list with filters and cursors (B5, B6), sync-status
+// from 127.0.0.1), the provider's rules (bad-inputs H14) with rule and field named, header_url reachability
+// and SSRF (bad-inputs G1, G2, G11), validate-media-url, list with filters and cursors (bad-inputs B5, B6), sync-status
 // with its template.status_updated events, on the sandbox and on the fake Cloud API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
