@@ -124,7 +124,7 @@ describe('/docs/<api>', () => {
     expect(css.statusCode).toBe(200);
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
     expect(css.headers['cache-control']).toBe('public, max-age=3600');
-    expect(css.body).toContain('.docs-nav{');
+    expect(css.body).toContain('.docs-nav {');
     const icon = await get('/docs/assets/favicon.svg');
     expect(icon.headers['content-type']).toBe('image/svg+xml');
     expect(icon.headers['cache-control']).toBe('public, max-age=86400');
