@@ -30,6 +30,7 @@ import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import bodyParsers from './plugins/body-parsers.js';
+import browser from './plugins/browser.js';
 import documents from './plugins/documents.js';
 import problems from './plugins/problems.js';
 import rateLimits from './plugins/rate-limits.js';
@@ -138,8 +139,8 @@ export async function buildApp(
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
   guardRequestBodies(app);
   guardStorableText(app); // NUL and lone surrogates: 400 before any handler (bad-inputs H8)
-  await mountAreas(app, AREAS); // every contract operation, then each area's routes and work
-  await app.register((await import('./plugins/pages.js')).default); // sign-in page (session cookie, CSRF)
+  await app.register(browser); // cookies and CSRF for every area's pages
+  await mountAreas(app, AREAS); // every contract operation, then each area's pages, routes and work
   methodNotAllowed(app, methods);
   return app;
 }

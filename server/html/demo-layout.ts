@@ -1,6 +1,6 @@
 // The look of the demo pages, /demo/login (the Login area) and /sandbox/phone (Messaging): their
 // shared stylesheet and icon under /demo/assets/, their CSP, and `sendDemoPage`. Served when the
-// demo is on or outside production (server/plugins/pages.ts), like the sandbox phone.
+// demo is on or outside production (server/plugins/browser.ts), like the sandbox phone.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readAssets, serveAssets } from './assets.js';
 import { html, htmlDocument, type Html } from './html.js';

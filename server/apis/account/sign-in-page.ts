@@ -1,7 +1,7 @@
 // The browser's sign-in page: GET shows the form (or who is signed in), POST checks the
 // password like the API does (same throttle, same answer for unknown emails) and sets the owner's
 // session cookie (server/auth/owner-session.ts). Forms carry a CSRF token (@fastify/csrf-protection,
-// registered by server/plugins/pages.ts) and are refused when sent from another origin. `next`
+// registered by server/plugins/browser.ts) and are refused when sent from another origin. `next`
 // may only name a same-origin path. Every value is HTML-escaped.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';

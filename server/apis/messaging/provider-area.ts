@@ -1,11 +1,12 @@
 // The chat provider's webhook: its verification handshake, signed deliveries, the durable inbox
-// that applies them, and the sandbox's way in (the same signed route).
+// that applies them, the sandbox's way in (the same signed route) and its phone page.
 import type { FastifyInstance } from 'fastify';
 import type { Area } from '../area.js';
 import { createInboundSink } from './inbound-sink.js';
 import { setupProviderInbox } from './provider-inbox.js';
 import { providerWebhookRoute } from './provider-signature.js';
 import { receiveProviderWebhook, verifyProviderWebhook } from './provider-webhook.js';
+import sandboxPhonePage from './sandbox-phone-page.js';
 
 export const providerArea: Area = {
   name: 'messaging/provider',
@@ -14,5 +15,6 @@ export const providerArea: Area = {
   async plugin(app: FastifyInstance) {
     await setupProviderInbox(app);
     app.platform.setInboundSink(createInboundSink(app));
+    await app.register(sandboxPhonePage); // /sandbox/phone (DEMO on, or not production)
   },
 };

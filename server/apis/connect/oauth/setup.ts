@@ -1,6 +1,6 @@
 // Connect OAuth routes outside the contract: the consent form's POST and the Connect clients
-// settings page. Registered on the root instance, so the cookie and CSRF plugins (registered
-// later by server/plugins/pages.ts) apply to them when the app is made ready.
+// settings page. Registered on the root instance, so the cookie and CSRF plugins
+// (server/plugins/browser.ts) apply to them.
 import type { FastifyInstance } from 'fastify';
 import { registerClientPages } from './clients-page.js';
 import './bearer.js';
