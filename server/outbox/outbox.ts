@@ -6,6 +6,7 @@
 import type { Kysely, SqlBool, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../lib/ids.js';
+import { WakeUp } from '#server/lib/wake-up.js';
 import type { Insertable } from 'kysely';
 import type { Database, DeliveryAttemptsTable, OutboxTable } from '../store/schema.js';
 import type { Store } from '../store/db.js';
@@ -97,8 +98,9 @@ export class Outbox {
   private readonly batchSize: number;
   private readonly pollMs: number;
   private running = false;
-  private timer?: NodeJS.Timeout;
-  private wake?: () => void;
+  // A wake-up that comes while the worker claims is dropped: it ends only a sleep under way, and
+  // what it announced is found by the next claim or poll.
+  private readonly wakeUp = new WakeUp({ remember: false });
   private loop?: Promise<void>;
   private unlisten?: () => Promise<void>;
   private readonly inFlight = new Set<Promise<void>>();
@@ -115,16 +117,16 @@ export class Outbox {
 
   register(endpointKind: string, resolver: DestinationResolver): void {
     this.resolvers.set(endpointKind, resolver);
-    this.wake?.(); // rows of this kind may have waited for it
+    this.wakeUp.wake(); // rows of this kind may have waited for it
   }
 
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    const unlisten = await this.options.store.listen(CHANNEL, () => this.wake?.());
+    const unlisten = await this.options.store.listen(CHANNEL, () => this.wakeUp.wake());
     // Rows enqueued while the LISTEN connection was away woke no one: claim at once when it is back
     // (the poll would find them within pollMs anyway).
-    const offReconnect = this.options.store.onReconnect(() => this.wake?.());
+    const offReconnect = this.options.store.onReconnect(() => this.wakeUp.wake());
     this.unlisten = async () => {
       offReconnect();
       await unlisten();
@@ -135,7 +137,7 @@ export class Outbox {
   /** Stops claiming; in-flight attempts finish; rows not started keep no lease. */
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.wakeUp.wake();
     await this.loop;
     await this.unlisten?.();
   }
@@ -160,11 +162,7 @@ export class Outbox {
       // Sleep until a notification, a finished attempt or the poll interval, unless every free
       // slot was just filled and more rows may be due.
       if ((free <= 0 || claimed < free) && this.running) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          this.timer = setTimeout(resolve, this.pollMs);
-        });
-        clearTimeout(this.timer);
+        await this.wakeUp.sleep(this.pollMs);
       }
     }
     await Promise.all(this.inFlight);
@@ -175,7 +173,7 @@ export class Outbox {
       .catch((error) => this.options.log?.('outbox attempt failed', { error: String(error) }))
       .finally(() => {
         this.inFlight.delete(tracked);
-        this.wake?.();
+        this.wakeUp.wake();
       });
     this.inFlight.add(tracked);
   }
@@ -317,7 +315,7 @@ export class Outbox {
       .where('id', '=', outboxId)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
-    this.wake?.();
+    this.wakeUp.wake();
     return Number(res.numUpdatedRows) === 1;
   }
 }
