@@ -9,6 +9,7 @@
 // results is unwritten, so what a crash can duplicate stays within about two batches.
 import { sql, type Transaction } from 'kysely';
 import { newId } from '#server/lib/ids.js';
+import { WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import { ProviderError } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
@@ -60,11 +61,14 @@ export class CampaignWorker {
   private readonly maxBatch: number;
   private running = false;
   private loop?: Promise<void>;
-  private wake?: () => void;
-  /** A wake-up came since the current cycle started (it may have read the tables before the change). */
-  private nudged = false;
+  /**
+   * The loop's sleep. A wake-up since the current cycle started is kept (the cycle may have read
+   * the tables before the change): the sleep after that cycle is skipped.
+   */
+  private readonly wakeUp = new WakeUp();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly sleepers = new Set<() => void>();
+  /** Sends waiting for their slot or their pace: stop ends those waits, not the ones begun after it. */
+  private readonly sendWaits = new WakeUp({ remember: false });
   private buffer: Outcome[] = [];
   /** Outcomes recorded and not yet committed: a crash now would re-send their recipients. */
   private unwritten = 0;
@@ -127,9 +131,9 @@ export class CampaignWorker {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.wake?.();
+    this.wakeUp.wake();
     await this.loop;
-    for (const wake of [...this.sleepers]) wake();
+    this.sendWaits.wake();
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
     await this.flush();
     for (const cleanup of this.cleanups.splice(0)) await cleanup();
@@ -137,8 +141,7 @@ export class CampaignWorker {
 
   /** Starts a cycle now: ends the sleep, or, during a cycle, makes the next one start at once. */
   private nudge() {
-    this.nudged = true;
-    this.wake?.();
+    this.wakeUp.wake();
   }
 
   private log(message: string, extra?: object) {
@@ -147,7 +150,7 @@ export class CampaignWorker {
 
   private async run() {
     while (this.running) {
-      this.nudged = false;
+      this.wakeUp.forget(); // this cycle reads what the wake-ups so far announced
       let wakeAt = Date.now() + this.pollMs;
       try {
         wakeAt = Math.min(wakeAt, await this.cycle());
@@ -155,13 +158,7 @@ export class CampaignWorker {
         this.log('campaign cycle failed', { error: String(error) });
       }
       const wait = wakeAt - Date.now();
-      if (this.running && wait > 0 && !this.nudged) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, wait);
-          this.wake = () => (clearTimeout(timer), resolve());
-        });
-        this.wake = undefined;
-      }
+      if (this.running && wait > 0) await this.wakeUp.sleep(wait);
     }
   }
 
@@ -307,11 +304,7 @@ export class CampaignWorker {
   private sleepUntil(at: Date): Promise<void> {
     const ms = at.getTime() - Date.now();
     if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => (clearTimeout(timer), this.sleepers.delete(done), resolve());
-      const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
-    });
+    return this.sendWaits.sleep(ms);
   }
 
   private window(key: string): SendWindow {
