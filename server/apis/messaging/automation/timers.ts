@@ -4,6 +4,7 @@
 // instances, and after a restart (the rows are in the database, not in memory). It sleeps until
 // the next due row or the poll interval, and is woken early when this instance creates a short wait.
 import { sql } from 'kysely';
+import { WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import { drive, LEASE_MS, type RunnerHooks } from './runner.js';
 
@@ -19,7 +20,10 @@ export interface TimerWorkerOptions {
 export class TimerWorker {
   private running = false;
   private loop?: Promise<void>;
-  private wake?: () => void;
+  // A wake-up during a cycle is dropped: the cycle ends by reading the next due time (the waits
+  // its own runs created are in it), and a wait created after that read is found by the next
+  // poll at the latest.
+  private readonly wakeUp = new WakeUp({ remember: false });
   private nextWakeAt = Infinity;
   private readonly pollMs: number;
   private readonly batch: number;
@@ -41,13 +45,13 @@ export class TimerWorker {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.wakeUp.wake();
     await this.loop;
   }
 
   /** A wait was created: wake before the next poll if it is due sooner. */
   notify(fireAt: Date): void {
-    if (fireAt.getTime() < this.nextWakeAt) this.wake?.();
+    if (fireAt.getTime() < this.nextWakeAt) this.wakeUp.wake();
   }
 
   private async run() {
@@ -62,10 +66,7 @@ export class TimerWorker {
       if (!this.running) break;
       const wait = Math.max(0, next - Date.now());
       this.nextWakeAt = Date.now() + wait;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        this.wake = () => (clearTimeout(timer), resolve());
-      });
+      await this.wakeUp.sleep(wait);
       this.nextWakeAt = Infinity;
     }
   }
