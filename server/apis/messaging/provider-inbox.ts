@@ -16,6 +16,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import { newId } from '#server/lib/ids.js';
+import { WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import { processProviderPayload } from './provider-webhook.js';
 import { setupProviderSignature } from './provider-signature.js';
@@ -96,10 +97,8 @@ export class ProviderInbox {
 
   private running = false;
   private loop?: Promise<void>;
-  private wake?: () => void;
-  /** A signal came while the worker was awake (claiming, processing): its next sleep is skipped. */
-  private woken = false;
-  private timer?: NodeJS.Timeout;
+  /** A signal that came while the worker was awake (claiming, processing) skips its next sleep. */
+  private readonly wakeUp = new WakeUp();
   private unlisten?: () => Promise<void>;
 
   constructor(options: ProviderInboxOptions) {
@@ -255,8 +254,7 @@ export class ProviderInbox {
 
   /** Wakes the worker (a delivery stored or finished, a notification); kept if it is not asleep. */
   signal(): void {
-    if (this.wake) this.wake();
-    else this.woken = true;
+    this.wakeUp.wake();
   }
 
   /**
@@ -280,7 +278,7 @@ export class ProviderInbox {
       const before = this.storedBatches;
       try {
         await this.pruneNowAndThen();
-        this.woken = false; // a delivery stored from here on is looked for again before sleeping
+        this.wakeUp.forget(); // a delivery stored from here on is looked for again before sleeping
         rows = await this.claim();
       } catch (error) {
         this.log.warn({ error: describe(error) }, 'provider inbox: claim failed');
@@ -297,7 +295,7 @@ export class ProviderInbox {
       }
       this.processing = false;
       this.checkSettled();
-      if (!rows.length && this.running) await this.sleep(this.pollMs);
+      if (!rows.length && this.running) await this.wakeUp.sleep(this.pollMs);
     }
   }
 
@@ -335,7 +333,7 @@ export class ProviderInbox {
       const quietAt = this.ingesting === 0 && !this.queue.length && !this.flushing ? this.lastIngestAt + this.quietMs : Infinity;
       const at = Math.min(quietAt, this.shareAt);
       if (now >= at || !this.running) return;
-      await this.sleep(Number.isFinite(at) ? Math.max(1, at - now) : this.pollMs);
+      await this.wakeUp.sleep(Number.isFinite(at) ? Math.max(1, at - now) : this.pollMs);
     }
   }
 
@@ -406,22 +404,6 @@ export class ProviderInbox {
     this.lastPruneAt = now;
     const before = new Date(this.platform.now().getTime() - KEEP_FAILED_MS);
     await this.platform.store.db.deleteFrom('provider_deliveries').where('failed_at', '<', before).execute();
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.woken) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(this.timer);
-        if (this.wake === done) this.wake = undefined;
-        resolve();
-      };
-      this.wake = done;
-      this.timer = setTimeout(done, ms);
-    });
   }
 }
 
