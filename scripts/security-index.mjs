@@ -50,7 +50,17 @@ export function securityIndex() {
     }
   }
   const ids = [...byId.keys()].sort((a, b) => order(a).localeCompare(order(b)));
-  return ['| case | named in |', '|---|---|', ...ids.map((id) => `| ${id} | ${[...byId.get(id)].sort().map((f) => `\`${f}\``).join(', ')} |`)].join('\n');
+  return [
+    '| case | named in |',
+    '|---|---|',
+    ...ids.map(
+      (id) =>
+        `| ${id} | ${[...byId.get(id)]
+          .sort()
+          .map((f) => `\`${f}\``)
+          .join(', ')} |`,
+    ),
+  ].join('\n');
 }
 
 export function withIndex(markdown) {
