@@ -260,13 +260,19 @@ async function sendStep(platform: Platform, enrolmentId: string): Promise<void> 
   );
 }
 
-/** A reply ends the contact's enrolments in sequences that stop on reply. */
+/**
+ * A reply ends the contact's enrolments in sequences that stop on reply. Only enrolments made
+ * before the message count: a message dispatched late (a busy or restarted instance) that the
+ * contact sent before being enrolled is no reply to the sequence.
+ */
 export async function stopOnReply(platform: Platform, message: InboundMessage): Promise<void> {
   await platform.store.db
     .updateTable('automation_sequence_enrolments')
     .set({ status: 'stopped', fire_at: null, updated_at: platform.now() })
     .where('contact_id', '=', message.contactId)
     .where('status', '=', 'active')
+    // When this server stored the message (its due record); the provider's own time has whole seconds.
+    .where('created_at', '<', (eb) => eb.selectFrom('automation_inbound_claims').select('received_at').where('message_id', '=', message.messageId))
     .where('sequence_id', 'in', (eb) =>
       eb.selectFrom('automation_sequences').select('id').where('workspace_id', '=', message.workspaceId).where('stop_on_reply', '=', true),
     )

@@ -2,6 +2,7 @@
 // once when due, stop on reply, and listSequences with its counters.
 import { expect, it } from 'vitest';
 import { build } from '#test/helper.js';
+import { stopOnReply } from '#server/apis/messaging/automation/sequences.js';
 import { newId } from '#server/lib/ids.js';
 import { addTag, api, inboundText, outbound, templateId, until, workspace } from './support.js';
 import { elapse } from '#test/support/eventually.js';
@@ -116,6 +117,21 @@ it('A-14 a keyword enrols the contact; a reply stops the enrolment (stop_on_repl
     'the enrolment',
   );
   expect(enrolment).toMatchObject({ status: 'active', phone_number_id: w.numberId });
+  // The message that enrolled the contact, dispatched again late (a busy or restarted instance):
+  // sent before the enrolment, it is no reply to it.
+  await stopOnReply(app.platform, {
+    workspaceId: w.workspaceId,
+    messageId: first.messageId,
+    contactId: first.contactId,
+    phoneNumberId: w.numberId,
+    businessAccountId: w.accountId,
+    from: phone,
+    type: 'text',
+    text: ' tips ',
+  });
+  expect((await db.selectFrom('automation_sequence_enrolments').select('status').where('id', '=', enrolment.id).executeTakeFirstOrThrow()).status).toBe(
+    'active',
+  );
   await inboundText(app, w, phone, 'stop it');
   await until(
     async () =>
