@@ -77,7 +77,7 @@ export async function buildApp(
   overrides: PlatformOverrides = {},
   logging: { stream?: { write(line: string): void } } = {},
 ): Promise<FastifyInstance> {
-  handlerTable(AREAS); // an operation handled twice or by nobody fails here, before anything opens
+  const handlers = handlerTable(AREAS); // an operation handled twice or by nobody fails here, before anything opens
   const limits = { ...LIMITS, ...overrides.limits };
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(logging.stream ? { stream: logging.stream } : {}) },
@@ -140,7 +140,7 @@ export async function buildApp(
   guardRequestBodies(app);
   guardStorableText(app); // NUL and lone surrogates: 400 before any handler (bad-inputs H8)
   await app.register(browser); // cookies and CSRF for every area's pages
-  await mountAreas(app, AREAS); // every contract operation, then each area's pages, routes and work
+  await mountAreas(app, AREAS, handlers); // every contract operation, then each area's pages, routes and work
   methodNotAllowed(app, methods);
   return app;
 }

@@ -52,30 +52,31 @@ interface Entry {
  */
 export function handlerTable(areas: readonly Area[]): Map<string, Entry> {
   const table = new Map<string, Entry>();
-  const claim = (operationId: string, entry: Entry) => {
-    const other = table.get(operationId);
-    if (other) throw new Error(`operation ${operationId} is handled by both ${other.area.name} and ${entry.area.name}`);
-    table.set(operationId, entry);
+  const known = new Set(contractOperations().map((operation) => keyOf(operation.api, operation.operationId)));
+  const claim = (key: string, entry: Entry) => {
+    if (!known.has(key)) throw new Error(`${entry.area.name} handles ${key}, which the contract does not have`);
+    const other = table.get(key);
+    if (other) throw new Error(`operation ${key} is handled by both ${other.area.name} and ${entry.area.name}`);
+    table.set(key, entry);
   };
   for (const area of areas) {
     for (const api of API_NAMES) {
       for (const [operationId, handler] of Object.entries(area.handlers?.[api] ?? {})) {
-        claim(`${api}:${operationId}`, { area, handler: handler as RouteHandlerMethod, routes: area.routes?.[operationId] });
+        claim(keyOf(api, operationId), { area, handler: handler as RouteHandlerMethod, routes: area.routes?.[operationId] });
       }
     }
-    for (const operationId of area.notImplemented ?? []) claim(operationId, { area });
+    for (const operationId of area.notImplemented ?? []) {
+      const apis = contractOperations().filter((operation) => operation.operationId === operationId);
+      if (!apis.length) throw new Error(`${area.name} lists ${operationId} as not implemented, which the contract does not have`);
+      for (const { api } of apis) claim(keyOf(api, operationId), { area });
+    }
   }
-  for (const operation of contractOperations()) {
-    const key = `${operation.api}:${operation.operationId}`;
-    if (!table.has(key) && table.has(operation.operationId)) table.set(key, table.get(operation.operationId)!);
-  }
-  const known = new Set(contractOperations().map((operation) => `${operation.api}:${operation.operationId}`));
-  const unknown = [...table.keys()].filter((key) => key.includes(':') && !known.has(key));
-  if (unknown.length) throw new Error(`handlers for operations the contract does not have: ${unknown.join(', ')}`);
   const missing = [...known].filter((key) => !table.has(key));
   if (missing.length) throw new Error(`operations nobody handles (give them a handler, or list them in an area's notImplemented): ${missing.join(', ')}`);
   return table;
 }
+
+const keyOf = (api: ApiName, operationId: string) => `${api}:${operationId}`;
 
 function notImplemented(operationId: string): RouteHandlerMethod {
   return async (_request: FastifyRequest, reply: FastifyReply) =>
@@ -92,10 +93,9 @@ function notImplemented(operationId: string): RouteHandlerMethod {
  * the body read and bounded; validation against the contract; the handler; serialization from
  * the contract's response schemas.
  */
-export async function mountAreas(app: FastifyInstance, areas: readonly Area[]): Promise<void> {
-  const table = handlerTable(areas);
+export async function mountAreas(app: FastifyInstance, areas: readonly Area[], table: Map<string, Entry>): Promise<void> {
   for (const operation of contractOperations()) {
-    const entry = table.get(`${operation.api}:${operation.operationId}`)!;
+    const entry = table.get(keyOf(operation.api, operation.operationId))!;
     const own = entry.routes ?? {};
     app.route({
       ...own,

@@ -15,6 +15,9 @@ export function base62(length: number): string {
   return out;
 }
 
+/** The contract's ResourceId pattern: what `newId` makes, for checks made before validation runs. */
+export const RESOURCE_ID = /^[a-z]{2,6}_[0-9A-Za-z]{8,48}$/;
+
 /** A resource id matching the contract's ResourceId pattern, e.g. `doc_9KfQ2x7LmT4vP1sZ`. */
 export function newId(prefix: string): string {
   return `${prefix}_${base62(20)}`;

@@ -76,14 +76,14 @@ function scalarCoercer(type: string | undefined): Coerce | undefined {
   return undefined;
 }
 
-const components_ = new Set<ApiName>();
+const addedDocuments = new Set<ApiName>();
 
 /** The checker of `components/schemas/<name>` of an API's 3.1 document. */
 export function componentValidator(api: ApiName, name: string): ValidateFunction {
   const id = `contract:${api}`;
-  if (!components_.has(api)) {
+  if (!addedDocuments.has(api)) {
     checker.addSchema(contractDocument(api), id);
-    components_.add(api);
+    addedDocuments.add(api);
   }
   const validate = checker.getSchema(`${id}#/components/schemas/${name}`);
   if (!validate) throw new Error(`no schema ${name} in the ${api} document`);

@@ -5,6 +5,7 @@
 // the answer to the POST that made it, once, and never again (no-store, nothing in a URL).
 // Sign-in, CSRF and origin checks, errors and the layout are the settings pages' own
 // (server/html/settings-routes.ts, settings-layout.ts); every value goes through `html`, which escapes it.
+import { RESOURCE_ID } from '#server/lib/ids.js';
 import type { FastifyInstance } from 'fastify';
 import type { components } from '#generated/login/types.js';
 import { csrfField, formField } from '#server/html/forms.js';
@@ -18,7 +19,6 @@ type Page = Html;
 
 export const LOGIN_APPS_PATH = '/account/login-apps';
 const APP_ID = /^app_[0-9A-Za-z]{8,48}$/;
-const RESOURCE_ID = /^[a-z]{2,6}_[0-9A-Za-z]{8,48}$/;
 const DESTINATIONS: S['LoginWebhookDestination'][] = ['none', 'production', 'staging', 'hosted'];
 const OVERLAPS = [0, 3600, 86400];
 

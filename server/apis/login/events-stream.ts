@@ -11,6 +11,7 @@
 // No event is lost to a notification that never came either (the LISTEN connection was
 // reconnecting): when it is back, and at every heartbeat, the hub re-reads the final event of every
 // session it holds a stream for and sends what the streams missed (`resync`).
+import { RESOURCE_ID } from '#server/lib/ids.js';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '#generated/login/types.js';
@@ -181,7 +182,6 @@ export function startStreams(app: FastifyInstance): StreamHub {
 // sessions from unknown ones. Another session's token of the same workspace is 401. All are
 // answered here, before the handler opens anything.
 const notFound = (sessionId: string) => new HttpProblem(404, 'not-found', `No login session ${sessionId}.`);
-const SESSION_ID = /^[a-z]{2,6}_[0-9A-Za-z]{8,48}$/; // the contract's ResourceId
 
 registerScheme(
   'SubscribeToken',
@@ -191,7 +191,7 @@ registerScheme(
       const token = (request.query as Record<string, unknown>).token;
       if (!sessionId || typeof token !== 'string' || !token) return null;
       // Path ids are validated after authentication: one that no session can have is not looked up.
-      const session = !SESSION_ID.test(sessionId)
+      const session = !RESOURCE_ID.test(sessionId)
         ? undefined
         : await app.platform.store.db
             .selectFrom('login_sessions')
