@@ -1,5 +1,6 @@
 // The contract's Contact for stored rows: tag names (sorted) loaded for a whole page at once,
 // and the 24-hour customer-service window derived from the last inbound message.
+import { WINDOW_MS } from '#server/apis/messaging/outbound/service-window.js';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { ContactsTable, Database } from '#server/store/schema.js';
@@ -8,8 +9,6 @@ type Contact = components['schemas']['Contact'];
 export type ContactRow = Pick<Selectable<ContactsTable>, 'id' | 'phone' | 'name' | 'email' | 'custom_fields' | 'last_inbound_at' | 'created_at' | 'updated_at'>;
 
 export const CONTACT_COLUMNS = ['id', 'phone', 'name', 'email', 'custom_fields', 'last_inbound_at', 'created_at', 'updated_at'] as const;
-
-const WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
  * A page's tag names, in the page's own query (one round trip instead of two, which is what a list
