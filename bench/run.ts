@@ -38,26 +38,33 @@ const ratios: Record<string, number> = {};
 // PostgreSQL figures name their database explicitly, from BENCH_DATABASE_URL.
 delete process.env.DATABASE_URL;
 
-if (wanted('http')) {
-  const full = await startChild<ServerInfo>('full.ts');
-  const bare = await startChild<ServerInfo>('bare.ts');
+// Whole stack ÷ bare Fastify running the same queries on the same kind of store: an owner GET,
+// the first page of ~10,000 contacts and a validated POST (last, as it adds contacts). `suffix`
+// names the PostgreSQL run; `env` gives each server its own database there.
+const listContacts = 10_000;
+async function httpFigures(suffix: string, fullEnv: Record<string, string> = {}, bareEnv: Record<string, string> = {}) {
+  const seed = { SEED_CONTACTS: String(listContacts) };
+  const full = await startChild<ServerInfo>('full.ts', { ...fullEnv, ...seed });
+  const bare = await startChild<ServerInfo>('bare.ts', { ...bareEnv, ...seed });
   try {
     const sized = { connections, durationSec };
-    const get = await compare({ ...figureRequest('get', full.info), ...sized }, { ...figureRequest('get', bare.info, true), ...sized }, rounds, warmupSec);
-    ratios.get_vs_bare_fastify = get.subject.rps / get.baseline.rps;
-    figures.get_vs_bare_fastify = get;
-    const post = await compare({ ...figureRequest('post', full.info), ...sized }, { ...figureRequest('post', bare.info, true), ...sized }, rounds, warmupSec);
-    ratios.post_vs_bare_fastify = post.subject.rps / post.baseline.rps;
-    figures.post_vs_bare_fastify = post;
-
-    // The same operation (list contacts, the first page) on our server and on the Prism mock.
+    for (const figure of ['get', 'list', 'post'] as const) {
+      const name = `${figure}_vs_bare_fastify${suffix}`;
+      const r = await compare({ ...figureRequest(figure, full.info), ...sized }, { ...figureRequest(figure, bare.info, true), ...sized }, rounds, warmupSec);
+      ratios[name] = r.subject.rps / r.baseline.rps;
+      figures[name] = r;
+    }
+    if (suffix) return;
+    // Not a goal: the same list on our server and on the Prism mock answering from the spec's examples.
     const port = await freePort();
     const mock = await startMocks({ ports: { messaging: port } });
     try {
       const mockServer = { url: `http://127.0.0.1:${port}`, token: '', apiKey: 'mk_bench' };
       const prism = await compare({ ...figureRequest('list', full.info), ...sized }, { ...figureRequest('list', mockServer), ...sized }, rounds, warmupSec);
-      ratios.server_vs_prism = prism.subject.rps / prism.baseline.rps;
       figures.server_vs_prism = prism;
+      console.log(
+        `note: server_vs_prism ${(prism.subject.rps / prism.baseline.rps).toFixed(3)} (ours ${Math.round(prism.subject.rps)} rps, Prism ${Math.round(prism.baseline.rps)})`,
+      );
     } finally {
       await mock.stop();
     }
@@ -65,6 +72,14 @@ if (wanted('http')) {
     await full.stop();
     await bare.stop();
   }
+}
+const adminUrl = process.env.BENCH_DATABASE_URL;
+if (wanted('http')) {
+  await httpFigures('');
+  if (adminUrl)
+    await withBenchDatabase(adminUrl, (fullUrl) =>
+      withBenchDatabase(adminUrl, (bareUrl) => httpFigures('_postgres', { DATABASE_URL: fullUrl }, { DATABASE_URL: bareUrl })),
+    );
 }
 
 // Login push and stream memory on the embedded store (one instance).
@@ -96,7 +111,6 @@ if (wanted('login')) {
 
 // The same push across two instances on one PostgreSQL: BENCH_DATABASE_URL names a server where
 // the run creates (and drops) a database of its own.
-const adminUrl = process.env.BENCH_DATABASE_URL;
 if (adminUrl && wanted('login')) {
   const name = `bench_${Date.now()}`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -28,7 +28,7 @@ type Info = { url: string; pid: number; key: string; phone: string };
 
 /** Runs `fn` with a fresh database on the PostgreSQL server `adminUrl`, dropped afterwards. */
 export async function withBenchDatabase<T>(adminUrl: string, fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `bench_campaign_${Date.now()}`;
+  const name = `bench_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);

@@ -1,19 +1,25 @@
 // The baseline: bare Fastify serving the same handler work (the same queries on the same kind of
 // store, the same JSON) with no contract validation, no auth and default serialisation:
-// GET /api/account/me (owner and workspace) and POST /api/contacts (duplicate check, insert).
+// GET /api/account/me (owner and workspace), POST /api/contacts (duplicate check, insert) and
+// GET /api/contacts?limit=N (the first page with its tags, newest first). The store is embedded,
+// or PostgreSQL when DATABASE_URL names a database of its own.
 import Fastify from 'fastify';
 import { openStore } from '#server/store/db.js';
 import { ownerView, workspaceView } from '#server/apis/account/workspaces.js';
-import { CONTACT_COLUMNS, contactViews } from '#server/apis/messaging/contacts/views.js';
+import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from '#server/apis/messaging/contacts/views.js';
 import { newId } from '#server/lib/ids.js';
 import { benchDataDir } from '../lib/data-dir.js';
+import { seedContacts } from './seed-contacts.js';
 
-const store = await openStore({ dataDir: benchDataDir('bench-bare-') });
+const databaseUrl = process.env.DATABASE_URL;
+const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir: benchDataDir('bench-bare-') });
 await store.db.insertInto('workspaces').values({ id: 'ws_bench00000001', name: 'Bench', slug: 'bench' }).execute();
 await store.db
   .insertInto('owners')
   .values({ id: 'usr_bench0000001', workspace_id: 'ws_bench00000001', email: 'bench@bench.example', name: 'Bench', password_hash: 'x' })
   .execute();
+
+await seedContacts(store.db, 'ws_bench00000001', Number(process.env.SEED_CONTACTS ?? 0));
 
 const app = Fastify({ logger: false });
 app.get('/api/account/me', async () => {
@@ -52,6 +58,18 @@ app.post('/api/contacts', async (request, reply) => {
     .executeTakeFirstOrThrow();
   reply.code(201);
   return (await contactViews(store.db, [row], at, { tagless: true }))[0];
+});
+app.get('/api/contacts', async (request) => {
+  const limit = Number((request.query as { limit?: string }).limit ?? 20);
+  const rows = await store.db
+    .selectFrom('contacts')
+    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), 'contacts.created_at as sort_key', TAG_NAMES.as('tags')])
+    .where('contacts.workspace_id', '=', 'ws_bench00000001')
+    .orderBy('contacts.created_at', 'desc')
+    .orderBy('contacts.id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  return { data: await contactViews(store.db, rows.slice(0, limit), new Date()), has_more: rows.length > limit };
 });
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(JSON.stringify({ url, token: '' }));

@@ -1,13 +1,15 @@
 // The subject: our whole server (contract validation, auth, error handler, response
-// serialisation) on a fresh embedded store, with a workspace to call as its owner.
+// serialisation) on a fresh store (embedded, or PostgreSQL when DATABASE_URL names a database of
+// its own), with a workspace to call as its owner and SEED_CONTACTS contacts for the list figure.
 import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
 import { benchDataDir } from '../lib/data-dir.js';
+import { seedContacts } from './seed-contacts.js';
 
 const app = await buildApp(
   loadConfig({
     PORT: '0',
-    DATA_DIR: benchDataDir('bench-full-'),
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: benchDataDir('bench-full-') }),
     LOG_LEVEL: 'silent',
     DEMO: 'false',
     RATE_LIMIT_PER_MINUTE: '1000000',
@@ -24,5 +26,6 @@ if (res.statusCode !== 201) throw new Error(`seeding failed: ${res.statusCode} $
 const token = res.json().session.access_token;
 const key = await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench' } });
 if (key.statusCode !== 201) throw new Error(`key failed: ${key.statusCode} ${key.body}`);
+await seedContacts(app.platform.store.db, res.json().workspace.id, Number(process.env.SEED_CONTACTS ?? 0));
 console.log(JSON.stringify({ url, token, apiKey: key.json().secret }));
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
