@@ -12,6 +12,7 @@ import { authenticator } from '../auth/authenticate.js';
 import { API_NAMES, contractOperations, type ApiName, type Operation } from '../contract.js';
 import type { Handlers } from '../lib/handler-types.js';
 import { problem, sendProblem } from '../lib/problems.js';
+import { multipartUploads } from '../plugins/body-parsers.js';
 
 interface OperationsOf {
   account: AccountOperations;
@@ -94,24 +95,32 @@ function notImplemented(operationId: string): RouteHandlerMethod {
  * the contract's response schemas.
  */
 export async function mountAreas(app: FastifyInstance, areas: readonly Area[], table: Map<string, Entry>): Promise<void> {
-  for (const operation of contractOperations()) {
-    const entry = table.get(keyOf(operation.api, operation.operationId))!;
-    const own = entry.routes ?? {};
-    app.route({
-      ...own,
-      method: operation.method,
-      url: operation.url,
-      schema: operation.schema,
-      config: { ...own.config, operation },
-      onRequest: [authenticator(app, operation), ...[own.onRequest ?? []].flat()],
-      handler: entry.handler ?? notImplemented(operation.operationId),
-    } as RouteOptions);
-  }
+  const takesMultipart = (operation: Operation) => operation.bodyTypes.includes('multipart/form-data');
+  for (const operation of contractOperations()) if (!takesMultipart(operation)) mount(app, operation, table);
+  // The operations that take uploads, in a context with the multipart parser and its hooks.
+  await app.register(async (uploads: FastifyInstance) => {
+    await multipartUploads(uploads);
+    for (const operation of contractOperations()) if (takesMultipart(operation)) mount(uploads, operation, table);
+  });
   for (const area of areas) {
     const plugin = area.plugin;
     // Not encapsulated: the area's decorations and hooks are the app's.
     if (plugin) await app.register(fp(async (instance: FastifyInstance) => plugin(instance), { name: area.name }));
   }
+}
+
+function mount(app: FastifyInstance, operation: Operation, table: Map<string, Entry>): void {
+  const entry = table.get(keyOf(operation.api, operation.operationId))!;
+  const own = entry.routes ?? {};
+  app.route({
+    ...own,
+    method: operation.method,
+    url: operation.url,
+    schema: operation.schema,
+    config: { ...own.config, operation },
+    onRequest: [authenticator(app, operation), ...[own.onRequest ?? []].flat()],
+    handler: entry.handler ?? notImplemented(operation.operationId),
+  } as RouteOptions);
 }
 
 /** operationIds that have a handler, per API (the README's list, the contract suite). */

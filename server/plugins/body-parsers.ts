@@ -1,6 +1,6 @@
 // Body parsers: JSON that keeps the raw bytes (signatures are computed over them, never over a
-// re-serialisation), form posts (the OAuth endpoints, as OAuth libraries send them) and
-// multipart uploads, parsed into fields that the contract's schemas then validate.
+// re-serialisation), form posts (the OAuth endpoints, as OAuth libraries send them) and, on the
+// operations that take them, multipart uploads parsed into fields the contract's schemas validate.
 import fp from 'fastify-plugin';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
@@ -19,6 +19,19 @@ declare module 'fastify' {
      */
     beforeParse?: (request: FastifyRequest, raw: Buffer) => Promise<void>;
   }
+}
+
+/**
+ * Multipart uploads, for the operations that declare a multipart body only: the plugin adds
+ * hooks to every route of its context (one on request, one before validation, one on response),
+ * so it is registered in a context of their own (server/apis/area.ts) rather than app-wide.
+ */
+export async function multipartUploads(app: FastifyInstance): Promise<void> {
+  await app.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 21 },
+    throwFileSizeLimit: true,
+  });
 }
 
 export default fp(
@@ -48,11 +61,6 @@ export default fp(
       });
     }
     await app.register(formbody, { bodyLimit: 64 * 1024 });
-    await app.register(multipart, {
-      attachFieldsToBody: 'keyValues',
-      limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 21 },
-      throwFileSizeLimit: true,
-    });
   },
   { name: 'body-parsers' },
 );

@@ -2,5 +2,11 @@
 import type { Area } from '#server/apis/area.js';
 import { contentHandlers } from './handlers.js';
 import { setup } from './setup.js';
+import { captureUploadParts } from './upload-parts.js';
 
-export const connectContentArea: Area = { name: 'connect/content', handlers: { connect: contentHandlers }, plugin: setup };
+export const connectContentArea: Area = {
+  name: 'connect/content',
+  handlers: { connect: contentHandlers },
+  routes: { uploadDocument: { preParsing: captureUploadParts } },
+  plugin: setup,
+};

@@ -18,7 +18,6 @@ import { contentDisposition } from './filenames.js';
 import { SLUG_LENGTH } from './links.js';
 import { applyBeacon, isPreviewBot, openSession, recordDownload, rendersInline, sweepSessions, type Beacon } from './sessions.js';
 import { openFile } from './storage.js';
-import { captureUploadParts } from './upload-parts.js';
 import { linkStatus, type DocumentRow, type LinkRow } from './views.js';
 
 const SLUG = new RegExp(`^[0-9A-Za-z]{${SLUG_LENGTH}}$`);
@@ -91,7 +90,6 @@ const BEACON_SCHEMA = {
 const PARAMS = { type: 'object', properties: { slug: { type: 'string', maxLength: 64 }, sessionId: { type: 'string', maxLength: 64 } } } as const;
 
 export async function setup(app: FastifyInstance): Promise<void> {
-  captureUploadParts(app, 'POST', '/api/connect/documents');
   const assets = loadAssets();
   const platform = app.platform;
 

@@ -3,7 +3,7 @@
 // Upload needs both (the 415 on a declared/detected mismatch, the display name), so for the
 // upload route this wraps `request.parts` before the parser's preValidation hook iterates it and
 // records each file part's metadata. (A cleaner home is an `onFile` in body-parsers.ts.)
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import type {} from '@fastify/multipart';
 import { HttpProblem } from '#server/lib/problems.js';
 
@@ -36,29 +36,26 @@ function clientError(error: unknown): never {
   throw new HttpProblem(400, 'malformed-body', 'The multipart body is malformed.');
 }
 
-export function captureUploadParts(app: FastifyInstance, method: string, url: string): void {
-  app.decorateRequest('uploadedParts', null);
-  app.addHook('preParsing', async (request) => {
-    if (request.method !== method || request.routeOptions.url !== url) return;
-    const seen: UploadedPart[] = [];
-    request.uploadedParts = seen;
-    const original = request.parts;
-    request.parts = function (this: FastifyRequest, ...args: Parameters<FastifyRequest['parts']>) {
-      const iterator = original.apply(this, args);
-      return (async function* () {
-        try {
-          for await (const part of iterator) {
-            if (part.type === 'file') {
-              seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
-              const toBuffer = part.toBuffer.bind(part);
-              part.toBuffer = () => toBuffer().catch(clientError);
-            }
-            yield part;
+/** The `preParsing` hook of the upload route (its `routes` option in the area). */
+export const captureUploadParts: preParsingAsyncHookHandler = async (request) => {
+  const seen: UploadedPart[] = [];
+  request.uploadedParts = seen;
+  const original = request.parts;
+  request.parts = function (this: FastifyRequest, ...args: Parameters<FastifyRequest['parts']>) {
+    const iterator = original.apply(this, args);
+    return (async function* () {
+      try {
+        for await (const part of iterator) {
+          if (part.type === 'file') {
+            seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
+            const toBuffer = part.toBuffer.bind(part);
+            part.toBuffer = () => toBuffer().catch(clientError);
           }
-        } catch (error) {
-          clientError(error);
+          yield part;
         }
-      })();
-    } as FastifyRequest['parts'];
-  });
-}
+      } catch (error) {
+        clientError(error);
+      }
+    })();
+  } as FastifyRequest['parts'];
+};

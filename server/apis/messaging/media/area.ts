@@ -1,6 +1,6 @@
 // Messaging media: uploads and their storage.
 import type { Area } from '#server/apis/area.js';
 import { mediaHandlers } from './handlers.js';
-import { setup } from './setup.js';
+import { captureMediaParts } from './parts.js';
 
-export const mediaArea: Area = { name: 'messaging/media', handlers: { messaging: mediaHandlers }, plugin: setup };
+export const mediaArea: Area = { name: 'messaging/media', handlers: { messaging: mediaHandlers }, routes: { uploadMedia: { preParsing: captureMediaParts } } };

@@ -4,7 +4,7 @@
 // them only, `request.parts` is wrapped before the parser's preValidation hook iterates it: it is
 // called with these routes' limits (the plugin merges them over its own), each file part's
 // metadata is recorded, and every parser error leaves as a 400/413 problem, never a 500.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import type {} from '@fastify/multipart';
 import { HttpProblem } from '#server/lib/problems.js';
 import { MAX_MEDIA_BYTES } from './rules.js';
@@ -60,34 +60,31 @@ export function parserProblem(error: unknown): HttpProblem {
   return new HttpProblem(400, 'malformed-body', 'The multipart body is malformed (missing or wrong boundary, or cut short).');
 }
 
-export function captureMediaParts(app: FastifyInstance, routes: { method: string; url: string }[]): void {
-  app.decorateRequest('mediaFileParts', null);
-  app.addHook('preParsing', async (request) => {
-    if (!routes.some((r) => r.method === request.method && r.url === request.routeOptions.url)) return;
-    const seen: FilePart[] = [];
-    request.mediaFileParts = seen;
-    const original = request.parts;
-    request.parts = function (this: FastifyRequest, options?: Parameters<FastifyRequest['parts']>[0]) {
-      const self = this;
-      return (async function* () {
-        try {
-          // Inside the generator: busboy throws at once on a missing boundary.
-          const iterator = original.call(self, { ...options, limits: { ...options?.limits, ...LIMITS } });
-          for await (const part of iterator) {
-            if (part.type === 'file') {
-              seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
-              const toBuffer = part.toBuffer.bind(part);
-              part.toBuffer = () =>
-                toBuffer().catch((error: unknown) => {
-                  throw parserProblem(error);
-                });
-            }
-            yield part;
+/** The `preParsing` hook of a route that takes media (uploadMedia, sendMessage): its `routes` option in the area. */
+export const captureMediaParts: preParsingAsyncHookHandler = async (request) => {
+  const seen: FilePart[] = [];
+  request.mediaFileParts = seen;
+  const original = request.parts;
+  request.parts = function (this: FastifyRequest, options?: Parameters<FastifyRequest['parts']>[0]) {
+    const self = this;
+    return (async function* () {
+      try {
+        // Inside the generator: busboy throws at once on a missing boundary.
+        const iterator = original.call(self, { ...options, limits: { ...options?.limits, ...LIMITS } });
+        for await (const part of iterator) {
+          if (part.type === 'file') {
+            seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
+            const toBuffer = part.toBuffer.bind(part);
+            part.toBuffer = () =>
+              toBuffer().catch((error: unknown) => {
+                throw parserProblem(error);
+              });
           }
-        } catch (error) {
-          throw parserProblem(error);
+          yield part;
         }
-      })();
-    } as FastifyRequest['parts'];
-  });
-}
+      } catch (error) {
+        throw parserProblem(error);
+      }
+    })();
+  } as FastifyRequest['parts'];
+};
