@@ -28,8 +28,10 @@ const CSS = [
   'label{display:block;margin:.25rem 0}input,select,textarea{font:inherit;margin:.1rem 0 .5rem;max-width:100%}',
   'input[type=text],input[type=url],input:not([type]),textarea{width:30rem}',
   'table{border-collapse:collapse;width:100%}th,td{text-align:left;border-bottom:1px solid #eee;padding:.25rem .5rem;vertical-align:top}',
+  '.scroll{overflow-x:auto;max-width:100%}.scroll th{white-space:nowrap}',
   'code{overflow-wrap:anywhere}[role=alert]{color:#a00;font-weight:bold}[role=status]{background:#eefbe7;border-color:#9c6}',
   '.who{font-size:.9rem}.who form{display:inline}',
+  '@media (max-width:40rem){header{padding:.5rem 1rem}main{padding:0 1rem}section{padding:.5rem .75rem}}',
 ].join('');
 
 const CSP = formPageCsp(CSS);
@@ -60,6 +62,9 @@ ${body}</main>`,
       ),
     );
 }
+
+/** A table in a box that scrolls sideways when the table is wider than the page (a phone). */
+export const scrollingTable = (table: Html): Html => html`<div class="scroll">${table}</div>`;
 
 /** Shown once, in the answer to the POST that made it; never stored for a later page. */
 export function secretsNotice(title: string, entries: [string, string][], note = 'Copy now: this is the only time it is shown.'): Html {
