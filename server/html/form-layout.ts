@@ -10,6 +10,8 @@ import { formPageCsp, pageHeaders, styleElement, styleHash } from './page-header
 export const PRODUCT_NAME = 'Chat platform';
 /** The icon of every server (served by server/site/docs-page.ts, not only in development). */
 const ICON_PATH = '/docs/assets/favicon.svg';
+/** The <link> of that icon: without one, browsers ask for /favicon.ico, which answers 404. */
+export const ICON_LINK = html`<link rel="icon" href="${ICON_PATH}" type="image/svg+xml">`;
 /** The same icon drawn inline beside the product's name: no request, nothing for the CSP to allow. */
 const MARK = trustedHtml(
   '<svg viewBox="0 0 32 32" aria-hidden="true"><rect width="32" height="32" rx="7" fill="#0b7a53"/><path d="M9 9h9a5 5 0 0 1 0 10h-5v4H9z" fill="#fff"/></svg>',
@@ -36,7 +38,7 @@ export function trustedPageDocument(parts: PageParts): string {
   const { title, body, card = true, wide = false, tagline } = parts;
   return htmlDocument(
     title,
-    html`<link rel="icon" href="${ICON_PATH}" type="image/svg+xml">${styleElement(CSS)}`,
+    html`${ICON_LINK}${styleElement(CSS)}`,
     html`<main${wide ? html` class="wide"` : ''}>
 <p class="brand">${MARK}<span>${PRODUCT_NAME}</span>${tagline ? html`<small>${tagline}</small>` : ''}</p>
 ${card ? html`<div class="card">${body}</div>` : body}
