@@ -24,10 +24,10 @@ export function homeView(settings: { demo: boolean; production: boolean }): Html
       : '',
   ].filter(Boolean);
   return html`<h1>Connect, Login and Messaging APIs</h1>
-<p class="muted">This server runs the three APIs and the Account API that manages them, all described by one contract.</p>
+<p class="muted lead">This server runs the three APIs and the Account API that manages them, all described by one contract.</p>
 <section class="card"><h2>Start here</h2><ul class="links">
 ${link(DOCS_PATH, 'API documentation', 'The reference of each API and a getting-started guide for each.')}
-${link(SETTINGS_PATH, 'Settings', html`Your workspace: API keys, Connect clients, webhooks, Login apps, numbers and usage.${settings.demo ? ' Sign in with the demo owner that npm start printed.' : ''}`)}
+${link(SETTINGS_PATH, 'Settings', html`Your workspace: API keys, Connect clients, webhooks, Login apps, numbers and usage.${settings.demo ? html` Sign in with the demo owner that <code>npm start</code> printed.` : ''}`)}
 </ul></section>
 ${tryIt.length ? html`<section class="card"><h2>Try it in the browser</h2><ul class="links">${tryIt}</ul></section>` : ''}
 <section class="card"><h2>For programs</h2><ul class="links">
