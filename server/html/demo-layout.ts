@@ -9,6 +9,12 @@ import { pageHeaders } from './page-headers.js';
 export const DEMO_LOGIN_PATH = '/demo/login';
 export const SANDBOX_PHONE_PATH = '/sandbox/phone';
 export const DEMO_ASSETS_PATH = '/demo/assets';
+type DemoSettings = { demo: boolean; production: boolean };
+/** Whether /demo/login is served: with the demo workspace only. */
+export const demoLoginServed = ({ demo }: DemoSettings) => demo;
+/** Whether /sandbox/phone and the demo assets are served: with the demo on, or outside production. */
+export const sandboxPhoneServed = ({ demo, production }: DemoSettings) => demo || !production;
+
 /** How long browsers may keep the demo pages' scripts and styles. */
 export const DEMO_ASSETS_CACHE = 'public, max-age=300';
 
@@ -47,6 +53,5 @@ const ASSETS = readAssets(new URL('./assets/', import.meta.url), ['demo.css', 'f
 
 /** /demo/assets/demo.css and /demo/assets/favicon.svg (each page serves its own script beside them). */
 export async function demoLayoutAssets(app: FastifyInstance): Promise<void> {
-  const { demo, production } = app.config;
-  if (demo || !production) serveAssets(app, DEMO_ASSETS_PATH, ASSETS, DEMO_ASSETS_CACHE);
+  if (sandboxPhoneServed(app.config)) serveAssets(app, DEMO_ASSETS_PATH, ASSETS, DEMO_ASSETS_CACHE);
 }

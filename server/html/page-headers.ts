@@ -20,7 +20,10 @@ export const styleHash = (css: string) => `'sha256-${createHash('sha256').update
 /** A constant stylesheet as a <style> element, unescaped so that its bytes match `styleHash(css)`. */
 export const styleElement = (css: string): Html => html`<style>${trustedHtml(css)}</style>`;
 
-/** The policy of our form pages: no script at all, one stylesheet by its hash (not 'unsafe-inline'), forms to this origin only. */
+/**
+ * The policy of our form pages: no script at all, one stylesheet by its hash (not 'unsafe-inline'),
+ * images (the icon) and forms to this origin only.
+ */
 export function formPageCsp(css: string): string {
-  return ["default-src 'none'", `style-src ${styleHash(css)}`, "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
+  return ["default-src 'none'", `style-src ${styleHash(css)}`, "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
 }

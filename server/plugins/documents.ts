@@ -1,10 +1,12 @@
-// Serves the published contract, /openapi/<api>.3.0.yaml and /openapi/<api>.3.1.yaml, and the
-// docs pages that present it (/docs, server/site/docs-page.ts). Both are public and ahead of the rate limits.
+// Serves the published contract, /openapi/<api>.3.0.yaml and /openapi/<api>.3.1.yaml, the docs
+// pages that present it (/docs, server/site/docs-page.ts) and the home page linking them (/,
+// server/site/home-page.ts). All are public and ahead of the rate limits.
 import { readFileSync } from 'node:fs';
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { API_NAMES, documentPath, documentText } from '../contract.js';
 import docsPages from '../site/docs-page.js';
+import homePage from '../site/home-page.js';
 
 export default fp(
   async function documents(app: FastifyInstance) {
@@ -33,6 +35,7 @@ export default fp(
       }
     }
     await app.register(docsPages);
+    await app.register(homePage);
   },
   { name: 'documents' },
 );

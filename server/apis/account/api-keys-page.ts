@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { components, operations } from '#generated/account/types.js';
 import { csrfField, formField, formFields } from '#server/html/forms.js';
 import { html } from '#server/html/html.js';
-import { actionForm, secretsNotice, when } from '#server/html/settings-layout.js';
+import { actionForm, scrollingTable, secretsNotice, when } from '#server/html/settings-layout.js';
 import { callApi, type Ok, formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '#server/html/settings-routes.js';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey, rotateApiKey } from './api-keys.js';
 
@@ -46,7 +46,7 @@ async function render(ctx: PageContext, extras: Extras) {
   return html`<p>Keys for the Messaging API (<code>X-API-Key</code> or <code>Authorization: Bearer</code>). A key is shown once, when it is created or rotated; the list shows its prefix.</p>
 ${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
-${keys.length ? html`<table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Status</th><th>Last used</th><th>Created</th><th>Expires</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No API keys yet.</p>`}
+${keys.length ? scrollingTable(html`<table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Status</th><th>Last used</th><th>Created</th><th>Expires</th><th></th></tr></thead><tbody>${rows}</tbody></table>`) : html`<p>No API keys yet.</p>`}
 ${createForm(ctx, extras)}`;
 }
 

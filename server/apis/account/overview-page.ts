@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { operations as AccountOps } from '#generated/account/types.js';
 import type { operations as MessagingOps } from '#generated/messaging/types.js';
 import { html } from '#server/html/html.js';
-import { NAV, when } from '#server/html/settings-layout.js';
+import { NAV, scrollingTable, when } from '#server/html/settings-layout.js';
 import { callApi, registerSettingsPage, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { getUsage } from '../messaging/operations/usage.js';
 import { getAccount } from './workspaces.js';
@@ -62,7 +62,7 @@ async function render(ctx: PageContext) {
   return html`<section><h2>${account.workspace.name}</h2>
 <p>Slug <code>${account.workspace.slug}</code> · id <code>${account.workspace.id}</code> · created ${when(account.workspace.created_at)}</p>
 <p>Plan <strong>${usage.plan.name}</strong>: ${usage.counters.messages.used} of ${usage.counters.messages.limit ?? 'unlimited'} messages this month · <a href="/account/usage">Usage</a></p></section>
-<table><tbody>${figures.map(([path, label, value]) => html`<tr><td><a href="${path}">${label}</a></td><td>${value}</td></tr>`)}</tbody></table>
+${scrollingTable(html`<table><tbody>${figures.map(([path, label, value]) => html`<tr><td><a href="${path}">${label}</a></td><td>${value}</td></tr>`)}</tbody></table>`)}
 <h2>Settings</h2><ul>${NAV.slice(1).map((item) => html`<li><a href="${item.path}">${item.label}</a></li>`)}</ul>
 <p><a href="/docs">API documentation</a></p>`;
 }

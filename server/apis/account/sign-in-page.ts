@@ -41,6 +41,7 @@ function cookieOptions(request: FastifyRequest) {
 
 function signInForm(csrf: string, next: string, email = '', error?: string) {
   return html`<h1>Sign in</h1>
+<p class="muted">${next ? 'Sign in with your workspace owner account to continue.' : "Your workspace's settings: API keys, apps, webhooks and numbers."}</p>
 ${error ? html`<p role="alert">${error}</p>` : ''}
 <form method="post" action="${SIGN_IN_PATH}">
 ${csrfField(csrf)}
@@ -57,7 +58,7 @@ function signedIn(owner: SignedInOwner, csrf: string, next: string | undefined) 
 ${next ? html`<p><a href="${next}">Continue</a></p>` : html`<p><a href="/account">Settings</a> · <a href="/docs">API docs</a></p>`}
 <form method="post" action="${SIGN_OUT_PATH}">
 ${csrfField(csrf)}
-<button type="submit">Sign out</button>
+<button type="submit" class="secondary">Sign out</button>
 </form>`;
 }
 

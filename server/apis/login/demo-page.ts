@@ -15,7 +15,7 @@ import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { demoLoginApp, type DemoLoginApp } from '#server/demo.js';
 import { readAssets, serveAssets } from '#server/html/assets.js';
-import { DEMO_ASSETS_CACHE, DEMO_ASSETS_PATH, DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '#server/html/demo-layout.js';
+import { DEMO_ASSETS_CACHE, DEMO_ASSETS_PATH, DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, demoLoginServed, sendDemoPage } from '#server/html/demo-layout.js';
 import { csrfField, sameOriginPost } from '#server/html/forms.js';
 import { html } from '#server/html/html.js';
 import { HttpProblem } from '#server/lib/problems.js';
@@ -201,8 +201,8 @@ async function checkOrigin(request: FastifyRequest): Promise<void> {
 }
 
 export default async function demoLoginPages(app: FastifyInstance): Promise<void> {
-  const { demo, production } = app.config;
-  if (!demo) return;
+  const { production } = app.config;
+  if (!demoLoginServed(app.config)) return;
   serveAssets(app, DEMO_ASSETS_PATH, SCRIPTS, DEMO_ASSETS_CACHE);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -14,7 +14,7 @@ import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { currentOwner } from '#server/auth/owner-session.js';
 import { demoWorkspaceId } from '#server/demo.js';
-import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sendDemoPage } from '#server/html/demo-layout.js';
+import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sandboxPhoneServed, sendDemoPage } from '#server/html/demo-layout.js';
 import { csrfField, formField, refuseCrossSitePost } from '#server/html/forms.js';
 import { html, type Html } from '#server/html/html.js';
 import { HttpProblem } from '#server/lib/problems.js';
@@ -269,7 +269,7 @@ ${demoLink ? html`<p class="muted">Signing in on <a href="${DEMO_LOGIN_PATH}">th
 
 export default async function sandboxPhonePages(app: FastifyInstance): Promise<void> {
   const { demo, production } = app.config;
-  if (!demo && production) return; // 404 like any unknown path
+  if (!sandboxPhoneServed(app.config)) return; // 404 like any unknown path
 
   const csrfCookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: production, signed: true };
 

@@ -9,7 +9,7 @@ import type { components as C, operations as ConnectOps } from '#generated/conne
 import type { components as M, operations as MessagingOps } from '#generated/messaging/types.js';
 import { csrfField, formField, formFields } from '#server/html/forms.js';
 import { html, type Html } from '#server/html/html.js';
-import { actionForm, secretsNotice, when } from '#server/html/settings-layout.js';
+import { actionForm, scrollingTable, secretsNotice, when } from '#server/html/settings-layout.js';
 import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { connectWebhookHandlers as connect } from './connect-handlers.js';
 import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
@@ -71,7 +71,9 @@ ${actionForm(`${base}/delete`, ctx.csrf, 'Delete…')}</td></tr>`;
 
 const table = (rows: Html[]) =>
   rows.length
-    ? html`<table><thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Secret</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? scrollingTable(
+        html`<table><thead><tr><th>URL</th><th>Events</th><th>Status</th><th>Secret</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table>`,
+      )
     : html`<p>No endpoints yet.</p>`;
 
 async function renderList(ctx: PageContext, extras: Extras) {
@@ -103,10 +105,12 @@ function createBody(api: WebhookApi, body: unknown) {
 
 function attemptsTable(d: Delivery) {
   if (!d.attempts.length) return html`<p>No attempt yet${d.next_retry_at ? html` (due ${when(d.next_retry_at)})` : ''}.</p>`;
-  return html`<table><thead><tr><th>#</th><th>Started</th><th>Response</th><th>Duration</th><th>Answer (first bytes)</th></tr></thead><tbody>${d.attempts.map(
-    (a) =>
-      html`<tr><td>${a.attempt}</td><td>${when(a.started_at)}</td><td>${a.response_status ?? a.failure_reason ?? '—'}</td><td>${a.duration_ms} ms</td><td><code>${a.response_body ?? ''}</code></td></tr>`,
-  )}</tbody></table>`;
+  return scrollingTable(
+    html`<table><thead><tr><th>#</th><th>Started</th><th>Response</th><th>Duration</th><th>Answer (first bytes)</th></tr></thead><tbody>${d.attempts.map(
+      (a) =>
+        html`<tr><td>${a.attempt}</td><td>${when(a.started_at)}</td><td>${a.response_status ?? a.failure_reason ?? '—'}</td><td>${a.duration_ms} ms</td><td><code>${a.response_body ?? ''}</code></td></tr>`,
+    )}</tbody></table>`,
+  );
 }
 
 async function renderLog(ctx: PageContext, extras: Extras) {

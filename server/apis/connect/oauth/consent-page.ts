@@ -5,9 +5,11 @@
 // X-Frame-Options) and allows forms to post here and to be redirected on to the client's
 // redirect URI only: browsers apply `form-action` to the redirect after a form post too.
 import type { FastifyReply } from 'fastify';
+import { PAGE_STYLE, PRODUCT_NAME, trustedPageDocument } from '#server/html/form-layout.js';
 import { hiddenFields } from '#server/html/forms.js';
-import { html, htmlDocument, type Html } from '#server/html/html.js';
-import { pageHeaders, styleElement, styleHash } from '#server/html/page-headers.js';
+import { html, type Html } from '#server/html/html.js';
+import { pageHeaders } from '#server/html/page-headers.js';
+import type { Scope } from './tokens.js';
 
 export const AUTHORIZE_PATH = '/connect/authorize';
 /**
@@ -16,16 +18,12 @@ export const AUTHORIZE_PATH = '/connect/authorize';
  */
 export const DECISION_PATH = '/connect/authorize/decision';
 
-// No character `html` escapes, so the stylesheet reaches the page byte-exact for its hash.
-const CSS =
-  'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem}label,input{display:block;width:100%;margin:.25rem 0 1rem}button{margin:.5rem .5rem 0 0}[role=alert]{color:#a00}';
-const STYLE_HASH = styleHash(CSS);
-
-const SCOPE_TEXT: Record<string, string> = {
-  'documents:write': 'Upload, list, read and delete documents',
-  'links:write': 'Create, list, read and revoke share links',
-  'analytics:read': 'Read link and document analytics and reader sessions',
-  'webhooks:write': 'Manage webhook endpoints and their deliveries',
+/** What each scope lets the app do, in the words of the person approving it. */
+const SCOPE_TEXT: Record<Scope, string> = {
+  'documents:write': 'Upload documents to this workspace, and list, read and delete them.',
+  'links:write': 'Create share links to your documents, and list, read and revoke them.',
+  'analytics:read': 'See when your links and documents were opened and how they were read.',
+  'webhooks:write': 'Have events of this workspace sent to its own servers (webhook endpoints and their deliveries).',
 };
 
 /** The origin a form on the page may end up at after our redirect (a CSP source expression). */
@@ -38,29 +36,59 @@ function originOf(uri: string | undefined): string {
   }
 }
 
+/** Where the browser goes after the decision, as the person should read it: the site, or an app's scheme. */
+function destination(uri: string): string {
+  try {
+    const url = new URL(uri);
+    return url.origin === 'null' ? url.protocol : url.origin;
+  } catch {
+    return uri;
+  }
+}
+
 export function consentCsp(redirectUri?: string): string {
-  return ["default-src 'none'", `style-src ${STYLE_HASH}`, `form-action 'self'${originOf(redirectUri)}`, "frame-ancestors 'none'", "base-uri 'none'"].join(
-    '; ',
-  );
+  return [
+    "default-src 'none'",
+    `style-src ${PAGE_STYLE}`,
+    "img-src 'self'",
+    `form-action 'self'${originOf(redirectUri)}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
 }
 
 export function sendConsentPage(reply: FastifyReply, status: number, title: string, body: Html, redirectUri?: string): FastifyReply {
   return reply
     .code(status)
     .headers(pageHeaders(consentCsp(redirectUri)))
-    .send(htmlDocument(title, styleElement(CSS), html`<main>${body}</main>`));
+    .send(trustedPageDocument({ title, body }));
 }
 
-export function consentView(input: { clientName: string; workspaceName: string; ownerEmail: string; scopes: string[]; hidden: Html; csrfToken: string }): Html {
+export function consentView(input: {
+  clientName: string;
+  workspaceName: string;
+  ownerEmail: string;
+  scopes: string[];
+  redirectUri: string;
+  hidden: Html;
+  csrfToken: string;
+}): Html {
   return html`<h1>${input.clientName} wants to access ${input.workspaceName}</h1>
-<p>Signed in as ${input.ownerEmail}.</p>
+<p class="muted">Signed in as ${input.ownerEmail}.</p>
 <p>If you approve, ${input.clientName} will be able to:</p>
-<ul>${input.scopes.map((s) => html`<li>${SCOPE_TEXT[s] ?? s} <code>${s}</code></li>`)}</ul>
+<ul class="scopes">${input.scopes.map((s) => html`<li>${SCOPE_TEXT[s as Scope] ?? s}</li>`)}</ul>
+<p class="muted">You can withdraw this access at any time in your settings, under <a href="/account/connect-clients">Connect clients</a>.</p>
+<details><summary>Details for developers</summary>
+<p>Scopes: ${input.scopes.map((s, i) => html`${i ? ', ' : ''}<code>${s}</code>`)}</p>
+<p>After your decision you go back to <code>${destination(input.redirectUri)}</code>.</p>
+</details>
 <form method="post" action="${DECISION_PATH}">
 ${input.hidden}
 ${hiddenFields({ csrf_token: input.csrfToken })}
+<div class="actions">
 <button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="deny">Deny</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</div>
 </form>`;
 }
 
@@ -74,6 +102,7 @@ export function signUpView(input: {
 }): Html {
   const p = input.prefill;
   return html`<h1>Create a workspace to connect ${input.clientName}</h1>
+<p class="muted">${input.clientName} works with ${PRODUCT_NAME}. Create your workspace; you then choose what ${input.clientName} may do in it.</p>
 ${input.error ? html`<p role="alert">${input.error}</p>` : ''}
 <form method="post" action="${DECISION_PATH}">
 ${input.hidden}

@@ -50,6 +50,7 @@ async function showConsent(request: FastifyRequest, reply: FastifyReply, auth: A
     workspaceName: workspace.name,
     ownerEmail: owner.email,
     scopes: auth.scopes,
+    redirectUri: auth.redirectUri,
     hidden: hidden(auth),
     csrfToken,
   });

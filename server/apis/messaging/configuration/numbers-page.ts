@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { operations } from '#generated/messaging/types.js';
 import { csrfField, formField } from '#server/html/forms.js';
 import { html } from '#server/html/html.js';
-import { actionForm, when } from '#server/html/settings-layout.js';
+import { actionForm, scrollingTable, when } from '#server/html/settings-layout.js';
 import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { findAccount } from './accounts.js';
 import { createConnection, deleteConnection, listConnections } from './connections.js';
@@ -34,16 +34,20 @@ ${extras.notice ?? ''}
 <h2>Connected accounts</h2>
 ${
   connections.data.length
-    ? html`<table><thead><tr><th>Account</th><th>Kind</th><th>Status</th><th>Numbers</th><th>Provider webhook</th><th>Last synced</th><th></th></tr></thead><tbody>${connections.data.map((c) => connectionSection(ctx, c))}</tbody></table>`
+    ? scrollingTable(
+        html`<table><thead><tr><th>Account</th><th>Kind</th><th>Status</th><th>Numbers</th><th>Provider webhook</th><th>Last synced</th><th></th></tr></thead><tbody>${connections.data.map((c) => connectionSection(ctx, c))}</tbody></table>`,
+      )
     : html`<p>No account connected yet.</p>`
 }
 <h2>Phone numbers</h2>
 ${
   numbers.data.length
-    ? html`<table><thead><tr><th>Number</th><th>Name</th><th>Status</th><th>Quality</th><th>Tier</th><th>Messages/s</th><th>Account</th></tr></thead><tbody>${numbers.data.map(
-        (n) =>
-          html`<tr><td>${n.display_phone_number}${n.is_sandbox ? ' (sandbox)' : ''}</td><td>${n.verified_name}</td><td>${n.status}</td><td>${n.quality_rating}</td><td>${n.messaging_limit_tier ?? '—'}</td><td>${n.rate_per_second}</td><td><code>${n.waba_id}</code></td></tr>`,
-      )}</tbody></table>`
+    ? scrollingTable(
+        html`<table><thead><tr><th>Number</th><th>Name</th><th>Status</th><th>Quality</th><th>Tier</th><th>Messages/s</th><th>Account</th></tr></thead><tbody>${numbers.data.map(
+          (n) =>
+            html`<tr><td>${n.display_phone_number}${n.is_sandbox ? ' (sandbox)' : ''}</td><td>${n.verified_name}</td><td>${n.status}</td><td>${n.quality_rating}</td><td>${n.messaging_limit_tier ?? '—'}</td><td>${n.rate_per_second}</td><td><code>${n.waba_id}</code></td></tr>`,
+        )}</tbody></table>`,
+      )
     : html`<p>No phone numbers yet.</p>`
 }
 <section><h2>Connect a sandbox account</h2><p>A sandbox number that stays on this server: messages to it appear on the sandbox phone.</p>

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '#generated/messaging/types.js';
 import { html } from '#server/html/html.js';
-import { when } from '#server/html/settings-layout.js';
+import { scrollingTable, when } from '#server/html/settings-layout.js';
 import { callApi, registerSettingsPage, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { PLANS } from './plans.js';
 import { getUsage } from './usage.js';
@@ -25,14 +25,16 @@ async function render(ctx: PageContext) {
   const row = (label: string, c: Counter) =>
     html`<tr><td>${label}</td><td>${number(c.used)}</td><td>${number(c.limit)}</td><td>${number(c.remaining)}</td><td>${c.limit === null ? '—' : html`<meter min="0" max="100" value="${percent(c)}">${percent(c)}%</meter> ${percent(c)}%`}</td></tr>`;
   return html`<p>Plan <strong>${usage.plan.name}</strong> (<code>${usage.plan.code}</code>) · period ${when(usage.period.start)} to ${when(usage.period.end)} · as of ${when(usage.as_of)}</p>
-<table><thead><tr><th>Counter</th><th>Used</th><th>Limit</th><th>Remaining</th><th></th></tr></thead><tbody>
+${scrollingTable(html`<table><thead><tr><th>Counter</th><th>Used</th><th>Limit</th><th>Remaining</th><th></th></tr></thead><tbody>
 ${row('Messages sent this month', usage.counters.messages)}${row('Contacts stored', usage.counters.contacts)}${row('Login sessions this month', usage.counters.login_sessions)}
-</tbody></table>
+</tbody></table>`)}
 <h2>Plans</h2>
-<table><thead><tr><th>Plan</th><th>Messages a month</th><th>Contacts</th></tr></thead><tbody>${Object.values(PLANS).map(
+${scrollingTable(
+  html`<table><thead><tr><th>Plan</th><th>Messages a month</th><th>Contacts</th></tr></thead><tbody>${Object.values(PLANS).map(
     (p) =>
       html`<tr><td>${p.name}${p.code === usage.plan.code ? ' (current)' : ''}</td><td>${number(p.messagesPerMonth)}</td><td>${number(p.contacts)}</td></tr>`,
-  )}</tbody></table>
+  )}</tbody></table>`,
+)}
 <p>To change plan, contact us; a request over a limit answers <code>402 plan-limit</code> with a link to this page.</p>`;
 }
 
