@@ -4,11 +4,14 @@
 // without the server's pepper, so its timing says nothing about a real key; the row found is
 // then confirmed with `secrets.matches` (timingSafeEqual). The secret itself never reaches SQL.
 //
-// A small cache of verified digests (a few seconds) spares a query per request. Revoking or
+// A small cache of verified keys (a few seconds), keyed by a SHA-256 digest of the secret (one-shot
+// hash(), cheaper than the keyed digest; never the secret itself), spares a query per request, and
+// a hit answers without a promise. Revoking or
 // rotating a key clears its entry on this instance at once and publishes an event on the bus
 // (LISTEN/NOTIFY), so other instances clear theirs as soon as it arrives. An event can be lost
 // while the LISTEN connection reconnects: its return clears the whole cache, and otherwise an
 // instance accepts a revoked key for at most CACHE_TTL_MS.
+import { hash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { EventBus } from '../events/bus.js';
 import { base62 } from '../lib/ids.js';
@@ -68,37 +71,44 @@ export class ApiKeyVerifier {
    * The key if `secret` is a live key of `kind`; null for anything else, malformed input included.
    * `onDead` hears the workspace of a key that is revoked, expired or rotated away (bad-inputs K10).
    */
-  async verify(secret: string, kind: string, onDead?: (workspaceId: string) => void): Promise<VerifiedKey | null> {
+  verify(secret: string, kind: string, onDead?: (workspaceId: string) => void): VerifiedKey | null | Promise<VerifiedKey | null> {
     if (!KEY_PATTERN.test(secret)) return null;
     const now = this.deps.now();
+    const cacheKey = hash('sha256', secret, 'base64url');
+    const key = this.cached(cacheKey, now.getTime());
+    return key ? this.accept(key, kind, now, onDead) : this.lookUp(secret, cacheKey, kind, now, onDead);
+  }
+
+  private async lookUp(secret: string, cacheKey: string, kind: string, now: Date, onDead?: (workspaceId: string) => void): Promise<VerifiedKey | null> {
     const digest = this.deps.secrets.digest(secret);
-    let key = this.cached(digest, now.getTime());
-    if (!key) {
-      const row = await findByDigest(this.deps.db, digest).executeTakeFirst();
-      if (!row || !this.deps.secrets.matches(secret, row.digest)) {
-        const retiredIn = onDead && (await retiredCredentialWorkspace(this.deps.db, this.deps.secrets, secret, 'messaging_key'));
-        if (retiredIn) onDead(retiredIn);
-        return null;
-      }
-      if (keyStatus(row, now) !== 'active') {
-        onDead?.(row.workspace_id);
-        return null;
-      }
-      key = { id: row.id, workspaceId: row.workspace_id, kind: row.kind, scopes: row.scopes, expiresAt: row.expires_at };
-      this.remember(digest, key, now.getTime());
+    const row = await findByDigest(this.deps.db, digest).executeTakeFirst();
+    if (!row || !this.deps.secrets.matches(secret, row.digest)) {
+      const retiredIn = onDead && (await retiredCredentialWorkspace(this.deps.db, this.deps.secrets, secret, 'messaging_key'));
+      if (retiredIn) onDead(retiredIn);
+      return null;
     }
+    if (keyStatus(row, now) !== 'active') {
+      onDead?.(row.workspace_id);
+      return null;
+    }
+    const key = { id: row.id, workspaceId: row.workspace_id, kind: row.kind, scopes: row.scopes, expiresAt: row.expires_at };
+    this.remember(cacheKey, key, now.getTime());
+    return this.accept(key, kind, now, onDead);
+  }
+
+  private accept(key: VerifiedKey, kind: string, now: Date, onDead?: (workspaceId: string) => void): VerifiedKey | null | Promise<VerifiedKey> {
     if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) {
       onDead?.(key.workspaceId);
       return null;
     }
     if (key.kind !== kind) return null;
-    await this.touch(key.id, now);
-    return key;
+    const touching = this.touch(key.id, now);
+    return touching ? touching.then(() => key) : key;
   }
 
   /** Drops a key from this instance's cache (revoke, rotate). */
   forget(keyId: string): void {
-    for (const [digest, entry] of this.cache) if (entry.key.id === keyId) this.cache.delete(digest);
+    for (const [cacheKey, entry] of this.cache) if (entry.key.id === keyId) this.cache.delete(cacheKey);
   }
 
   /** Drops every cached key (invalidations may have been missed while the LISTEN connection was away). */
@@ -112,25 +122,25 @@ export class ApiKeyVerifier {
     await this.deps.bus?.publish({ type: KEY_INVALIDATED_EVENT, workspaceId, data: { key_id: keyId } });
   }
 
-  private cached(digest: string, now: number): VerifiedKey | undefined {
-    const entry = this.cache.get(digest);
+  private cached(cacheKey: string, now: number): VerifiedKey | undefined {
+    const entry = this.cache.get(cacheKey);
     if (entry && entry.until > now) return entry.key;
-    if (entry) this.cache.delete(digest);
+    if (entry) this.cache.delete(cacheKey);
     return undefined;
   }
 
-  private remember(digest: string, key: VerifiedKey, now: number) {
-    setCapped(this.cache, digest, { key, until: now + CACHE_TTL_MS }, CACHE_MAX);
+  private remember(cacheKey: string, key: VerifiedKey, now: number) {
+    setCapped(this.cache, cacheKey, { key, until: now + CACHE_TTL_MS }, CACHE_MAX);
   }
 
   /** Records use at most once a minute per key; the WHERE keeps instances from piling up writes. */
-  private async touch(keyId: string, now: Date) {
+  private touch(keyId: string, now: Date): Promise<unknown> | undefined {
     const last = this.touched.get(keyId);
-    if (last !== undefined && now.getTime() - last < TOUCH_EVERY_MS) return;
+    if (last !== undefined && now.getTime() - last < TOUCH_EVERY_MS) return undefined;
     if (this.touched.size >= CACHE_MAX) this.touched.clear();
     this.touched.set(keyId, now.getTime());
     const cutoff = new Date(now.getTime() - TOUCH_EVERY_MS);
-    await this.deps.db
+    return this.deps.db
       .updateTable('api_keys')
       .set({ last_used_at: now })
       .where('id', '=', keyId)

@@ -6,13 +6,13 @@
 // Every failure answers the same 401 body, whatever was wrong (missing, malformed, unknown,
 // revoked, expired, of the wrong kind), with a `WWW-Authenticate` naming the accepted schemes.
 // A valid credential without the needed scope answers 403 naming the scope.
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Operation, SecurityRequirement } from '../contract.js';
 import { setCapped } from '../lib/capped-map.js';
 import { HttpProblem } from '../lib/problems.js';
-import { apiKeyVerifier } from './api-keys.js';
+import { apiKeyVerifier, type VerifiedKey } from './api-keys.js';
 import { markDeadCredential, recordAuthFailure, type CredentialHeader } from './auth-failures.js';
-import { verifyOwnerToken } from './owner-jwt.js';
+import { verifyOwnerToken, type OwnerClaims } from './owner-jwt.js';
 
 export type { SecurityRequirement };
 
@@ -43,9 +43,16 @@ export interface SchemeContext {
   operationId: string;
 }
 
+/** A scheme's answer: at once when its cache knows the credential, else once it is looked up. */
+export type Verified = AuthContext | null | Promise<AuthContext | null>;
+
 export interface SecurityScheme {
-  /** The caller the request's credential proves, or null. Bad input is null, never an error. */
-  verify(request: FastifyRequest, context: SchemeContext): Promise<AuthContext | null>;
+  /**
+   * The caller the request's credential proves, or null. Bad input is null, never an error. A
+   * scheme answers without a promise when it can (a credential it verified recently), so the
+   * usual request passes authentication without a turn of the event loop.
+   */
+  verify(request: FastifyRequest, context: SchemeContext): Verified;
   /** The `WWW-Authenticate` challenge for this scheme on `api`. */
   challenge(api: string): string;
   /** The `WWW-Authenticate` challenge of a 403 for a missing scope (RFC 6750 §3.1), if the scheme has one. */
@@ -85,31 +92,68 @@ export function unauthorized(challenges: string[]): HttpProblem {
   return new HttpProblem(401, 'unauthorized', 'A valid credential is required.', {}, { 'www-authenticate': challenges.join(', ') });
 }
 
+type Outcome = { auth?: AuthContext; forbidden?: HttpProblem };
+type OnRequestHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
 /**
  * The `onRequest` hook of an operation: it runs before any byte of the body is read, so a call
  * without a valid credential answers 401 whatever its path ids or body, and an unauthenticated
- * upload is never read. A request carrying two credentials is refused first (below).
+ * upload is never read. A request carrying two credentials is refused first (below). A callback
+ * hook: when every scheme tried answers at once, so does the hook.
  */
-export function authenticator(app: FastifyInstance, operation: Pick<Operation, 'api' | 'operationId' | 'security'>): onRequestAsyncHookHandler {
+export function authenticator(app: FastifyInstance, operation: Pick<Operation, 'api' | 'operationId' | 'security'>): OnRequestHook {
   const { api, operationId, security: requirements } = operation;
-  if (requirements.length === 0) return async () => {};
+  if (requirements.length === 0) return (_request, _reply, done) => done();
   const isPublic = requirements.some((r) => Object.keys(r).length === 0);
-  if (isPublic) return async (request) => refuseTwoCredentials(request);
   const context: SchemeContext = { app, api, operationId };
-  return async (request) => {
-    refuseTwoCredentials(request);
-    let forbidden: HttpProblem | undefined;
-    for (const requirement of requirements) {
-      const outcome = await meet(request, requirement, context);
+  // Worked out once per operation: each requirement's schemes and scopes, and the 401's challenges.
+  const compiled = requirements.map((requirement) => Object.entries(requirement).map(([name, scopes]) => ({ scheme: schemeFor(api, name), scopes })));
+  const failed = async (request: FastifyRequest, forbidden: HttpProblem | undefined): Promise<never> => {
+    if (forbidden) throw forbidden;
+    // Per IP, or per dead credential and workspace (bad-inputs K3, K10-K12, ./auth-failures.ts).
+    throw (await recordAuthFailure(request)) ?? unauthorized(challenges(api, requirements));
+  };
+  /** From requirement `index` on, after an outcome that needed a promise. */
+  const rest = async (request: FastifyRequest, index: number, forbidden: HttpProblem | undefined): Promise<void> => {
+    for (let i = index; i < compiled.length; i++) {
+      const outcome = await meet(request, compiled[i]!, context);
       if (outcome.auth) {
         request.auth = outcome.auth;
         return;
       }
       forbidden ??= outcome.forbidden;
     }
-    if (forbidden) throw forbidden;
-    // Per IP, or per dead credential and workspace (bad-inputs K3, K10-K12, ./auth-failures.ts).
-    throw (await recordAuthFailure(request)) ?? unauthorized(challenges(api, requirements));
+    await failed(request, forbidden);
+  };
+  return (request, _reply, done) => {
+    try {
+      refuseTwoCredentials(request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (isPublic) return done();
+    let forbidden: HttpProblem | undefined;
+    for (let i = 0; i < compiled.length; i++) {
+      const outcome = meet(request, compiled[i]!, context);
+      if (outcome instanceof Promise) {
+        outcome
+          .then((o) => {
+            if (o.auth) {
+              request.auth = o.auth;
+              return;
+            }
+            return rest(request, i + 1, forbidden ?? o.forbidden);
+          })
+          .then(() => done(), done);
+        return;
+      }
+      if (outcome.auth) {
+        request.auth = outcome.auth;
+        return done();
+      }
+      forbidden ??= outcome.forbidden;
+    }
+    failed(request, forbidden).catch(done);
   };
 }
 
@@ -132,32 +176,51 @@ function refuseTwoCredentials(request: FastifyRequest): void {
   }
 }
 
-async function meet(
-  request: FastifyRequest,
-  requirement: SecurityRequirement,
-  context: SchemeContext,
-): Promise<{ auth?: AuthContext; forbidden?: HttpProblem }> {
-  let first: AuthContext | undefined;
-  for (const [name, scopes] of Object.entries(requirement)) {
-    const scheme = schemeFor(context.api, name);
-    const auth = await scheme?.verify(request, context);
-    if (!auth) return {};
-    const missing = missingScope(auth, scopes, context.api, request.method);
-    if (missing) {
-      const challenge = scheme?.insufficientScope?.(context.api, missing);
-      return {
-        forbidden: new HttpProblem(
-          403,
-          'forbidden',
-          `This credential lacks the ${missing} scope.`,
-          { required_scope: missing },
-          challenge ? { 'www-authenticate': challenge } : {},
-        ),
-      };
-    }
-    first ??= auth;
+type CompiledRequirement = { scheme: SecurityScheme | undefined; scopes: string[] }[];
+
+/** One requirement (every scheme in it), at once while its schemes answer at once. */
+function meet(request: FastifyRequest, requirement: CompiledRequirement, context: SchemeContext, from = 0, first?: AuthContext): Outcome | Promise<Outcome> {
+  for (let i = from; i < requirement.length; i++) {
+    const { scheme, scopes } = requirement[i]!;
+    const verified = scheme ? scheme.verify(request, context) : null;
+    if (verified instanceof Promise) return verified.then((auth) => scoped(request, requirement, context, i, scheme, scopes, auth, first));
+    const outcome = judge(request, context, scheme, scopes, verified);
+    if (!outcome.auth) return outcome;
+    first ??= outcome.auth;
   }
   return { auth: first };
+}
+
+function scoped(
+  request: FastifyRequest,
+  requirement: CompiledRequirement,
+  context: SchemeContext,
+  i: number,
+  scheme: SecurityScheme | undefined,
+  scopes: string[],
+  auth: AuthContext | null,
+  first: AuthContext | undefined,
+): Outcome | Promise<Outcome> {
+  const outcome = judge(request, context, scheme, scopes, auth);
+  if (!outcome.auth) return outcome;
+  return meet(request, requirement, context, i + 1, first ?? outcome.auth);
+}
+
+/** A scheme's caller against the scopes the operation needs: the caller, a 403, or nothing. */
+function judge(request: FastifyRequest, context: SchemeContext, scheme: SecurityScheme | undefined, scopes: string[], auth: AuthContext | null): Outcome {
+  if (!auth) return {};
+  const missing = missingScope(auth, scopes, context.api, request.method);
+  if (!missing) return { auth };
+  const challenge = scheme?.insufficientScope?.(context.api, missing);
+  return {
+    forbidden: new HttpProblem(
+      403,
+      'forbidden',
+      `This credential lacks the ${missing} scope.`,
+      { required_scope: missing },
+      challenge ? { 'www-authenticate': challenge } : {},
+    ),
+  };
 }
 
 function missingScope(auth: AuthContext, scopes: string[], api: string, method: string): string | undefined {
@@ -175,11 +238,14 @@ function challenges(api: string, requirements: SecurityRequirement[]): string[] 
 
 // The schemes the platform provides. API keys open the API of their kind only (a Messaging key
 // is no Login key); keys come from headers only, never the query or a cookie.
-async function apiKey(request: FastifyRequest, header: CredentialHeader, secret: string | undefined, context: SchemeContext): Promise<AuthContext | null> {
+function apiKey(request: FastifyRequest, header: CredentialHeader, secret: string | undefined, context: SchemeContext): Verified {
   if (!secret) return null;
-  const key = await apiKeyVerifier(context.app.platform).verify(secret, context.api, (workspaceId) => markDeadCredential(request, header, workspaceId));
-  return key && { workspaceId: key.workspaceId, kind: 'api_key', keyId: key.id, scopes: key.scopes };
+  const key = apiKeyVerifier(context.app.platform).verify(secret, context.api, (workspaceId) => markDeadCredential(request, header, workspaceId));
+  return key instanceof Promise ? key.then(apiKeyCaller) : apiKeyCaller(key);
 }
+
+const apiKeyCaller = (key: VerifiedKey | null): AuthContext | null =>
+  key && { workspaceId: key.workspaceId, kind: 'api_key', keyId: key.id, scopes: key.scopes };
 
 const apiKeyChallenge = (api: string) => `ApiKey realm="${api}"`;
 
@@ -202,33 +268,42 @@ const OWNER_CACHE_MS = 5_000;
 const OWNER_CACHE_MAX = 10_000;
 
 registerScheme('OwnerBearer', {
-  async verify(request, { app }) {
+  verify(request, { app }) {
     const token = authorizationCredential(request, 'Bearer');
+    if (!token) return null;
     const dead = (workspaceId: string) => markDeadCredential(request, 'authorization', workspaceId);
-    const claims = token ? await verifyOwnerToken(app.platform, token, 'owner-api', dead) : null;
-    if (!claims) return null;
-    // A token outlives nothing: the owner must still exist in the workspace it names (checked
-    // at most every OWNER_CACHE_MS per owner, as API keys are: a query per request otherwise).
-    const cache = app.platform.ownerCache;
-    const cacheKey = `${claims.workspaceId}:${claims.ownerId}`;
-    const now = Date.now();
-    if ((cache.get(cacheKey) ?? 0) <= now) {
-      const owner = await app.platform.store.db
-        .selectFrom('owners')
-        .select('id')
-        .where('id', '=', claims.ownerId)
-        .where('workspace_id', '=', claims.workspaceId)
-        .executeTakeFirst();
+    const claims = verifyOwnerToken(app.platform, token, 'owner-api', dead);
+    return claims instanceof Promise ? claims.then((c) => ownerCaller(app, c, dead)) : ownerCaller(app, claims, dead);
+  },
+  challenge: (api) => `Bearer realm="${api}"`,
+});
+
+/**
+ * A token outlives nothing: the owner must still exist in the workspace it names (checked at
+ * most every OWNER_CACHE_MS per owner, as API keys are: a query per request otherwise).
+ */
+function ownerCaller(app: FastifyInstance, claims: OwnerClaims | null, dead: (workspaceId: string) => void): Verified {
+  if (!claims) return null;
+  const caller: AuthContext = { workspaceId: claims.workspaceId, kind: 'owner', ownerId: claims.ownerId, scopes: [] };
+  const cache = app.platform.ownerCache;
+  const cacheKey = `${claims.workspaceId}:${claims.ownerId}`;
+  const now = Date.now();
+  if ((cache.get(cacheKey) ?? 0) > now) return caller;
+  return app.platform.store.db
+    .selectFrom('owners')
+    .select('id')
+    .where('id', '=', claims.ownerId)
+    .where('workspace_id', '=', claims.workspaceId)
+    .executeTakeFirst()
+    .then((owner) => {
       if (!owner) {
         dead(claims.workspaceId); // signed by us for an owner since removed
         return null;
       }
       setCapped(cache, cacheKey, now + OWNER_CACHE_MS, OWNER_CACHE_MAX);
-    }
-    return { workspaceId: claims.workspaceId, kind: 'owner', ownerId: claims.ownerId, scopes: [] };
-  },
-  challenge: (api) => `Bearer realm="${api}"`,
-});
+      return caller;
+    });
+}
 
 /** The caller of an authenticated operation (its authenticator ran before the handler). */
 export function authOf(request: FastifyRequest): AuthContext {

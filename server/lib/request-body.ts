@@ -6,7 +6,7 @@
 // - a required body missing (after parsing): 400 `validation` pointing at /body;
 // - an operation without a body given a non-JSON one, or announcing multipart: 415 (a JSON
 //   body, which many clients send on bare POSTs, is still accepted and ignored).
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import { problem, sendProblem } from './problems.js';
 
 const mediaType = (request: FastifyRequest) =>
@@ -23,15 +23,20 @@ function unsupported(reply: FastifyReply, type: string, accepted: string[]) {
   return sendProblem(reply, problem(415, 'unsupported-media-type', detail));
 }
 
-/** The media-type guard for one route. */
+/**
+ * The media-type guard for one route: a callback hook, as almost every request passes it (a GET
+ * without Content-Type is decided by one header lookup).
+ */
 function guard(accepted: string[]) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const headers = request.headers;
+    if (headers['content-type'] === undefined && headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return done();
     const type = mediaType(request);
     if (!accepted.length) {
       const sent = hasBody(request);
       // multipart is parsed whenever its type is announced, body or not: refuse it before that.
       if (type && type !== 'application/json' && (sent || type.startsWith('multipart/'))) return unsupported(reply, type, []);
-      return;
+      return done();
     }
     if (type || hasBody(request)) {
       if (!accepted.includes(type)) return unsupported(reply, type, accepted);
@@ -39,6 +44,7 @@ function guard(accepted: string[]) {
         return sendProblem(reply, problem(400, 'malformed-body', 'multipart/form-data needs a boundary parameter.'));
       }
     }
+    done();
   };
 }
 

@@ -4,7 +4,7 @@
 // combining marks, emoji) is stored as is. Signed webhooks from outside are checked by their own
 // handlers once the signature holds: the provider's payload is not ours to refuse, so it is cleaned
 // instead (`cleanUnstorable`); the hosted Login receiver refuses.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { HttpProblem } from './problems.js';
 
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -91,13 +91,22 @@ const SIGNED = new Set(['/api/webhook/chatapp', '/api/chatapp-auth/webhook/:appI
  * Call it before the routes are added.
  */
 export function guardStorableText(app: FastifyInstance): void {
-  const check = async (request: FastifyRequest): Promise<void> => {
-    assertStorable(request.params, '/path');
-    assertStorable(request.query, '/query');
-    assertStorable(request.body, '/body');
+  const check = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    try {
+      assertStorable(request.params, '/path');
+      assertStorable(request.query, '/query');
+      assertStorable(request.body, '/body');
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
   };
   app.addHook('onRoute', (route) => {
     if (SIGNED.has(route.url)) return;
+    // A contract operation without path parameters, query or body has no text to check.
+    const operation = route.config?.operation;
+    if (operation && !operation.url.includes(':') && !operation.bodyTypes.length && !(operation.schema as { querystring?: unknown }).querystring) return;
     route.preHandler = [...[route.preHandler ?? []].flat(), check as never];
   });
 }

@@ -50,16 +50,18 @@ export default fp(
     // Every API answer is JSON: a client that accepts only XML gets a 406 problem (bad-inputs M4)
     // rather than a body it said it cannot read. Anything naming JSON, a wildcard or another
     // type (event streams, files) goes through.
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       const accept = request.headers.accept;
-      if (!accept || !/^\/(api|v1)\//.test(request.url)) return;
+      if (!accept || !/^\/(api|v1)\//.test(request.url)) return done();
       const ranges = accept
         .split(',')
         .map((range) => range.split(';')[0]!.trim().toLowerCase())
         .filter(Boolean);
       if (ranges.length && ranges.every((range) => range === 'application/xml' || range === 'text/xml' || range.endsWith('+xml'))) {
-        return sendProblem(reply, problem(406, 'not-acceptable', 'This API answers application/json (errors application/problem+json), not XML.'));
+        sendProblem(reply, problem(406, 'not-acceptable', 'This API answers application/json (errors application/problem+json), not XML.'));
+        return;
       }
+      done();
     });
     app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
   },

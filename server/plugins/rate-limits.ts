@@ -31,20 +31,8 @@ import { setCapped } from '../lib/capped-map.js';
 // one-shot hash() is much cheaper than createHmac() on every request.
 const keySecret = randomBytes(32).toString('base64url');
 
-// A client sends the same credential with every request, so the keys of recent ones are kept
-// rather than hashed again each time. The map holds presented
-// credentials in memory, as the verifiers' caches hold the tokens they passed; it is bounded in
-// entries and in the length of what it keeps, so invented credentials cannot grow it.
-const BUCKET_KEYS_MAX = 10_000;
-const BUCKET_KEY_CACHED_LENGTH = 1024;
-const bucketKeys = new Map<string, string>();
-
 function credentialKey(credential: string): string {
-  let key = bucketKeys.get(credential);
-  if (key !== undefined) return key;
-  key = `key:${hash('sha256', keySecret + credential, 'base64url')}`;
-  if (credential.length <= BUCKET_KEY_CACHED_LENGTH) setCapped(bucketKeys, credential, key, BUCKET_KEYS_MAX);
-  return key;
+  return `key:${hash('sha256', keySecret + credential, 'base64url')}`;
 }
 
 export function rateLimitKey(request: FastifyRequest): string {
