@@ -5,6 +5,7 @@
 //   cannot follow them; JSON, pretty-printed so a change diffs by line).
 // TypeSpec has no webhook output, so each API's events are a second @service whose paths
 // (one per event type) become the 3.1 document's `webhooks:` and whose schemas are merged in.
+// Error responses the spec gives no example get a shared one (scripts/lib/problem-examples.mjs).
 // `--check` writes nothing and exits 1 when generated/ differs from what it would write.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { parse, stringify } from 'yaml';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { APIS } from './lib/apis.mjs';
 import { dereference } from './lib/dereference.mjs';
+import { addProblemExamples } from './lib/problem-examples.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const out = join(root, '.tmp', 'tsp-output');
@@ -38,6 +40,7 @@ const files = new Map();
 for (const api of APIS) {
   const doc30 = fixNullableRefs30(normalise(emitted('3.0.0', api.service)));
   const doc31 = normalise(emitted('3.1.0', api.service));
+  for (const doc of [doc30, doc31]) addProblemExamples(doc, api.name);
   if (api.webhooks) mergeWebhooks(doc31, normalise(emitted('3.1.0', api.webhooks)), api.name);
   files.set(`generated/${api.name}/openapi.3.0.yaml`, toYaml(doc30));
   files.set(`generated/${api.name}/openapi.3.1.yaml`, toYaml(doc31));
@@ -111,10 +114,12 @@ function fixNullableRefs30(doc) {
   const visit = (node) => {
     if (Array.isArray(node)) return node.forEach(visit);
     if (!node || typeof node !== 'object') return;
-    if (node.nullable === true && !node.type && Array.isArray(node.allOf) && node.allOf.length === 1 && node.allOf[0].$ref) {
+    if (node.nullable === true && Array.isArray(node.allOf) && node.allOf.length === 1 && node.allOf[0].$ref) {
+      // Also with a sibling `type` (a nullable reference to a scalar): `allOf` still refuses null.
       const [ref] = node.allOf;
       delete node.allOf;
       delete node.nullable;
+      delete node.type;
       node.anyOf = [ref, { type: typeOf(ref.$ref), nullable: true, enum: [null] }];
     } else if (node.nullable === true && !node.type && Array.isArray(node.anyOf ?? node.oneOf)) {
       const branches = node.anyOf ?? node.oneOf;

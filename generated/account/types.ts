@@ -474,7 +474,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -485,13 +488,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -535,7 +550,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -546,13 +564,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -595,7 +625,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -615,13 +648,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -664,7 +709,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -684,13 +732,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -733,7 +793,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -762,13 +825,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -808,7 +883,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -819,13 +897,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -869,7 +959,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="account"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -880,13 +973,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -939,13 +1044,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };

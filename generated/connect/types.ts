@@ -1851,13 +1851,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1909,7 +1921,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1920,13 +1935,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1970,7 +1997,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1981,13 +2011,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2030,7 +2072,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2050,13 +2095,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2097,7 +2154,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2117,13 +2177,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2170,7 +2242,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2190,13 +2265,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2239,7 +2326,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2268,13 +2358,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2326,7 +2428,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2346,13 +2451,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2396,7 +2513,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2443,13 +2563,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2501,7 +2633,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2530,13 +2665,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2577,7 +2724,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2606,13 +2756,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2655,7 +2817,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2684,13 +2849,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2746,7 +2923,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2766,13 +2946,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2815,7 +3007,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2835,13 +3030,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2899,7 +3106,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2928,13 +3138,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2978,7 +3200,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3016,13 +3241,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3065,7 +3302,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3094,13 +3334,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3143,7 +3395,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3172,13 +3427,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3221,7 +3488,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3250,13 +3520,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3311,7 +3593,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3340,13 +3625,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3398,7 +3695,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3418,13 +3718,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3468,7 +3780,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3506,13 +3821,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3555,7 +3882,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3584,13 +3914,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3631,7 +3973,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3660,13 +4005,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3713,7 +4070,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3751,13 +4111,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3818,7 +4190,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3847,13 +4222,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3898,7 +4285,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -3927,13 +4317,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -3978,7 +4380,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -4016,13 +4421,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -4069,7 +4486,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -4098,13 +4518,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -4147,7 +4579,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -4185,13 +4620,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -4243,6 +4690,7 @@ export interface operations {
                     /**
                      * @description `Basic realm="connect"` on every `invalid_client`: required when the client used HTTP
                      *     Basic (RFC 6749 §5.2), and a hint at the method otherwise.
+                     * @example Bearer realm="connect"
                      */
                     "WWW-Authenticate": string;
                     /** @description Never stored. */
@@ -4258,13 +4706,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -4320,6 +4780,7 @@ export interface operations {
                     /**
                      * @description `Basic realm="connect"` on every `invalid_client`: required when the client used HTTP
                      *     Basic (RFC 6749 §5.2), and a hint at the method otherwise.
+                     * @example Bearer realm="connect"
                      */
                     "WWW-Authenticate": string;
                     /** @description Never stored. */
@@ -4335,13 +4796,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -4467,13 +4940,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };

@@ -1110,7 +1110,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1148,13 +1151,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1206,7 +1221,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1217,13 +1235,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1272,7 +1302,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1310,13 +1343,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1359,7 +1404,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1379,13 +1427,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1426,7 +1486,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1446,13 +1509,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1500,7 +1575,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1538,13 +1616,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1587,7 +1677,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1616,13 +1709,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1676,7 +1781,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1696,13 +1804,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1752,7 +1872,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1772,13 +1895,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1833,7 +1968,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1853,13 +1991,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1892,13 +2042,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -1909,7 +2071,10 @@ export interface operations {
             /** @description A dependency is unavailable, or the server is shutting down; retry later. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -1972,7 +2137,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -1992,13 +2160,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2047,7 +2227,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2094,13 +2277,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2145,7 +2340,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2174,13 +2372,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -2227,7 +2437,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="login"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -2247,13 +2460,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };

@@ -6361,7 +6361,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6381,13 +6384,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6443,7 +6458,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6472,13 +6490,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6522,7 +6552,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6560,13 +6593,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6606,7 +6651,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6626,13 +6674,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6675,7 +6735,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6704,13 +6767,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6757,7 +6832,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6804,13 +6882,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6851,7 +6941,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6880,13 +6973,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -6945,7 +7050,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -6974,13 +7082,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7027,7 +7147,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7056,13 +7179,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7109,7 +7244,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7147,13 +7285,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7207,7 +7357,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7227,13 +7380,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7277,7 +7442,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7324,13 +7492,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7372,7 +7552,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7401,13 +7584,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7449,7 +7644,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7487,13 +7685,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7535,7 +7745,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7573,13 +7786,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7621,7 +7846,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7668,13 +7896,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7716,7 +7956,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7763,13 +8006,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7813,7 +8068,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7842,13 +8100,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7906,7 +8176,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -7935,13 +8208,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -7983,7 +8268,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8012,13 +8300,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8070,7 +8370,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8090,13 +8393,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8140,7 +8455,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8178,13 +8496,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8233,7 +8563,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8262,13 +8595,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8312,7 +8657,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8368,13 +8716,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8450,7 +8810,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8479,13 +8842,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8537,7 +8912,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8557,13 +8935,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8611,7 +9001,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8676,13 +9069,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8740,7 +9145,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8760,13 +9168,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8817,7 +9237,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8846,13 +9269,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8898,7 +9333,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -8927,13 +9365,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -8975,7 +9425,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9004,13 +9457,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9073,7 +9538,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9102,13 +9570,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9150,7 +9630,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9188,13 +9671,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9257,7 +9752,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9286,13 +9784,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9336,7 +9846,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9365,13 +9878,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9414,7 +9939,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9443,13 +9971,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9496,7 +10036,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9534,13 +10077,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9602,7 +10157,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9631,13 +10189,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9681,7 +10251,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9719,13 +10292,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9767,7 +10352,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9796,13 +10384,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9848,7 +10448,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9895,13 +10498,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -9953,7 +10568,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -9973,13 +10591,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10023,7 +10653,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10061,13 +10694,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10126,7 +10771,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10155,13 +10803,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10204,7 +10864,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10233,13 +10896,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10292,7 +10967,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10321,13 +10999,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10374,7 +11064,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10412,13 +11105,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10522,13 +11227,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10591,7 +11308,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10620,13 +11340,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10670,7 +11402,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10708,13 +11443,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10766,7 +11513,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10813,13 +11563,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10868,7 +11630,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10897,13 +11662,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -10947,7 +11724,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -10976,13 +11756,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11031,13 +11823,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11102,13 +11906,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11164,7 +11980,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11193,13 +12012,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11253,7 +12084,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11282,13 +12116,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11332,7 +12178,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11370,13 +12219,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11430,7 +12291,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11450,13 +12314,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11500,7 +12376,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11529,13 +12408,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11587,7 +12478,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11607,13 +12501,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11657,7 +12563,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11695,13 +12604,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11757,7 +12678,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11786,13 +12710,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11836,7 +12772,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11883,13 +12822,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -11936,7 +12887,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -11983,13 +12937,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12029,7 +12995,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12049,13 +13018,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12107,7 +13088,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12127,13 +13111,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12177,7 +13173,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12206,13 +13205,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12256,7 +13267,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12303,13 +13317,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12361,7 +13387,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12390,13 +13419,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12449,7 +13490,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12478,13 +13522,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12544,7 +13600,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12573,13 +13632,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12631,7 +13702,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12651,13 +13725,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12701,7 +13787,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12739,13 +13828,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12787,7 +13888,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12816,13 +13920,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12862,7 +13978,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12891,13 +14010,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -12939,7 +14070,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -12968,13 +14102,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -13030,13 +14176,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -13083,7 +14241,10 @@ export interface operations {
             /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
             401: {
                 headers: {
-                    /** @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1). */
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="messaging"
+                     */
                     "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
@@ -13112,13 +14273,25 @@ export interface operations {
             /** @description Too many requests. */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
-                    /** @description Requests allowed in the current window for this credential or address. */
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
                     "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window (0 here). */
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
                     "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current window ends. */
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
                     "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
@@ -13129,7 +14302,10 @@ export interface operations {
             /** @description A dependency is unavailable, or the server is shutting down; retry later. */
             503: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };

@@ -16,7 +16,10 @@ export interface Operation {
   operationId: string;
   parameters?: (Parameter | { $ref: string })[];
   requestBody?: { content: Record<string, { examples?: Record<string, { value: unknown }> }> };
-  responses: Record<string, { content?: Record<string, { examples?: Record<string, { value: unknown }> }>; headers?: Record<string, unknown> }>;
+  responses: Record<
+    string,
+    { content?: Record<string, { examples?: Record<string, { value: unknown } | { $ref: string }> }>; headers?: Record<string, unknown> }
+  >;
   security?: Record<string, string[]>[];
 }
 
@@ -59,8 +62,12 @@ export function loadCases(api: string): ContractCase[] {
       for (const p of own) Object.keys(p.examples ?? {}).forEach((n) => names.add(n));
       const bodies = Object.entries(op.requestBody?.content ?? {});
       for (const [, m] of bodies) Object.keys(m.examples ?? {}).forEach((n) => names.add(n));
+      // A shared problem example (a `$ref` to components.examples, scripts/lib/problem-examples.mjs)
+      // illustrates a status, not a request: test/unit/mocks/mock-examples.test.ts serves those.
       for (const res of Object.values(op.responses)) {
-        for (const m of Object.values(res.content ?? {})) Object.keys(m.examples ?? {}).forEach((n) => names.add(n));
+        for (const m of Object.values(res.content ?? {})) {
+          for (const [n, e] of Object.entries(m.examples ?? {})) if (!('$ref' in e)) names.add(n);
+        }
       }
       for (const example of names) {
         let status: number | undefined;
@@ -68,9 +75,10 @@ export function loadCases(api: string): ContractCase[] {
         let responseType: string | undefined;
         for (const [code, res] of Object.entries(op.responses)) {
           for (const [type, m] of Object.entries(res.content ?? {})) {
-            if (m.examples?.[example]) {
+            const found = m.examples?.[example];
+            if (found && 'value' in found) {
               status = Number(code);
-              responseExample = m.examples[example].value;
+              responseExample = found.value;
               responseType = type;
             }
           }
