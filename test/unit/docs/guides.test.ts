@@ -1,0 +1,166 @@
+// The getting-started guides run as written: each guide's ```sh blocks, in order, in one bash
+// session under `set -euo pipefail`, against one fresh server on a free port (the guides share
+// their owner as a reader's would: the first signs up, the others get 409 and sign in). The only change to the text: the server's address
+// (http://127.0.0.1:3000) and the port of the app's stand-in (3903) become free ones. The
+// session's folder stands for the repository's (the guides name files in it, sample.pdf and
+// receiver.mjs, and run npm scripts) and receives what they write (cookie jars, deliveries).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildShared } from '#test/helper.js';
+import { freePort } from '#test/support/free-port.js';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const SERVER = 'http://127.0.0.1:3000';
+const APP_PORT = '3903';
+
+/** The ```sh blocks of a Markdown file, in order. */
+function shellBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+let app: FastifyInstance;
+let base: string;
+let appPort: string;
+const folders: string[] = [];
+
+beforeAll(async () => {
+  const port = await freePort();
+  appPort = String(await freePort());
+  base = `http://127.0.0.1:${port}`;
+  // The guides sign deliveries with the secret they tell the reader to start the server with.
+  app = await buildShared({ env: { PORT: String(port), PUBLIC_URL: base, PROVIDER_APP_SECRET: 'dev-app-secret' } });
+  await app.listen({ port, host: '127.0.0.1' });
+});
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+type Run = { code: number | null; output: string; stdout: string };
+
+/** Runs a guide's blocks (docs/getting-started/<name>.md). */
+function runGuide(name: string): Promise<Run> {
+  return runBlocks(shellBlocks(readFileSync(join(root, 'docs', 'getting-started', `${name}.md`), 'utf8')), name);
+}
+
+/**
+ * Runs blocks in one bash session in a folder of their own. bash leads a process group of its
+ * own, killed when bash ends, so that a background process (the app's stand-in) cannot outlive
+ * it. `onLine` sees each line of stdout as it comes (to act as the person reading it).
+ */
+function runBlocks(blocks: string[], name: string, env: Record<string, string> = {}, onLine?: (line: string) => void): Promise<Run> {
+  const script = blocks.join('\n').replaceAll(SERVER, base).replaceAll(APP_PORT, appPort);
+  const folder = mkdtempSync(join(tmpdir(), `guide-${name}-`));
+  folders.push(folder);
+  for (const entry of ['package.json', 'node_modules', 'scripts', 'docs']) symlinkSync(join(root, entry), join(folder, entry));
+  const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
+    cwd: folder,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    const lines = `${stdout.slice(stdout.lastIndexOf('\n') + 1)}${chunk}`.split('\n').slice(0, -1);
+    stdout += chunk;
+    for (const line of lines) onLine?.(line);
+  });
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // the group has ended already
+    }
+  };
+  const timer = setTimeout(killGroup, 60_000);
+  return new Promise((resolve) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      killGroup();
+      resolve({ code, stdout, output: `${stdout}\n--- stderr ---\n${stderr}` });
+    });
+  });
+}
+
+describe('getting-started guides', () => {
+  it('every guide, and the README, names no value of its author', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const texts: [string, string][] = [
+      ...['connect', 'login', 'messaging'].map((name) => [name, readFileSync(join(root, 'docs', 'getting-started', `${name}.md`), 'utf8')] as [string, string]),
+      ['README', readme.slice(readme.indexOf('## Trying the Login API'), readme.indexOf('## For frontend teams'))],
+    ];
+    for (const [name, text] of texts) {
+      const script = shellBlocks(text).join('\n');
+      expect(script, name).toContain(`B=${SERVER}`);
+      // Ids and secrets shortened with … are output, never input: every command line is whole.
+      const commands = script.split('\n').filter((line) => !line.trimStart().startsWith('#'));
+      expect(
+        commands.filter((line) => /…/.test(line.replace(/#.*$/, ''))),
+        name,
+      ).toEqual([]);
+    }
+  });
+
+  it('connect: consent by script, the code exchanged, a document shared, the signed delivery verified', async () => {
+    const run = await runGuide('connect');
+    expect(run.code, run.output).toBe(0);
+    expect(run.stdout).toMatch(/oauth\/callback\?code=ac_\w+&state=xyz123/);
+    expect(run.stdout).toContain('signature verified');
+  });
+
+  it('login: a session verified from the sandbox phone, the token accepted once, the webhook verified', async () => {
+    const run = await runGuide('login');
+    expect(run.code, run.output).toBe(0);
+    expect(run.stdout).toContain('event: verified');
+    expect(run.stdout).toContain('"valid":true');
+    expect(run.stdout).toContain('"reason":"already_used"');
+    expect(run.stdout).toContain('signature verified');
+  });
+
+  it('messaging: outside the window refused, then a reply sent, a template and a campaign', async () => {
+    const run = await runGuide('messaging');
+    expect(run.code, run.output).toBe(0);
+    expect(run.stdout).toContain('problems/outside-window');
+    expect(run.stdout).toMatch(/"status":"accepted"/);
+    expect(run.stdout).toMatch(/"id":"cmp_\w+"/);
+  });
+
+  it("the README's Login by hand and its signed deliveries, with the values npm start prints", async () => {
+    // What npm start prints on first start (the demo owner and Login app), made here.
+    const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      expect(res.status, path).toBe(201);
+      return (await res.json()) as Record<string, any>;
+    };
+    const owner = { email: 'readme@demo.example', password: 'readme demo password 1' };
+    const created = await post('/api/account/workspaces', { ...owner, name: 'Demo owner', workspace_name: 'Demo', workspace_slug: 'readme-demo' });
+    const loginApp = await post('/api/login/apps', { name: 'Demo Login app' }, { authorization: `Bearer ${created.session.access_token}` });
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Trying the Login API'), readme.indexOf('## For frontend teams'));
+    const blocks = shellBlocks(section);
+    expect(blocks).toHaveLength(3);
+    // The person at the sandbox phone: the LOGIN the block asks for, sent as the provider would.
+    const sends: Promise<unknown>[] = [];
+    const run = await runBlocks(blocks, 'readme', { LOGIN_KEY: loginApp.api_key, OWNER_EMAIL: owner.email, OWNER_PASSWORD: owner.password }, (line) => {
+      const asked = /^send LOGIN (\w+) to /.exec(line);
+      if (!asked) return;
+      const deliver = [join(root, 'scripts', 'provider-deliver.mjs'), '--url', base, '--to', loginApp.provider_phone_number_id, '--from', '+5511987654321'];
+      const child = spawn(process.execPath, [...deliver, '--text', `LOGIN ${asked[1]}`], {
+        env: { ...process.env, PROVIDER_APP_SECRET: 'dev-app-secret' },
+        stdio: 'ignore',
+      });
+      sends.push(new Promise((resolve) => child.once('exit', resolve)));
+    });
+    await Promise.all(sends);
+    expect(sends).toHaveLength(1);
+    expect(run.code, run.output).toBe(0);
+    expect(run.stdout).toContain('event: verified');
+    expect(run.stdout).toContain('"valid":true');
+    expect(run.stdout.match(/\{"received":true\}/g)).toHaveLength(2);
+  });
+});
