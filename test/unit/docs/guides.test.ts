@@ -5,7 +5,7 @@
 // session's folder stands for the repository's (the guides name files in it, sample.pdf and
 // receiver.mjs, and run npm scripts) and receives what they write (cookie jars, deliveries).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -41,10 +41,27 @@ afterAll(() => {
 
 type Run = { code: number | null; output: string; stdout: string };
 
-/** Runs a guide's blocks (docs/getting-started/<name>.md). */
-function runGuide(name: string): Promise<Run> {
-  return runBlocks(shellBlocks(readFileSync(join(root, 'docs', 'getting-started', `${name}.md`), 'utf8')), name);
-}
+const guide = (name: string) => readFileSync(join(root, 'docs', 'getting-started', `${name}.md`), 'utf8');
+
+/** Every guide, and what its run must show besides ending well. */
+const GUIDES = readdirSync(join(root, 'docs', 'getting-started'))
+  .filter((file) => file.endsWith('.md'))
+  .map((file) => file.slice(0, -3))
+  .sort();
+const EXPECTED: Record<string, { what: string; shows: RegExp[] }> = {
+  connect: {
+    what: 'consent by script, the code exchanged, a document shared, the signed delivery verified',
+    shows: [/oauth\/callback\?code=ac_\w+&state=xyz123/, /signature verified/],
+  },
+  login: {
+    what: 'a session verified from the sandbox phone, the token accepted once, the webhook verified',
+    shows: [/event: verified/, /"valid":true/, /"reason":"already_used"/, /signature verified/],
+  },
+  messaging: {
+    what: 'outside the window refused, then a reply sent, a template and a campaign',
+    shows: [/problems\/outside-window/, /"status":"accepted"/, /"id":"cmp_\w+"/],
+  },
+};
 
 /**
  * Runs blocks in one bash session in a folder of their own. bash leads a process group of its
@@ -88,10 +105,11 @@ function runBlocks(blocks: string[], name: string, env: Record<string, string> =
 }
 
 describe('getting-started guides', () => {
-  it('every guide, and the README, names no value of its author', () => {
+  it('every guide is run here, and none (nor the README) names a value of its author', () => {
+    expect(GUIDES).toEqual(Object.keys(EXPECTED).sort());
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const texts: [string, string][] = [
-      ...['connect', 'login', 'messaging'].map((name) => [name, readFileSync(join(root, 'docs', 'getting-started', `${name}.md`), 'utf8')] as [string, string]),
+      ...GUIDES.map((name) => [name, guide(name)] as [string, string]),
       ['README', readme.slice(readme.indexOf('## Trying the Login API'), readme.indexOf('## For frontend teams'))],
     ];
     for (const [name, text] of texts) {
@@ -106,29 +124,13 @@ describe('getting-started guides', () => {
     }
   });
 
-  it('connect: consent by script, the code exchanged, a document shared, the signed delivery verified', async () => {
-    const run = await runGuide('connect');
-    expect(run.code, run.output).toBe(0);
-    expect(run.stdout).toMatch(/oauth\/callback\?code=ac_\w+&state=xyz123/);
-    expect(run.stdout).toContain('signature verified');
-  });
-
-  it('login: a session verified from the sandbox phone, the token accepted once, the webhook verified', async () => {
-    const run = await runGuide('login');
-    expect(run.code, run.output).toBe(0);
-    expect(run.stdout).toContain('event: verified');
-    expect(run.stdout).toContain('"valid":true');
-    expect(run.stdout).toContain('"reason":"already_used"');
-    expect(run.stdout).toContain('signature verified');
-  });
-
-  it('messaging: outside the window refused, then a reply sent, a template and a campaign', async () => {
-    const run = await runGuide('messaging');
-    expect(run.code, run.output).toBe(0);
-    expect(run.stdout).toContain('problems/outside-window');
-    expect(run.stdout).toMatch(/"status":"accepted"/);
-    expect(run.stdout).toMatch(/"id":"cmp_\w+"/);
-  });
+  for (const [name, { what, shows }] of Object.entries(EXPECTED)) {
+    it(`${name}: ${what}`, async () => {
+      const run = await runBlocks(shellBlocks(guide(name)), name);
+      expect(run.code, run.output).toBe(0);
+      for (const pattern of shows) expect(run.stdout).toMatch(pattern);
+    });
+  }
 
   it("the README's Login by hand and its signed deliveries, with the values npm start prints", async () => {
     // What npm start prints on first start (the demo owner and Login app), made here.
