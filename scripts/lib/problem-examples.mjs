@@ -98,12 +98,15 @@ export function addProblemExamples(doc, api) {
         const media = Object.entries(response.content ?? {});
         if (!media.length || media.some(([, m]) => m.examples && Object.keys(m.examples).length)) continue;
         for (const [type, m] of media) {
-          const chosen = type === 'application/problem+json' ? choose(Number(status), op, method, api, security) : oauthError(type, m);
+          const chosen = type === 'application/problem+json' ? choose(Number(status), op, method, api, security, doc) : oauthError(type, m);
           if (!chosen) throw new Error(`${api} ${method.toUpperCase()} ${path}: no shared example for ${status} ${type}`);
           if (names.has(chosen.name)) {
             throw new Error(`${api} ${op.operationId}: the spec's own example "${chosen.name}" clashes with the shared one; rename it`);
           }
           names.add(chosen.name);
+          if (used.has(chosen.name) && JSON.stringify(used.get(chosen.name)) !== JSON.stringify(chosen.example)) {
+            throw new Error(`${api} ${op.operationId}: two different shared examples named ${chosen.name}`);
+          }
           used.set(chosen.name, chosen.example);
           m.examples = { [chosen.name]: { $ref: `#/components/examples/${chosen.name}` } };
           added++;
@@ -120,8 +123,8 @@ export function addProblemExamples(doc, api) {
   return added;
 }
 
-function choose(status, op, method, api, security) {
-  if (status === 400) return pick(invalidVariant(op, security));
+function choose(status, op, method, api, security, doc) {
+  if (status === 400) return invalidVariant(op, security, doc);
   if (status === 401 && (op.parameters ?? []).some((p) => p.in === 'header' && /signature/i.test(p.name ?? ''))) return pick('invalid_signature');
   if (status === 403) {
     const scope = requiredScope(api, method, security);
@@ -132,13 +135,32 @@ function choose(status, op, method, api, security) {
 
 const pick = (name) => ({ name, example: PROBLEM_EXAMPLES[name] });
 
-/** The 400 an operation most plausibly answers: a bad body field, a bad limit, two credentials. */
-function invalidVariant(op, security) {
+/**
+ * The 400 an operation most plausibly answers: a bad body field, a bad limit, a path id that
+ * is not an id, two credentials.
+ */
+function invalidVariant(op, security, doc) {
   const body = op.requestBody?.content?.['application/json']?.schema;
-  if (body) return strict(body) ? 'validation_unknown_field' : 'validation_not_an_object';
-  if ((op.parameters ?? []).some((p) => p.in === 'query' && p.name === 'limit')) return 'validation_limit';
-  if (security.some((r) => Object.keys(r).length)) return 'validation_two_credentials';
-  return 'validation_malformed_url';
+  if (body) return pick(strict(body) ? 'validation_unknown_field' : 'validation_not_an_object');
+  if ((op.parameters ?? []).some((p) => p.in === 'query' && p.name === 'limit')) return pick('validation_limit');
+  for (const param of op.parameters ?? []) {
+    const pattern = param.in === 'path' ? schemaOf(doc, param.schema)?.pattern : undefined;
+    if (pattern) {
+      const name = `validation_path_${param.name}`;
+      return { name, example: validation(INVALID, `/path/${param.name}`, `must match pattern "${pattern}"`) };
+    }
+  }
+  if (security.some((r) => Object.keys(r).length)) return pick('validation_two_credentials');
+  return pick('validation_malformed_url');
+}
+
+/** A schema, through one `$ref` (path parameters refer to scalars such as ResourceId). */
+function schemaOf(doc, schema) {
+  if (!schema?.$ref) return schema;
+  return schema.$ref
+    .slice(2)
+    .split('/')
+    .reduce((node, key) => node?.[key], doc);
 }
 
 // A body refuses unknown fields when its schema (a $ref is taken as a request model: they all
