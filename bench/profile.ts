@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startChild } from './lib/child.js';
+import { buildDist } from './servers/dist.js';
 import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figures.js';
 import { load } from './lib/load.js';
 
@@ -25,6 +26,7 @@ const dir = '/tmp/prof';
 rmSync(dir, { recursive: true, force: true });
 delete process.env.DATABASE_URL;
 process.env.BENCH_PROF = '1';
+buildDist();
 const bare = values.bare;
 const full = await startChild<ServerInfo>(bare ? 'bare.ts' : 'full.ts', { SEED_CONTACTS: figure === 'list' ? '10000' : '0' });
 let requests = 0;

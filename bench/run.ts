@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { startMocks } from '../mocks/mocks.mjs';
 import { freePort } from '#test/support/free-port.js';
 import { startChild } from './lib/child.js';
+import { buildDist } from './servers/dist.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';
 import { figureRequest, type ServerInfo } from './lib/http-figures.js';
@@ -42,6 +43,7 @@ delete process.env.DATABASE_URL;
 // the first page of ~10,000 contacts and a validated POST (last, as it adds contacts). `suffix`
 // names the PostgreSQL run; `env` gives each server its own database there.
 const listContacts = 10_000;
+if (wanted('http')) buildDist();
 async function httpFigures(suffix: string, fullEnv: Record<string, string> = {}, bareEnv: Record<string, string> = {}) {
   const seed = { SEED_CONTACTS: String(listContacts) };
   const full = await startChild<ServerInfo>('full.ts', { ...fullEnv, ...seed });

@@ -4,12 +4,17 @@
 // GET /api/contacts?limit=N (the first page with its tags, newest first). The store is embedded,
 // or PostgreSQL when DATABASE_URL names a database of its own.
 import Fastify from 'fastify';
-import { openStore } from '#server/store/db.js';
-import { ownerView, workspaceView } from '#server/apis/account/workspaces.js';
-import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from '#server/apis/messaging/contacts/views.js';
-import { newId } from '#server/lib/ids.js';
 import { benchDataDir } from '../lib/data-dir.js';
+import { fromDist } from './dist.js';
 import { seedContacts } from './seed-contacts.js';
+
+// The server's own store and views, compiled as the subject's are (./dist.ts).
+const { openStore } = await fromDist<typeof import('#server/store/db.js')>('server/store/db.js');
+const { ownerView, workspaceView } = await fromDist<typeof import('#server/apis/account/workspaces.js')>('server/apis/account/workspaces.js');
+const { CONTACT_COLUMNS, TAG_NAMES, contactViews } = await fromDist<typeof import('#server/apis/messaging/contacts/views.js')>(
+  'server/apis/messaging/contacts/views.js',
+);
+const { newId } = await fromDist<typeof import('#server/lib/ids.js')>('server/lib/ids.js');
 
 const databaseUrl = process.env.DATABASE_URL;
 const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir: benchDataDir('bench-bare-') });
@@ -19,7 +24,7 @@ await store.db
   .values({ id: 'usr_bench0000001', workspace_id: 'ws_bench00000001', email: 'bench@bench.example', name: 'Bench', password_hash: 'x' })
   .execute();
 
-await seedContacts(store.db, 'ws_bench00000001', Number(process.env.SEED_CONTACTS ?? 0));
+await seedContacts(store.db, 'ws_bench00000001', Number(process.env.SEED_CONTACTS ?? 0), newId);
 
 const app = Fastify({ logger: false });
 app.get('/api/account/me', async () => {

@@ -1,10 +1,13 @@
-// The subject: our whole server (contract validation, auth, error handler, response
-// serialisation) on a fresh store (embedded, or PostgreSQL when DATABASE_URL names a database of
+// The subject: our whole server as built (dist/: contract validation, auth, error handler,
+// response serialisation) on a fresh store (embedded, or PostgreSQL when DATABASE_URL names a database of
 // its own), with a workspace to call as its owner and SEED_CONTACTS contacts for the list figure.
-import { buildApp } from '#server/app.js';
-import { loadConfig } from '#server/config.js';
 import { benchDataDir } from '../lib/data-dir.js';
+import { fromDist } from './dist.js';
 import { seedContacts } from './seed-contacts.js';
+
+const { buildApp } = await fromDist<typeof import('#server/app.js')>('server/app.js');
+const { loadConfig } = await fromDist<typeof import('#server/config.js')>('server/config.js');
+const { newId } = await fromDist<typeof import('#server/lib/ids.js')>('server/lib/ids.js');
 
 const app = await buildApp(
   loadConfig({
@@ -26,6 +29,6 @@ if (res.statusCode !== 201) throw new Error(`seeding failed: ${res.statusCode} $
 const token = res.json().session.access_token;
 const key = await app.inject({ method: 'POST', url: '/api/account/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench' } });
 if (key.statusCode !== 201) throw new Error(`key failed: ${key.statusCode} ${key.body}`);
-await seedContacts(app.platform.store.db, res.json().workspace.id, Number(process.env.SEED_CONTACTS ?? 0));
+await seedContacts(app.platform.store.db, res.json().workspace.id, Number(process.env.SEED_CONTACTS ?? 0), newId);
 console.log(JSON.stringify({ url, token, apiKey: key.json().secret }));
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));

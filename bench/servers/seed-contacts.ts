@@ -2,9 +2,9 @@
 // the bare baseline's: `count` contacts of one workspace, in batches, with distinct creation times.
 import type { Kysely } from 'kysely';
 import type { Database } from '#server/store/schema.js';
-import { newId } from '#server/lib/ids.js';
 
-export async function seedContacts(db: Kysely<Database>, workspaceId: string, count: number): Promise<void> {
+/** `newId` is the caller's (the compiled server's, ./dist.ts). */
+export async function seedContacts(db: Kysely<Database>, workspaceId: string, count: number, newId: (prefix: string) => string): Promise<void> {
   const start = Date.now() - count * 1000;
   for (let i = 0; i < count; i += 1000) {
     const rows = Array.from({ length: Math.min(1000, count - i) }, (_, j) => {
