@@ -2,7 +2,7 @@
 // its routes outside the contract (pages, viewers, receivers), its background work (workers,
 // timers, bus subscriptions) and its state. `app.ts` lists the areas; `mountAreas` turns the
 // list into routes, one request pipeline per operation, and registers each area's plugin.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { operations as AccountOperations } from '#generated/account/types.js';
 import type { operations as ConnectOperations } from '#generated/connect/types.js';
@@ -117,10 +117,31 @@ function mount(app: FastifyInstance, operation: Operation, table: Map<string, En
     method: operation.method,
     url: operation.url,
     schema: operation.schema,
-    config: { ...own.config, operation },
-    onRequest: [authenticator(app, operation), ...[own.onRequest ?? []].flat()],
+    // The operation's limit is a step of its pipeline (below), not the plugin's own hook.
+    config: { ...own.config, operation, rateLimit: false },
+    onRequest: [pipeline(app, operation, own.config?.rateLimit !== false), ...[own.onRequest ?? []].flat()],
     handler: entry.handler ?? notImplemented(operation.operationId),
   } as RouteOptions);
+}
+
+/**
+ * The first steps of an operation's pipeline, compiled at start into one callback hook:
+ * authenticate (its schemes resolved once), then count the request in the bucket of the
+ * credential it proved (or of its IP), without a promise when the credential is cached.
+ */
+function pipeline(app: FastifyInstance, operation: Operation, limited: boolean): onRequestHookHandler {
+  const authenticate = authenticator(app, operation);
+  if (!limited) return authenticate;
+  return (request, reply, done) =>
+    authenticate(request, reply, (error?: Error) => {
+      if (error) return done(error);
+      try {
+        app.limitOperation(request, reply);
+      } catch (problem) {
+        return done(problem as Error);
+      }
+      done();
+    });
 }
 
 /** operationIds that have a handler, per API (the README's list, the contract suite). */

@@ -11,7 +11,8 @@
 import { hash, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AUTH_FAILURE_IPS,
   AUTH_FAILURE_WINDOW_MS,
@@ -60,20 +61,66 @@ function clientIdOf(request: FastifyRequest): string | undefined {
   return user ? decodeURIComponent(user.replace(/\+/g, ' ')).slice(0, 200) : undefined;
 }
 
+/** The plugin's in-memory store (toad-cache LRU); it has no typings of its own. */
+interface Counts {
+  incr(key: string, done: (error: Error | null, count: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
+}
+const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  cache: number,
+) => Counts;
+const WINDOW_MS = 60_000;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The global limit of a contract operation, as one synchronous step of its pipeline
+     * (server/apis/area.ts): the same buckets as the plugin's hook, without its promises.
+     */
+    limitOperation(request: FastifyRequest, reply: FastifyReply): void;
+  }
+}
+
 export default fp(
   async function rateLimits(app: FastifyInstance) {
     decorateDeadCredentials(app); // the verifiers of every API mark dead credentials on the request
     const { rateLimitPerMinute, rateLimitIpPerMinute, authFailuresPerIp } = app.config;
+    // One store for the plugin's hook (pages, routes outside the contract) and the operations'
+    // pipelines, so a client's pages and calls fill one bucket. LRU entries: enough that a flood
+    // of new keys does not evict live buckets quickly.
+    const counts = new LocalStore(false, false, 50_000);
+    const maxFor = (key: string) => (key.startsWith('key:') ? rateLimitPerMinute : rateLimitIpPerMinute);
+    const onExceeded = (request: FastifyRequest, key: string) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded');
     await app.register(rateLimit, {
       global: true,
       hook: 'onRequest', // after the operation's authentication (a route hook before it), before the body is read
-      timeWindow: 60_000,
-      max: (_request, key) => (key.startsWith('key:') ? rateLimitPerMinute : rateLimitIpPerMinute),
+      timeWindow: WINDOW_MS,
+      max: (_request, key) => maxFor(key),
       keyGenerator: rateLimitKey,
-      cache: 50_000, // LRU entries; enough that a flood of new keys does not evict live buckets quickly
+      store: function shared() {
+        return counts;
+      } as never,
       enableDraftSpec: true,
       errorResponseBuilder: (_request, context) => limited(context.ttl),
-      onExceeded: (request, key) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded'),
+      onExceeded,
+    });
+    app.decorate('limitOperation', (request: FastifyRequest, reply: FastifyReply) => {
+      const key = rateLimitKey(request);
+      const max = maxFor(key);
+      let count = { current: 0, ttl: 0 };
+      counts.incr(key, (_error, c) => (count = c), WINDOW_MS, max);
+      const reset = Math.ceil(count.ttl / 1000);
+      if (count.current <= max) {
+        reply
+          .header('ratelimit-limit', max)
+          .header('ratelimit-remaining', max - count.current)
+          .header('ratelimit-reset', reset);
+        return;
+      }
+      onExceeded(request, key);
+      reply.header('ratelimit-limit', max).header('ratelimit-remaining', 0).header('ratelimit-reset', reset);
+      throw limited(count.ttl);
     });
     // Second buckets where one alone leaves a gap (bad-inputs K2): starting a Login session is
     // also limited per IP (one IP cycling through keys), and the token endpoint also per
