@@ -48,7 +48,8 @@ const servers = {
   ...(figure === 'list' ? {} : { bare: await startChild<ServerInfo>('bare.ts') }),
 };
 const target = (name: string, server: ServerInfo, durationSec: number): LoadOptions => ({
-  ...figureRequest(figure, server, name === 'bare'),
+  // Bare Fastify gets the new server's credentials: the same request bytes (bench/lib/http-figures.ts).
+  ...figureRequest(figure, name === 'bare' ? { ...server, token: servers.new.info.token, apiKey: servers.new.info.apiKey } : server),
   connections: 10,
   durationSec,
 });

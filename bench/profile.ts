@@ -31,8 +31,8 @@ const bare = values.bare;
 const full = await startChild<ServerInfo>(bare ? 'bare.ts' : 'full.ts', { SEED_CONTACTS: figure === 'list' ? '10000' : '0' });
 let requests = 0;
 try {
-  await load({ ...figureRequest(figure, full.info, bare), connections: 10, durationSec: 3 });
-  const r = await load({ ...figureRequest(figure, full.info, bare), connections: 10, durationSec: Number(values.seconds) });
+  await load({ ...figureRequest(figure, full.info), connections: 10, durationSec: 3 });
+  const r = await load({ ...figureRequest(figure, full.info), connections: 10, durationSec: Number(values.seconds) });
   requests = r.rps * Number(values.seconds);
   console.log(`${figure}: ${Math.round(r.rps)} rps, p99 ${r.p99} ms`);
 } finally {

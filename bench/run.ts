@@ -52,7 +52,12 @@ async function httpFigures(suffix: string, fullEnv: Record<string, string> = {},
     const sized = { connections, durationSec };
     for (const figure of ['get', 'list', 'post'] as const) {
       const name = `${figure}_vs_bare_fastify${suffix}`;
-      const r = await compare({ ...figureRequest(figure, full.info), ...sized }, { ...figureRequest(figure, bare.info, true), ...sized }, rounds, warmupSec);
+      const r = await compare(
+        { ...figureRequest(figure, full.info), ...sized },
+        { ...figureRequest(figure, { ...bare.info, token: full.info.token, apiKey: full.info.apiKey }), ...sized },
+        rounds,
+        warmupSec,
+      );
       ratios[name] = r.subject.rps / r.baseline.rps;
       figures[name] = r;
     }

@@ -18,15 +18,15 @@ const json = { 'content-type': 'application/json' };
 
 /**
  * The request of `figure` against `server`: an owner GET of /api/account/me, a POST of a new
- * contact with a Messaging key, or the first page of contacts. `bare`: bare Fastify, which takes
- * no credential.
+ * contact with a Messaging key, or the first page of contacts. Bare Fastify gets the same request,
+ * credential included (it ignores it), so both servers parse the same bytes.
  */
-export function figureRequest(figure: HttpFigure, server: ServerInfo, bare = false): Omit<LoadOptions, 'connections' | 'durationSec'> {
+export function figureRequest(figure: HttpFigure, server: ServerInfo): Omit<LoadOptions, 'connections' | 'durationSec'> {
   switch (figure) {
     case 'get':
-      return { url: `${server.url}/api/account/me`, ...(bare ? {} : { headers: { authorization: `Bearer ${server.token}` } }) };
+      return { url: `${server.url}/api/account/me`, headers: { authorization: `Bearer ${server.token}` } };
     case 'post':
-      return { url: `${server.url}/api/contacts`, method: 'POST', headers: bare ? json : { ...json, 'x-api-key': server.apiKey }, body: newContact };
+      return { url: `${server.url}/api/contacts`, method: 'POST', headers: { ...json, 'x-api-key': server.apiKey }, body: newContact };
     case 'list':
       return { url: `${server.url}/api/contacts?limit=20`, headers: { 'x-api-key': server.apiKey } };
   }
