@@ -1,11 +1,16 @@
 // The headers of every HTML page, and the pieces of their Content-Security-Policy. Each page sets
 // its own policy, which replaces the API's default one (server/plugins/security-headers.ts) whole.
 import { createHash } from 'node:crypto';
+import { DOCUMENT_HEADERS } from '../plugins/security-headers.js';
 import { html, trustedHtml, type Html } from './html.js';
 
-/** Headers of every HTML page: its CSP, never framed, never cached, no Referer leaves it. */
+/**
+ * Headers of every HTML page: its CSP, never framed, never cached, no Referer leaves it, and
+ * Helmet's headers for rendered documents (opener policy and the rest), which API answers do not carry.
+ */
 export function pageHeaders(csp: string): Record<string, string> {
   return {
+    ...DOCUMENT_HEADERS,
     'content-type': 'text/html; charset=utf-8',
     'content-security-policy': csp,
     'x-frame-options': 'DENY',

@@ -2,6 +2,13 @@
 // Most answers are JSON, so the default CSP forbids everything and framing; the few HTML routes
 // (consent, sign-in, docs) set their own Content-Security-Policy, which replaces this one whole.
 //
+// Helmet's headers that only mean something for an HTML document a browser renders (the
+// opener policy, agent clustering, DNS prefetching, the legacy XSS filter, IE's download prompt,
+// Adobe's cross-domain policies) are sent by the pages themselves (server/html/page-headers.ts)
+// rather than on every answer: an API answer carries the CSP, nosniff, framing, referrer and
+// resource policies (and HSTS in production), as OWASP's REST security sheet and GitHub's API do,
+// and each header left out is one less to validate and write on every request.
+//
 // Helmet decides the headers from its options alone, never from the request, so they are worked
 // out once here (its middleware run against a recorder) and set on each reply by one callback
 // hook. @fastify/helmet called `helmet(options)` on every request instead, parsing the CSP
@@ -48,9 +55,27 @@ export function helmetHeaders(options: HelmetOptions): [string, string][] {
   return [...headers];
 }
 
+/** Helmet's headers that apply to rendered HTML documents only. */
+const DOCUMENT_ONLY = new Set([
+  'cross-origin-opener-policy',
+  'origin-agent-cluster',
+  'x-dns-prefetch-control',
+  'x-download-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
+]);
+
+/** The document-only headers, as Helmet sets them: every HTML page adds them (pageHeaders). */
+export const DOCUMENT_HEADERS: Record<string, string> = Object.fromEntries(helmetHeaders(helmetOptions(false)).filter(([name]) => DOCUMENT_ONLY.has(name)));
+
+/** The headers of every answer: Helmet's, less the document-only ones. */
+export function answerHeaders(production: boolean): [string, string][] {
+  return helmetHeaders(helmetOptions(production)).filter(([name]) => !DOCUMENT_ONLY.has(name));
+}
+
 export default fp(
   async function securityHeaders(app: FastifyInstance) {
-    const headers = helmetHeaders(helmetOptions(app.config.production));
+    const headers = answerHeaders(app.config.production);
     app.addHook('onRequest', (_request, reply, done) => {
       const raw = reply.raw;
       for (const [name, value] of headers) raw.setHeader(name, value);

@@ -6,7 +6,8 @@ import { Socket } from 'node:net';
 import helmet from 'helmet';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import securityHeaders, { helmetHeaders, helmetOptions } from '#server/plugins/security-headers.js';
+import securityHeaders, { answerHeaders, DOCUMENT_HEADERS, helmetHeaders, helmetOptions } from '#server/plugins/security-headers.js';
+import { pageHeaders } from '#server/html/page-headers.js';
 
 /** The headers Helmet's own middleware leaves on a real ServerResponse. */
 function setByHelmet(production: boolean): Record<string, string> {
@@ -47,5 +48,26 @@ describe('security headers', () => {
     expect(page.headers['content-security-policy']).toBe("default-src 'self'");
     expect(page.headers['x-frame-options']).toBe('DENY');
     await app.close();
+  });
+
+  it.each([false, true])('split into what every answer carries and what pages add: together, all of Helmet (production: %s)', (production) => {
+    const answer = Object.fromEntries(answerHeaders(production));
+    const helmetSet = setByHelmet(production);
+    expect({ ...answer, ...DOCUMENT_HEADERS }).toEqual(helmetSet);
+    // An API answer keeps what matters for a response that is not rendered as a page.
+    for (const name of ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy', 'cross-origin-resource-policy']) {
+      expect(answer[name], name).toBe(helmetSet[name]);
+    }
+    expect(Object.keys(DOCUMENT_HEADERS).sort()).toEqual([
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ]);
+    for (const name of Object.keys(DOCUMENT_HEADERS)) expect(answer[name], name).toBeUndefined();
+    // Every HTML page carries them.
+    expect(pageHeaders("default-src 'none'")).toMatchObject(DOCUMENT_HEADERS);
   });
 });
