@@ -39,7 +39,7 @@ const PAGE_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "f
 
 /**
  * The reference page. Scripts: this origin only, no inline script, no eval. Styles need
- * 'unsafe-inline': Scalar 1.72.1 adds <style> elements of its own (theme, head manager) without
+ * 'unsafe-inline': Scalar (1.46) adds <style> elements of its own (theme, head manager) without
  * the nonce it reads from the `csp-nonce` meta tag, and renders style="…" attributes, neither of
  * which a nonce can allow. Styles cannot run script, and img/connect stay on this origin, so the
  * risk left is limited to restyling. It fetches the document and, from "Test Request", calls this
@@ -59,7 +59,9 @@ const REFERENCE_CSP = [
 /** Scalar's configuration: everything that would call a third party is off. */
 function scalarConfiguration(api: ApiName, publicUrl: string) {
   return {
-    url: documentUrl(api, '3.1'),
+    // The dereferenced document: Scalar 1.46 (the last release whose dependencies install on
+    // Node 20) warns "document validation errors" on every schema that is a $ref.
+    url: dereferencedUrl(api),
     withDefaultFonts: false, // else @font-face rules load from fonts.scalar.com
     telemetry: false,
     agent: { disabled: true }, // "Ask AI" talks to Scalar's servers

@@ -81,7 +81,7 @@ describe('/docs', () => {
 
 describe('/docs/<api>', () => {
   for (const api of APIS) {
-    it(`${api.name}: the reference page loads Scalar from this server with the 3.1 document`, async () => {
+    it(`${api.name}: the reference page loads Scalar from this server with the dereferenced 3.1 document`, async () => {
       const response = await get(`/docs/${api.name}`);
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -97,7 +97,7 @@ describe('/docs/<api>', () => {
           .replace(/&amp;/g, '&'),
       );
       expect(configuration).toMatchObject({
-        url: `/openapi/${api.name}.3.1.yaml`,
+        url: `/openapi/${api.name}.3.1.dereferenced.json`,
         withDefaultFonts: false,
         telemetry: false,
         agent: { disabled: true },
