@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
+import pinoPretty from 'pino-pretty';
 import type { Config } from './config.js';
 import { handlerTable, implementedOperations, mountAreas, type Area } from './apis/area.js';
 import { accountArea } from './apis/account/area.js';
@@ -80,7 +81,9 @@ export async function buildApp(
   const handlers = handlerTable(AREAS); // an operation handled twice or by nobody fails here, before anything opens
   const limits = { ...LIMITS, ...overrides.limits };
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), ...(logging.stream ? { stream: logging.stream } : {}) },
+    logger: config.logLevel === 'silent' ? false : { ...loggerOptions(config.logLevel), stream: logging.stream ?? logStream(config) },
+    // A hop count as Fastify turns one into a function (its types name no number).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: limits.bodyBytes, // JSON; forms and uploads have their own caps (body-parsers.ts)
     // Slow clients (bad-inputs K7): Fastify's requestTimeout defaults to 0 (none). The whole
     // request must arrive in 30 s, its headers in 10 s; idle sockets close after 60 s.
@@ -143,6 +146,18 @@ export async function buildApp(
   await mountAreas(app, AREAS, handlers); // every contract operation, then each area's pages, routes and work
   methodNotAllowed(app, methods);
   return app;
+}
+
+/** TRUST_PROXY=n: the n proxies nearest to this server are trusted, whatever their addresses. */
+const trustHops = (n: number) => (_address: string, hop: number) => hop < n;
+
+/**
+ * JSON lines on stdout in production (LOG_FORMAT=json); in development one readable line an
+ * entry (pino-pretty, synchronous, so that a line is out before the process exits).
+ */
+function logStream(config: Config) {
+  if (config.logFormat === 'json') return undefined;
+  return pinoPretty({ sync: true, singleLine: true, colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
 }
 
 /**

@@ -1,4 +1,5 @@
 // Configuration, read once from the environment and validated at start with one clear message.
+import ipaddr from 'ipaddr.js';
 
 export interface Config {
   /** TCP port to listen on. */
@@ -13,8 +14,19 @@ export interface Config {
   publicUrl: string;
   /** pino log level. */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** LOG_FORMAT: `pretty` (pino-pretty, one readable line an entry) outside production, `json` in it. */
+  logFormat: 'pretty' | 'json';
   /** Production mode: https-only outbound URLs, secure cookies, no private targets. */
   production: boolean;
+  /** ALLOW_EMBEDDED_STORE: production on PGlite (one instance, no crash safety), started with a warning. */
+  allowEmbeddedStore: boolean;
+  /**
+   * TRUST_PROXY, Fastify's `trustProxy`: false (the socket's address is the client), true (the
+   * left-most X-Forwarded-For), a hop count, or the proxies' addresses and CIDR ranges.
+   */
+  trustProxy: boolean | number | string[];
+  /** SIGNUP: who may create a workspace (`open`; `invite`, with an invite code; `closed`). */
+  signup: SignupMode;
   /** Master key for digests and encryption at rest; generated into DATA_DIR when absent. */
   secretKey?: string;
   /** Lets outbound requests reach private and loopback addresses (development and tests only). */
@@ -81,7 +93,50 @@ export interface WorkerSchedules {
   providerInboxRetryMs?: number;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  /** Each setting's problem, one line each (empty for a problem found after the settings, as a wrong SECRET_KEY). */
+  constructor(
+    message: string,
+    readonly problems: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, name: string, problems: string[]): T {
+  if (value === undefined || value === '') return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  problems.push(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return fallback;
+}
+
+/** The names proxy-addr knows, besides addresses and CIDR ranges. */
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustProxy(value: string | undefined, problems: string[]): Config['trustProxy'] {
+  if (value === undefined || value === '' || /^(0|false|no|off)$/i.test(value)) return false;
+  if (/^(true|yes|on)$/i.test(value)) return true;
+  if (/^\d{1,2}$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim());
+  const bad = entries.filter((entry) => !PROXY_NAMES.has(entry) && !isAddressOrRange(entry));
+  if (!bad.length) return entries;
+  problems.push(
+    `TRUST_PROXY must be true, false, a number of proxies (1-99) or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal; "${bad.join('", "')}" is none of these`,
+  );
+  return false;
+}
+
+/** An IPv4 address in four decimal parts or an IPv6 address, optionally with a prefix length. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  if (rest.length) return false;
+  const v4 = ipaddr.IPv4.isValidFourPartDecimal(address);
+  if (!v4 && !ipaddr.IPv6.isValid(address)) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (v4 ? 32 : 128));
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -132,17 +187,28 @@ function optionalMs(value: string | undefined): number | undefined {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
-  const port = Number(env.PORT ?? 3000);
-  if (!/^\d+$/.test(String(env.PORT ?? 3000)) || port > 65535) problems.push(`PORT must be an integer 0-65535, got "${env.PORT}"`);
+  const portText = env.PORT ?? '3000';
+  const portOk = /^\d{1,5}$/.test(portText) && Number(portText) <= 65535;
+  if (!portOk) problems.push(`PORT must be an integer 0-65535, got "${env.PORT}"`);
+  const port = portOk ? Number(portText) : 3000;
   const host = env.HOST ?? '127.0.0.1';
   const logLevel = (env.LOG_LEVEL ?? 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
   const production = env.NODE_ENV === 'production';
-  const publicUrl = absoluteUrl(env.PUBLIC_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`, 'PUBLIC_URL', problems);
+  const logFormat = oneOf(env.LOG_FORMAT, ['pretty', 'json'] as const, production ? 'json' : 'pretty', 'LOG_FORMAT', problems);
+  // Derived from HOST and PORT only when not given; a bad PORT is reported once, as PORT.
+  if (production && !env.PUBLIC_URL) problems.push('PUBLIC_URL is required when NODE_ENV=production: the https URL users reach (https://chat.example.com)');
+  const publicUrl = env.PUBLIC_URL ? absoluteUrl(env.PUBLIC_URL, 'PUBLIC_URL', problems) : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const databaseUrl = env.DATABASE_URL ? absoluteUrl(env.DATABASE_URL, 'DATABASE_URL', problems, ['postgres:', 'postgresql:']) : undefined;
+  const allowEmbeddedStore = flag(env.ALLOW_EMBEDDED_STORE, false, 'ALLOW_EMBEDDED_STORE', problems);
+  if (production && !env.DATABASE_URL && !allowEmbeddedStore) {
+    problems.push(
+      'DATABASE_URL is required when NODE_ENV=production (postgres://…); to run on the embedded store anyway (one instance, not safe against a crash) set ALLOW_EMBEDDED_STORE=1',
+    );
+  }
   const secretKey = env.SECRET_KEY;
   if (secretKey !== undefined && secretKey.length < 32) problems.push('SECRET_KEY must be at least 32 characters');
-  if (production && !secretKey) problems.push('SECRET_KEY is required when NODE_ENV=production');
+  if (production && !secretKey) problems.push('SECRET_KEY is required when NODE_ENV=production (openssl rand -base64 48)');
   const allowPrivateUrls = flag(env.ALLOW_PRIVATE_URLS, !production, 'ALLOW_PRIVATE_URLS', problems);
   if (production && allowPrivateUrls) problems.push('ALLOW_PRIVATE_URLS cannot be true when NODE_ENV=production');
   const ownerSessionSeconds = Number(env.OWNER_SESSION_SECONDS ?? 3600);
@@ -163,7 +229,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     publicUrl,
     logLevel,
+    logFormat,
     production,
+    allowEmbeddedStore,
+    trustProxy: trustProxy(env.TRUST_PROXY, problems),
+    signup: oneOf(env.SIGNUP, SIGNUP_MODES, production ? 'closed' : 'open', 'SIGNUP', problems),
     secretKey,
     allowPrivateUrls,
     providerAppSecret: env.PROVIDER_APP_SECRET || undefined,
@@ -195,6 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       providerInboxRetryMs: optionalMs(env.PROVIDER_INBOX_RETRY_MS),
     },
   };
-  if (problems.length) throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  if (problems.length === 1) throw new ConfigError(`Cannot start: ${problems[0]}.`, problems);
+  if (problems.length) throw new ConfigError(`Cannot start: ${problems.length} settings are invalid:\n  ${problems.join('\n  ')}`, problems);
   return config;
 }

@@ -1,6 +1,7 @@
 // The demo workspace: on first start with an empty store (and DEMO not off), a workspace, its
 // owner, a Messaging API key and a sandbox number, so the product works at once on a laptop.
-// The credentials are printed once; only their hashes are kept.
+// The credentials are printed once; only their hashes are kept. `npm run demo:credentials`
+// (./demo-credentials.ts) re-issues them.
 //
 // It also gets a Login app on the shared service number, which /demo/login signs in with. That
 // app is created through the Login API itself (`POST /api/login/apps` with the owner's bearer,
@@ -18,6 +19,7 @@ import type { Database } from './store/schema.js';
 
 export const DEMO_WORKSPACE_SLUG = 'demo';
 export const DEMO_LOGIN_APP_NAME = 'Demo shop';
+const DEMO_KEY_NAME = 'Demo key';
 
 export interface DemoCredentials {
   workspaceId: string;
@@ -25,8 +27,9 @@ export interface DemoCredentials {
   password: string;
   apiKey: string;
   sandboxNumber: string;
-  /** The demo Login app (`app_…`), when the app was given and the Login API could create it. */
+  /** The demo Login app (`app_…`) and its key (`lk_…`), when the app was given and the Login API could create it. */
   loginAppId?: string;
+  loginApiKey?: string;
 }
 
 export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstance): Promise<DemoCredentials | null> {
@@ -51,7 +54,7 @@ export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstanc
       .values({
         id: newId('key'),
         workspace_id: workspace.id,
-        name: 'Demo key',
+        name: DEMO_KEY_NAME,
         kind: 'messaging',
         scopes: ['messaging:read', 'messaging:write'],
         prefix: key.prefix,
@@ -74,20 +77,101 @@ export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstanc
     password,
     apiKey: key.secret,
     sandboxNumber: numbers[0]?.display_phone_number ?? '',
-    ...(login ? { loginAppId: login.appId } : {}),
+    ...(login ? { loginAppId: login.appId, loginApiKey: login.apiKey } : {}),
   };
 }
 
-export function describeDemo(demo: DemoCredentials, url: string): string {
+export const DEMO_CREDENTIALS_COMMAND = 'npm run demo:credentials';
+
+export function describeDemo(demo: DemoCredentials, url: string, heading = 'Demo workspace created'): string {
   return `
-Demo workspace created (shown once; only hashes are stored):
+${heading} (shown once: ${DEMO_CREDENTIALS_COMMAND} issues new ones):
+  docs         ${url}/docs
   sign in      ${url}/account/sign-in   ${demo.email} / ${demo.password}
-  API key      ${demo.apiKey}
+  API key      ${demo.apiKey}   (Messaging: X-API-Key)
+${demo.loginApiKey ? `  Login key    ${demo.loginApiKey}   (the demo Login app ${demo.loginAppId}: LOGIN_KEY in the README's "Login by hand")\n` : ''}\
   sandbox no.  ${demo.sandboxNumber}
   try          curl -X POST ${url}/api/account/sessions -H 'content-type: application/json' \\
                  -d '{"email":"${demo.email}","password":"${demo.password}"}'
   login demo   ${url}/demo/login     (sign in by chat message; send it from ${url}/sandbox/phone)
 `;
+}
+
+/** Every later start: the workspace is there, its secrets were shown once, here is how to get new ones. */
+export function describeExistingDemo(url: string): string {
+  return `
+Demo workspace: sign in at ${url}/account/sign-in as owner@demo.example (docs: ${url}/docs).
+  Its password and keys were printed on the first start; for new ones stop the server and run: ${DEMO_CREDENTIALS_COMMAND}
+`;
+}
+
+/**
+ * New credentials for the demo workspace, printed once: the owner's password, the Messaging key
+ * ("Demo key", rotated, or made again when revoked) and the demo Login app's key. Null when the
+ * store has no demo workspace.
+ */
+export async function reissueDemoCredentials(app: FastifyInstance): Promise<DemoCredentials | null> {
+  const platform = app.platform;
+  const db = demoDb(platform);
+  const workspaceId = await demoWorkspaceId(platform);
+  if (!workspaceId) return null;
+  const owner = await db
+    .selectFrom('owners')
+    .select(['id', 'email'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirstOrThrow();
+  const password = base62(20);
+  await db
+    .updateTable('owners')
+    .set({ password_hash: await hashPassword(password, platform.passwordCost) })
+    .where('id', '=', owner.id)
+    .execute();
+  const { token } = await issueOwnerToken(platform, { ownerId: owner.id, workspaceId }, 'owner-api', 300);
+  const call = async (url: string, payload?: object) => {
+    const res = await app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(payload ?? {}),
+    });
+    if (res.statusCode !== 200 && res.statusCode !== 201) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+    return res.json() as { secret?: string; api_key?: string };
+  };
+  const key = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('name', '=', DEMO_KEY_NAME)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+  const apiKey = key
+    ? await call(`/api/account/api-keys/${key.id}/rotate`)
+    : await call('/api/account/api-keys', { name: DEMO_KEY_NAME, kind: 'messaging', scopes: ['messaging:read', 'messaging:write'] });
+  const login = await demoLoginApp(app);
+  let loginApiKey: string | undefined;
+  if (login) {
+    const { rotateApiKey } = await import('./apis/login/apps.js');
+    loginApiKey = (await rotateApiKey(app, workspaceId, login.appId)).api_key;
+    await db
+      .updateTable('demo_workspaces')
+      .set({ login_api_key_enc: platform.secrets.encrypt(loginApiKey) })
+      .where('workspace_id', '=', workspaceId)
+      .where('login_app_id', '=', login.appId)
+      .execute();
+  }
+  const number = await db.selectFrom('phone_numbers').select('display_phone_number').where('workspace_id', '=', workspaceId).limit(1).executeTakeFirst();
+  return {
+    workspaceId,
+    email: owner.email,
+    password,
+    apiKey: apiKey.secret!,
+    sandboxNumber: number?.display_phone_number ?? '',
+    ...(login && loginApiKey ? { loginAppId: login.appId, loginApiKey } : {}),
+  };
 }
 
 // ---- The demo Login app -----------------------------------------------------------------------

@@ -1,41 +1,63 @@
-// Starts the server: reads the configuration, builds the app and listens until SIGINT/SIGTERM.
-import { mkdirSync } from 'node:fs';
-import { ConfigError, loadConfig } from './config.js';
-import { buildApp } from './app.js';
-import { describeDemo, seedDemoWorkspace } from './demo.js';
+// Starts the server: reads the configuration, checks DATA_DIR and the port, builds the app and
+// listens until SIGINT/SIGTERM. A start that cannot succeed says why in one line
+// (./start-checks.ts) and exits non-zero: 2 for settings, 1 for everything else.
+import type { FastifyInstance } from 'fastify';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { demoWorkspaceId, describeDemo, describeExistingDemo, seedDemoWorkspace } from './demo.js';
 import { exitOnSignals } from './shutdown.js';
+import { checkPort, describeStartFailure, listenFailure, lockDataDir, prepareDataDir } from './start-checks.js';
 import { isUnavailable } from './store/unavailable.js';
 
+let config: Config | undefined;
+
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
-  mkdirSync(config.dataDir, { recursive: true });
-  const app = await buildApp(config).catch((error) => {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(error.message); // a wrong SECRET_KEY for this database (bad-inputs L7)
-    process.exit(2);
-  });
+  config = loadConfig();
+  prepareDataDir(config.dataDir);
+  if (!config.databaseUrl) lockDataDir(config.dataDir);
+  await checkPort(config.host, config.port); // before the app is built: a taken port is said at once
+  // The app's modules load after the checks, so that a bad start answers without waiting for them.
+  const { buildApp } = await import('./app.js');
+  const app = await buildApp(config);
   exitOnSignals(app);
-  const address = await app.listen({ port: config.port, host: config.host });
-  const demo = config.demo ? await seedDemoWorkspace(app.platform) : null;
+  if (config.production && !config.databaseUrl)
+    app.log.warn('ALLOW_EMBEDDED_STORE: production on the embedded store, one instance only and not safe against a crash; set DATABASE_URL (docs/deploy.md)');
+  const address = await app.listen({ port: config.port, host: config.host }).catch(async (error) => {
+    const failure = listenFailure(error, config!.host, config!.port);
+    if (!failure) throw error;
+    await app.close();
+    throw failure;
+  });
+  const demo = config.demo ? await quietly(app, () => seedDemoWorkspace(app.platform, app)) : null;
   console.log(`Listening on ${address}
+  docs       ${address}/docs
+  settings   ${address}/account
   health     ${address}/healthz
   documents  ${address}/openapi/{account,connect,login,messaging}.3.1.yaml`);
   if (demo) console.log(describeDemo(demo, address));
+  else if (config.demo && (await demoWorkspaceId(app.platform))) console.log(describeExistingDemo(address));
+}
+
+/** Without the request lines of the in-process calls that seeding makes (they would precede the banner). */
+async function quietly<T>(app: FastifyInstance, work: () => Promise<T>): Promise<T> {
+  const level = app.log.level;
+  app.log.level = 'warn';
+  try {
+    return await work();
+  } finally {
+    app.log.level = level;
+  }
 }
 
 main().catch((error) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message); // settings, or a wrong SECRET_KEY for this database (bad-inputs L7)
+    process.exit(2);
+  }
+  const line = describeStartFailure(error, config);
+  if (line) console.error(line);
   // An unreachable database at start (bad-inputs F-5) is an operations problem, not a crash:
   // one clear line, no stack, and a non-zero exit so that the orchestrator retries.
-  if (isUnavailable(error))
+  else if (isUnavailable(error))
     console.error(`Cannot start: the database is not reachable (${(error as Error).message}). Check DATABASE_URL and that PostgreSQL accepts connections.`);
   else console.error(error);
   process.exit(1);

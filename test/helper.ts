@@ -43,7 +43,9 @@ async function open(list: (() => Promise<void>)[], { env = {}, overrides = {} }:
   // Suites send many deliberate 401s from 127.0.0.1: only a test that asks for it (bad-inputs K3) gets the
   // per-IP limit on failed authentications.
   const app = await timed('build', async () => {
-    const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', AUTH_FAILURES_PER_IP: '1000000', ...env });
+    // A production app in a test runs on the test store, with sign-up open unless the test says otherwise.
+    const production = env.NODE_ENV === 'production' ? { PUBLIC_URL: 'https://chatapp.test', ALLOW_EMBEDDED_STORE: '1', SIGNUP: 'open' } : {};
+    const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO: 'false', AUTH_FAILURES_PER_IP: '1000000', ...production, ...env });
     const built = await buildApp(config, { sandboxTestMode: true, passwordCost: TEST_PASSWORD_COST, ...overrides, store });
     await built.ready();
     return built;

@@ -1,0 +1,167 @@
+// Bad starts of server/server.ts, run as a child process: each says what went wrong and what to
+// do in one line on stderr, with no stack, and exits non-zero. The PostgreSQL cases need one
+// (DATABASE_URL, or postgres/postgres on 127.0.0.1:5432: `bash .ci/postgres.sh`) and are skipped
+// without it.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/free-port.js';
+
+const SERVER = fileURLToPath(new URL('../../server/server.ts', import.meta.url));
+const TSX = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
+
+/** The server's exit code and what it printed, the environment being only `env` (and PATH). */
+function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, SERVER], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', DEMO: 'false', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 45_000, // a server that started after all is stopped, and the test fails on its exit code
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stderr, stdout }));
+  });
+}
+
+/** One line on stderr, nothing on stdout, no stack trace. */
+function expectOneLine(result: { stderr: string; stdout: string }, pattern: RegExp) {
+  const lines = result.stderr.trim().split('\n');
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+  expect(result.stderr).not.toMatch(/\n\s+at |node_modules/);
+  expect(result.stdout).toBe('');
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('a bad start says what to do in one line', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'bad-start-'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('port in use: names the port and another one to use; exits 1', async () => {
+    const port = await freePort();
+    const taken: Server = createServer();
+    await new Promise<void>((ok) => taken.listen(port, '127.0.0.1', ok));
+    try {
+      const result = await start({ PORT: String(port), DATA_DIR: join(root, 'port') });
+      expect(result.code).toBe(1);
+      expectOneLine(result, new RegExp(`^Cannot start: port ${port} on 127\\.0\\.0\\.1 is in use by another program\\. .*PORT=${port + 1} npm start$`));
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
+
+  it('DATA_DIR is a file: says it is not a directory; exits 1', async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'x');
+    const result = await start({ DATA_DIR: file });
+    expect(result.code).toBe(1);
+    expectOneLine(result, /^Cannot start: DATA_DIR .*a-file is not a directory .*Point DATA_DIR at a directory/);
+    // Below a file, too.
+    expectOneLine(await start({ DATA_DIR: join(file, 'data') }), /is not a directory/);
+  }, 60_000);
+
+  it('DATA_DIR not writable: says so and how to fix it; exits 1', async () => {
+    // root writes anywhere but in sysfs; anyone else is stopped by the directory's mode.
+    let dataDir = '/sys/chatapp-data';
+    if (process.getuid?.() !== 0) {
+      dataDir = join(root, 'read-only');
+      mkdirSync(dataDir, { mode: 0o500 });
+    }
+    const result = await start({ DATA_DIR: dataDir });
+    expect(result.code).toBe(1);
+    expectOneLine(result, /^Cannot start: DATA_DIR .* is not writable \((EACCES|EPERM|EROFS)\)\. Give the user running the server write access/);
+  }, 60_000);
+
+  it('DATA_DIR held by a running server: names its pid; exits 1', async () => {
+    const dataDir = join(root, 'held');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'server.pid'), String(process.pid)); // this test's process: alive
+    const result = await start({ DATA_DIR: dataDir });
+    expect(result.code).toBe(1);
+    expectOneLine(result, new RegExp(`^Cannot start: DATA_DIR .*held is in use by a running server \\(pid ${process.pid}\\)\\. Stop it first`));
+  }, 60_000);
+
+  it('invalid settings: each once, none derived from another; exits 2', async () => {
+    const result = await start({ PORT: 'eighty', LOG_LEVEL: 'loud', SIGNUP: 'maybe', DATA_DIR: join(root, 'settings') });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'Cannot start: 3 settings are invalid:',
+      '  PORT must be an integer 0-65535, got "eighty"',
+      '  LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+      '  SIGNUP must be one of open, invite, closed, got "maybe"',
+    ]);
+    const one = await start({ TRUST_PROXY: '10.0.0.0/33', DATA_DIR: join(root, 'settings') });
+    expect(one.code).toBe(2);
+    expectOneLine(one, /^Cannot start: TRUST_PROXY must be .*"10\.0\.0\.0\/33" is none of these\.$/);
+  }, 60_000);
+
+  it('production without PUBLIC_URL or PostgreSQL: both said, with what to set; exits 2', async () => {
+    const result = await start({ NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(40), DATA_DIR: join(root, 'production') });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/PUBLIC_URL is required when NODE_ENV=production/);
+    expect(result.stderr).toMatch(/DATABASE_URL is required when NODE_ENV=production .* set ALLOW_EMBEDDED_STORE=1/);
+  }, 60_000);
+
+  describe('on PostgreSQL', async () => {
+    const reachable = await postgresReachable();
+    const url = (change: (url: URL) => void) => {
+      const parsed = new URL(ADMIN_URL);
+      change(parsed);
+      return parsed.toString();
+    };
+
+    it.skipIf(!reachable)(
+      'a wrong password: names the user and DATABASE_URL; exits 1',
+      async () => {
+        const result = await start({
+          DATABASE_URL: url((u) => (u.password = 'not-the-password')),
+          DATA_DIR: join(root, 'pg-auth'),
+        });
+        expect(result.code).toBe(1);
+        expectOneLine(result, /^Cannot start: PostgreSQL at [^ ]+:\d+ (refused the password of user|refused user) "[^"]+".* Check the user .*DATABASE_URL/);
+        expect(result.stderr).not.toContain('not-the-password');
+      },
+      60_000,
+    );
+
+    it.skipIf(!reachable)(
+      'a missing database: offers the createdb command; exits 1',
+      async () => {
+        const result = await start({ DATABASE_URL: url((u) => (u.pathname = '/chatapp_no_such_db')), DATA_DIR: join(root, 'pg-missing') });
+        expect(result.code).toBe(1);
+        const u = new URL(ADMIN_URL);
+        expectOneLine(
+          result,
+          new RegExp(
+            `^Cannot start: database "chatapp_no_such_db" does not exist on ${u.hostname}:${u.port || 5432}\\. Create it: createdb -h ${u.hostname} -p ${u.port || 5432} -U ${u.username} chatapp_no_such_db$`,
+          ),
+        );
+      },
+      60_000,
+    );
+  });
+});
