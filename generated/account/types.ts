@@ -146,7 +146,9 @@ export interface paths {
          * Create a workspace and its owner
          * @description Creates a workspace together with its owner and answers with a first dashboard
          *     session. Public; rate-limited per IP. The password is stored only as a slow hash. An
-         *     email or slug already in use answers 409 `conflict`.
+         *     email or slug already in use answers 409 `conflict`. Whether anyone may sign up is the
+         *     server's `SIGNUP` setting: `open`, `invite` (a valid `invite_code`, else 403
+         *     `invite-required`) or `closed` (403 `signup-closed`).
          */
         post: operations["createWorkspace"];
         delete?: never;
@@ -357,7 +359,7 @@ export interface components {
          *     `/docs/problems` on a running server describes each one.
          * @enum {string}
          */
-        ProblemType: "https://chatapp.example/problems/validation" | "https://chatapp.example/problems/malformed-body" | "https://chatapp.example/problems/unauthorized" | "https://chatapp.example/problems/invalid-signature" | "https://chatapp.example/problems/plan-limit" | "https://chatapp.example/problems/forbidden" | "https://chatapp.example/problems/not-found" | "https://chatapp.example/problems/method-not-allowed" | "https://chatapp.example/problems/not-acceptable" | "https://chatapp.example/problems/conflict" | "https://chatapp.example/problems/expired" | "https://chatapp.example/problems/payload-too-large" | "https://chatapp.example/problems/unsupported-media-type" | "https://chatapp.example/problems/unsafe-url" | "https://chatapp.example/problems/outside-window" | "https://chatapp.example/problems/unprocessable" | "https://chatapp.example/problems/rate-limited" | "https://chatapp.example/problems/headers-too-large" | "https://chatapp.example/problems/internal" | "https://chatapp.example/problems/not-implemented" | "https://chatapp.example/problems/provider-error" | "https://chatapp.example/problems/unavailable" | "https://chatapp.example/problems/insufficient-storage";
+        ProblemType: "https://chatapp.example/problems/validation" | "https://chatapp.example/problems/malformed-body" | "https://chatapp.example/problems/unauthorized" | "https://chatapp.example/problems/invalid-signature" | "https://chatapp.example/problems/plan-limit" | "https://chatapp.example/problems/forbidden" | "https://chatapp.example/problems/signup-closed" | "https://chatapp.example/problems/invite-required" | "https://chatapp.example/problems/not-found" | "https://chatapp.example/problems/method-not-allowed" | "https://chatapp.example/problems/not-acceptable" | "https://chatapp.example/problems/conflict" | "https://chatapp.example/problems/expired" | "https://chatapp.example/problems/payload-too-large" | "https://chatapp.example/problems/unsupported-media-type" | "https://chatapp.example/problems/unsafe-url" | "https://chatapp.example/problems/outside-window" | "https://chatapp.example/problems/unprocessable" | "https://chatapp.example/problems/rate-limited" | "https://chatapp.example/problems/headers-too-large" | "https://chatapp.example/problems/internal" | "https://chatapp.example/problems/not-implemented" | "https://chatapp.example/problems/provider-error" | "https://chatapp.example/problems/unavailable" | "https://chatapp.example/problems/insufficient-storage";
         /**
          * @description An opaque identifier issued by the platform: a short lowercase prefix naming the
          *     resource kind, an underscore, then 8–48 base62 characters (`doc_9KfQ2x7LmT4vP1sZ`).
@@ -405,6 +407,11 @@ export interface components {
             workspace_name: string;
             /** @description The workspace's handle; 409 `conflict` if taken. */
             workspace_slug: components["schemas"]["WorkspaceSlug"];
+            /**
+             * @description The invite code (`inv_…`) the server's operator issued (`npm run invite`), needed when the
+             *     server takes sign-ups by invite only; single use, and for the email it names, if any.
+             */
+            invite_code?: string;
         };
         /** @description The result of sign-up: the workspace, its owner and a first session. */
         WorkspaceCreated: {
@@ -1025,6 +1032,15 @@ export interface operations {
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -16,6 +16,8 @@ const TITLES: Record<ProblemName, string> = {
   'invalid-signature': 'Invalid signature',
   'plan-limit': 'Plan limit reached',
   forbidden: 'Forbidden',
+  'signup-closed': 'Sign-up closed',
+  'invite-required': 'Invite required',
   'not-found': 'Not found',
   'method-not-allowed': 'Method not allowed',
   'not-acceptable': 'Not acceptable',

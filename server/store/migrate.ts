@@ -25,6 +25,7 @@ import * as m022 from './migrations/022_connect_token_parent.js';
 import * as m023 from './migrations/023_retired_credentials.js';
 import * as m024 from './migrations/024_automation_inbound_due.js';
 import * as m025 from './migrations/025_provider_deliveries.js';
+import * as m026 from './migrations/026_signup_invites.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '023_retired_credentials': m023,
   '024_automation_inbound_due': m024,
   '025_provider_deliveries': m025,
+  '026_signup_invites': m026,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -59,6 +59,17 @@ export interface RetiredCredentialsTable {
   retired_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+/** Invite codes of SIGNUP=invite (migrations/026_signup_invites.ts). */
+export interface SignupInvitesTable {
+  id: string;
+  code_digest: string;
+  email: string | null;
+  created_at: CreatedAt;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: NullableTimestamp;
+  used_by_workspace_id: string | null;
+}
+
 export interface OutboxTable {
   id: string;
   workspace_id: string;
@@ -238,6 +249,7 @@ export interface Database
   owners: OwnersTable;
   api_keys: ApiKeysTable;
   retired_credentials: RetiredCredentialsTable;
+  signup_invites: SignupInvitesTable;
   outbox: OutboxTable;
   delivery_attempts: DeliveryAttemptsTable;
   platform_settings: PlatformSettingsTable;

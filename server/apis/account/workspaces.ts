@@ -5,6 +5,7 @@ import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { hashPassword } from '#server/lib/secrets.js';
+import { checkSignupAllowed, claimInvite } from './invites.js';
 import { newOwnerSession, normalizeEmail } from './sessions.js';
 
 type Owner = components['schemas']['Owner'];
@@ -30,6 +31,7 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
   const platform = request.server.platform;
   const { db } = platform.store;
   const body = request.body;
+  checkSignupAllowed(request.server.config.signup, body.invite_code);
   const email = normalizeEmail(body.email);
   // Checked before the slow hash so a taken email or slug costs no scrypt; the unique indexes
   // below still decide when two sign-ups race.
@@ -49,6 +51,7 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
     await db.transaction().execute(async (tx) => {
       await tx.insertInto('workspaces').values(workspace).execute();
       await tx.insertInto('owners').values(owner).execute();
+      if (request.server.config.signup === 'invite') await claimInvite(tx, platform, body.invite_code!, email, workspace.id);
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw taken();

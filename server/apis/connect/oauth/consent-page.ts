@@ -99,6 +99,8 @@ export function signUpView(input: {
   signupToken: string;
   signInUrl: string;
   error?: string;
+  /** SIGNUP=invite: the form asks for the operator's invite code. */
+  invite?: { code?: string };
 }): Html {
   const p = input.prefill;
   return html`<h1>Create a workspace to connect ${input.clientName}</h1>
@@ -113,8 +115,16 @@ ${input.hidden}
 <label>Your name <input name="name" value="${p.name ?? ''}" maxlength="100" required></label>
 <label>Email <input type="email" name="email" value="${p.email ?? ''}" maxlength="254" autocomplete="username" required></label>
 <label>Password <input type="password" name="password" maxlength="128" autocomplete="new-password" required></label>
+${input.invite ? html`<label>Invite code <input name="invite_code" value="${input.invite.code ?? ''}" maxlength="52" autocomplete="off" required></label>` : ''}
 <button type="submit">Create workspace and continue</button>
 </form>
+<p>Already have an account? <a href="${input.signInUrl}">Sign in</a>.</p>`;
+}
+
+/** SIGNUP=closed: no form, and where to go instead. */
+export function signUpClosedView(input: { clientName: string; signInUrl: string }): Html {
+  return html`<h1>Sign-up is closed</h1>
+<p role="alert">This server does not take new workspaces, so you cannot create one to connect ${input.clientName}. Ask the server's operator for an account.</p>
 <p>Already have an account? <a href="${input.signInUrl}">Sign in</a>.</p>`;
 }
 

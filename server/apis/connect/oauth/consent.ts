@@ -14,7 +14,7 @@ import { SIGN_IN_PATH, currentOwner, sessionCookieName } from '#server/auth/owne
 import { formField as field, hiddenFields, sameOriginPost } from '#server/html/forms.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
-import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, sendConsentPage, signUpView } from './consent-page.js';
+import { AUTHORIZE_PATH, DECISION_PATH, consentView, errorView, sendConsentPage, signUpClosedView, signUpView } from './consent-page.js';
 import { approve, authorizeQuery, checkAuthorizeRequest, checkFormToken, denied, formToken, newNonce, type AuthRequest } from './authorize.js';
 
 const SIGNUP_COOKIE = 'connect_signup';
@@ -64,6 +64,7 @@ function showSignUp(
   status: number,
   error?: string,
   values?: AuthRequest['prefill'],
+  inviteCode?: string,
 ): FastifyReply {
   const { platform, config } = request.server;
   const nonce = newNonce();
@@ -72,6 +73,8 @@ function showSignUp(
     request.server.serializeCookie(SIGNUP_COOKIE, nonce, { path: AUTHORIZE_PATH, httpOnly: true, sameSite: 'lax', secure: config.production, maxAge: 30 * 60 }),
   );
   const signInUrl = `${SIGN_IN_PATH}?${new URLSearchParams({ next: `${AUTHORIZE_PATH}?${authorizeQuery(auth)}` })}`;
+  if (config.signup === 'closed')
+    return sendConsentPage(reply, 403, 'Sign-up closed', signUpClosedView({ clientName: auth.client.name, signInUrl }), auth.redirectUri);
   const body = signUpView({
     clientName: auth.client.name,
     prefill: values ?? auth.prefill,
@@ -79,6 +82,7 @@ function showSignUp(
     signupToken: formToken(platform, 'signup', nonce, auth),
     signInUrl,
     error,
+    ...(config.signup === 'invite' ? { invite: { code: inviteCode } } : {}),
   });
   return sendConsentPage(reply, status, `Connect ${auth.client.name}`, body, auth.redirectUri);
 }
@@ -127,6 +131,7 @@ async function signUp(request: FastifyRequest, reply: FastifyReply, auth: AuthRe
       name: values.name,
       workspace_name: values.org_name,
       workspace_slug: values.slug,
+      ...(field(request.body, 'invite_code') ? { invite_code: field(request.body, 'invite_code') } : {}),
     },
   });
   if (res.statusCode !== 201) {
@@ -144,8 +149,11 @@ async function signUp(request: FastifyRequest, reply: FastifyReply, auth: AuthRe
         ? 'That email or workspace handle is already in use. Sign in instead, or choose another handle.'
         : res.statusCode === 429
           ? 'Too many attempts. Wait a little and try again.'
-          : 'The workspace could not be created. Try again.';
-    return showSignUp(request, reply, auth, res.statusCode === 409 || res.statusCode === 429 ? res.statusCode : 400, message, values);
+          : res.statusCode === 403
+            ? (problem.detail ?? 'Sign-up is not open on this server.')
+            : 'The workspace could not be created. Try again.';
+    const status = [403, 409, 429].includes(res.statusCode) ? res.statusCode : 400;
+    return showSignUp(request, reply, auth, status, message, values, field(request.body, 'invite_code'));
   }
   const created = res.json() as { workspace: { id: string }; owner: { id: string } };
   const session = await issueOwnerToken(platform, { ownerId: created.owner.id, workspaceId: created.workspace.id }, 'owner-browser');
