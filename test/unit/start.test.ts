@@ -1,5 +1,6 @@
-// Bad starts of server/server.ts, run as a child process: each says what went wrong and what to
-// do in one line on stderr, with no stack, and exits non-zero. The PostgreSQL cases need one
+// server/server.ts as a child process. A bad start says what went wrong and what to do in one
+// line on stderr, with no stack, and exits non-zero; a clean start prints no warning before its
+// banner. The PostgreSQL cases need one
 // (DATABASE_URL, or postgres/postgres on 127.0.0.1:5432: `bash .ci/postgres.sh`) and are skipped
 // without it.
 import { spawn } from 'node:child_process';
@@ -11,13 +12,17 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
+import { seedDataDir } from '../support/store.js';
 
 const SERVER = fileURLToPath(new URL('../../server/server.ts', import.meta.url));
 const TSX = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 
-/** The server's exit code and what it printed, the environment being only `env` (and PATH). */
-function start(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+/**
+ * The server's exit code and what it printed, the environment being only `env` (and PATH); with
+ * `until`, the server is stopped once its output matches it.
+ */
+function start(env: Record<string, string>, until?: RegExp): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TSX, SERVER], {
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', DEMO: 'false', ...env },
@@ -26,7 +31,10 @@ function start(env: Record<string, string>): Promise<{ code: number | null; stde
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (until?.test(stdout) && !child.killed) child.kill('SIGTERM'); // once: a second SIGTERM is not graceful
+    });
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.once('error', reject);
     child.once('exit', (code) => resolve({ code, stderr, stdout }));
@@ -53,7 +61,7 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-describe('a bad start says what to do in one line', () => {
+describe('starting the server', () => {
   let root: string;
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'bad-start-'));
@@ -125,6 +133,32 @@ describe('a bad start says what to do in one line', () => {
     expect(result.stderr).toMatch(/PUBLIC_URL is required when NODE_ENV=production/);
     expect(result.stderr).toMatch(/DATABASE_URL is required when NODE_ENV=production .* set ALLOW_EMBEDDED_STORE=1/);
   }, 60_000);
+
+  it('production on the embedded store with ALLOW_EMBEDDED_STORE=1: starts, with a JSON warning before the banner', async () => {
+    const dataDir = join(root, 'allowed');
+    mkdirSync(dataDir);
+    await seedDataDir(dataDir);
+    const result = await start(
+      { NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(40), PUBLIC_URL: 'https://chat.example', ALLOW_EMBEDDED_STORE: '1', PORT: '0', DATA_DIR: dataDir },
+      /Listening on/,
+    );
+    expect(result.code).toBe(0);
+    const warning = JSON.parse(result.stdout.split('\n')[0]!);
+    expect(warning).toMatchObject({ level: 40, msg: expect.stringMatching(/^ALLOW_EMBEDDED_STORE: production on the embedded store, one instance only/) });
+    expect(result.stdout).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+\n/);
+  }, 90_000);
+
+  it('a clean development start: no warning, readable log lines, the banner with the Login key', async () => {
+    const dataDir = join(root, 'clean');
+    mkdirSync(dataDir);
+    await seedDataDir(dataDir);
+    const result = await start({ PORT: '0', DATA_DIR: dataDir, DEMO: 'true', LOG_LEVEL: 'info' }, /login demo/);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    const beforeBanner = result.stdout.slice(0, result.stdout.indexOf('Listening on')).trim().split('\n');
+    expect(beforeBanner).toEqual([expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+$/)]);
+    expect(result.stdout).toMatch(/Demo workspace created[\s\S]*docs {9}http:[^\n]*\/docs\n[\s\S]*Login key {4}lk_live_\w+/);
+  }, 90_000);
 
   describe('on PostgreSQL', async () => {
     const reachable = await postgresReachable();
