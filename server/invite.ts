@@ -9,7 +9,13 @@ const COMMAND = 'npm run invite';
 let config: Config | undefined;
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { email: { type: 'string' }, days: { type: 'string', default: '7' } } });
+  let values: { email?: string; days?: string };
+  try {
+    ({ values } = parseArgs({ options: { email: { type: 'string' }, days: { type: 'string', default: '7' } } }));
+  } catch (error) {
+    console.error(`${COMMAND}: ${(error as Error).message}. Usage: ${COMMAND} -- [--email someone@example.com] [--days 7]`);
+    return 2;
+  }
   const days = Number(values.days);
   if (!Number.isInteger(days) || days < 1 || days > 90) {
     console.error(`${COMMAND}: --days must be an integer 1-90, got "${values.days}"`);
