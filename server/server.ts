@@ -40,7 +40,7 @@ async function main() {
 /** Without the request lines of the in-process calls that seeding makes (they would precede the banner). */
 async function quietly<T>(app: FastifyInstance, work: () => Promise<T>): Promise<T> {
   const level = app.log.level;
-  app.log.level = 'warn';
+  if (['info', 'debug', 'trace'].includes(level)) app.log.level = 'warn'; // never more verbose than asked
   try {
     return await work();
   } finally {

@@ -1,7 +1,7 @@
 // What stops a start before the server serves, each said in one line with what to do instead of a
 // stack trace: DATA_DIR unusable or held by another server, the port taken, PostgreSQL refusing
 // the credentials or missing the database. server.ts prints the line and exits non-zero.
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
@@ -59,9 +59,14 @@ function heldBy(file: string): number | undefined {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
   try {
     process.kill(pid, 0);
-    return pid;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  // After a restart (a container's, with DATA_DIR on a volume) the pid may be another program's.
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node') ? pid : undefined;
+  } catch {
+    return existsSync('/proc/self') ? undefined : pid; // no /proc (macOS): alive is all we know
   }
 }
 

@@ -4,13 +4,14 @@
 // (DATABASE_URL, or postgres/postgres on 127.0.0.1:5432: `bash .ci/postgres.sh`) and are skipped
 // without it.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockDataDir } from '#server/start-checks.js';
 import { freePort } from '../support/free-port.js';
 import { seedDataDir } from '../support/store.js';
 
@@ -197,5 +198,41 @@ describe('starting the server', () => {
       },
       60_000,
     );
+  });
+});
+
+describe('the embedded store held by one process (DATA_DIR/server.pid)', () => {
+  const exited = (child: ReturnType<typeof spawn>) => new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  it('a pid file left by a process that is gone, or naming a program other than node, is taken over', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'lock-'));
+    try {
+      const gone = spawn('true');
+      await exited(gone);
+      writeFileSync(join(dataDir, 'server.pid'), String(gone.pid));
+      lockDataDir(dataDir);
+      expect(readFileSync(join(dataDir, 'server.pid'), 'utf8')).toBe(String(process.pid));
+
+      const other = spawn('sleep', ['30']); // alive, but not a server
+      try {
+        writeFileSync(join(dataDir, 'server.pid'), String(other.pid));
+        expect(() => lockDataDir(dataDir)).not.toThrow();
+      } finally {
+        other.kill();
+        await exited(other);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('a live node process holding it refuses, naming its pid', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'lock-'));
+    try {
+      writeFileSync(join(dataDir, 'server.pid'), String(process.ppid)); // vitest's main process: node
+      expect(() => lockDataDir(dataDir)).toThrow(new RegExp(`in use by a running server \\(pid ${process.ppid}\\)`));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
