@@ -29,6 +29,7 @@ async function main() {
   });
   const demo = config.demo ? await quietly(app, () => seedDemoWorkspace(app.platform, app)) : null;
   console.log(`Listening on ${address}
+  home       ${address}/
   docs       ${address}/docs
   settings   ${address}/account
   health     ${address}/healthz
