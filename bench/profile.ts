@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [--figure get|post|list] [--bare] [--seconds 10] [--top 40] [--json file]`: where our
+// `npm run bench:profile -- [--figure get|post|list] [--bare] [--postgres] [--seconds 10] [--top 40] [--json file]`: where our
 // server spends its CPU under one figure's load. Starts the whole server (bench/servers/full.ts,
 // or with `--bare` the bare Fastify baseline, to compare the two profiles line by line) with
 // `--cpu-prof`, runs the figure's requests after a warm-up, and prints the CPU time per request
@@ -11,11 +11,12 @@ import { startChild } from './lib/child.js';
 import { buildDist } from './servers/dist.js';
 import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figures.js';
 import { load } from './lib/load.js';
+import { createBenchDatabase } from './lib/campaign.js';
 
 const { values } = parseArgs({
   options: {
     figure: { type: 'string', default: 'get' },
-    bare: { type: 'boolean', default: false },
+    bare: { type: 'boolean', default: false }, postgres: { type: 'boolean', default: false },
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '40' },
     json: { type: 'string' },
@@ -28,7 +29,14 @@ delete process.env.DATABASE_URL;
 process.env.BENCH_PROF = '1';
 buildDist();
 const bare = values.bare;
-const full = await startChild<ServerInfo>(bare ? 'bare.ts' : 'full.ts', { SEED_CONTACTS: figure === 'list' ? '10000' : '0' });
+// `--postgres`: on a database of its own on BENCH_DATABASE_URL (dropped afterwards), as the `_postgres` figures.
+const adminUrl = process.env.BENCH_DATABASE_URL;
+if (values.postgres && !adminUrl) throw new Error('--postgres needs BENCH_DATABASE_URL');
+const database = values.postgres && adminUrl ? await createBenchDatabase(adminUrl) : undefined;
+const full = await startChild<ServerInfo>(bare ? 'bare.ts' : 'full.ts', {
+  SEED_CONTACTS: figure === 'list' ? '10000' : '0',
+  ...(database ? { DATABASE_URL: database.url } : {}),
+});
 let requests = 0;
 try {
   await load({ ...figureRequest(figure, full.info), connections: 10, durationSec: 3 });
@@ -37,6 +45,7 @@ try {
   console.log(`${figure}: ${Math.round(r.rps)} rps, p99 ${r.p99} ms`);
 } finally {
   await full.stop();
+  await database?.drop();
 }
 
 interface Node {

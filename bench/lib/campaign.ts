@@ -26,19 +26,30 @@ export interface CampaignFigures {
 
 type Info = { url: string; pid: number; key: string; phone: string };
 
-/** Runs `fn` with a fresh database on the PostgreSQL server `adminUrl`, dropped afterwards. */
-export async function withBenchDatabase<T>(adminUrl: string, fn: (url: string) => Promise<T>): Promise<T> {
+/** A fresh database on the PostgreSQL server `adminUrl`: its URL, and how to drop it. */
+export async function createBenchDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `bench_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** Runs `fn` with a fresh database on the PostgreSQL server `adminUrl`, dropped afterwards. */
+export async function withBenchDatabase<T>(adminUrl: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const database = await createBenchDatabase(adminUrl);
   try {
-    return await fn(url.toString());
+    return await fn(database.url);
   } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await database.drop();
   }
 }
 
