@@ -78,16 +78,21 @@ export interface Config {
  * negative or non-numeric value leaves the worker's default.
  */
 export interface WorkerSchedules {
+  /**
+   * WORKER_IDLE_MS: the longest a worker sleeps with nothing due (default 60 s): it wakes earlier
+   * at its next due row or on a notification; this is only the re-check for a lost notification.
+   */
+  idleMs?: number;
   /** OUTBOX_LEASE_MS: how long a webhook delivery is leased (outbox default 60 s). */
   outboxLeaseMs?: number;
-  /** CAMPAIGN_LEASE_MS, CAMPAIGN_POLL_MS: the campaign worker's lease and poll interval. */
+  /** CAMPAIGN_LEASE_MS, CAMPAIGN_POLL_MS: the campaign worker's lease, and its cycle while a campaign is sending. */
   campaignLeaseMs?: number;
   campaignPollMs?: number;
-  /** AUTOMATION_POLL_MS: the automation timer worker's poll interval. */
+  /** AUTOMATION_POLL_MS: the longest the automation timer worker sleeps (WORKER_IDLE_MS by default). */
   automationPollMs?: number;
-  /** INBOUND_SWEEP_MS: how often the inbound dispatcher sweeps for due messages it was not woken for. */
+  /** INBOUND_SWEEP_MS: how often the inbound dispatcher sweeps for due messages it was not woken for (WORKER_IDLE_MS by default). */
   inboundSweepMs?: number;
-  /** PROVIDER_INBOX_LEASE_MS, _POLL_MS, _RETRY_MS (the first retry's delay, doubled each attempt). */
+  /** PROVIDER_INBOX_LEASE_MS, _POLL_MS (the longest it sleeps, WORKER_IDLE_MS by default), _RETRY_MS (the first retry's delay, doubled each attempt). */
   providerInboxLeaseMs?: number;
   providerInboxPollMs?: number;
   providerInboxRetryMs?: number;
@@ -255,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       Number.isInteger(Number(env.CAMPAIGN_MAX_RECIPIENTS)) && Number(env.CAMPAIGN_MAX_RECIPIENTS) > 0 ? Number(env.CAMPAIGN_MAX_RECIPIENTS) : 100_000,
     shutdownGraceMs: Number(env.SHUTDOWN_GRACE_MS) || 25_000,
     workers: {
+      idleMs: optionalMs(env.WORKER_IDLE_MS),
       outboxLeaseMs: optionalMs(env.OUTBOX_LEASE_MS),
       campaignLeaseMs: optionalMs(env.CAMPAIGN_LEASE_MS),
       campaignPollMs: optionalMs(env.CAMPAIGN_POLL_MS),

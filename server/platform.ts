@@ -131,6 +131,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     store,
     instanceId,
     leaseMs: config.workers.outboxLeaseMs,
+    idleMs: config.workers.idleMs,
     now,
     random: overrides.random,
     post: async (url, headers, body) => {

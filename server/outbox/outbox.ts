@@ -3,10 +3,13 @@
 // any number of instances lease due rows with FOR UPDATE SKIP LOCKED, deliver them, and record
 // every attempt. A worker that dies holding a lease loses it when `lease_until` passes, and the
 // row is delivered again with the same event id and body (at-least-once; receivers dedupe by id).
+// A worker with nothing to claim sleeps until its next due row (a retry's time, or the lease
+// expiry of a row another instance holds), until `outbox_due` is notified (enqueue, redeliver) or
+// an attempt finishes, or at most `idleMs`: an idle outbox runs no query.
 import type { Kysely, SqlBool, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../lib/ids.js';
-import { WakeUp } from '#server/lib/wake-up.js';
+import { DEFAULT_IDLE_MS, msUntil, WakeUp, yieldToRequests } from '#server/lib/wake-up.js';
 import type { Insertable } from 'kysely';
 import type { Database, DeliveryAttemptsTable, OutboxTable } from '../store/schema.js';
 import type { Store } from '../store/db.js';
@@ -50,7 +53,8 @@ export interface OutboxOptions {
   now?: () => Date;
   leaseMs?: number;
   batchSize?: number;
-  pollMs?: number;
+  /** The longest the worker sleeps with nothing due (a lost notification is found then). */
+  idleMs?: number;
   random?: () => number;
   log?: (message: string, extra?: object) => void;
 }
@@ -86,7 +90,7 @@ export async function enqueue(tx: Transaction<Database> | Kysely<Database>, deli
     })
     .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
     .execute();
-  // Wakes idle workers at commit (they also poll, so a lost notification only delays).
+  // Wakes idle workers at commit (they re-check every idleMs, so a lost notification only delays).
   await sql`select pg_notify(${CHANNEL}, '')`.execute(tx);
   return id;
 }
@@ -96,7 +100,7 @@ export class Outbox {
   private readonly now: () => Date;
   private readonly leaseMs: number;
   private readonly batchSize: number;
-  private readonly pollMs: number;
+  private readonly idleMs: number;
   private running = false;
   // A wake-up that comes while the worker claims is dropped: it ends only a sleep under way, and
   // what it announced is found by the next claim or poll.
@@ -112,7 +116,7 @@ export class Outbox {
     // platform passes it from the configuration).
     this.leaseMs = options.leaseMs ?? 60_000;
     this.batchSize = options.batchSize ?? 32;
-    this.pollMs = options.pollMs ?? 1_000;
+    this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   }
 
   register(endpointKind: string, resolver: DestinationResolver): void {
@@ -125,7 +129,7 @@ export class Outbox {
     this.running = true;
     const unlisten = await this.options.store.listen(CHANNEL, () => this.wakeUp.wake());
     // Rows enqueued while the LISTEN connection was away woke no one: claim at once when it is back
-    // (the poll would find them within pollMs anyway).
+    // (the re-check would find them within idleMs anyway).
     const offReconnect = this.options.store.onReconnect(() => this.wakeUp.wake());
     this.unlisten = async () => {
       offReconnect();
@@ -159,10 +163,12 @@ export class Outbox {
           this.options.log?.('outbox cycle failed', { error: String(error) });
         }
       }
-      // Sleep until a notification, a finished attempt or the poll interval, unless every free
-      // slot was just filled and more rows may be due.
+      // Sleep until a notification, a finished attempt or the next due row, unless every free
+      // slot was just filled and more rows may be due; then let requests in before the next claim.
       if ((free <= 0 || claimed < free) && this.running) {
-        await this.wakeUp.sleep(this.pollMs);
+        await this.wakeUp.sleep(await this.untilDue());
+      } else {
+        await yieldToRequests();
       }
     }
     await Promise.all(this.inFlight);
@@ -176,6 +182,28 @@ export class Outbox {
         this.wakeUp.wake();
       });
     this.inFlight.add(tracked);
+  }
+
+  /**
+   * How long to sleep: until the earliest pending row this instance can deliver is due (its next
+   * attempt, or the end of the lease another instance holds on it), at most idleMs. A row due
+   * already but not claimed (another claim holds it locked) is looked at again after a second.
+   */
+  private async untilDue(): Promise<number> {
+    const kinds = [...this.resolvers.keys()];
+    if (!kinds.length) return this.idleMs;
+    try {
+      const row = await this.options.store.db
+        .selectFrom('outbox')
+        .select(sql<Date | null>`min(greatest(next_attempt_at, lease_until))`.as('due'))
+        .where(sql<SqlBool>`status = 'pending'`)
+        .where('endpoint_kind', 'in', kinds)
+        .executeTakeFirst();
+      return msUntil(row?.due ? new Date(row.due) : null, this.now(), this.idleMs, 1_000);
+    } catch (error) {
+      this.options.log?.('outbox cycle failed', { error: String(error) });
+      return 1_000;
+    }
   }
 
   /** Claims and delivers one batch of due rows; returns how many were claimed. */
@@ -315,6 +343,8 @@ export class Outbox {
       .where('id', '=', outboxId)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
+    // Every instance's worker: the one that claims it may be asleep until idleMs.
+    await this.options.store.notify(CHANNEL, '');
     this.wakeUp.wake();
     return Number(res.numUpdatedRows) === 1;
   }

@@ -260,7 +260,7 @@ describe('lost notifications: each subscriber recovers', () => {
     const outbox = new Outbox({
       store: storeA,
       instanceId: 'lost-notify',
-      pollMs: 3_600_000,
+      idleMs: 3_600_000,
       post: async (_url, _headers, body) => (posted.push(body), { status: 200 }),
     });
     outbox.register('lost_probe', async () => ({ url: 'https://receiver.example/hook', headers: () => ({}) }));
