@@ -117,6 +117,8 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
       })
       .returningAll()
       .executeTakeFirstOrThrow();
+    // The workers sleep until the earliest scheduled_at they know of: this one may be earlier.
+    if (status === 'scheduled') await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
     return status === 'sending' ? startSending(trx, created, now, cap) : created;
   });
   reply.code(201);
@@ -170,7 +172,8 @@ async function transition(
     if (!current) throw notFound(id);
     const next = await change(trx, current, now);
     await platform.bus.publish({ type: STATE_EVENT, workspaceId, data: { campaignId: id, status: next.status } }, trx);
-    if (next.status === 'sending') await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
+    // The workers of every instance: one sending now, or one to sleep until its scheduled_at.
+    if (next.status === 'sending' || next.status === 'scheduled') await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
     return next;
   });
   return view(platform, row);

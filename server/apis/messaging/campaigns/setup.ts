@@ -9,6 +9,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
     platform,
     leaseMs: app.config.workers.campaignLeaseMs,
     pollMs: app.config.workers.campaignPollMs,
+    idleMs: app.config.workers.idleMs,
     log: (message, extra) => app.log.warn(extra ?? {}, message),
   });
   app.addHook('onReady', async () => worker.start());

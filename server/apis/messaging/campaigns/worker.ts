@@ -7,9 +7,12 @@
 // again (at-least-once: only calls in flight or not yet flushed at the crash can be duplicated;
 // such resends are counted in `campaigns.resent`). No new batch is leased while a batch of
 // results is unwritten, so what a crash can duplicate stays within about two batches.
+// While a campaign is sending the worker cycles every pollMs; with none sending it sleeps until the
+// earliest scheduled_at, or at most idleMs, and is woken by `campaigns_due` (a campaign scheduled,
+// started or resumed on any instance) or a `campaign.state` event: an idle worker runs no query.
 import { sql, type Transaction } from 'kysely';
 import { newId } from '#server/lib/ids.js';
-import { WakeUp } from '#server/lib/wake-up.js';
+import { DEFAULT_IDLE_MS, msUntil, WakeUp, yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import { ProviderError } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
@@ -27,7 +30,10 @@ export interface CampaignWorkerOptions {
   leaseMs?: number;
   /** How far ahead of a number's next free slot recipients are leased. */
   lookaheadMs?: number;
+  /** How often it cycles while a campaign is sending (CAMPAIGN_POLL_MS). */
   pollMs?: number;
+  /** The longest it sleeps with no campaign sending or scheduled (WORKER_IDLE_MS). */
+  idleMs?: number;
   flushMs?: number;
   maxBatch?: number;
   /** A send this late for its slot is not made; the recipient gets a new slot. */
@@ -57,6 +63,7 @@ export class CampaignWorker {
   private readonly leaseMs: number;
   private readonly lookaheadMs: number;
   private readonly pollMs: number;
+  private readonly idleMs: number;
   private readonly flushMs: number;
   private readonly maxBatch: number;
   private running = false;
@@ -95,6 +102,7 @@ export class CampaignWorker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.lookaheadMs = options.lookaheadMs ?? 500;
     this.pollMs = options.pollMs ?? 1_000;
+    this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
     this.flushMs = options.flushMs ?? 25;
     this.maxBatch = options.maxBatch ?? 100;
     // Embedded PGlite is one process by construction: no other instance shares the number's
@@ -151,9 +159,9 @@ export class CampaignWorker {
   private async run() {
     while (this.running) {
       this.wakeUp.forget(); // this cycle reads what the wake-ups so far announced
-      let wakeAt = Date.now() + this.pollMs;
+      let wakeAt = Date.now() + this.pollMs; // after a failed cycle
       try {
-        wakeAt = Math.min(wakeAt, await this.cycle());
+        wakeAt = await this.cycle();
       } catch (error) {
         this.log('campaign cycle failed', { error: String(error) });
       }
@@ -179,8 +187,9 @@ export class CampaignWorker {
       const halt = this.halted.get(c.id);
       if (halt && halt.seq <= seen && !this.failures.has(c.id)) this.halted.delete(c.id);
     }
-    let next = Date.now() + this.pollMs;
     for (const [key, w] of this.windows) if (w.idle()) this.windows.delete(key);
+    if (!campaigns.length) return Date.now() + (await this.untilScheduled());
+    let next = Date.now() + this.pollMs;
     for (const c of campaigns) {
       if (!this.running) break;
       const busy = Math.max(this.numberBusyUntil.get(c.phone_number_id) ?? 0, (this.numberPausedUntil.get(c.phone_number_id) ?? 0) - this.lookaheadMs);
@@ -197,8 +206,19 @@ export class CampaignWorker {
       if (!this.running) break;
       const leased = await this.leaseBatch(c);
       if (leased !== null) next = Math.min(next, leased);
+      await yieldToRequests();
     }
     return next;
+  }
+
+  /** With no campaign sending: how long until the earliest scheduled one is due (at most idleMs). */
+  private async untilScheduled(): Promise<number> {
+    const row = await this.platform.store.db
+      .selectFrom('campaigns')
+      .select((eb) => eb.fn.min('scheduled_at').as('due'))
+      .where('status', '=', 'scheduled')
+      .executeTakeFirst();
+    return msUntil(row?.due ? new Date(row.due) : null, this.platform.now(), this.idleMs, this.pollMs);
   }
 
   private async startScheduled() {
@@ -226,6 +246,7 @@ export class CampaignWorker {
         return true;
       });
       if (!started) return;
+      await yieldToRequests();
     }
   }
 
