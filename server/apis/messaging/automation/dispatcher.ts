@@ -3,12 +3,14 @@
 // The instance whose UPDATE claims the row runs the responders (responders.ts) in order until one
 // handles the message. Instances claim on the `message.received` notification, and, since a
 // notification can be lost (a LISTEN connection reconnecting), sweep the due rows at start, when
-// their LISTEN connection is back, and every SWEEP_MS. The claim makes dispatch at-most-once: an
+// their LISTEN connection is back, and every sweepMs (INBOUND_SWEEP_MS, else WORKER_IDLE_MS: a
+// safety re-check, so an idle dispatcher runs one query a minute). The claim makes dispatch at-most-once: an
 // instance that dies mid-way leaves that message unanswered rather than answered twice.
 import type { FastifyInstance } from 'fastify';
 import type { Transaction } from 'kysely';
 import type { StoredInbound } from '#server/events/inbound-steps.js';
 import type { Platform } from '#server/platform.js';
+import { DEFAULT_IDLE_MS, yieldToRequests } from '#server/lib/wake-up.js';
 import type { Database } from '#server/store/schema.js';
 import type { InboundMessage } from './responders.js';
 
@@ -20,7 +22,6 @@ export interface DispatcherOptions {
   sweepMs?: number;
 }
 
-const SWEEP_MS = 2_000;
 const SWEEP_BATCH = 20;
 
 /** The inbound step: the message is due for dispatch, recorded with it. */
@@ -126,6 +127,7 @@ export async function sweepInbound(app: FastifyInstance, options: DispatcherOpti
     for (const id of ids) await respond(app, id, options);
     total += ids.length;
     if (ids.length < SWEEP_BATCH) break;
+    await yieldToRequests();
   }
   return total;
 }
@@ -158,7 +160,7 @@ export function startDispatcher(app: FastifyInstance, options: DispatcherOptions
     { background: true },
   );
   const offReconnect = platform.store.onReconnect(sweep);
-  const timer = setInterval(sweep, options.sweepMs ?? SWEEP_MS);
+  const timer = setInterval(sweep, options.sweepMs ?? DEFAULT_IDLE_MS);
   timer.unref();
   sweep();
   return async () => {

@@ -13,6 +13,7 @@ import type { Database } from '#server/store/schema.js';
 import { accountNotFound, findAccount } from '../configuration/accounts.js';
 import { buildTemplateMessage } from '../outbound/template-fit.js';
 import type { TemplateRow } from '../templates/lookup.js';
+import { announceDue } from './due.js';
 import { sequenceView, UNIT_MS } from './sequences.js';
 
 type S = components['schemas'];
@@ -215,6 +216,8 @@ export const createSequence: Handler<operations['createSequence']> = async (requ
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  // An enrolling trigger makes the timer workers watch contacts and tags (sequences.ts).
+  if (status === 'active' && trigger.type !== 'keyword') await announceDue(platform);
   reply.code(201);
   return sequenceView(row, 0, 0);
 };

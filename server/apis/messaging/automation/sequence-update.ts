@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
+import { announceDue } from './due.js';
 import { refuse, refuseKeywordClash, templateFault, type Finding } from './sequence-create.js';
 import { sequenceView } from './sequences.js';
 
@@ -58,6 +59,8 @@ export const updateSequence: Handler<operations['updateSequence']> = async (requ
         .returningAll()
         .executeTakeFirstOrThrow()
     : current;
+  // Activated: the timer workers watch contacts and tags for it again (sequences.ts).
+  if (changed && row.status === 'active' && current.status !== 'active') await announceDue(platform);
   const counts = await db
     .selectFrom('automation_sequence_enrolments')
     .select(['status', sql<string>`count(*)`.as('n')])

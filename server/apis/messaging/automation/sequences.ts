@@ -11,11 +11,13 @@ import { authOf } from '#server/auth/authenticate.js';
 import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
+import { yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import type { AutomationSequencesTable } from '#server/store/schema/automation.js';
 import type { Selectable } from 'kysely';
 import { findAccount } from '../configuration/accounts.js';
 import { deliver } from '../outbound/deliver.js';
+import { announceDue } from './due.js';
 import { sendError } from './effects.js';
 import { registerInboundResponder, type InboundMessage } from './responders.js';
 import { LEASE_MS } from './runner.js';
@@ -95,11 +97,12 @@ async function senderFor(platform: Platform, seq: SequenceRow, contactId: string
 }
 
 /** Enrols a contact (once while an enrolment is active); false when already enrolled or nothing to send. */
-export async function enrol(platform: Platform, seq: SequenceRow, contactId: string, phoneNumberId?: string): Promise<boolean> {
+export async function enrol(platform: Platform, seq: SequenceRow, contactId: string, phoneNumberId?: string, announce = true): Promise<boolean> {
   const steps = stepsOf(seq);
   const pn = phoneNumberId ?? (await senderFor(platform, seq, contactId));
   if (!steps.length || !pn) return false;
   const now = platform.now();
+  const fireAt = new Date(now.getTime() + delayMs(steps[0]!));
   const row = await platform.store.db
     .insertInto('automation_sequence_enrolments')
     .values({
@@ -110,22 +113,30 @@ export async function enrol(platform: Platform, seq: SequenceRow, contactId: str
       phone_number_id: pn,
       status: 'active',
       next_step: 1,
-      fire_at: new Date(now.getTime() + delayMs(steps[0]!)),
+      fire_at: fireAt,
       created_at: now,
       updated_at: now,
     })
     .onConflict((oc) => oc.columns(['sequence_id', 'contact_id']).where(sql<SqlBool>`status = 'active'`).doNothing())
     .returning('id')
     .executeTakeFirst();
+  // The timer workers sleep until the earliest step they know of (the worker's own enrolments need not).
+  if (row && announce) await announceDue(platform, fireAt);
   return Boolean(row);
 }
 
-/** Enrols contacts tagged (tag_added) or created (contact_created) since the sequence was made and never enrolled in it. */
-export async function enrolNewContacts(platform: Platform): Promise<void> {
+/**
+ * Enrols contacts tagged (tag_added) or created (contact_created) since the sequence was made and
+ * never enrolled in it. Answers whether an active sequence enrols so: contacts and tags announce
+ * nothing, so the timer worker looks again soon while one does (and only then).
+ */
+export async function enrolNewContacts(platform: Platform): Promise<boolean> {
   const db = platform.store.db;
   const sequences = await db.selectFrom('automation_sequences').selectAll().where('status', '=', 'active').limit(200).execute();
+  let watching = false;
   for (const seq of sequences) {
     const trigger = seq.trigger as S['SequenceTrigger'];
+    if (trigger.type === 'tag_added' || trigger.type === 'contact_created') watching = true;
     let candidates: { id: string }[] = [];
     const notEnrolled = (col: 'contacts.id' | 'contact_tags.contact_id') =>
       sql<boolean>`not exists (select 1 from automation_sequence_enrolments e where e.sequence_id = ${seq.id} and e.contact_id = ${sql.ref(col)})`;
@@ -148,8 +159,9 @@ export async function enrolNewContacts(platform: Platform): Promise<void> {
         .limit(500)
         .execute();
     }
-    for (const c of candidates) await enrol(platform, seq, c.id);
+    for (const c of candidates) await enrol(platform, seq, c.id, undefined, false);
   }
+  return watching;
 }
 
 /** Sends due steps (leased with SKIP LOCKED); answers when the next one is due. */
@@ -184,11 +196,13 @@ export async function sendDueSteps(platform: Platform, running: () => boolean): 
     });
     for (const id of due) await sendStep(platform, id);
     if (due.length < 20) break;
+    await yieldToRequests();
   }
+  // A leased step is due again when its lease ends (its instance may have died sending it).
   const next = await db
     .selectFrom('automation_sequence_enrolments')
-    .select(sql<Date | null>`min(fire_at)`.as('next'))
-    .where('status', '=', 'active')
+    .select(sql<Date | null>`min(greatest(fire_at, lease_until))`.as('next'))
+    .where(sql<SqlBool>`status = 'active'`)
     .executeTakeFirst();
   return next?.next ? new Date(next.next) : null;
 }

@@ -10,8 +10,10 @@ import { InboundResponders } from './responders.js';
 import type { RunnerHooks } from './runner.js';
 import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
 import { TimerWorker } from './timers.js';
+import { earliest } from '#server/lib/wake-up.js';
 
 const CLAIM_TTL_MS = 7 * 86_400_000;
+const ENROL_EVERY_MS = 1_000;
 
 export async function setup(app: FastifyInstance): Promise<void> {
   const platform = app.platform;
@@ -22,7 +24,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
   let lastSweep = 0;
   const worker = new TimerWorker({
     platform,
-    pollMs: app.config.workers.automationPollMs,
+    pollMs: app.config.workers.automationPollMs ?? app.config.workers.idleMs,
     log,
     extra: async () => {
       // Claims only need to outlive provider redeliveries of a message (hours): kept a week.
@@ -33,17 +35,23 @@ export async function setup(app: FastifyInstance): Promise<void> {
           .where('received_at', '<', new Date(platform.now().getTime() - CLAIM_TTL_MS))
           .execute();
       }
-      await enrolNewContacts(platform);
-      return sendDueSteps(platform, () => running);
+      const watching = await enrolNewContacts(platform);
+      const next = await sendDueSteps(platform, () => running);
+      // Contacts and tags announce nothing: while a sequence enrols on them, look every second.
+      return watching ? earliest(next, new Date(platform.now().getTime() + ENROL_EVERY_MS)) : next;
     },
   });
-  const runner: RunnerHooks = { waited: (at) => worker.notify(at), log };
+  const runner: RunnerHooks = { waited: (at) => worker.waited(at), log };
   const offResponders = [registerAutomationResponders(app, runner), registerSequenceResponder(app), registerInboundStep(platform, 'automation', recordDue)];
   let stopDispatcher: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
     running = true;
-    stopDispatcher = startDispatcher(app, { log, beforeResponders: (m) => stopOnReply(platform, m), sweepMs: app.config.workers.inboundSweepMs });
-    worker.start();
+    stopDispatcher = startDispatcher(app, {
+      log,
+      beforeResponders: (m) => stopOnReply(platform, m),
+      sweepMs: app.config.workers.inboundSweepMs ?? app.config.workers.idleMs,
+    });
+    await worker.start();
   });
   // Before the platform closes the store (its onClose hook was added first and runs last).
   app.addHook('preClose', async () => {
