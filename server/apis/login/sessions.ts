@@ -13,6 +13,7 @@ import type { operations } from '#generated/login/types.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { base62, newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
+import { yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import type { Database } from '#server/store/schema.js';
 import { loginCaller } from './auth.js';
@@ -87,7 +88,18 @@ export async function expireSessions(platform: Platform, onlyId?: string): Promi
     });
     total += expired;
     if (expired < EXPIRE_BATCH) return total;
+    await yieldToRequests();
   }
+}
+
+/** When the earliest pending session expires (null: none is pending): the expiry sweep sleeps until then. */
+export async function nextExpiry(platform: Platform): Promise<Date | null> {
+  const row = await platform.store.db
+    .selectFrom('login_sessions')
+    .select((eb) => eb.fn.min('expires_at').as('due'))
+    .where(sql<SqlBool>`status = 'pending'`)
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
 }
 
 function monthStart(now: Date): Date {
@@ -158,6 +170,7 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
       created_at: now,
     });
   });
+  request.server.loginExpiry.announce(expiresAt); // the sweep may sleep past it (nothing else pending)
   const displayPhoneNumber = `+${number.display_phone_number.replace(/\D/g, '')}`;
   const link = waLink(displayPhoneNumber, loginCode);
   reply.code(201).header('location', `/v1/auth/chatapp/status/${id}`).header('cache-control', 'no-store');

@@ -4,19 +4,23 @@
 // push (bus). So a LOGIN that was stored was also verified: nothing waits on a notification that a
 // LISTEN connection reconnecting could lose. The conditional UPDATE keeps the expiry sweep and a
 // concurrent delivery of the same code from both winning.
-// Also here: the outbox endpoint kind of Login apps and the expiry sweep; `startLogin` starts all.
+// Also here: the outbox endpoint kind of Login apps and the expiry sweep (which sleeps until the
+// earliest pending session expires, woken by a session started: ../../lib/due-loop.ts);
+// `startLogin` starts all.
 import type { FastifyInstance } from 'fastify';
 import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { Transaction } from 'kysely';
 import { registerInboundStep, type StoredInbound } from '#server/events/inbound-steps.js';
 import { setCapped } from '#server/lib/capped-map.js';
+import { DueLoop } from '#server/lib/due-loop.js';
+import { DEFAULT_IDLE_MS } from '#server/lib/wake-up.js';
 import { newId } from '#server/lib/ids.js';
 import { enqueue } from '#server/outbox/outbox.js';
 import type { Platform } from '#server/platform.js';
 import type { Database, LoginAppsTable } from '#server/store/schema.js';
 import { startStreams } from './events-stream.js';
 import { loginSignatureHeader, loginWebhookSecrets, storeHostedReceipt } from './hosted-webhook.js';
-import { canonicalCode, expireSessions, recordSessionEvent } from './sessions.js';
+import { canonicalCode, expireSessions, nextExpiry, recordSessionEvent } from './sessions.js';
 import { issueToken, SigningKeys } from './tokens.js';
 import { LoginKeyVerifier } from './auth.js';
 import { ServiceNumber } from './service-phone.js';
@@ -41,7 +45,6 @@ export function loginText(text: string): string {
   return text.normalize('NFKC').replace(FORMAT, '').replace(SPACE, ' ');
 }
 const E164 = /^\+?([1-9]\d{7,14})$/;
-const SWEEP_MS = 1_000;
 export const OUTBOX_KIND = 'login_app';
 const EVENT_TYPE = 'chatapp.auth.verified';
 
@@ -88,6 +91,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The recent wrong codes per `number:phone` on this instance, epoch ms (made by startLogin). */
     loginCodeMisses: Map<string, number[]>;
+    /** The expiry sweep of pending sessions (made by startLogin); a started session announces its expiry. */
+    loginExpiry: DueLoop;
   }
 }
 
@@ -235,16 +240,17 @@ export function startLogin(app: FastifyInstance): void {
     (trx, _platform, message) => onInbound(app, trx, message),
     (texts) => (texts.some((t) => loginCodeOf(t)) ? app.loginSigningKeys.ring() : undefined),
   );
-  let sweeping: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    sweeping ??= expireSessions(platform)
-      .catch(log('login expiry sweep failed'))
-      .finally(() => (sweeping = undefined));
-  }, SWEEP_MS);
-  timer.unref();
-  app.addHook('onClose', async () => {
-    unsubscribe();
-    clearInterval(timer);
-    await sweeping;
+  const expiry = new DueLoop({
+    store: platform.store,
+    channel: 'login_sessions_due',
+    pass: async () => (await expireSessions(platform), nextExpiry(platform)),
+    now: () => platform.now(),
+    idleMs: platform.config.workers.idleMs ?? DEFAULT_IDLE_MS,
+    log: log('login expiry sweep failed'),
   });
+  app.decorate('loginExpiry', expiry);
+  app.addHook('onReady', async () => expiry.start());
+  // Before the platform closes the store.
+  app.addHook('preClose', async () => expiry.stop());
+  app.addHook('onClose', async () => unsubscribe());
 }

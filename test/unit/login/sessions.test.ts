@@ -3,6 +3,8 @@
 // the server webhook through the outbox (bad-inputs F2, F8), and catalogue group D cases bad-inputs D2–D6, D13–D16.
 // One app for the file with an injected clock that only moves forward; each test makes its own
 // workspace and Login app (rows inserted directly, as the Login-app API is not what is tested).
+// A jump of the injected clock wakes no timer: the expiry sweep finds what it made due at its
+// idle re-check, shortened here to half a second (WORKER_IDLE_MS).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -23,7 +25,7 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let answer = 200;
 
 beforeAll(async () => {
-  app = await buildShared({ overrides: { now: () => new Date(clock) } });
+  app = await buildShared({ env: { WORKER_IDLE_MS: '500' }, overrides: { now: () => new Date(clock) } });
   receiver = await startReceiver(() => answer);
 });
 afterAll(() => receiver.close());
@@ -300,7 +302,7 @@ describe('the state machine', () => {
       (r) => r.status === 'success',
     );
     clock += 20 * 60_000;
-    await settle(1200); // a sweep runs every second
+    await settle(1200); // a sweep runs every half second (WORKER_IDLE_MS)
     expect((await session(s.sessionId)).status).toBe('success');
     expect((await status(f, s.sessionId)).json().status).toBe('success');
     expect((await events(s.sessionId)).map((e) => e.event)).toEqual(['verified']);

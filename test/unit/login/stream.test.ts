@@ -19,7 +19,8 @@ let app: FastifyInstance;
 let base: string;
 // 1,000 cycles from one address would trip the per-IP limit (120 a minute) meant for other things.
 // Instances on one database share SECRET_KEY (subscribe tokens are stored as keyed digests).
-const env = { RATE_LIMIT_IP_PER_MINUTE: '1000000', SECRET_KEY: 'login-stream-test-secret-key-0123456789' };
+// A jump of the injected clock wakes no timer: the expiry sweep finds it at its idle re-check.
+const env = { RATE_LIMIT_IP_PER_MINUTE: '1000000', SECRET_KEY: 'login-stream-test-secret-key-0123456789', WORKER_IDLE_MS: '500' };
 
 beforeAll(async () => {
   app = await buildShared({ env, overrides: { now } });
