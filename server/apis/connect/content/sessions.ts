@@ -1,11 +1,13 @@
 // Reader sessions: opened by the viewer page (`link.opened`), advanced by the page's activity
 // beacons, ended by the tab closing or 30 minutes without activity. `session.updated` is
 // throttled: at most one per session every 30 s while it is open (later activity waits for the
-// sweeper), and one when it ends.
+// sweeper), and one when it ends. The sweeper sleeps until the earliest of those is due
+// (`nextSweep`), woken by activity that holds an update back (../../../lib/due-loop.ts).
 import { sql, type Transaction } from 'kysely';
 import type { components } from '#generated/connect/types.js';
 import { base62, newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
+import { yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import type { Database } from '#server/store/schema.js';
 import { emitSessionEvent } from './events.js';
@@ -189,6 +191,25 @@ async function settle(
     .returningAll()
     .executeTakeFirstOrThrow();
   if (due) await emitSessionEvent(tx, platform, 'session.updated', updated, now);
+}
+
+/** When the sweep next has something to do: a session's idle end or its held-back update (null: none open). */
+export async function nextSweep(platform: Platform): Promise<Date | null> {
+  const row = await platform.store.db
+    .selectFrom('reader_sessions')
+    .select(
+      sql<Date | null>`min(least(last_activity_at + ${SESSION_LIMITS.idleMs}::int * interval '1 millisecond',
+        case when pending_update then last_event_at + ${SESSION_LIMITS.updateEveryMs}::int * interval '1 millisecond' end))`.as('due'),
+    )
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** Sweeps until nothing is due, letting requests in between batches; answers when the next row is due. */
+export async function sweepDue(platform: Platform, batch = 100): Promise<Date | null> {
+  while ((await sweepSessions(platform, batch)) === batch) await yieldToRequests();
+  return nextSweep(platform);
 }
 
 /**

@@ -10,13 +10,15 @@ import { dirname, join } from 'node:path';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import { readAssets, type Asset } from '#server/html/assets.js';
+import { DueLoop } from '#server/lib/due-loop.js';
 import { base62 } from '#server/lib/ids.js';
+import { DEFAULT_IDLE_MS } from '#server/lib/wake-up.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from './viewer-page.js';
 import type { Platform } from '#server/platform.js';
 import { contentDisposition } from './filenames.js';
 import { SLUG_LENGTH } from './links.js';
-import { applyBeacon, isPreviewBot, openSession, recordDownload, rendersInline, sweepSessions, type Beacon } from './sessions.js';
+import { applyBeacon, isPreviewBot, openSession, recordDownload, rendersInline, SESSION_LIMITS, sweepDue, type Beacon } from './sessions.js';
 import { openFile } from './storage.js';
 import { linkStatus, type DocumentRow, type LinkRow } from './views.js';
 
@@ -93,12 +95,19 @@ export async function setup(app: FastifyInstance): Promise<void> {
   const assets = loadAssets();
   const platform = app.platform;
 
-  // Idle sessions end, and held-back session.updated events go out, from this sweeper.
-  const timer = setInterval(() => {
-    sweepSessions(platform).catch((error) => app.log.error({ err: error }, 'reader session sweep failed'));
-  }, 10_000);
-  timer.unref();
-  app.addHook('preClose', async () => clearInterval(timer));
+  // Idle sessions end, and held-back session.updated events go out, from this sweeper: it sleeps
+  // until the earliest is due; activity that holds an update back announces when that is.
+  const sweeper = new DueLoop({
+    store: platform.store,
+    channel: 'reader_sessions_due',
+    pass: () => sweepDue(platform),
+    now: () => platform.now(),
+    idleMs: platform.config.workers.idleMs ?? DEFAULT_IDLE_MS,
+    log: (error) => app.log.error({ err: error }, 'reader session sweep failed'),
+  });
+  const heldBack = () => sweeper.announce(new Date(platform.now().getTime() + SESSION_LIMITS.updateEveryMs));
+  app.addHook('onReady', async () => sweeper.start());
+  app.addHook('preClose', async () => sweeper.stop());
 
   // Everything under /l/ but the beacons, in one scope whose refusals are the viewer's HTML error
   // page with its status (a reader's browser shows it): errors of these routes, and unknown paths
@@ -174,6 +183,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
             const name = readerCookie(platform.config.production);
             const reader = request.cookies?.[name];
             await recordDownload(platform, link, request.query.session, reader && /^[0-9A-Za-z]{24}$/.test(reader) ? reader : undefined);
+            heldBack();
           }
           return reply
             .headers({
@@ -200,6 +210,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       if (!SLUG.test(request.params.slug)) throw new HttpProblem(404, 'not-found', 'No open reader session with this id and token.');
       await applyBeacon(platform, request.params.slug, request.params.sessionId, request.body);
+      heldBack();
       return reply.code(204).header('cache-control', 'no-store').send();
     },
   );
