@@ -8,15 +8,16 @@
 // `processProviderPayload` with the row's deletion in the delivery's own transaction: the row
 // goes if and only if the effects commit, a crash re-runs it at most, and dedupe by wamid and
 // forward-only statuses make a re-run harmless. The worker wakes on a signal from this instance,
-// on NOTIFY from the others, on start and every POLL_MS (so a lost notification or a LISTEN
-// reconnect only delays); it leaves the single JS thread to ingest while deliveries arrive, taking
+// on NOTIFY from the others, on start, and when the earliest retry or another instance's lease
+// is due, or after pollMs (PROVIDER_INBOX_POLL_MS, else WORKER_IDLE_MS) with nothing due, so an
+// idle inbox runs no query and a lost notification or a LISTEN reconnect only delays; it leaves the single JS thread to ingest while deliveries arrive, taking
 // a minimum share so a constant stream cannot starve processing. A failed attempt is retried with
 // backoff; after MAX_ATTEMPTS the row is kept with its error (poison) and logged, never retried.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import { newId } from '#server/lib/ids.js';
-import { WakeUp } from '#server/lib/wake-up.js';
+import { DEFAULT_IDLE_MS, msUntil, WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import { processProviderPayload } from './provider-webhook.js';
 import { setupProviderSignature } from './provider-signature.js';
@@ -34,7 +35,7 @@ export interface ProviderInboxOptions {
   log: FastifyBaseLogger;
   /** How long a claim holds its rows (another instance takes them after). */
   leaseMs?: number;
-  /** The sweep: how often the worker looks for rows without being woken. */
+  /** The longest the worker sleeps with nothing due (a lost notification is found then). */
   pollMs?: number;
   /** Rows per claim. */
   claimSize?: number;
@@ -105,7 +106,7 @@ export class ProviderInbox {
     this.platform = options.platform;
     this.log = options.log;
     this.leaseMs = options.leaseMs ?? 60_000;
-    this.pollMs = options.pollMs ?? 2_000;
+    this.pollMs = options.pollMs ?? DEFAULT_IDLE_MS;
     this.claimSize = options.claimSize ?? 16;
     this.maxAttempts = options.maxAttempts ?? 8;
     this.retryDelayMs = options.retryDelayMs ?? defaultRetryDelayMs;
@@ -295,7 +296,26 @@ export class ProviderInbox {
       }
       this.processing = false;
       this.checkSettled();
-      if (!rows.length && this.running) await this.wakeUp.sleep(this.pollMs);
+      if (!rows.length && this.running) await this.wakeUp.sleep(await this.untilDue());
+    }
+  }
+
+  /**
+   * How long to sleep with nothing claimable: until the earliest lease ends (a retry's time, or a
+   * claim of an instance that may have died), at most pollMs; a row claimable already (held
+   * locked by another claim) is looked at again after a second.
+   */
+  private async untilDue(): Promise<number> {
+    try {
+      const row = await this.platform.store.db
+        .selectFrom('provider_deliveries')
+        .select(sql<Date | null>`min(coalesce(lease_until, received_at))`.as('due'))
+        .where('failed_at', 'is', null)
+        .executeTakeFirst();
+      return msUntil(row?.due ? new Date(row.due) : null, this.platform.now(), this.pollMs, Math.min(this.pollMs, 1_000));
+    } catch (error) {
+      this.log.warn({ error: describe(error) }, 'provider inbox: claim failed');
+      return Math.min(this.pollMs, 1_000);
     }
   }
 
@@ -395,6 +415,10 @@ export class ProviderInbox {
       )
       .where('leased_by', '=', this.platform.instanceId)
       .execute()
+      // The other instances' workers may sleep until their idle re-check: these are due now.
+      .then(async () => {
+        if (this.platform.store.kind === 'postgres') await this.platform.store.notify(CHANNEL, '');
+      })
       .catch((error) => this.log.warn({ error: describe(error) }, 'provider inbox: could not release claimed rows (their lease will expire)'));
   }
 
@@ -422,7 +446,7 @@ export async function setupProviderInbox(app: FastifyInstance): Promise<void> {
     platform: app.platform,
     log: app.log,
     leaseMs: providerInboxLeaseMs,
-    pollMs: providerInboxPollMs,
+    pollMs: providerInboxPollMs ?? app.config.workers.idleMs,
     ...(retryMs ? { retryDelayMs: (attempt: number) => retryMs * 2 ** (attempt - 1) } : {}),
   });
   app.decorate('providerInbox', inbox);
