@@ -101,6 +101,7 @@ describe('configuration', () => {
     const set = loadConfig({
       CAMPAIGN_MAX_RECIPIENTS: '50',
       SHUTDOWN_GRACE_MS: '15000',
+      WORKER_IDLE_MS: '90000',
       OUTBOX_LEASE_MS: '12000',
       CAMPAIGN_LEASE_MS: '2000',
       CAMPAIGN_POLL_MS: '3600000',
@@ -112,6 +113,7 @@ describe('configuration', () => {
     });
     expect(set).toMatchObject({ campaignMaxRecipients: 50, shutdownGraceMs: 15_000 });
     expect(set.workers).toEqual({
+      idleMs: 90_000,
       outboxLeaseMs: 12_000,
       campaignLeaseMs: 2000,
       campaignPollMs: 3_600_000,
