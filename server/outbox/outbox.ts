@@ -102,9 +102,10 @@ export class Outbox {
   private readonly batchSize: number;
   private readonly idleMs: number;
   private running = false;
-  // A wake-up that comes while the worker claims is dropped: it ends only a sleep under way, and
-  // what it announced is found by the next claim or poll.
-  private readonly wakeUp = new WakeUp({ remember: false });
+  // A wake-up that comes while the worker claims (a row enqueued, an attempt finished) is kept:
+  // the claim or the due time read after it may have missed what it announced, and the idle
+  // re-check is far away, so the sleep after that cycle is skipped.
+  private readonly wakeUp = new WakeUp();
   private loop?: Promise<void>;
   private unlisten?: () => Promise<void>;
   private readonly inFlight = new Set<Promise<void>>();
@@ -154,7 +155,9 @@ export class Outbox {
     while (this.running) {
       const free = this.batchSize - this.inFlight.size;
       let claimed = 0;
-      if (free >= Math.ceil(this.batchSize / 4) || (free > 0 && this.inFlight.size === 0)) {
+      const claiming = free >= Math.ceil(this.batchSize / 4) || (free > 0 && this.inFlight.size === 0);
+      if (claiming) {
+        this.wakeUp.forget(); // this claim reads what the wake-ups so far announced
         try {
           const rows = await this.claim(free);
           claimed = rows.length;
@@ -165,8 +168,9 @@ export class Outbox {
       }
       // Sleep until a notification, a finished attempt or the next due row, unless every free
       // slot was just filled and more rows may be due; then let requests in before the next claim.
+      // With the slots busy, no claim was made: the next finished attempt wakes the worker.
       if ((free <= 0 || claimed < free) && this.running) {
-        await this.wakeUp.sleep(await this.untilDue());
+        await this.wakeUp.sleep(claiming ? await this.untilDue() : this.idleMs);
       } else {
         await yieldToRequests();
       }

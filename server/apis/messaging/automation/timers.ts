@@ -29,10 +29,10 @@ const LOCKED_RETRY_MS = 100;
 export class TimerWorker {
   private running = false;
   private loop?: Promise<void>;
-  // A wake-up during a cycle is dropped: the cycle ends by reading the next due time (the waits
-  // its own runs created are in it), and a wait created after that read is found by the next
-  // re-check at the latest.
-  private readonly wakeUp = new WakeUp({ remember: false });
+  // A wake-up during a cycle is kept: the cycle ends by reading the next due time, and a wait
+  // created after that read (by a reply on this instance, or announced by another) would
+  // otherwise wait for the idle re-check; the sleep after that cycle is skipped instead.
+  private readonly wakeUp = new WakeUp();
   private nextWakeAt = Infinity;
   private readonly pollMs: number;
   private readonly batch: number;
@@ -87,6 +87,7 @@ export class TimerWorker {
   private async run() {
     while (this.running) {
       let wait = Math.min(this.pollMs, FAILED_RETRY_MS);
+      this.wakeUp.forget(); // this cycle reads what the wake-ups so far announced
       try {
         const due = await this.cycle();
         // A row due already was left by a take that found it locked: looked at again shortly.
