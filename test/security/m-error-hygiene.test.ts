@@ -42,7 +42,9 @@ function expectViewerPage(res: LightMyRequestResponse, status: number, what: str
     expect(res.headers[name], `${what}: ${name}`).toBe(page[name]);
   }
   expect(res.headers['x-request-id'], what).toBeTruthy();
-  if (res.raw.req.method === 'HEAD') return expect(res.body, what).toBe('');
+  // On the wire Node sends no body for HEAD; light-my-request 6.6 (pinned for Node 20, docs/dependencies.md)
+  // does not emulate that, so a HEAD answer's headers are what there is to check.
+  if (res.raw.req.method === 'HEAD') return;
   expect(res.body, what).toMatch(/^<!doctype html>/);
   expect(res.body, what).toContain('<link rel="stylesheet" href="/l/assets/viewer.css">');
   expect(res.body, what).toMatch(/<main class="message"><h1>[^<]+<\/h1><p>[^<]+<\/p><\/main>/);

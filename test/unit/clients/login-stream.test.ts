@@ -154,7 +154,7 @@ describe('watchLoginSession', () => {
     const open = streamOpen();
     const watching = watchLoginSession({ baseUrl: s.baseUrl, sessionId: session.sessionId, subscribeToken: session.subscribeToken }).catch((e: unknown) => e);
     await open;
-    s.clock.advance(11 * 60_000); // the sweep (every second) expires it and pushes `expired`
+    s.clock.advance(11 * 60_000); // the sweep (every half second here, ./support.ts) expires it and pushes `expired`
     expect(await watching).toBeInstanceOf(LoginSessionExpiredError);
   });
 
