@@ -16,7 +16,8 @@ import { createBenchDatabase } from './lib/campaign.js';
 const { values } = parseArgs({
   options: {
     figure: { type: 'string', default: 'get' },
-    bare: { type: 'boolean', default: false }, postgres: { type: 'boolean', default: false },
+    bare: { type: 'boolean', default: false },
+    postgres: { type: 'boolean', default: false },
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '40' },
     json: { type: 'string' },
