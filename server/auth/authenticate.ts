@@ -113,17 +113,27 @@ export function authenticator(app: FastifyInstance, operation: Pick<Operation, '
     // Per IP, or per dead credential and workspace (bad-inputs K3, K10-K12, ./auth-failures.ts).
     throw (await recordAuthFailure(request)) ?? unauthorized(challenges(api, requirements));
   };
-  /** From requirement `index` on, after an outcome that needed a promise. */
-  const rest = async (request: FastifyRequest, index: number, forbidden: HttpProblem | undefined): Promise<void> => {
+  /**
+   * The requirements from `index` on, in order: the first met sets the caller. Answers at once
+   * while every scheme tried does; a promise (settled when done, rejected with the 403 or 401)
+   * once one needs one, or once every requirement failed.
+   */
+  const attempt = (request: FastifyRequest, index: number, forbidden?: HttpProblem): void | Promise<void> => {
     for (let i = index; i < compiled.length; i++) {
-      const outcome = await meet(request, compiled[i]!, context);
+      const outcome = meet(request, compiled[i]!, context);
+      if (outcome instanceof Promise) {
+        return outcome.then((o) => {
+          if (o.auth) request.auth = o.auth;
+          else return attempt(request, i + 1, forbidden ?? o.forbidden);
+        });
+      }
       if (outcome.auth) {
         request.auth = outcome.auth;
         return;
       }
       forbidden ??= outcome.forbidden;
     }
-    await failed(request, forbidden);
+    return failed(request, forbidden);
   };
   return (request, _reply, done) => {
     try {
@@ -132,28 +142,9 @@ export function authenticator(app: FastifyInstance, operation: Pick<Operation, '
       return done(error as Error);
     }
     if (isPublic) return done();
-    let forbidden: HttpProblem | undefined;
-    for (let i = 0; i < compiled.length; i++) {
-      const outcome = meet(request, compiled[i]!, context);
-      if (outcome instanceof Promise) {
-        outcome
-          .then((o) => {
-            if (o.auth) {
-              request.auth = o.auth;
-              return;
-            }
-            return rest(request, i + 1, forbidden ?? o.forbidden);
-          })
-          .then(() => done(), done);
-        return;
-      }
-      if (outcome.auth) {
-        request.auth = outcome.auth;
-        return done();
-      }
-      forbidden ??= outcome.forbidden;
-    }
-    failed(request, forbidden).catch(done);
+    const pending = attempt(request, 0);
+    if (pending) pending.then(() => done(), done);
+    else done();
   };
 }
 
@@ -183,27 +174,17 @@ function meet(request: FastifyRequest, requirement: CompiledRequirement, context
   for (let i = from; i < requirement.length; i++) {
     const { scheme, scopes } = requirement[i]!;
     const verified = scheme ? scheme.verify(request, context) : null;
-    if (verified instanceof Promise) return verified.then((auth) => scoped(request, requirement, context, i, scheme, scopes, auth, first));
+    if (verified instanceof Promise) {
+      return verified.then((auth) => {
+        const outcome = judge(request, context, scheme, scopes, auth);
+        return outcome.auth ? meet(request, requirement, context, i + 1, first ?? outcome.auth) : outcome;
+      });
+    }
     const outcome = judge(request, context, scheme, scopes, verified);
     if (!outcome.auth) return outcome;
     first ??= outcome.auth;
   }
   return { auth: first };
-}
-
-function scoped(
-  request: FastifyRequest,
-  requirement: CompiledRequirement,
-  context: SchemeContext,
-  i: number,
-  scheme: SecurityScheme | undefined,
-  scopes: string[],
-  auth: AuthContext | null,
-  first: AuthContext | undefined,
-): Outcome | Promise<Outcome> {
-  const outcome = judge(request, context, scheme, scopes, auth);
-  if (!outcome.auth) return outcome;
-  return meet(request, requirement, context, i + 1, first ?? outcome.auth);
 }
 
 /** A scheme's caller against the scopes the operation needs: the caller, a 403, or nothing. */
