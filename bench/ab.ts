@@ -10,8 +10,8 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { spawnSync } from 'node:child_process';
 import { startChild } from './lib/child.js';
+import { buildDist } from './servers/dist.js';
 import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figures.js';
 import { load, median, type LoadOptions } from './lib/load.js';
 
@@ -37,10 +37,8 @@ if (!['get', 'post', 'list'].includes(figure) || !Number.isInteger(rounds) || ro
 }
 delete process.env.DATABASE_URL; // every server on its own embedded store, as in bench/run.ts
 // Both checkouts' compiled servers (bench/servers/dist.ts), built when their sources changed.
-for (const root of [base, resolve('.')]) {
-  const built = spawnSync(process.execPath, ['scripts/build.mjs', '--if-changed'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (built.status !== 0) throw new Error(`npm run build failed in ${root}`);
-}
+buildDist(base);
+buildDist();
 
 const servers = {
   base: await startChild<ServerInfo>('full.ts', {}, base),

@@ -5,12 +5,12 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const ownRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Builds dist/ when a source changed (`npm run build -- --if-changed`); once per process. */
-export function buildDist(): void {
+/** Builds dist/ of `root` (this checkout, or another one's for bench:ab) when a source changed (`npm run build -- --if-changed`). */
+export function buildDist(root = ownRoot): void {
   const built = spawnSync(process.execPath, ['scripts/build.mjs', '--if-changed'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  if (built.status !== 0) throw new Error('npm run build failed');
+  if (built.status !== 0) throw new Error(`npm run build failed in ${root}`);
 }
 
 /** A module of the compiled server, e.g. `fromDist<typeof import('#server/app.js')>('server/app.js')`. */
