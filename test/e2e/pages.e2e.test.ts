@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { watchContext } from '../support/browser-watch.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
@@ -83,13 +84,7 @@ describe('first pages in Chromium at 1280 and 390 px', () => {
   for (const width of WIDTHS) {
     it(`${width} px: home, sign-in, sign-up, consent and settings`, async () => {
       const context = await browser.newContext({ viewport: { width, height: 844 } });
-      const problems: string[] = [];
-      const requests: string[] = [];
-      context.on('page', (page: Page) => {
-        page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && problems.push(`${m.type()}: ${m.text()} (${page.url()})`));
-        page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-        page.on('request', (r) => requests.push(r.url()));
-      });
+      const { problems, requests } = watchContext(context);
       const page = await context.newPage();
 
       /** Opens (or stays on) a page, checks it is styled and fits the width, and saves its screenshot. */

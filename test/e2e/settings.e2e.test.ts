@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
+import { watchContext } from '../support/browser-watch.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
@@ -44,13 +45,7 @@ describe('settings pages in Chromium', () => {
 
   it('signs in, visits every page, creates a key and an endpoint, sends a test event and redelivers it', async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const problems: string[] = [];
-    const requests: string[] = [];
-    context.on('page', (page: Page) => {
-      page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && problems.push(`${m.type()}: ${m.text()} (${page.url()})`));
-      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-      page.on('request', (r) => requests.push(r.url()));
-    });
+    const { problems, requests } = watchContext(context);
     const page = await context.newPage();
     const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `settings-${name}.png`), fullPage: true });
 
