@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '#server/store/db.js';
+import { ANALYZE_TARGET } from '#server/store/pglite-maintenance.js';
 
 let store: Store;
 beforeAll(async () => {
@@ -33,6 +34,10 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('PGlite maintenance (no autov
     await store.maintain!();
     const after = await stats('workspaces');
     expect(after).toMatchObject({ dead: 0, changed: 0, vacuumed: true, analysed: true });
+    // Sampled at the store's own target, not the default 100: 300 distinct slugs give 11 bounds.
+    const { rows } = await sql<{ bounds: number }>`
+      select array_length(histogram_bounds::text::text[], 1) as bounds from pg_stats where tablename = 'workspaces' and attname = 'slug'`.execute(store.db);
+    expect(rows[0]?.bounds).toBe(ANALYZE_TARGET + 1);
     expect(await stats('owners')).toMatchObject({ vacuumed: false, analysed: false });
   });
 
