@@ -463,6 +463,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chatapp/messages/{messageId}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a message's media
+         * @description The file of an inbound image, document, audio, video or sticker message, as the customer sent
+         *     it, with its media type (the `url` of the message's `content.media`). Fetched from the chat
+         *     provider on first use, then served from this server's cache until it expires. Another
+         *     workspace's message, or one without an inbound medium, is 404; a file over this server's
+         *     download limit is 413; the provider failing or no longer having the file is 502.
+         */
+        get: operations["getMessageMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chatapp/phone-numbers": {
         parameters: {
             query?: never;
@@ -9179,6 +9203,126 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getMessageMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The inbound message (`msg_…`). */
+                messageId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider failed or returned an error. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider did not answer in time; the outcome is unknown until a status webhook settles it. */
+            504: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
