@@ -65,12 +65,23 @@ export interface Config {
   googleClientId?: string;
   /** Where Google sends the owner back (GOOGLE_REDIRECT_URI), exactly as registered on the client; needed with the client id. */
   googleRedirectUri?: string;
+  /** Downloads of inbound media: the largest file served, and the cache in DATA_DIR (size cap, expiry). */
+  inboundMedia: InboundMediaConfig;
   /** Most recipients of one campaign (CAMPAIGN_MAX_RECIPIENTS; tests lower it). */
   campaignMaxRecipients: number;
   /** How long a stopping server waits for what is in flight before it exits 1 (SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: number;
   /** The background workers' schedules; undefined keeps each worker's own default. */
   workers: WorkerSchedules;
+}
+
+export interface InboundMediaConfig {
+  /** MEDIA_DOWNLOAD_MAX_BYTES: a larger file answers 413 (default 100 MiB, the provider's largest document). */
+  maxBytes: number;
+  /** MEDIA_CACHE_MAX_BYTES: the cache's total size; the least recently used files go first (default 1 GiB). */
+  cacheBytes: number;
+  /** MEDIA_CACHE_TTL_SECONDS: how long a downloaded file is served from the cache (default 7 days). */
+  cacheTtlSeconds: number;
 }
 
 /**
@@ -256,6 +267,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     googleClientId: env.GOOGLE_CLIENT_ID || undefined,
     // Kept byte for byte: Google compares it with the registered URI exactly.
     googleRedirectUri: env.GOOGLE_REDIRECT_URI ? (absoluteUrl(env.GOOGLE_REDIRECT_URI, 'GOOGLE_REDIRECT_URI', problems), env.GOOGLE_REDIRECT_URI) : undefined,
+    inboundMedia: {
+      maxBytes: positiveInt(env.MEDIA_DOWNLOAD_MAX_BYTES, 100 * 2 ** 20, 'MEDIA_DOWNLOAD_MAX_BYTES', problems, 2 ** 31),
+      cacheBytes: positiveInt(env.MEDIA_CACHE_MAX_BYTES, 2 ** 30, 'MEDIA_CACHE_MAX_BYTES', problems, 2 ** 40),
+      cacheTtlSeconds: positiveInt(env.MEDIA_CACHE_TTL_SECONDS, 7 * 86_400, 'MEDIA_CACHE_TTL_SECONDS', problems, 30 * 86_400),
+    },
     campaignMaxRecipients:
       Number.isInteger(Number(env.CAMPAIGN_MAX_RECIPIENTS)) && Number(env.CAMPAIGN_MAX_RECIPIENTS) > 0 ? Number(env.CAMPAIGN_MAX_RECIPIENTS) : 100_000,
     shutdownGraceMs: Number(env.SHUTDOWN_GRACE_MS) || 25_000,

@@ -463,6 +463,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chatapp/messages/{messageId}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a message's media
+         * @description The file of an inbound image, document, audio, video or sticker message, as the customer sent
+         *     it, with its media type (the `url` of the message's `content.media`). Fetched from the chat
+         *     provider on first use, then served from this server's cache until it expires. Another
+         *     workspace's message, or one without an inbound medium, is 404; a file over this server's
+         *     download limit is 413; the provider failing or no longer having the file is 502.
+         */
+        get: operations["getMessageMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chatapp/phone-numbers": {
         parameters: {
             query?: never;
@@ -1922,7 +1946,7 @@ export interface components {
             direction: components["schemas"]["MessageDirection"];
             /** @description Its kind. */
             type: components["schemas"]["MessageKind"];
-            /** @description The first 100 characters of its text or caption, or the template's name. */
+            /** @description The first 100 characters of its text or caption, the template's name, or a summary of its kind (an order's items, a card's names, a place). */
             preview: string;
             /** @description Its state. */
             status: components["schemas"]["MessageStatus"];
@@ -2402,39 +2426,38 @@ export interface components {
              */
             created_at: string;
         };
-        /** @description A shared location. */
-        EventLocation: {
-            /**
-             * Format: double
-             * @description Latitude in degrees.
-             */
-            latitude: number;
-            /**
-             * Format: double
-             * @description Longitude in degrees.
-             */
-            longitude: number;
-            /** @description The place's name. */
-            name?: string;
-            /** @description The place's address. */
-            address?: string;
-        };
         /** @description What an inbound message says; only the parts that apply to its kind are present. */
         EventMessageContent: {
-            /** @description The text (text messages). */
+            /** @description The text (text messages), the customer's note of an order, or a description of an unsupported or system message. */
             text?: string;
             /** @description The caption of an image, video or document. */
             caption?: string;
             /** @description The medium. */
             media?: components["schemas"]["EventMessageMedia"];
             /** @description The location. */
-            location?: components["schemas"]["EventLocation"];
+            location?: components["schemas"]["InboundLocation"];
             /** @description The button or row chosen. */
             reply?: components["schemas"]["EventMessageReply"];
             /** @description The form submission. */
             form_response?: components["schemas"]["EventFormResponse"];
             /** @description The reaction. */
             reaction?: components["schemas"]["EventReaction"];
+            /** @description The order (order). */
+            order?: components["schemas"]["InboundOrder"];
+            /** @description The contact cards (contacts). */
+            contacts?: components["schemas"]["SharedContactCard"][];
+            /** @description The notice (system). */
+            system?: components["schemas"]["InboundSystemNotice"];
+            /** @description Why the provider could not pass the message on (unsupported). */
+            errors?: components["schemas"]["InboundMessageError"][];
+            /** @description The click-to-WhatsApp ad the customer came from. */
+            referral?: components["schemas"]["InboundReferral"];
+            /** @description The catalog product the customer asked about. */
+            referred_product?: components["schemas"]["InboundReferredProduct"];
+            /** @description The customer forwarded this message. */
+            forwarded?: boolean;
+            /** @description The message was forwarded more than five times. */
+            frequently_forwarded?: boolean;
         };
         /** @description Why a message failed. */
         EventMessageError: {
@@ -2452,7 +2475,7 @@ export interface components {
          * @description The kind of an inbound message.
          * @enum {string}
          */
-        EventMessageKind: "text" | "image" | "document" | "video" | "audio" | "sticker" | "location" | "contacts" | "button" | "interactive" | "form_response" | "reaction" | "order" | "unsupported";
+        EventMessageKind: "text" | "image" | "document" | "video" | "audio" | "sticker" | "location" | "contacts" | "button" | "interactive" | "form_response" | "reaction" | "order" | "system" | "unsupported";
         /** @description An inbound medium; download it from `url` with the workspace's API key. */
         EventMessageMedia: {
             /**
@@ -2466,6 +2489,14 @@ export interface components {
             filename: string | null;
             /** @description The size, when known. */
             size_bytes: number | null;
+            /** @description The provider's media id. */
+            provider_media_id: string;
+            /** @description SHA-256 of the file as the provider gives it, when given. */
+            sha256?: string;
+            /** @description Audio: whether it is a voice note. */
+            voice?: boolean;
+            /** @description Stickers: whether the sticker is animated. */
+            animated?: boolean;
         };
         /** @description The button or list row the customer chose. */
         EventMessageReply: {
@@ -2473,6 +2504,8 @@ export interface components {
             id: string;
             /** @description Its title. */
             title: string;
+            /** @description The list row's description, when it has one. */
+            description?: string;
         };
         /** @description The id of an object named in an event (`msg_…`, `ct_…`, `chat_…`, `tpl_…`, `cmp_…`, `waba_…`, `ws_…`). */
         EventObjectId: string;
@@ -3392,6 +3425,104 @@ export interface components {
          * @description An absolute `https` (or, in development, `http`) URL.
          */
         HttpUrl: string;
+        /** @description A shared location. */
+        InboundLocation: {
+            /**
+             * Format: double
+             * @description Latitude in degrees.
+             */
+            latitude: number;
+            /**
+             * Format: double
+             * @description Longitude in degrees.
+             */
+            longitude: number;
+            /** @description The place's name. */
+            name?: string;
+            /** @description The place's address. */
+            address?: string;
+            /** @description A URL for the place (inbound locations). */
+            url?: string;
+        };
+        /** @description Why the provider could not pass a customer's message on (unsupported messages). */
+        InboundMessageError: {
+            /**
+             * Format: int32
+             * @description The provider's error code (`131051` message type unknown, …).
+             */
+            code: number;
+            /** @description The provider's title for it. */
+            title: string;
+            /** @description More detail, when the provider gives it. */
+            detail: string | null;
+        };
+        /** @description An order a customer placed from a catalog. */
+        InboundOrder: {
+            /** @description The provider's catalog id. */
+            catalog_id: string;
+            /** @description The customer's note with the order; `null` when none. */
+            text: string | null;
+            /** @description The ordered items, in the customer's order. */
+            items: components["schemas"]["InboundOrderItem"][];
+        };
+        /** @description One item of an order. */
+        InboundOrderItem: {
+            /** @description The product's retailer id (SKU) in the catalog. */
+            product_retailer_id: string;
+            /**
+             * Format: int32
+             * @description How many.
+             */
+            quantity: number;
+            /**
+             * Format: double
+             * @description The unit price, in major units as the catalog gives it.
+             */
+            item_price: number;
+            /** @description ISO 4217 currency code. */
+            currency: string;
+        };
+        /** @description The click-to-WhatsApp ad or post a conversation started from. */
+        InboundReferral: {
+            /** @description The ad's or post's URL. */
+            source_url: string | null;
+            /** @description The ad's or post's id. */
+            source_id: string | null;
+            /** @description `ad` or `post`. */
+            source_type: string | null;
+            /** @description The ad's headline. */
+            headline: string | null;
+            /** @description The ad's body text. */
+            body: string | null;
+            /** @description `image` or `video`: the ad's media. */
+            media_type: string | null;
+            /** @description The ad's image, with `media_type: image`. */
+            image_url: string | null;
+            /** @description The ad's video, with `media_type: video`. */
+            video_url: string | null;
+            /** @description The video's thumbnail. */
+            thumbnail_url: string | null;
+            /** @description The click id of the ad (for conversion reporting). */
+            ctwa_clid: string | null;
+            /** @description The welcome message the ad showed. */
+            welcome_message: string | null;
+        };
+        /** @description The catalog product a customer asked about (a reply to a product message). */
+        InboundReferredProduct: {
+            /** @description The provider's catalog id. */
+            catalog_id: string;
+            /** @description The product's retailer id (SKU) in that catalog. */
+            product_retailer_id: string;
+        };
+        /** @description A notice from the provider about the customer (e.g. they changed number). */
+        InboundSystemNotice: {
+            /** @description What happened: `user_changed_number`, `customer_identity_changed`, … */
+            type: string;
+            /** @description The provider's description, for people. */
+            body: string | null;
+            /** @description With `user_changed_number`: the customer's new WhatsApp id (digits). */
+            wa_id: string | null;
+        };
         /**
          * @description A ready-made set of templates, tags, custom fields, quick replies and flows for one kind
          *     of business. Packs are the same for every workspace.
@@ -3935,6 +4066,10 @@ export interface components {
             read_at: string | null;
             /** @description When it failed; `null` unless it did. */
             failed_at: string | null;
+            /** @description Outbound: the billing conversation, once the provider reported it. */
+            conversation?: components["schemas"]["MessageConversation"];
+            /** @description Outbound: how it is billed, once the provider reported it. */
+            pricing?: components["schemas"]["MessagePricing"];
         };
         /** @description A keyword or schedule-based auto-reply. */
         MessageBot: {
@@ -4075,14 +4210,14 @@ export interface components {
         MessageBotWeekday: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
         /** @description What a message says; only the parts that apply to its kind are present. */
         MessageContent: {
-            /** @description The text (text messages), or a description of an unsupported message. */
+            /** @description The text (text messages), the customer's note of an order, or a description of an unsupported or system message. */
             text?: string;
             /** @description The caption of an image, video or document. */
             caption?: string;
             /** @description The medium (image, document, video, audio, sticker). */
             media?: components["schemas"]["MessageMedia"];
             /** @description The location. */
-            location?: components["schemas"]["LocationContent"];
+            location?: components["schemas"]["InboundLocation"];
             /** @description The template (template messages). */
             template?: components["schemas"]["MessageTemplateRef"];
             /** @description The button or row chosen (button, interactive). */
@@ -4091,6 +4226,31 @@ export interface components {
             form_response?: components["schemas"]["MessageFormResponse"];
             /** @description The reaction (reaction). */
             reaction?: components["schemas"]["MessageReaction"];
+            /** @description The order (order). */
+            order?: components["schemas"]["InboundOrder"];
+            /** @description The contact cards (contacts). */
+            contacts?: components["schemas"]["SharedContactCard"][];
+            /** @description The notice (system). */
+            system?: components["schemas"]["InboundSystemNotice"];
+            /** @description Why the provider could not pass the message on (unsupported). */
+            errors?: components["schemas"]["InboundMessageError"][];
+            /** @description Inbound: the click-to-WhatsApp ad the customer came from. */
+            referral?: components["schemas"]["InboundReferral"];
+            /** @description Inbound: the catalog product the customer asked about. */
+            referred_product?: components["schemas"]["InboundReferredProduct"];
+            /** @description Inbound: the customer forwarded this message. */
+            forwarded?: boolean;
+            /** @description Inbound: the message was forwarded more than five times. */
+            frequently_forwarded?: boolean;
+        };
+        /** @description The billing conversation an outbound message opened or belongs to, per the provider's statuses. */
+        MessageConversation: {
+            /** @description The provider's conversation id. */
+            id: string | null;
+            /** @description What opened it: `marketing`, `utility`, `authentication`, `service`, `referral_conversion`, … */
+            origin_type: string | null;
+            /** @description When it expires; `null` when the provider did not say. */
+            expires_at: string | null;
         };
         /**
          * @description Which way a message went.
@@ -4120,7 +4280,7 @@ export interface components {
          * @description The kind of a stored message.
          * @enum {string}
          */
-        MessageKind: "text" | "image" | "document" | "video" | "audio" | "sticker" | "location" | "template" | "contacts" | "button" | "interactive" | "form_response" | "reaction" | "order" | "unsupported";
+        MessageKind: "text" | "image" | "document" | "video" | "audio" | "sticker" | "location" | "template" | "contacts" | "button" | "interactive" | "form_response" | "reaction" | "order" | "system" | "unsupported";
         /** @description A stored medium. */
         MessageMedia: {
             /** @description Where the file can be fetched: the URL sent, or for inbound media our download URL; `null` when not kept. */
@@ -4131,6 +4291,25 @@ export interface components {
             filename: string | null;
             /** @description The size, when known. */
             size_bytes: number | null;
+            /** @description Inbound media: the provider's media id. */
+            provider_media_id?: string;
+            /** @description Inbound media: SHA-256 of the file as the provider gives it. */
+            sha256?: string;
+            /** @description Inbound audio: whether it is a voice note. */
+            voice?: boolean;
+            /** @description Inbound stickers: whether the sticker is animated. */
+            animated?: boolean;
+        };
+        /** @description How an outbound message is billed, per the provider's statuses. */
+        MessagePricing: {
+            /** @description Whether it is billed. */
+            billable: boolean | null;
+            /** @description The pricing model (`PMP` per message, `CBP` per conversation). */
+            pricing_model: string | null;
+            /** @description The category (`marketing`, `utility`, `authentication`, `service`, …). */
+            category: string | null;
+            /** @description `regular`, `free_customer_service` or `free_entry_point`. */
+            type: string | null;
         };
         /** @description A reaction to another message. */
         MessageReaction: {
@@ -4176,6 +4355,8 @@ export interface components {
             id: string;
             /** @description Its title. */
             title: string;
+            /** @description The list row's description, when it has one. */
+            description?: string;
         };
         /**
          * @description A message's state. Outbound: `pending` → `accepted` → `sent` → `delivered` → `read`, or
@@ -4211,6 +4392,10 @@ export interface components {
              * @description When the state changed, per the provider.
              */
             occurred_at: string;
+            /** @description The billing conversation, when the provider reported it with this status. */
+            conversation?: components["schemas"]["MessageConversation"];
+            /** @description How the message is billed, when the provider reported it with this status. */
+            pricing?: components["schemas"]["MessagePricing"];
         };
         /** @description An outbound message changed state. */
         MessageStatusUpdatedEvent: {
@@ -4876,6 +5061,8 @@ export interface components {
             voice?: boolean;
             /** @description Whether the sticker is animated (sticker). */
             animated?: boolean;
+            /** @description The provider's short-lived download URL (needs the access token); resolved again by id when downloading. */
+            url?: string;
         };
         /** @description What an inbound message replies to. */
         ProviderMessageContext: {
@@ -4955,6 +5142,23 @@ export interface components {
             headline?: string;
             /** @description The ad's body text. */
             body?: string;
+            /** @description `image` or `video`. */
+            media_type?: string;
+            /** @description The ad's image, with `media_type: image`. */
+            image_url?: string;
+            /** @description The ad's video, with `media_type: video`. */
+            video_url?: string;
+            /** @description The video's thumbnail. */
+            thumbnail_url?: string;
+            /** @description The click id of the ad. */
+            ctwa_clid?: string;
+            /** @description The welcome message the ad showed. */
+            welcome_message?: components["schemas"]["ProviderReferralWelcome"];
+        };
+        /** @description The welcome message of a click-to-WhatsApp ad. */
+        ProviderReferralWelcome: {
+            /** @description Its text. */
+            text?: string;
         };
         /** @description A catalog product an inbound message refers to. */
         ProviderReferredProduct: {
@@ -4969,6 +5173,40 @@ export interface components {
             name: components["schemas"]["ProviderSharedContactName"];
             /** @description The contact's phone numbers. */
             phones?: components["schemas"]["ProviderSharedContactPhone"][];
+            /** @description The contact's email addresses. */
+            emails?: components["schemas"]["ProviderSharedContactEmail"][];
+            /** @description The contact's organisation. */
+            org?: components["schemas"]["ProviderSharedContactOrg"];
+            /** @description The contact's web addresses. */
+            urls?: components["schemas"]["ProviderSharedContactUrl"][];
+            /** @description The contact's postal addresses. */
+            addresses?: components["schemas"]["ProviderSharedContactAddress"][];
+            /** @description The contact's birthday (`YYYY-MM-DD`). */
+            birthday?: string;
+        };
+        /** @description A postal address on a shared contact card. */
+        ProviderSharedContactAddress: {
+            /** @description Street and number. */
+            street?: string;
+            /** @description City. */
+            city?: string;
+            /** @description State or region. */
+            state?: string;
+            /** @description Postal code. */
+            zip?: string;
+            /** @description Country name. */
+            country?: string;
+            /** @description ISO 3166-1 alpha-2 country code. */
+            country_code?: string;
+            /** @description The label (`HOME`, `WORK`). */
+            type?: string;
+        };
+        /** @description An email address on a shared contact card. */
+        ProviderSharedContactEmail: {
+            /** @description The address. */
+            email?: string;
+            /** @description The label (`HOME`, `WORK`). */
+            type?: string;
         };
         /** @description The name on a shared contact card. */
         ProviderSharedContactName: {
@@ -4978,6 +5216,21 @@ export interface components {
             first_name?: string;
             /** @description The last name. */
             last_name?: string;
+            /** @description The middle name. */
+            middle_name?: string;
+            /** @description A prefix (`Dr.`). */
+            prefix?: string;
+            /** @description A suffix (`Jr.`). */
+            suffix?: string;
+        };
+        /** @description The organisation on a shared contact card. */
+        ProviderSharedContactOrg: {
+            /** @description The company. */
+            company?: string;
+            /** @description The department. */
+            department?: string;
+            /** @description The job title. */
+            title?: string;
         };
         /** @description A phone number on a shared contact card. */
         ProviderSharedContactPhone: {
@@ -4986,6 +5239,13 @@ export interface components {
             /** @description The number's WhatsApp id, when it has one. */
             wa_id?: string;
             /** @description The label (`CELL`, `WORK`, …). */
+            type?: string;
+        };
+        /** @description A web address on a shared contact card. */
+        ProviderSharedContactUrl: {
+            /** @description The address. */
+            url?: string;
+            /** @description The label (`HOME`, `WORK`). */
             type?: string;
         };
         /** @description A status update of a message the business sent. Applied forward only (sent → delivered → read). */
@@ -5572,6 +5832,87 @@ export interface components {
             name?: string;
             /** @description `inactive` pauses it, `active` resumes it. */
             status?: components["schemas"]["SequenceStatus"];
+        };
+        /** @description A contact card the customer shared. */
+        SharedContactCard: {
+            /** @description The name on the card. */
+            name: components["schemas"]["SharedContactCardName"];
+            /** @description Its phone numbers. */
+            phones: components["schemas"]["SharedContactCardPhone"][];
+            /** @description Its email addresses. */
+            emails: components["schemas"]["SharedContactCardEmail"][];
+            /** @description Its organisation; `null` when none. */
+            org: components["schemas"]["SharedContactCardOrg"] | null;
+            /** @description Its web addresses. */
+            urls: components["schemas"]["SharedContactCardUrl"][];
+            /** @description Its postal addresses. */
+            addresses: components["schemas"]["SharedContactCardAddress"][];
+            /** @description The birthday (`YYYY-MM-DD`); `null` when none. */
+            birthday: string | null;
+        };
+        /** @description A postal address on a contact card. */
+        SharedContactCardAddress: {
+            /** @description Street and number. */
+            street: string | null;
+            /** @description City. */
+            city: string | null;
+            /** @description State or region. */
+            state: string | null;
+            /** @description Postal code. */
+            zip: string | null;
+            /** @description Country name. */
+            country: string | null;
+            /** @description ISO 3166-1 alpha-2 country code. */
+            country_code: string | null;
+            /** @description The label (`HOME`, `WORK`). */
+            type: string | null;
+        };
+        /** @description An email address on a contact card. */
+        SharedContactCardEmail: {
+            /** @description The address. */
+            email: string;
+            /** @description The label (`HOME`, `WORK`). */
+            type: string | null;
+        };
+        /** @description The name on a contact card. */
+        SharedContactCardName: {
+            /** @description The full name as displayed. */
+            formatted_name: string;
+            /** @description The first name. */
+            first_name: string | null;
+            /** @description The last name. */
+            last_name: string | null;
+            /** @description The middle name. */
+            middle_name: string | null;
+            /** @description A prefix (`Dr.`). */
+            prefix: string | null;
+            /** @description A suffix (`Jr.`). */
+            suffix: string | null;
+        };
+        /** @description The organisation on a contact card. */
+        SharedContactCardOrg: {
+            /** @description The company. */
+            company: string | null;
+            /** @description The department. */
+            department: string | null;
+            /** @description The job title. */
+            title: string | null;
+        };
+        /** @description A phone number on a contact card. */
+        SharedContactCardPhone: {
+            /** @description The number as written on the card. */
+            phone: string | null;
+            /** @description Its WhatsApp id (digits), when it has one. */
+            wa_id: string | null;
+            /** @description The label (`CELL`, `MOBILE`, `WORK`, …). */
+            type: string | null;
+        };
+        /** @description A web address on a contact card. */
+        SharedContactCardUrl: {
+            /** @description The address. */
+            url: string;
+            /** @description The label (`HOME`, `WORK`). */
+            type: string | null;
         };
         /** @description A label for contacts. */
         Tag: {
@@ -8862,6 +9203,126 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getMessageMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The inbound message (`msg_…`). */
+                messageId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": unknown;
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider failed or returned an error. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider did not answer in time; the outcome is unknown until a status webhook settles it. */
+            504: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -9,7 +9,9 @@ import {
   type ChatProvider,
   type FlowCreateInput,
   type MarketingOnboardingStatus,
+  type MediaDownload,
   type MediaFile,
+  mediaTooLarge,
   type OutboundMessage,
   type ProviderAccount,
   type ProviderCatalog,
@@ -322,6 +324,62 @@ export class CloudApiProvider implements ChatProvider {
     if (typeof done.h !== 'string' || done.h === '')
       throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider answered the upload without a handle.' });
     return { handle: done.h };
+  }
+
+  /**
+   * An inbound medium: `GET /{media-id}` answers a short-lived URL (and the type and size), which
+   * is fetched with the same bearer token. The token goes only to the provider's own hosts (or to
+   * the configured Graph origin, as a fake provider is): a URL elsewhere is the provider's failure.
+   * Reading the URL is a read, retried like one before any byte is taken.
+   */
+  async downloadMedia(number: ProviderNumber, mediaId: string, maxBytes: number): Promise<MediaDownload> {
+    const meta = await this.call<{ url?: string; mime_type?: string; file_size?: number | string }>(number, 'GET', encodeURIComponent(mediaId), {
+      query: { phone_number_id: number.phoneNumberId },
+      retry: 'idempotent',
+    });
+    const declared = Number(meta.file_size);
+    if (Number.isFinite(declared) && declared > maxBytes) throw mediaTooLarge(maxBytes);
+    if (typeof meta.url !== 'string' || !this.mediaHostAllowed(meta.url)) {
+      throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider answered no usable media URL.' });
+    }
+    for (let attempt = 0; ; attempt++) {
+      let failure: ProviderError;
+      try {
+        const response = await fetch(meta.url, {
+          headers: { authorization: `Bearer ${number.accessToken}` },
+          redirect: 'error',
+          signal: AbortSignal.timeout(this.timeoutMs * 4),
+        });
+        if (response.ok && response.body) {
+          const length = Number(response.headers.get('content-length'));
+          if (Number.isFinite(length) && length > maxBytes) {
+            await response.body.cancel();
+            throw mediaTooLarge(maxBytes);
+          }
+          const size = Number.isFinite(length) && response.headers.has('content-length') ? length : Number.isFinite(declared) ? declared : null;
+          const mimeType = meta.mime_type || response.headers.get('content-type') || 'application/octet-stream';
+          return { mimeType, size, body: response.body };
+        }
+        failure = graphError(response.status, await response.text(), response.headers.get('retry-after'));
+      } catch (err) {
+        if (err instanceof HttpProblem) throw err;
+        failure = fetchFailure(err);
+      }
+      const delay = this.retryDelay(failure, attempt, 'idempotent');
+      if (delay === null) throw failure;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  private mediaHostAllowed(raw: string): boolean {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return false;
+    }
+    if (url.origin === new URL(this.baseUrl).origin) return true;
+    return url.protocol === 'https:' && /(^|\.)(fbsbx\.com|facebook\.com|fbcdn\.net|whatsapp\.net)$/.test(url.hostname);
   }
 
   /** Walks `after` cursors instead of following `paging.next`, which could name another host. */

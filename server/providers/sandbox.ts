@@ -15,7 +15,9 @@ import {
   type FlowCreateInput,
   type InboundContent,
   type MarketingOnboardingStatus,
+  type MediaDownload,
   type MediaFile,
+  mediaTooLarge,
   type OutboundMessage,
   type ProviderAccount,
   type ProviderCatalog,
@@ -194,9 +196,28 @@ export class SandboxProvider implements ChatProvider {
     const at = input.at ?? this.now();
     const id = newWamid();
     const { message } = input;
-    const content: Record<string, unknown> =
-      'media' in message ? { [message.type]: { id: numericId(), sha256: randomBytes(32).toString('base64'), ...message.media } } : { ...message };
-    delete content.type;
+    let content: Record<string, unknown>;
+    if ('media' in message) {
+      const mediaId = numericId();
+      // The phone's file is kept as the provider keeps an inbound medium, so a download returns it.
+      if (message.bytes) {
+        await this.options.db
+          .insertInto('sandbox_media')
+          .values({
+            provider_media_id: mediaId,
+            phone_number_id: pn.id,
+            mime_type: message.media.mime_type,
+            filename: message.media.filename ?? null,
+            bytes: message.bytes,
+          })
+          .execute();
+      }
+      const sha256 = message.bytes ? createHash('sha256').update(message.bytes).digest('base64') : randomBytes(32).toString('base64');
+      content = { [message.type]: { id: mediaId, sha256, ...message.media } };
+    } else {
+      content = { ...message };
+      delete content.type;
+    }
     const key = `${pn.provider_phone_number_id}:${from}`;
     this.lastInbound.set(key, Math.max(this.lastInbound.get(key) ?? 0, at.getTime()));
     const payload = envelope(pn, {
@@ -296,6 +317,27 @@ export class SandboxProvider implements ChatProvider {
   async uploadSample(_account: ProviderAccount, file: MediaFile): Promise<{ handle: string }> {
     if (file.bytes.length === 0) throw new ProviderError({ code: 100, httpStatus: 400, message: '(#100) Invalid parameter', details: 'The file is empty.' });
     return { handle: `4::${Buffer.from(file.mimeType).toString('base64')}:${randomBytes(24).toString('base64url')}` };
+  }
+
+  /** What the simulated phone sent under `mediaId` to this number; the provider's 400 for an id it does not know. */
+  async downloadMedia(number: ProviderNumber, mediaId: string, maxBytes: number): Promise<MediaDownload> {
+    const pn = await this.number(number.phoneNumberId);
+    const row = await this.options.db
+      .selectFrom('sandbox_media')
+      .select(['mime_type', 'bytes'])
+      .where('provider_media_id', '=', mediaId)
+      .where('phone_number_id', '=', pn.id)
+      .executeTakeFirst();
+    if (!row) throw new ProviderError({ code: 100, subcode: 33, httpStatus: 400, message: `Object with ID '${mediaId}' does not exist.` });
+    if (row.bytes.length > maxBytes) throw mediaTooLarge(maxBytes);
+    const bytes = row.bytes;
+    return {
+      mimeType: row.mime_type,
+      size: bytes.length,
+      body: (async function* () {
+        yield bytes;
+      })(),
+    };
   }
 
   private async knowsMedia(pn: NumberRow, id: string): Promise<boolean> {

@@ -30,6 +30,14 @@ export interface MediaFile {
   filename: string;
 }
 
+/** An inbound medium's bytes as the provider serves them, read as they arrive. */
+export interface MediaDownload {
+  mimeType: string;
+  /** The size the provider declared; null when it did not say. */
+  size: number | null;
+  body: AsyncIterable<Uint8Array>;
+}
+
 export type InteractiveHeader =
   | { type: 'text'; text: string }
   | { type: 'image'; image: { link: string } }
@@ -223,6 +231,11 @@ export interface ChatProvider {
   uploadMedia(number: ProviderNumber, file: MediaFile): Promise<{ id: string }>;
   /** Uploads a template media sample (Graph resumable upload); the handle goes in `example.header_handle`. */
   uploadSample(account: ProviderAccount, file: MediaFile): Promise<{ handle: string }>;
+  /**
+   * The bytes of an inbound medium by the provider's media id (Graph `GET /{media-id}`, then its
+   * URL with the token). A declared size over `maxBytes` is refused before any byte is read (413).
+   */
+  downloadMedia(number: ProviderNumber, mediaId: string, maxBytes: number): Promise<MediaDownload>;
 }
 
 // ---- Inbound webhook payloads (spec/webhooks/provider.tsp; only what the sandbox builds) ----
@@ -249,7 +262,12 @@ export interface ProviderStatus {
 /** Inbound content: everything of an inbound message but its envelope (`from`, `id`, `timestamp`). */
 export type InboundContent =
   | { type: 'text'; text: { body: string } }
-  | { type: 'image' | 'document' | 'audio' | 'video' | 'sticker'; media: { mime_type: string; caption?: string; filename?: string } }
+  | {
+      type: 'image' | 'document' | 'audio' | 'video' | 'sticker';
+      media: { mime_type: string; caption?: string; filename?: string };
+      /** The file the simulated phone sends (sandbox): kept so a download returns it. */
+      bytes?: Buffer;
+    }
   | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: 'button'; button: { payload: string; text: string } }
   | {
@@ -312,6 +330,11 @@ export interface ProviderErrorInit {
   transient?: boolean;
   /** The request provably never reached the provider (connection refused), so re-sending is safe. */
   notSent?: boolean;
+}
+
+/** 413 for a medium over the download limit, before or while it is read. */
+export function mediaTooLarge(maxBytes: number): HttpProblem {
+  return new HttpProblem(413, 'payload-too-large', `The file is larger than this server's download limit of ${maxBytes} bytes.`);
 }
 
 export class ProviderError extends Error {

@@ -13,6 +13,7 @@ import type { PackTables } from './schema/packs.js';
 import type { OperationsTables } from './schema/operations.js';
 import type { WebhookEndpointTables } from './schema/webhook-endpoints.js';
 import type { ProviderDeliveryTables } from './schema/provider-deliveries.js';
+import type { InboundTables } from './schema/inbound.js';
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -244,7 +245,8 @@ export interface Database
     FormTables,
     PackTables,
     OperationsTables,
-    ProviderDeliveryTables {
+    ProviderDeliveryTables,
+    InboundTables {
   workspaces: WorkspacesTable;
   owners: OwnersTable;
   api_keys: ApiKeysTable;

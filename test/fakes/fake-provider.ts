@@ -71,6 +71,8 @@ export class FakeProvider {
   /** Resumable upload sessions and the sample handles they answered. */
   readonly sessions = new Map<string, { length: number; type: string }>();
   readonly samples = new Map<string, { type: string; bytes: Buffer }>();
+  /** Media customers sent, by media id: `GET /{media-id}` answers a download URL on this server. */
+  readonly inboundMedia = new Map<string, { type: string; bytes: Buffer }>();
   /** WhatsApp Flows created with `POST /{waba-id}/flows`, by id. */
   readonly flows = new Map<string, FakeFlow>();
   readonly phoneNumbers = [
@@ -199,6 +201,16 @@ export class FakeProvider {
       const h = `4::${Buffer.from(session.type).toString('base64')}:${randomBytes(16).toString('base64url')}`;
       this.samples.set(h, { type: session.type, bytes: body });
       return json(res, 200, { h });
+    }
+    if (method === 'GET' && !edge && this.inboundMedia.has(id!)) {
+      const m = this.inboundMedia.get(id!)!;
+      const url = `${new URL(this.baseUrl).origin}/whatsapp_business/attachments/?mid=${id}&ext=1744344496&hash=ATuA`;
+      return json(res, 200, { messaging_product: 'whatsapp', url, mime_type: m.type, sha256: 'x', file_size: m.bytes.length, id });
+    }
+    if (method === 'GET' && id === 'whatsapp_business' && edge === 'attachments') {
+      const m = this.inboundMedia.get(query.get('mid') ?? '');
+      if (!m) return graphError(res, 404, 100, 'Media not found');
+      return res.writeHead(200, { 'content-type': m.type, 'content-length': String(m.bytes.length) }).end(m.bytes);
     }
     if (method === 'POST' && edge === 'flows' && id === FAKE_WABA_ID) return this.createFlow(res, body);
     if (this.flows.has(id) && ((method === 'POST' && (edge === 'assets' || edge === 'publish')) || (method === 'DELETE' && !edge)))

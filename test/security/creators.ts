@@ -114,6 +114,35 @@ export const CREATORS: Record<string, Creator> = {
       .execute();
     return id;
   },
+  // An inbound image with the bytes the sandbox phone sent (getMessageMedia), written as the
+  // webhook writes it, without the automation work an inbound message starts.
+  'messaging:messageId': async (ctx) => {
+    const contact = await CREATORS['messaging:contacts/id']!(ctx);
+    const db = ctx.app.platform.store.db;
+    const mediaId = `1${String(Math.floor(Math.random() * 1e14)).padStart(14, '0')}`;
+    const bytes = Buffer.from('89504e470d0a1a0a', 'hex');
+    await db
+      .insertInto('sandbox_media')
+      .values({ provider_media_id: mediaId, phone_number_id: ctx.w.pnId, mime_type: 'image/png', filename: null, bytes })
+      .execute();
+    const id = newId('msg');
+    await db
+      .insertInto('messages')
+      .values({
+        id,
+        workspace_id: ctx.w.workspaceId,
+        phone_number_id: ctx.w.pnId,
+        contact_id: contact,
+        direction: 'inbound',
+        type: 'image',
+        content: JSON.stringify({ media: { url: null, mime_type: 'image/png', filename: null, size_bytes: null, provider_media_id: mediaId } }),
+        provider_message_id: `wamid.${rand()}${rand()}`,
+        status: 'received',
+        error: null,
+      })
+      .execute();
+    return id;
+  },
   'messaging:wabaId': async ({ w }) => w.wabaId,
   'messaging:waba_id': async ({ w }) => w.wabaId,
   'messaging:chatbots/id': async (ctx) =>

@@ -22,6 +22,8 @@ import { SIGNATURE_CHALLENGE } from './provider-signature.js';
 import { applyMessageStatus } from './campaigns/recipient-status.js';
 import { ensureChat, touchChat } from './chats.js';
 import { eventContent } from './inbox/views.js';
+import { inboundContent } from './inbound-content.js';
+import { applyNumberChange, billingOf } from './inbound-notices.js';
 import { WINDOW_MS } from './outbound/service-window.js';
 
 type S = components['schemas'];
@@ -159,9 +161,11 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
   // bad-inputs E6: a redelivery, or the same id twice in one batch (the earlier insert is visible here).
   if (await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.id).executeTakeFirst()) return;
   const at = providerTime(m.timestamp, platform.now());
-  const contact = await trx
+  // A notice from the provider is not the customer writing: it opens no 24-hour window.
+  const notice = m.type === 'system';
+  const inserted = await trx
     .insertInto('contacts')
-    .values({ id: newId('ct'), workspace_id: pn.workspace_id, phone: `+${m.from}`, name: profileName ?? null, last_inbound_at: at })
+    .values({ id: newId('ct'), workspace_id: pn.workspace_id, phone: `+${m.from}`, name: profileName ?? null, last_inbound_at: notice ? null : at })
     .onConflict((oc) =>
       oc.columns(['workspace_id', 'phone']).doUpdateSet({
         // A name the business gave the contact wins over the customer's profile name.
@@ -172,7 +176,8 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
     )
     .returning(['id', 'name', 'phone', 'last_inbound_at'])
     .executeTakeFirstOrThrow();
-  const { type, content } = await storedContent(trx, pn.workspace_id, m);
+  const contact = notice && m.system ? await applyNumberChange(trx, log, inserted, m.system, at) : inserted;
+  const { type, content } = await inboundContent(trx, pn.workspace_id, m);
   const replyTo = m.context?.id
     ? await trx
         .selectFrom('messages')
@@ -207,7 +212,8 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
   if (!row) return;
   const chatId = await touchChat(trx, { workspaceId: pn.workspace_id, phoneNumberId: pn.id, contactId: contact.id, messageId: row.id, at, inbound: true });
   await trx.updateTable('messages').set({ chat_id: chatId }).where('id', '=', row.id).execute();
-  const lastInbound = contact.last_inbound_at ? new Date(contact.last_inbound_at) : at;
+  // A notice leaves the window as the customer's last message set it (closed, if they never wrote).
+  const lastInbound = contact.last_inbound_at ? new Date(contact.last_inbound_at) : notice ? new Date(at.getTime() - WINDOW_MS) : at;
   await emitEvent(trx, {
     workspaceId: pn.workspace_id,
     api: 'messaging',
@@ -220,7 +226,7 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
         chat_id: chatId,
         chatapp_phone_number: pn.display_phone_number,
         type,
-        content: eventContent(content),
+        content: eventContent(content, platform.config.publicUrl, row.id),
         reply_to: replyTo?.id ?? null,
         created_at: at.toISOString(),
       },
@@ -228,6 +234,7 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
       window_expires_at: new Date(lastInbound.getTime() + WINDOW_MS).toISOString(),
     },
   });
+  if (notice) return; // nothing for bots, flows or LOGIN to answer
   const fullText = type === 'text' && typeof content.text === 'string' ? content.text : undefined;
   // LOGIN verification, kanban placement, the automation's due record: committed with the message.
   await runInboundSteps(trx, platform, {
@@ -251,80 +258,6 @@ async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInb
     },
     trx,
   );
-}
-
-/** The provider's message in the shape of the contract's MessageKind and MessageContent. */
-async function storedContent(
-  trx: Transaction<Database>,
-  workspaceId: string,
-  m: S['ProviderInboundMessage'],
-): Promise<{ type: string; content: Record<string, unknown> }> {
-  switch (m.type) {
-    case 'text':
-      if (m.text) return { type: 'text', content: { text: m.text.body } };
-      break;
-    case 'image':
-    case 'document':
-    case 'audio':
-    case 'video':
-    case 'sticker': {
-      const media = m[m.type];
-      if (!media) break;
-      const medium = { url: null, mime_type: media.mime_type, filename: media.filename ?? null, size_bytes: null, provider_media_id: media.id };
-      return { type: m.type, content: { ...(media.caption ? { caption: media.caption } : {}), media: medium } };
-    }
-    case 'location':
-      if (m.location) {
-        const { latitude, longitude, name, address } = m.location;
-        return { type: 'location', content: { location: { latitude, longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) } } };
-      }
-      break;
-    case 'button':
-      if (m.button) return { type: 'button', content: { text: m.button.text, reply: { id: m.button.payload, title: m.button.text } } };
-      break;
-    case 'interactive': {
-      const choice = m.interactive?.button_reply ?? m.interactive?.list_reply;
-      if (choice) return { type: 'interactive', content: { reply: { id: choice.id, title: choice.title } } };
-      const form = m.interactive?.nfm_reply;
-      if (form) {
-        const response = parseObject(form.response_json);
-        return {
-          type: 'form_response',
-          content: { form_response: { flow_token: typeof response.flow_token === 'string' ? response.flow_token : null, response } },
-        };
-      }
-      break;
-    }
-    case 'reaction':
-      if (m.reaction) {
-        const target = await trx
-          .selectFrom('messages')
-          .select('id')
-          .where('provider_message_id', '=', m.reaction.message_id)
-          .where('workspace_id', '=', workspaceId)
-          .executeTakeFirst();
-        return { type: 'reaction', content: { reaction: { emoji: m.reaction.emoji ?? '', message_id: target?.id ?? null } } };
-      }
-      break;
-    case 'contacts':
-      if (m.contacts) return { type: 'contacts', content: { text: m.contacts.map((c) => c.name.formatted_name).join(', '), contacts: m.contacts } };
-      break;
-    case 'order':
-      if (m.order) return { type: 'order', content: { text: m.order.text ?? '', order: m.order } };
-      break;
-  }
-  // The contract: kinds we do not model (and parts missing their content) are kept as `unsupported`,
-  // so the customer's message still shows and still opens the 24-hour window.
-  return { type: 'unsupported', content: { text: `Unsupported message (${m.type.slice(0, 40)})` } };
-}
-
-function parseObject(json: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(json);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 function advances(from: string, to: string): boolean {
@@ -375,6 +308,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
       ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null }
       : null;
   const at = providerTime(s.timestamp, platform.now());
+  const billing = billingOf(s);
   // A later state implies the earlier ones: `read` without `delivered` still fills delivered_at.
   const times =
     s.status === 'failed'
@@ -386,7 +320,14 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
         };
   const result = await trx
     .updateTable('messages')
-    .set({ status: s.status, status_at: at, ...times, ...(error ? { error: JSON.stringify(error) } : {}) })
+    .set({
+      status: s.status,
+      status_at: at,
+      ...times,
+      ...(error ? { error: JSON.stringify(error) } : {}),
+      // The latest report wins; a status without billing (read) leaves the earlier one.
+      ...(billing ? { billing: sql`coalesce(billing, '{}'::jsonb) || ${JSON.stringify(billing)}::jsonb` } : {}),
+    })
     .where('id', '=', message.id)
     .where('status', '=', message.status) // compare-and-set against a concurrent delivery
     .executeTakeFirst();
@@ -416,6 +357,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
       error,
       campaign_id: null,
       occurred_at: at.toISOString(),
+      ...billing,
     },
   });
   const data = {

@@ -8,7 +8,9 @@
 // sandbox number. Anyone can type any sender number, so a conversation's history is shown to
 // the number's owner, or else to a browser that wrote in it, and then only from its own first
 // message on (a signed cookie lists its conversations). Plain HTML forms with a CSRF token: no
-// script at all.
+// script at all. The form is multipart, so the customer can also send a photo or a document
+// (kept by the sandbox as the provider keeps inbound media, downloadable through the API).
+import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
@@ -25,6 +27,16 @@ const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
 const HISTORY = 30;
 const MAX_CONVERSATIONS = 10;
 const E164 = /^\+[1-9]\d{7,14}$/;
+/** The largest file the phone sends; the sandbox keeps it in the database. */
+const MAX_FILE_BYTES = 16 * 1024 * 1024;
+const ACCEPT = 'image/jpeg,image/png,application/pdf,text/plain,.doc,.docx,.xls,.xlsx,.ppt,.pptx,audio/*,video/mp4,video/3gpp';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The file of a sandbox phone post, when one was chosen. */
+    sandboxPhoneFile?: { bytes: Buffer; filename: string; declaredType: string };
+  }
+}
 
 interface SandboxNumber {
   id: string;
@@ -182,6 +194,7 @@ function describe(type: string, content: unknown): string {
   if (value && typeof value.text === 'string') return value.text;
   if (value && typeof value.text?.body === 'string') return value.text.body;
   if (value && typeof value.caption === 'string') return `[${type}] ${value.caption}`;
+  if (value && typeof value.media?.filename === 'string') return `[${type}] ${value.media.filename}`;
   if (value?.template && typeof value.template.name === 'string') return `[template ${value.template.name}]`;
   return `[${type}]`;
 }
@@ -220,7 +233,7 @@ ${error ? html`<p role="alert">${error}</p>` : ''}
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
 ${
   numbers.length
-    ? html`<form method="post" action="${SEND_PATH}">
+    ? html`<form method="post" action="${SEND_PATH}" enctype="multipart/form-data">
 ${csrfField(csrf)}
 <label for="to">To</label>
 <select id="to" name="to" required>
@@ -230,8 +243,10 @@ ${numbers.map((n) => html`<option value="${n.id}"${n.id === selected?.id ? html`
 <input id="from" name="from" type="tel" value="${draft.from}" placeholder="+15550100123" autocomplete="off" maxlength="20" required>
 <label for="name">Your name</label>
 <input id="name" name="name" type="text" value="${draft.name}" placeholder="Ana Souza" autocomplete="off" maxlength="100">
-<label for="text">Message</label>
-<textarea id="text" name="text" maxlength="4096" required>${draft.text}</textarea>
+<label for="text">Message <small>(the caption, with a file)</small></label>
+<textarea id="text" name="text" maxlength="4096">${draft.text}</textarea>
+<label for="file">Photo or document <small>(optional, up to ${MAX_FILE_BYTES / 1024 / 1024} MB)</small></label>
+<input id="file" name="file" type="file" accept="${ACCEPT}">
 <button type="submit">Send</button>
 </form>`
     : html`<p role="alert">No sandbox number is available to this browser.</p>`
@@ -273,6 +288,18 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
 
   const csrfCookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: production, signed: true };
 
+  // Multipart for this page only: text fields as the form parser gives them, the file on the request.
+  await app.register(multipart, {
+    attachFieldsToBody: 'keyValues',
+    limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 10, fieldSize: 8192, parts: 11 },
+    throwFileSizeLimit: true,
+    async onFile(part) {
+      const bytes = await part.toBuffer();
+      // An empty file input still sends a part: no name, no bytes.
+      if (bytes.length || part.filename) this.sandboxPhoneFile = { bytes, filename: part.filename, declaredType: part.mimetype };
+    },
+  });
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = error instanceof HttpProblem ? error.status : error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'sandbox phone failed');
@@ -280,11 +307,13 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     const message =
       status === 403
         ? 'This form has expired or was not sent from this site. Go back, reload the page and try again.'
-        : status === 429
-          ? 'Too many messages. Wait a little and try again.'
-          : status >= 500
-            ? 'Something went wrong on our side. Try again in a moment.'
-            : 'The request could not be understood.';
+        : status === 413
+          ? `The file is too large; the sandbox phone sends files up to ${MAX_FILE_BYTES / 1024 / 1024} MB.`
+          : status === 429
+            ? 'Too many messages. Wait a little and try again.'
+            : status >= 500
+              ? 'Something went wrong on our side. Try again in a moment.'
+              : 'The request could not be understood.';
     return sendDemoPage(reply, status, {
       title: 'Sandbox phone',
       body: html`<main><div class="card"><h1>Sandbox phone</h1><p role="alert">${message}</p><p><a href="${SANDBOX_PHONE_PATH}">Back</a></p></div></main>`,
@@ -328,13 +357,19 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
       ? 'Choose one of the sandbox numbers.'
       : !E164.test(from)
         ? 'Your number must be a phone number in international format, such as +15550100123.'
-        : !draft.text.trim()
-          ? 'Write a message.'
+        : !draft.text.trim() && !request.sandboxPhoneFile
+          ? 'Write a message or choose a file.'
           : undefined;
     if (problem || !number) return render(request, reply, 400, draft, { error: problem });
     let messageId: string;
     try {
-      ({ messageId } = await sendFromSandboxPhone(app, { phoneNumberId: number.id, from, name: draft.name || undefined, text: draft.text }));
+      ({ messageId } = await sendFromSandboxPhone(app, {
+        phoneNumberId: number.id,
+        from,
+        name: draft.name || undefined,
+        text: draft.text,
+        ...(request.sandboxPhoneFile ? { file: request.sandboxPhoneFile } : {}),
+      }));
     } catch (error) {
       if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
       return render(request, reply, error.status, draft, { error: error.message });

@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpProblem } from '#server/lib/problems.js';
 import { SandboxProvider } from '#server/providers/sandbox.js';
+import type { InboundContent } from '#server/providers/types.js';
+import { checkMedia, displayName } from './media/rules.js';
 
 export interface SandboxPhoneMessage {
   /** Our number id (`pn_…`) or the provider's. */
@@ -11,7 +13,10 @@ export interface SandboxPhoneMessage {
   from: string;
   /** The customer's profile name. */
   name?: string;
+  /** The text, or with a file its caption (may then be empty). */
   text: string;
+  /** A file the customer sends: an image, a document, audio or a video, told from its bytes. */
+  file?: { bytes: Buffer; filename: string; declaredType: string };
   /** When given, the number must belong to this workspace (callers acting for one workspace). */
   workspaceId?: string;
 }
@@ -26,9 +31,12 @@ export async function sendFromSandboxPhone(app: FastifyInstance, input: SandboxP
   const from = input.from.trim();
   const errors = [
     ...(E164.test(from) ? [] : [{ pointer: '/body/from', detail: 'must be a phone number in E.164 (+15550100123)' }]),
-    ...(input.text.length > 0 && input.text.length <= MAX_TEXT ? [] : [{ pointer: '/body/text', detail: `must have 1 to ${MAX_TEXT} characters` }]),
+    ...((input.text.length > 0 || input.file) && input.text.length <= MAX_TEXT
+      ? []
+      : [{ pointer: '/body/text', detail: `must have ${input.file ? 0 : 1} to ${MAX_TEXT} characters` }]),
   ];
   if (errors.length) throw new HttpProblem(400, 'validation', 'One or more inputs are invalid; see errors.', { errors });
+  const message = input.file ? await fileMessage(input.file, input.text) : ({ type: 'text', text: { body: input.text } } as const);
 
   const db = app.platform.store.db;
   let query = db
@@ -46,8 +54,16 @@ export async function sendFromSandboxPhone(app: FastifyInstance, input: SandboxP
     phoneNumberId: pn.provider_phone_number_id,
     from,
     name: input.name,
-    message: { type: 'text', text: { body: input.text } },
+    message,
   });
   const row = await db.selectFrom('messages').select(['id', 'contact_id']).where('provider_message_id', '=', providerMessageId).executeTakeFirstOrThrow();
   return { messageId: row.id, contactId: row.contact_id, phoneNumberId: pn.id, providerMessageId };
+}
+
+/** The customer's file as the provider delivers it: the kind and type from its bytes (400, 413, 415 as for uploads), the caption, a document's name. */
+async function fileMessage(file: NonNullable<SandboxPhoneMessage['file']>, caption: string): Promise<InboundContent> {
+  const { kind, mimeType } = await checkMedia(file.bytes, file.declaredType || 'application/octet-stream');
+  const captioned = caption && kind !== 'audio' ? { caption } : {};
+  const named = kind === 'document' ? { filename: displayName(file.filename, mimeType, kind) } : {};
+  return { type: kind, media: { mime_type: mimeType, ...captioned, ...named }, bytes: file.bytes };
 }

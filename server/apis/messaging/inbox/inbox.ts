@@ -107,7 +107,7 @@ export const listMessages: Handler<operations['listMessages']> = async (request)
   const last = items.at(-1);
   const more = rows.length > limit && last !== undefined;
   return {
-    data: items.map(messageView),
+    data: items.map((row) => messageView(row, platform.config.publicUrl)),
     has_more: more,
     next_cursor: more
       ? encodeCursor(platform.secrets, { workspaceId, operation: 'listMessages' }, { t: new Date(last.created_at).toISOString(), id: last.id })

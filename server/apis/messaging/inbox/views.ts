@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database, MessagesTable } from '#server/store/schema.js';
 import { WINDOW_MS } from '../outbound/service-window.js';
+import { previewOf } from '../inbound-content.js';
 
 type S = components['schemas'];
 
@@ -10,30 +11,45 @@ export type MessageRow = Selectable<MessagesTable> & { chatapp_phone_number: str
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
 
-/** Only the contract's parts of a stored content (the row may hold provider ids the API does not show). */
-function contentView(raw: unknown): S['MessageContent'] {
+/** The API's download URL of a message's medium: inbound media are fetched through us, not the provider. */
+export function mediaUrl(baseUrl: string, messageId: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/api/chatapp/messages/${messageId}/media`;
+}
+
+const CONTENT_PARTS = ['location', 'reply', 'form_response', 'reaction', 'order', 'contacts', 'system', 'errors', 'referral', 'referred_product'] as const;
+
+/**
+ * Only the contract's parts of a stored content (the row may hold provider ids the API does not
+ * show). An inbound medium's `url` is our download URL (`GET /api/chatapp/messages/{id}/media`).
+ */
+function contentView(raw: unknown, inboundMedia?: { baseUrl: string; messageId: string }): S['MessageContent'] {
   const c = (raw && typeof raw === 'object' ? raw : {}) as Record<string, any>;
   const out: S['MessageContent'] = {};
   if (typeof c.text === 'string') out.text = c.text;
   if (typeof c.caption === 'string') out.caption = c.caption;
   if (c.media && typeof c.media === 'object') {
+    const inbound = inboundMedia && typeof c.media.provider_media_id === 'string';
     out.media = {
-      url: c.media.url ?? null,
+      url: inbound ? mediaUrl(inboundMedia.baseUrl, inboundMedia.messageId) : (c.media.url ?? null),
       mime_type: String(c.media.mime_type ?? 'application/octet-stream'),
       filename: c.media.filename ?? null,
       size_bytes: c.media.size_bytes ?? null,
+      ...(inbound ? { provider_media_id: c.media.provider_media_id } : {}),
+      ...(typeof c.media.sha256 === 'string' ? { sha256: c.media.sha256 } : {}),
+      ...(typeof c.media.voice === 'boolean' ? { voice: c.media.voice } : {}),
+      ...(typeof c.media.animated === 'boolean' ? { animated: c.media.animated } : {}),
     };
   }
-  if (c.location) out.location = c.location;
   if (c.template) out.template = { name: c.template.name, language: c.template.language, template_id: c.template.template_id };
-  if (c.reply) out.reply = c.reply;
-  if (c.form_response) out.form_response = c.form_response;
-  if (c.reaction) out.reaction = c.reaction;
+  for (const part of CONTENT_PARTS) if (c[part] !== undefined && c[part] !== null) (out as Record<string, unknown>)[part] = c[part];
+  if (c.forwarded === true) out.forwarded = true;
+  if (c.frequently_forwarded === true) out.frequently_forwarded = true;
   return out;
 }
 
-export function messageView(row: MessageRow): S['Message'] {
-  const content = contentView(row.content);
+export function messageView(row: MessageRow, baseUrl: string): S['Message'] {
+  const content = contentView(row.content, row.direction === 'inbound' ? { baseUrl, messageId: row.id } : undefined);
+  const billing = row.billing ?? null;
   return {
     id: row.id,
     wamid: row.provider_message_id,
@@ -52,16 +68,13 @@ export function messageView(row: MessageRow): S['Message'] {
     delivered_at: iso(row.delivered_at),
     read_at: iso(row.read_at),
     failed_at: iso(row.failed_at),
+    ...(billing?.conversation ? { conversation: billing.conversation } : {}),
+    ...(billing?.pricing ? { pricing: billing.pricing } : {}),
   };
 }
 
-/** The list preview: text or caption, else the template's name, else the kind. */
-export function preview(type: string, raw: unknown): string {
-  const c = (raw && typeof raw === 'object' ? raw : {}) as Record<string, any>;
-  const text =
-    typeof c.text === 'string' ? c.text : typeof c.caption === 'string' ? c.caption : (c.template?.name ?? c.reply?.title ?? c.reaction?.emoji ?? `[${type}]`);
-  return Array.from(String(text)).slice(0, 100).join('');
-}
+/** The list preview: text or caption, else the template's name, else a summary of the kind. */
+export const preview = previewOf;
 
 /** The chats query with everything a Chat shows, scoped to the workspace. */
 export function chatQuery(db: Kysely<Database>, workspaceId: string) {
@@ -117,11 +130,7 @@ export function chatView(row: ChatRow, now: Date): S['Chat'] {
   };
 }
 
-/**
- * An inbound message's content as the `message.received` event shows it. Media are left out:
- * the event's media needs a download URL and inbound files are not downloaded yet.
- */
-export function eventContent(raw: Record<string, unknown>): Record<string, unknown> {
-  const { media: _media, contacts: _contacts, order: _order, ...rest } = raw;
-  return rest;
+/** An inbound message's content as the `message.received` event shows it: all of it, media with our download URL. */
+export function eventContent(raw: S['MessageContent'], baseUrl: string, messageId: string): Record<string, unknown> {
+  return contentView(raw, { baseUrl, messageId });
 }

@@ -6,6 +6,7 @@ import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler, Handlers } from '#server/lib/handler-types.js';
 import { senderOf } from '../sender.js';
+import { getMessageMedia } from './download.js';
 import { deviceFile, formFields, uploadAndRecord, type UploadRow } from './uploads.js';
 
 type S = components['schemas'];
@@ -36,4 +37,4 @@ export const uploadMedia: Handler<operations['uploadMedia']> = async (request, r
   return uploadView(row, sender.number.display_phone_number);
 };
 
-export const mediaHandlers: Handlers<operations> = { uploadMedia };
+export const mediaHandlers: Handlers<operations> = { uploadMedia, getMessageMedia };

@@ -1,0 +1,87 @@
+// The sandbox phone sends a photo or a document as a customer would: the multipart form with
+// a file reaches the workspace as an image or document message (kind and type from the bytes,
+// the text as caption, a document's name), and the API downloads the very bytes the phone sent.
+// A file the provider would not take is refused on the page, with nothing stored.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildShared } from '#test/helper.js';
+import { tenant, type Tenant } from './inbox/support.js';
+import { FILES, multipart, type FilePartSpec } from './media/support.js';
+
+let app: FastifyInstance;
+let t: Tenant;
+beforeAll(async () => {
+  app = await buildShared();
+  t = await tenant(app);
+});
+
+/** Opens the phone page and posts its form, as multipart, with `file` (cookies and CSRF token carried over). */
+async function send(fields: Record<string, string>, file?: FilePartSpec): Promise<LightMyRequestResponse> {
+  const page = await app.inject('/sandbox/phone');
+  const cookie = (page.cookies as { name: string; value: string }[]).map((c) => `${c.name}=${c.value}`).join('; ');
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+  expect(page.body).toContain('enctype="multipart/form-data"');
+  expect(page.body).toContain('type="file"');
+  const form = multipart({ _csrf: csrf, to: t.pnId, ...fields }, file ? [file] : []);
+  return app.inject({ method: 'POST', url: '/sandbox/phone/send', headers: { ...form.headers, cookie }, payload: form.payload });
+}
+
+async function lastMessage(from: string) {
+  return app.platform.store.db
+    .selectFrom('messages')
+    .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+    .select(['messages.id', 'messages.type', 'messages.content'])
+    .where('messages.workspace_id', '=', t.workspaceId)
+    .where('contacts.phone', '=', from)
+    .orderBy('messages.created_at', 'desc')
+    .executeTakeFirst();
+}
+
+const download = (id: string) => app.inject({ method: 'GET', url: `/api/chatapp/messages/${id}/media`, headers: t.headers });
+
+describe('the sandbox phone sends media', () => {
+  it('a photo with a caption: an image message whose download is the bytes sent', async () => {
+    const bytes = FILES.jpeg(5000);
+    const res = await send({ from: '+15550100201', name: 'Ana', text: 'my broken parcel' }, { filename: 'IMG_0001.jpg', type: 'image/jpeg', bytes });
+    expect(res.statusCode, res.body).toBe(303);
+    const row = await lastMessage('+15550100201');
+    expect(row).toMatchObject({
+      type: 'image',
+      content: { caption: 'my broken parcel', media: { mime_type: 'image/jpeg', provider_media_id: expect.any(String) } },
+    });
+    const file = await download(row!.id);
+    expect(file.statusCode).toBe(200);
+    expect(file.headers['content-type']).toBe('image/jpeg');
+    expect(Buffer.compare(file.rawPayload, bytes)).toBe(0);
+  });
+
+  it('a document without text: a document message with its name, downloadable', async () => {
+    const bytes = FILES.pdf(3000);
+    const res = await send({ from: '+15550100202', text: '' }, { filename: 'invoice 1042.pdf', type: 'application/pdf', bytes });
+    expect(res.statusCode, res.body).toBe(303);
+    const row = await lastMessage('+15550100202');
+    expect(row).toMatchObject({ type: 'document', content: { media: { mime_type: 'application/pdf', filename: 'invoice 1042.pdf' } } });
+    expect((row!.content as Record<string, unknown>).caption).toBeUndefined();
+    const file = await download(row!.id);
+    expect(file.headers['content-disposition']).toBe("attachment; filename*=UTF-8''invoice%201042.pdf");
+    expect(Buffer.compare(file.rawPayload, bytes)).toBe(0);
+  });
+
+  it('a text still goes as text through the multipart form; neither text nor file is refused', async () => {
+    expect((await send({ from: '+15550100203', text: 'hello' })).statusCode).toBe(303);
+    expect(await lastMessage('+15550100203')).toMatchObject({ type: 'text', content: { text: 'hello' } });
+    const empty = await send({ from: '+15550100204', text: ' ' }, { filename: '', type: 'application/octet-stream', bytes: Buffer.alloc(0) });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.body).toContain('Write a message or choose a file.');
+    expect(await lastMessage('+15550100204')).toBeUndefined();
+  });
+
+  it('a file the provider would not take (HTML; an image over 5 MB): refused on the page, nothing stored', async () => {
+    const html = await send({ from: '+15550100205', text: 'x' }, { filename: 'page.html', type: 'text/html', bytes: FILES.html() });
+    expect(html.statusCode).toBe(415);
+    expect(html.body).toContain('text/html');
+    const big = await send({ from: '+15550100205', text: 'x' }, { filename: 'big.png', type: 'image/png', bytes: FILES.png(5 * 1024 * 1024 + 1) });
+    expect(big.statusCode).toBe(413);
+    expect(await lastMessage('+15550100205')).toBeUndefined();
+  });
+});
