@@ -2773,6 +2773,12 @@ export interface components {
              * @default 1
              */
             max_retries?: number;
+            /**
+             * @description How the contact writes numbers and dates (BCP 47: `pt-PT`, `en-US`, `de-DE`): decimal mark,
+             *     thousands separator, day/month order and the words of relative dates. Omitted: the locale
+             *     of the contact's country (from its phone number), else `en-US`.
+             */
+            locale?: string;
         };
         /** @description `assign_agent` (action): hands the chat to an agent; the flow may go on. Ports: `out`. */
         FlowAssignAgentParameters: {
