@@ -101,3 +101,38 @@ it('live: a phone without + is read in the contact’s country; a number that re
   await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 10_000, 'completion');
   expect((await texts()).at(-1)).toBe('+351912000004 250000');
 });
+
+it('the node’s locale wins over the contact’s country: "250,000" is 250000 in en-US, asked again in pt-PT', async () => {
+  const w = await workspace(app);
+  const graph = (locale?: string) => ({
+    triggers: [{ id: 'kw', type: 'keyword', parameters: { keywords: ['go'], match: 'exact' } }],
+    nodes: [
+      { id: 'amount', type: 'ask', parameters: { question: 'How much?', expect: 'number', save_as: 'amount', ...(locale ? { locale } : {}) } },
+      { id: 'echo', type: 'send_text', parameters: { text: '{{vars.amount}}' } },
+    ],
+    connections: [
+      { from_node: 'kw', to_node: 'amount' },
+      { from_node: 'amount', from_port: 'reply', to_node: 'echo' },
+    ],
+  });
+  const run = async (locale?: string) => {
+    const flow = await createFlow(app, w, graph(locale), { status: 'inactive', name: `Amount ${locale ?? 'default'}` });
+    const res = await api(app, w.key)('POST', `/api/automation/${flow.id}/test`, {
+      message: { type: 'text', text: 'go' },
+      contact: { contact_no: '+351912009004' },
+      replies: [{ type: 'text', text: '250,000' }],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  };
+  const english = await run('en-US');
+  expect(english).toMatchObject({ outcome: 'completed' });
+  expect(english.messages.at(-1).preview).toBe('250000');
+  const portuguese = await run();
+  expect(portuguese).toMatchObject({ outcome: 'waiting', waiting_at: 'amount' });
+  expect(portuguese.steps.map((x: { detail: string }) => x.detail).join('\n')).toMatch(/reads two ways in pt-PT/);
+  // A locale that is not BCP 47 is refused when the flow is saved, naming the parameter.
+  const bad = await api(app, w.key)('POST', '/api/automation', { name: 'Bad locale', waba_id: w.accountId, ...graph('portuguese') });
+  expect(bad.statusCode).toBe(422);
+  expect(JSON.stringify(bad.json().errors)).toContain('/body/nodes/0/parameters/locale');
+});
