@@ -1388,6 +1388,72 @@ export interface paths {
         delete: operations["deleteMessagingWebhookEndpoint"];
         options?: never;
         head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the URL, events, description or status of an endpoint. Disabling cancels what waits to be delivered.
+         */
+        patch: operations["updateMessagingWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List deliveries
+         * @description Lists the endpoint's deliveries, newest first.
+         */
+        get: operations["listMessagingWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{endpointId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery
+         * @description Returns one delivery with each of its attempts (status, answer excerpt, duration).
+         */
+        get: operations["getMessagingWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Delivers the same event again as a new delivery (same event id and body bytes, fresh
+         *     signature, a new retry schedule). A delivery still `pending` or `retrying`, or a
+         *     disabled endpoint, answers 409 `conflict`.
+         */
+        post: operations["redeliverMessagingWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1405,6 +1471,28 @@ export interface paths {
          * @description Issues a new signing secret; the previous one also signs (a second `v1`) for 24 hours.
          */
         post: operations["rotateMessagingWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhook-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook_endpoint.test` event to this endpoint only, signed like any other, and
+         *     answers with its delivery; follow it in the delivery log. A disabled endpoint answers
+         *     409 `conflict`.
+         */
+        post: operations["sendMessagingWebhookTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1542,6 +1630,26 @@ export interface webhooks {
          * @description Sent when the provider approves, rejects, pauses or disables a template.
          */
         post: operations["templateStatusUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.test
+         * @description Sent when asked for (`POST /api/webhook-endpoints/{endpointId}/test`); use it to check the endpoint and signature.
+         */
+        post: operations["webhookEndpointTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2698,6 +2806,12 @@ export interface components {
              * @default 1
              */
             max_retries?: number;
+            /**
+             * @description How the contact writes numbers and dates (BCP 47: `pt-PT`, `en-US`, `de-DE`): decimal mark,
+             *     thousands separator, day/month order and the words of relative dates. Omitted: the locale
+             *     of the contact's country (from its phone number), else `en-US`.
+             */
+            locale?: string;
         };
         /** @description `assign_agent` (action): hands the chat to an agent; the flow may go on. Ports: `out`. */
         FlowAssignAgentParameters: {
@@ -4426,7 +4540,7 @@ export interface components {
             template_id: components["schemas"]["ResourceId"];
         };
         /** @description Every Messaging event, by `type`. */
-        MessagingEvent: components["schemas"]["MessageReceivedEvent"] | components["schemas"]["MessageStatusUpdatedEvent"] | components["schemas"]["TemplateStatusUpdatedEvent"] | components["schemas"]["CampaignCompletedEvent"] | components["schemas"]["CampaignFailedEvent"];
+        MessagingEvent: components["schemas"]["MessageReceivedEvent"] | components["schemas"]["MessageStatusUpdatedEvent"] | components["schemas"]["TemplateStatusUpdatedEvent"] | components["schemas"]["CampaignCompletedEvent"] | components["schemas"]["CampaignFailedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description How many customers a number may start conversations with in 24 hours.
          * @enum {string}
@@ -4434,6 +4548,119 @@ export interface components {
         MessagingLimitTier: "TIER_250" | "TIER_1K" | "TIER_10K" | "TIER_100K" | "TIER_UNLIMITED";
         /** @description `t=<unix seconds>,v1=<64 hex>` (one `v1` per active signing secret). */
         MessagingSignature: string;
+        /**
+         * @description One event's delivery to one endpoint, with the outcome of its latest attempt. Every attempt
+         *     posts the same body bytes and event id, with a fresh timestamp and signature.
+         */
+        MessagingWebhookDelivery: {
+            /** @description The delivery id (`dlv_…`). */
+            id: components["schemas"]["ResourceId"];
+            /** @description The endpoint (`whe_…`). */
+            endpoint_id: components["schemas"]["ResourceId"];
+            /** @description The event (`evt_…`), the `id` in the payload and `X-Messaging-Event-Id`. */
+            event_id: components["schemas"]["ResourceId"];
+            /** @description The event type. */
+            event_type: components["schemas"]["MessagingWebhookDeliveryEventType"];
+            /** @description Where the delivery stands. */
+            status: components["schemas"]["MessagingWebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far (0 while the first is pending; at most 8).
+             */
+            attempt: number;
+            /** @description The HTTP status of the latest answer; `null` if none was received. */
+            response_status: number | null;
+            /** @description The first 2,048 characters of the latest answer's body, as UTF-8 text; `null` if none. */
+            response_body: string | null;
+            /** @description How long the latest attempt took, in milliseconds; `null` before the first. */
+            duration_ms: number | null;
+            /** @description Why the latest attempt failed; absent if it succeeded or none was made. */
+            failure_reason?: components["schemas"]["MessagingWebhookFailureReason"];
+            /** @description When the next attempt is due; `null` unless `retrying` or `pending`. */
+            next_retry_at: string | null;
+            /** @description The delivery this one repeats (`dlv_…`); present on redeliveries only. */
+            redelivery_of?: components["schemas"]["ResourceId"];
+            /**
+             * Format: date-time
+             * @description When the delivery was queued.
+             */
+            created_at: string;
+            /** @description When the latest attempt was made; `null` before the first. */
+            last_attempt_at: string | null;
+        };
+        /** @description One attempt of a delivery: what was answered, and how long it took. */
+        MessagingWebhookDeliveryAttempt: {
+            /**
+             * Format: int32
+             * @description The attempt's number, from 1.
+             */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            started_at: string;
+            /**
+             * Format: int32
+             * @description How long it took, in milliseconds.
+             */
+            duration_ms: number;
+            /** @description The HTTP status answered; `null` if no answer was received. */
+            response_status: number | null;
+            /** @description The first 2,048 characters of the answer's body; `null` if none. */
+            response_body: string | null;
+            /** @description Why the attempt failed; absent if it succeeded. */
+            failure_reason?: components["schemas"]["MessagingWebhookFailureReason"];
+        };
+        /** @description A delivery with every attempt made so far, oldest first. */
+        MessagingWebhookDeliveryDetail: {
+            /** @description The delivery id (`dlv_…`). */
+            id: components["schemas"]["ResourceId"];
+            /** @description The endpoint (`whe_…`). */
+            endpoint_id: components["schemas"]["ResourceId"];
+            /** @description The event (`evt_…`), the `id` in the payload and `X-Messaging-Event-Id`. */
+            event_id: components["schemas"]["ResourceId"];
+            /** @description The event type. */
+            event_type: components["schemas"]["MessagingWebhookDeliveryEventType"];
+            /** @description Where the delivery stands. */
+            status: components["schemas"]["MessagingWebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far (0 while the first is pending; at most 8).
+             */
+            attempt: number;
+            /** @description The HTTP status of the latest answer; `null` if none was received. */
+            response_status: number | null;
+            /** @description The first 2,048 characters of the latest answer's body, as UTF-8 text; `null` if none. */
+            response_body: string | null;
+            /** @description How long the latest attempt took, in milliseconds; `null` before the first. */
+            duration_ms: number | null;
+            /** @description Why the latest attempt failed; absent if it succeeded or none was made. */
+            failure_reason?: components["schemas"]["MessagingWebhookFailureReason"];
+            /** @description When the next attempt is due; `null` unless `retrying` or `pending`. */
+            next_retry_at: string | null;
+            /** @description The delivery this one repeats (`dlv_…`); present on redeliveries only. */
+            redelivery_of?: components["schemas"]["ResourceId"];
+            /**
+             * Format: date-time
+             * @description When the delivery was queued.
+             */
+            created_at: string;
+            /** @description When the latest attempt was made; `null` before the first. */
+            last_attempt_at: string | null;
+            /** @description The attempts made so far, oldest first (at most 8). */
+            attempts: components["schemas"]["MessagingWebhookDeliveryAttempt"][];
+        };
+        /**
+         * @description The event type of a delivery: a subscribed event, or the test event sent on request.
+         * @enum {string}
+         */
+        MessagingWebhookDeliveryEventType: "message.received" | "message.status_updated" | "template.status_updated" | "campaign.completed" | "campaign.failed" | "webhook_endpoint.test";
+        /**
+         * @description Where a delivery stands.
+         * @enum {string}
+         */
+        MessagingWebhookDeliveryStatus: "pending" | "succeeded" | "retrying" | "failed" | "cancelled";
         /**
          * @description A URL of the customer's that receives Messaging events, signed with
          *     `X-Messaging-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` (Stripe's scheme).
@@ -4447,6 +4674,8 @@ export interface components {
             description: string | null;
             /** @description The events sent to it. */
             enabled_events: components["schemas"]["MessagingWebhookEventType"][];
+            /** @description Whether events are delivered to it. */
+            status: components["schemas"]["MessagingWebhookEndpointStatus"];
             /** @description The first characters of the signing secret, to tell secrets apart (`whsec_3f9K…`). */
             secret_hint: string;
             /**
@@ -4464,6 +4693,22 @@ export interface components {
             /** @description A note for people. */
             description?: string;
         };
+        /**
+         * @description Whether an endpoint receives events.
+         * @enum {string}
+         */
+        MessagingWebhookEndpointStatus: "enabled" | "disabled";
+        /** @description Changes to an endpoint; omitted fields stay. */
+        MessagingWebhookEndpointUpdate: {
+            /** @description Where to post events (checked like on creation). */
+            url?: components["schemas"]["HttpUrl"];
+            /** @description The complete new list of events; each at most once. */
+            enabled_events?: components["schemas"]["MessagingWebhookEventType"][];
+            /** @description A note for people; `null` clears it. */
+            description?: string | null;
+            /** @description `disabled` stops deliveries and cancels pending ones; `enabled` resumes. */
+            status?: components["schemas"]["MessagingWebhookEndpointStatus"];
+        };
         /** @description A webhook endpoint with its signing secret, returned once on creation. */
         MessagingWebhookEndpointWithSecret: {
             /** @description The id (`whe_…`). */
@@ -4474,6 +4719,8 @@ export interface components {
             description: string | null;
             /** @description The events sent to it. */
             enabled_events: components["schemas"]["MessagingWebhookEventType"][];
+            /** @description Whether events are delivered to it. */
+            status: components["schemas"]["MessagingWebhookEndpointStatus"];
             /** @description The first characters of the signing secret, to tell secrets apart (`whsec_3f9K…`). */
             secret_hint: string;
             /**
@@ -4489,6 +4736,11 @@ export interface components {
          * @enum {string}
          */
         MessagingWebhookEventType: "message.received" | "message.status_updated" | "template.status_updated" | "campaign.completed" | "campaign.failed";
+        /**
+         * @description Why an attempt failed.
+         * @enum {string}
+         */
+        MessagingWebhookFailureReason: "http_status" | "timeout" | "connection_error" | "tls_error" | "redirect" | "unsafe_url";
         /** @description A new signing secret. The previous one keeps signing (a second `v1`) until `previous_secret_expires_at`. */
         MessagingWebhookSecret: {
             /** @description The endpoint (`whe_…`). */
@@ -6620,6 +6872,35 @@ export interface components {
          * @example waba_7Gk2Pq9XwL4mTz
          */
         WabaRefExtras: string;
+        /** @description `data` of `webhook_endpoint.test`. */
+        WebhookEndpointTestData: {
+            /** @description The endpoint the test was sent to (`whe_…`). */
+            webhook_endpoint_id: components["schemas"]["EventObjectId"];
+            /** @description A fixed message. */
+            message: string;
+        };
+        /**
+         * @description A test event, sent only when asked for (`POST /api/webhook-endpoints/{endpointId}/test`),
+         *     to that endpoint only, signed like any other; never subscribed to.
+         */
+        WebhookEndpointTestEvent: {
+            /** @description The event's id; identical across retries. */
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook_endpoint.test";
+            /**
+             * Format: int64
+             * @description When the event occurred, in Unix seconds.
+             */
+            created: number;
+            /** @description The workspace (`ws_…`) the event belongs to. */
+            workspace_id: components["schemas"]["EventObjectId"];
+            /** @description The event's object. */
+            data: components["schemas"]["WebhookEndpointTestData"];
+        };
         /** @description The result of subscribing the provider's webhooks for a business account. */
         WebhookSetupResult: {
             /** @description Our id of the account. */
@@ -14499,6 +14780,416 @@ export interface operations {
             };
         };
     };
+    updateMessagingWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessagingWebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagingWebhookEndpoint"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listMessagingWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["MessagingWebhookDeliveryStatus"];
+                /** @description Only deliveries of this event type. */
+                event_type?: components["schemas"]["MessagingWebhookDeliveryEventType"];
+                /** @description Only deliveries of this event (`evt_…`). */
+                event_id?: components["schemas"]["ResourceId"];
+                /** @description Maximum number of items to return (1–100). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; omit for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                endpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The items of this page. */
+                        data: components["schemas"]["MessagingWebhookDelivery"][];
+                        /** @description Whether another page follows. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getMessagingWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: components["schemas"]["ResourceId"];
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagingWebhookDeliveryDetail"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    redeliverMessagingWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: components["schemas"]["ResourceId"];
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagingWebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     rotateMessagingWebhookEndpointSecret: {
         parameters: {
             query?: never;
@@ -14553,6 +15244,107 @@ export interface operations {
             };
             /** @description No such resource in the caller's workspace. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    sendMessagingWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagingWebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14983,6 +15775,54 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TemplateStatusUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (or none within 10 seconds) fails the attempt; it is retried on the schedule. */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (or none within 10 seconds) fails the attempt; it is retried on the schedule. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer (or none within 10 seconds) fails the attempt; it is retried on the schedule. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookEndpointTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The signature over `<t>.<raw body>`. */
+                "X-Messaging-Signature": components["schemas"]["MessagingSignature"];
+                /** @description The event's id, as in the body. */
+                "X-Messaging-Event-Id": components["schemas"]["EventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointTestEvent"];
             };
         };
         responses: {

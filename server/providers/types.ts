@@ -65,7 +65,14 @@ export interface InteractiveFlow extends InteractiveBase {
   type: 'flow';
   action: {
     name: 'flow';
-    parameters: { flow_message_version: '3'; flow_id: string; flow_cta: string; flow_token?: string; flow_action?: 'navigate' | 'data_exchange' };
+    parameters: {
+      flow_message_version: '3';
+      flow_id: string;
+      flow_cta: string;
+      flow_token?: string;
+      flow_action?: 'navigate' | 'data_exchange';
+      flow_action_payload?: { screen: string; data?: Record<string, unknown> };
+    };
   };
 }
 

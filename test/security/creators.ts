@@ -174,5 +174,6 @@ export const CREATORS: Record<string, Creator> = {
     ),
   'messaging:endpointId': async (ctx) =>
     created(await post(ctx, '/api/webhook-endpoints', ctx.w.headers, { url: 'https://crm.test/m', enabled_events: ['message.received'] })),
+  'messaging:deliveryId': async (ctx) => created(await post(ctx, `/api/webhook-endpoints/${ctx.ids.endpointId}/test`, ctx.w.headers)),
   'messaging:slug': async () => 'dental-clinic',
 };

@@ -22,6 +22,8 @@ import { html, type Html } from '#server/html/html.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
 import { sendFromSandboxPhone } from './sandbox-phone.js';
+import { offerControls, postedReply, REPLY_PATH } from './sandbox-phone-reply-forms.js';
+import { type Offer, offerOf, replyFromSandboxPhone } from './sandbox-phone-replies.js';
 
 const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
 const HISTORY = 30;
@@ -167,6 +169,9 @@ function normalizePhone(value: string): string {
 }
 
 interface ChatLine {
+  id: string;
+  /** What a received interactive message lets the customer tap or fill in. */
+  offer: Offer | null;
   inbound: boolean;
   text: string;
   at: Date;
@@ -178,15 +183,20 @@ async function conversation(request: FastifyRequest, number: SandboxNumber, from
   let query = request.server.platform.store.db
     .selectFrom('messages')
     .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
-    .select(['messages.direction', 'messages.type', 'messages.content', 'messages.status', 'messages.created_at'])
+    .select(['messages.id', 'messages.direction', 'messages.type', 'messages.content', 'messages.status', 'messages.created_at'])
     .where('messages.phone_number_id', '=', number.id)
     .where('contacts.workspace_id', '=', number.workspaceId)
     .where('contacts.phone', '=', from);
   if (joined) query = query.where((eb) => eb.or([eb('messages.created_at', '>', new Date(joined.since)), eb('messages.id', '=', joined.first)]));
   const rows = await query.orderBy('messages.created_at', 'desc').orderBy('messages.id', 'desc').limit(HISTORY).execute();
-  return rows
-    .reverse()
-    .map((row) => ({ inbound: row.direction === 'inbound', text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
+  const db = request.server.platform.store.db;
+  const lines: ChatLine[] = [];
+  for (const row of rows.reverse()) {
+    const inbound = row.direction === 'inbound';
+    const offer = inbound ? null : await offerOf(db, number.workspaceId, row.content);
+    lines.push({ id: row.id, offer, inbound, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status });
+  }
+  return lines;
 }
 
 function describe(type: string, content: unknown): string {
@@ -262,7 +272,7 @@ ${
     : chat.length
       ? html`<ul class="chat" id="chat">${chat.map(
           (line) =>
-            html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? '' : ` · ${line.status}`}</small></li>`,
+            html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? '' : ` · ${line.status}`}</small>${line.offer ? offerControls(line.offer, { messageId: line.id, to: selected.id, from: draft.from, csrf }) : ''}</li>`,
         )}</ul>`
       : html`<p class="muted">No messages yet.</p>`
 }
@@ -340,6 +350,25 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     const to = typeof query.to === 'string' ? query.to.slice(0, 64) : undefined;
     const sent = query.sent === '1';
     return render(request, reply, 200, { to, from: state.from, name: state.name, text }, sent ? { notice: 'Sent.' } : {});
+  });
+
+  // A tap on a reply button or list row, or a submitted form, of a message in a conversation this browser may read.
+  app.post(REPLY_PATH, { preHandler: [refuseCrossSitePost, app.csrfProtection] }, async (request, reply) => {
+    const body = request.body;
+    const state = readState(request);
+    const draft: Draft = { to: formField(body, 'to').slice(0, 64), from: formField(body, 'from').slice(0, 32), name: state.name, text: '' };
+    const number = findNumber(await visibleNumbers(request), draft.to);
+    const from = normalizePhone(draft.from);
+    const wanted = postedReply(body);
+    const allowed = number && (number.owned || state.conversations.some((c) => c.to === number.id && c.from === from));
+    if (!number || !E164.test(from) || !wanted || !allowed) return render(request, reply, 400, draft, { error: 'That message cannot be answered from here.' });
+    try {
+      await replyFromSandboxPhone(app, { phoneNumberId: number.id, workspaceId: number.workspaceId, from, name: state.name || undefined }, wanted);
+    } catch (error) {
+      if (!(error instanceof HttpProblem) || error.status >= 500) throw error;
+      return render(request, reply, error.status, draft, { error: error.message });
+    }
+    return reply.header('cache-control', 'no-store').redirect(`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: number.id, sent: '1' })}`, 303);
   });
 
   app.post(SEND_PATH, { preHandler: [refuseCrossSitePost, app.csrfProtection] }, async (request, reply) => {

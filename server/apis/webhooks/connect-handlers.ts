@@ -3,23 +3,18 @@ import type { components, operations } from '#generated/connect/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
 import type { Handlers } from '#server/lib/handler-types.js';
-import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
-import { deliveryById, getDelivery, listDeliveries, redeliver } from './deliveries.js';
-import { emitEvent, TEST_EVENT_TYPE } from './emit.js';
+import { getDelivery, listDeliveries, redeliver, sendTestEvent } from './deliveries.js';
 import {
-  cancelPending,
-  checkEndpointUrl,
-  checkEventTypes,
   createCheckedEndpoint,
   listEndpoints,
   DEFAULT_OVERLAP_SECONDS,
   deleteEndpoint,
   type EndpointRow,
-  endpointNotFound,
   findEndpoint,
   overlapUntil,
   rotateSecret,
+  updateEndpoint,
 } from './endpoints.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
@@ -71,31 +66,8 @@ export const connectWebhookHandlers: Handlers<operations> = {
   async updateWebhookEndpoint(request) {
     const { workspaceId } = authOf(request);
     const platform = request.server.platform;
-    const body = request.body;
-    const current = await find(platform, workspaceId, request.params.endpointId);
-    const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes('connect', body.enabled_events);
-    if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
-    const now = platform.now();
-    const row = await platform.store.db.transaction().execute(async (tx) => {
-      const updated = await tx
-        .updateTable('webhook_endpoints')
-        .set({
-          ...(body.url !== undefined ? { url: body.url } : {}),
-          ...(eventTypes !== undefined ? { event_types: eventTypes } : {}),
-          ...(body.description !== undefined ? { description: body.description } : {}),
-          ...(body.status !== undefined ? { status: body.status } : {}),
-          updated_at: now,
-        })
-        .where('id', '=', current.id)
-        .where('workspace_id', '=', workspaceId)
-        .returningAll()
-        .executeTakeFirst();
-      if (!updated) throw endpointNotFound(); // deleted meanwhile
-      // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (bad-inputs F10).
-      if (updated.status === 'disabled') await cancelPending(tx, updated, now);
-      return updated;
-    });
-    return endpointView(row, now);
+    const row = await updateEndpoint(platform, workspaceId, 'connect', request.params.endpointId, request.body);
+    return endpointView(row, platform.now());
   },
 
   async deleteWebhookEndpoint(request, reply) {
@@ -116,24 +88,9 @@ export const connectWebhookHandlers: Handlers<operations> = {
   async sendWebhookTestEvent(request, reply) {
     const { workspaceId } = authOf(request);
     const platform = request.server.platform;
-    const endpoint = await find(platform, workspaceId, request.params.endpointId);
-    const disabled = () => new HttpProblem(409, 'conflict', 'The endpoint is disabled; enable it to send a test event.');
-    if (endpoint.status !== 'enabled') throw disabled();
-    const deliveryId = await platform.store.db.transaction().execute(async (tx) => {
-      const eventId = await emitEvent(tx, {
-        workspaceId,
-        api: 'connect',
-        type: TEST_EVENT_TYPE,
-        data: { webhook_endpoint_id: endpoint.id, message: TEST_MESSAGE },
-        endpointId: endpoint.id,
-        at: platform.now(),
-      });
-      if (!eventId) throw disabled(); // disabled or deleted since it was read
-      const row = await tx.selectFrom('outbox').select('id').where('event_id', '=', eventId).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
-      return row.id;
-    });
+    const delivery = await sendTestEvent(platform, await find(platform, workspaceId, request.params.endpointId), TEST_MESSAGE);
     reply.code(202);
-    return deliveryById(platform, endpoint, deliveryId);
+    return delivery;
   },
 
   async listWebhookDeliveries(request) {

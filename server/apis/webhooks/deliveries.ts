@@ -8,7 +8,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { enqueue } from '#server/outbox/outbox.js';
 import type { Platform } from '#server/platform.js';
 import type { DeliveryAttemptsTable, OutboxTable } from '#server/store/schema.js';
-import { ENDPOINT_KIND } from './emit.js';
+import { ENDPOINT_KIND, emitEvent, TEST_EVENT_TYPE } from './emit.js';
 import { CANCELLED, type EndpointRow } from './endpoints.js';
 
 type Delivery = components['schemas']['WebhookDelivery'];
@@ -199,4 +199,24 @@ export async function redeliver(platform: Platform, endpoint: EndpointRow, deliv
     return outboxId;
   });
   return deliveryById(platform, endpoint, id);
+}
+
+/** Queues a test event to this endpoint only; answers its delivery. A disabled endpoint is a 409. */
+export async function sendTestEvent(platform: Platform, endpoint: EndpointRow, message: string): Promise<Delivery> {
+  const disabled = () => new HttpProblem(409, 'conflict', 'The endpoint is disabled; enable it to send a test event.');
+  if (endpoint.status !== 'enabled') throw disabled();
+  const deliveryId = await platform.store.db.transaction().execute(async (tx) => {
+    const eventId = await emitEvent(tx, {
+      workspaceId: endpoint.workspace_id,
+      api: endpoint.api as 'connect' | 'messaging',
+      type: TEST_EVENT_TYPE,
+      data: { webhook_endpoint_id: endpoint.id, message },
+      endpointId: endpoint.id,
+      at: platform.now(),
+    });
+    if (!eventId) throw disabled(); // disabled or deleted since it was read
+    const row = await tx.selectFrom('outbox').select('id').where('event_id', '=', eventId).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
+    return row.id;
+  });
+  return deliveryById(platform, endpoint, deliveryId);
 }

@@ -229,3 +229,45 @@ export async function listEndpoints<Item>(
     .execute();
   return keysetPage(platform.secrets, scope, rows, limit, view);
 }
+
+/** An update request's fields as both APIs' contracts name them; omitted fields stay. */
+export interface EndpointUpdateBody {
+  url?: string;
+  enabled_events?: string[];
+  description?: string | null;
+  status?: 'enabled' | 'disabled';
+}
+
+/** Checks and applies an update; disabling cancels what waits to be delivered (bad-inputs F10). */
+export async function updateEndpoint(
+  platform: Platform,
+  workspaceId: string,
+  api: WebhookApi,
+  endpointId: string,
+  body: EndpointUpdateBody,
+): Promise<EndpointRow> {
+  const current = await findEndpoint(platform.store.db, workspaceId, api, endpointId);
+  const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes(api, body.enabled_events);
+  if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
+  const now = platform.now();
+  return platform.store.db.transaction().execute(async (tx) => {
+    const updated = await tx
+      .updateTable('webhook_endpoints')
+      .set({
+        ...(body.url !== undefined ? { url: body.url } : {}),
+        ...(eventTypes !== undefined ? { event_types: eventTypes } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.status !== undefined ? { status: body.status } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', current.id)
+      .where('workspace_id', '=', workspaceId)
+      .where('api', '=', api)
+      .returningAll()
+      .executeTakeFirst();
+    if (!updated) throw endpointNotFound(); // deleted meanwhile
+    // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (bad-inputs F10).
+    if (updated.status === 'disabled') await cancelPending(tx, updated, now);
+    return updated;
+  });
+}

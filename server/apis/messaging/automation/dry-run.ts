@@ -2,10 +2,18 @@
 // effects that only record. Nothing is sent, stored or called: sends become `messages`, tags and
 // fields change the in-memory contact only, `delay` is not waited, `http_request` is not called
 // (it leaves through `success` with an empty response), `ask` and `start_form` take `replies`.
+// What a send would be refused for is checked as the live run checks it: the message is built by
+// the send path's own `sendParts` (templates found, approved, given every variable; media URLs)
+// from the flow's number, and forms are looked up as the live node looks them up; a refusal
+// fails the dry run with the error the live execution would record.
 import type { components } from '#generated/messaging/types.js';
 import type { Platform } from '#server/platform.js';
+import { formByFlowId } from '../forms/by-flow-id.js';
+import { sendParts } from '../outbound/parts.js';
+import { resolveSender, type Sender } from '../sender.js';
 import type { ContactState, RunState } from './contact-state.js';
-import { runNode, type Effects, type Inbound, type NodeInput } from './engine.js';
+import { sendError } from './effects.js';
+import { NodeFailure, runNode, type Effects, type Inbound, type NodeInput, type SendBody } from './engine.js';
 import { target } from './runner.js';
 import { triggerMatches } from './triggers.js';
 import type { FlowGraph } from './validate.js';
@@ -13,6 +21,7 @@ import type { FlowGraph } from './validate.js';
 type S = components['schemas'];
 type TestMessage = S['FlowTestMessage'];
 type Result = S['FlowTestResult'];
+type FlowOfTest = { id: string; version: number; business_account_id: string; phone_number_id: string | null };
 
 /** At most this many nodes per dry run (validation already rules out loops without a wait). */
 const MAX_STEPS = 500;
@@ -31,10 +40,59 @@ export function inboundOfTest(m: TestMessage): Inbound {
   }
 }
 
-function recordingEffects(platform: Platform, workspaceId: string, messages: S['FlowTestOutboundMessage'][], contact: ContactState): Effects {
+/** The number a live run of the flow would send from: its own, else its account's first. */
+async function flowSender(platform: Platform, workspaceId: string, flow: FlowOfTest): Promise<Sender | null> {
+  const id =
+    flow.phone_number_id ??
+    (
+      await platform.store.db
+        .selectFrom('phone_numbers')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('business_account_id', '=', flow.business_account_id)
+        .orderBy('created_at')
+        .orderBy('id')
+        .executeTakeFirst()
+    )?.id;
+  if (!id) return null;
+  try {
+    return await resolveSender(platform, workspaceId, id);
+  } catch {
+    return null; // no number to send from: the live flow never runs, nothing to compare with
+  }
+}
+
+/** Builds the send as `deliver` would (without the 24-hour rule: the test's message just came in); a refusal is the live run's. */
+async function checkSend(
+  platform: Platform,
+  workspaceId: string,
+  sender: Sender,
+  contact: ContactState,
+  nodeId: string,
+  body: Omit<SendBody, 'contact_no' | 'chatapp_phone_number'>,
+) {
+  const to = contact.phone ?? '';
+  const recipient = { to, contact: { name: contact.name, email: contact.email, custom_fields: contact.fields } };
+  try {
+    await sendParts(platform, workspaceId, sender, recipient, { ...body, contact_no: to, chatapp_phone_number: sender.number.id } as SendBody, platform.now());
+  } catch (error) {
+    const mapped = sendError(error, nodeId);
+    if (mapped) throw new NodeFailure(mapped);
+    throw error;
+  }
+}
+
+function recordingEffects(
+  platform: Platform,
+  workspaceId: string,
+  messages: S['FlowTestOutboundMessage'][],
+  contact: ContactState,
+  sender: Sender | null,
+): Effects {
   return {
     dry: true,
     async send(nodeId, out) {
+      if ('body' in out && sender) await checkSend(platform, workspaceId, sender, contact, nodeId, out.body);
       const payload = 'body' in out ? out.body : out.message;
       messages.push({ node_id: nodeId, type: out.kind, preview: out.preview, payload: payload as unknown as S['FlowTestOutboundMessage']['payload'] });
       return null;
@@ -52,6 +110,7 @@ function recordingEffects(platform: Platform, workspaceId: string, messages: S['
     async assign({ strategy, agentId }) {
       return `not assigned in a test (${strategy}${agentId ? ` ${agentId}` : ''})`;
     },
+    form: (flowId) => formByFlowId(platform.store.db, workspaceId, flowId),
     // Read-only: the template's current state decides whether the node would fail.
     async template(templateId) {
       return (
@@ -69,7 +128,7 @@ function recordingEffects(platform: Platform, workspaceId: string, messages: S['
 export async function dryRun(
   platform: Platform,
   workspaceId: string,
-  flow: { id: string; version: number },
+  flow: FlowOfTest,
   graph: FlowGraph,
   message: TestMessage,
   contact: ContactState,
@@ -84,7 +143,7 @@ export async function dryRun(
   const messages: S['FlowTestOutboundMessage'][] = [];
   const steps: S['FlowTestStep'][] = [{ node_id: trigger.id, node_type: trigger.type, port: 'out', detail: 'the trigger matched', simulated: false }];
   const state: RunState = { contact, vars: {}, trigger: { text: inbound.text }, reply: null };
-  const effects = recordingEffects(platform, workspaceId, messages, contact);
+  const effects = recordingEffects(platform, workspaceId, messages, contact, await flowSender(platform, workspaceId, flow));
   const queue = [...replies];
   let current = target(graph, trigger.id, 'out');
   let input: NodeInput = { kind: 'enter' };

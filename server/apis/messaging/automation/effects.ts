@@ -7,6 +7,7 @@ import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
 import type { Platform } from '#server/platform.js';
 import { loadFieldDefinitions, mergeCustomValues } from '../contacts/custom-values.js';
 import { ensureChat } from '../chats.js';
+import { formByFlowId } from '../forms/by-flow-id.js';
 import { deliver } from '../outbound/deliver.js';
 import type { ContactState } from './contact-state.js';
 import { NodeFailure, type Effects, type ExecutionError, type HttpOutcome, type Outbound, type SendBody } from './engine.js';
@@ -155,6 +156,7 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
       await db.updateTable('chats').set({ assigned_owner_id: agent, assigned_at: now }).where('id', '=', chatId).execute();
       return `assigned to ${agent}${note ? ` (note: ${note.slice(0, 200)})` : ''}`;
     },
+    form: (flowId) => formByFlowId(db, workspaceId, flowId),
     async template(templateId) {
       return (
         (await db

@@ -4,6 +4,8 @@
 // it keeps waiting (a wrong answer with retries left), or that it failed.
 import type { components } from '#generated/messaging/types.js';
 import type { OutboundMessage } from '#server/providers/types.js';
+import type { SendableForm } from '../forms/by-flow-id.js';
+import { answerLocale, type Parsed, parseDate, parseNumber, parsePhone } from './answers.js';
 import { evaluate, expand, type ConditionRule, type RunState } from './contact-state.js';
 import type { FlowNode } from './validate.js';
 
@@ -44,6 +46,8 @@ export interface Effects {
   assign(params: { strategy: string; agentId?: string; note?: string }): Promise<string>;
   /** A template's name and language by id (for the message); null when it is gone. */
   template(templateId: string): Promise<{ name: string; status: string } | null>;
+  /** A form by its provider Flow id (whether it can be sent, the screen it opens on); null when there is none. */
+  form(flowId: string): Promise<SendableForm | null>;
 }
 
 /** A node failed; the run stops with this error. */
@@ -65,32 +69,33 @@ const UNIT_MS: Record<string, number> = { seconds: 1_000, minutes: 60_000, hours
 const MAX_DELAY_MS = 30 * 86_400_000;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** The answer to an `ask` in the form its `expect` asks for, or null when it does not fit. */
-export function acceptAnswer(expect: string, reply: Inbound): string | null {
+/** What an answer is read against: the locale of numbers and dates, the contact's phone, the time. */
+export interface AnswerContext {
+  locale: string;
+  contactPhone: string | null;
+  now: Date;
+}
+
+/** The answer to an `ask` in the form its `expect` asks for, or why it does not fit. */
+export function acceptAnswer(expect: string, reply: Inbound, context: AnswerContext): Parsed {
   const text = reply.text?.trim() ?? '';
+  const fits = (value: string | null, reason: string): Parsed => (value ? { ok: true, value } : { ok: false, reason });
+  if (expect !== 'any' && expect !== 'choice' && reply.type !== 'text') return { ok: false, reason: `a ${reply.type} message, not text` };
   switch (expect) {
     case 'choice':
-      return reply.replyId;
+      return fits(reply.replyId, 'not a button or list reply');
     case 'text':
-      return reply.type === 'text' && text ? text : null;
-    case 'number': {
-      const n = Number(text.replace(',', '.'));
-      return text && Number.isFinite(n) ? String(n) : null;
-    }
+      return fits(text || null, 'an empty text');
+    case 'number':
+      return parseNumber(text, context.locale);
     case 'email':
-      return EMAIL.test(text) && text.length <= 254 ? text.toLowerCase() : null;
-    case 'phone': {
-      const digits = text.replace(/[\s().-]/g, '');
-      return /^\+?[1-9]\d{7,14}$/.test(digits) ? (digits.startsWith('+') ? digits : `+${digits}`) : null;
-    }
-    case 'date': {
-      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-      if (!m) return null;
-      const d = new Date(`${text}T00:00:00Z`);
-      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text ? text : null;
-    }
+      return fits(EMAIL.test(text) && text.length <= 254 ? text.toLowerCase() : null, 'not an e-mail address');
+    case 'phone':
+      return parsePhone(text, context.contactPhone);
+    case 'date':
+      return parseDate(text, context.locale, context.now);
     default:
-      return reply.replyId ?? (text || reply.type);
+      return fits(reply.replyId ?? (text || reply.type), 'no answer');
   }
 }
 
@@ -282,18 +287,19 @@ async function ask(
   if (input.kind === 'timeout')
     return { kind: 'next', port: 'timeout', detail: `no reply within ${p.timeout_minutes ?? 1440} minutes`, messageId: null, simulated: false };
   const reply = input.reply;
-  const answer = acceptAnswer(p.expect ?? 'any', reply);
-  if (answer === null) {
+  const parsed = acceptAnswer(p.expect ?? 'any', reply, { locale: answerLocale(p.locale, state.contact.phone), contactPhone: state.contact.phone, now });
+  if (!parsed.ok) {
     const retries = Number(waitState?.retries ?? 0);
-    if (retries >= (p.max_retries ?? 1))
-      return { kind: 'next', port: 'invalid', detail: `the answer does not fit ${p.expect}; retries used up`, messageId: null, simulated: false };
+    const why = `the answer does not fit ${p.expect} (${parsed.reason})`;
+    if (retries >= (p.max_retries ?? 1)) return { kind: 'next', port: 'invalid', detail: `${why}; retries used up`, messageId: null, simulated: false };
     let messageId: string | null = null;
     if (p.retry_text) {
       const text = expand(p.retry_text, state);
       messageId = await effects.send(node.id, { kind: 'text', preview: text, body: { messageType: 'text', message: text, preview_url: false } });
     }
-    return { kind: 'stay', waitState: { retries: retries + 1 }, detail: `the answer does not fit ${p.expect}; asked again`, messageId };
+    return { kind: 'stay', waitState: { retries: retries + 1 }, detail: `${why}; asked again`, messageId };
   }
+  const answer = parsed.value;
   state.reply = { text: reply.text, id: reply.replyId };
   if (p.save_as) state.vars[p.save_as] = answer;
   if (p.save_to_field) await effects.setField(p.save_to_field, answer);
@@ -316,6 +322,10 @@ async function startForm(
   executionId: string | null,
 ): Promise<NodeResult> {
   if (input.kind === 'enter') {
+    const form = await effects.form(p.flow_id);
+    if (!form) throw new NodeFailure({ code: 'reference_missing', message: `No form has flow.flow_id ${p.flow_id} any more.`, node_id: node.id });
+    if (form.status !== 'PUBLISHED' && form.status !== 'THROTTLED')
+      throw new NodeFailure({ code: 'send_refused', message: `The form ${form.id} is ${form.status}; only a published form can be sent.`, node_id: node.id });
     const message: OutboundMessage = {
       type: 'interactive',
       interactive: {
@@ -329,6 +339,8 @@ async function startForm(
             flow_id: p.flow_id,
             flow_cta: expand(p.cta, state),
             flow_action: 'navigate',
+            // The provider requires the screen a `navigate` Flow opens on.
+            flow_action_payload: { screen: form.firstScreen },
             ...(executionId ? { flow_token: executionId } : {}),
           },
         },

@@ -55,6 +55,9 @@ function dataType(f: FormFieldRow): Json {
 
 const screenId = (i: number) => `STEP_${String.fromCharCode(65 + i)}`;
 
+/** The screen a form opens on: a Flow message names it in `flow_action_payload.screen`. */
+export const FIRST_SCREEN = screenId(0);
+
 export function buildFlowJson(form: FlowForm): string {
   const chunks: FormFieldRow[][] = [];
   for (let i = 0; i < form.fields.length; i += FIELDS_PER_SCREEN) chunks.push(form.fields.slice(i, i + FIELDS_PER_SCREEN));

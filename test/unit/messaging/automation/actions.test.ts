@@ -153,7 +153,19 @@ it('A-12 set_field, remove_tag, assign_agent, send_buttons and start_form act on
   const sent = await outbound(app, phone);
   expect(sent.map((m) => m.type)).toEqual(['interactive', 'interactive']);
   expect(sent[1]!.content).toMatchObject({
-    interactive: { type: 'flow', action: { parameters: { flow_id: '1187364459302715', flow_cta: 'Open form', flow_token: waiting.id } } },
+    interactive: {
+      type: 'flow',
+      action: {
+        parameters: {
+          flow_id: '1187364459302715',
+          flow_cta: 'Open form',
+          flow_token: waiting.id,
+          // The provider requires the screen a `navigate` Flow opens on.
+          flow_action: 'navigate',
+          flow_action_payload: { screen: 'STEP_A' },
+        },
+      },
+    },
   });
   // A plain text does not answer a form: the run keeps waiting.
   await inboundText(app, w, phone, 'hello?');
