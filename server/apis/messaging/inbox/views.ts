@@ -29,6 +29,7 @@ function contentView(raw: unknown): S['MessageContent'] {
   if (c.reply) out.reply = c.reply;
   if (c.form_response) out.form_response = c.form_response;
   if (c.reaction) out.reaction = c.reaction;
+  if (c.interactive && typeof c.interactive === 'object') out.interactive = c.interactive;
   return out;
 }
 
