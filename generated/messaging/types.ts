@@ -6526,9 +6526,13 @@ export interface components {
         };
         /**
          * @description A variable's value: literal text (sent as is; `{{…}}` or `${…}` in it are not expanded), or
-         *     a field of the recipient's contact.
+         *     a field of the recipient's contact. The message with its values in place must stay within
+         *     the provider's caps (body 1,024 characters, text header 60, URL button 2,000): 422 naming the
+         *     field otherwise, or for a campaign the recipient fails with `too_long`, unsent.
          */
-        TemplateVariable: string | components["schemas"]["ContactFieldVariable"];
+        TemplateVariable: components["schemas"]["TemplateVariableText"] | components["schemas"]["ContactFieldVariable"];
+        /** @description A variable's literal text, up to 1,024 characters (the provider's cap on a whole body). */
+        TemplateVariableText: string;
         /** @description A video header for this message: `media_url` or `media_id`. */
         TemplateVideoHeaderParameter: {
             /**
