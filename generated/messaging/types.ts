@@ -519,8 +519,11 @@ export interface paths {
         /**
          * Send a message
          * @description Sends a message. With `application/json`: text, image, document, video or audio by URL,
-         *     location, a media group (several media by URL, in order), or an approved template with its
-         *     variables, per-message media header (`mediaUrl` or `template.header`) and button values. The
+         *     location, a media group (several media by URL, in order), an approved template with its
+         *     variables, per-message media header (`mediaUrl` or `template.header`) and button values;
+         *     reply buttons, a list, a call-to-action URL button, a Flow, a reaction (or its removal), a
+         *     sticker, contact cards or a location request, each checked against the provider's limits
+         *     (422 naming the field). The
          *     sender must be a number of a connected account; media URLs go through the SSRF guard. An
          *     `Idempotency-Key` makes retries safe: the same key with the same body returns the first result. With `multipart/form-data`: media from the device (`file`, with `messageType` image, video,
          *     audio or document). The file's bytes must match its kind and the provider's size limits
@@ -3897,6 +3900,52 @@ export interface components {
         };
         /** @description A value filled into a pack's placeholders (`{{company_name}}`). */
         IndustryPackVariableValue: string;
+        /** @description A document header by URL (fetched through the SSRF guard). */
+        InteractiveDocumentHeader: {
+            /**
+             * @description `document`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "document";
+            /** @description A public `https` URL of the document. */
+            mediaUrl: components["schemas"]["HttpUrl"];
+            /** @description The file name shown. */
+            filename?: string;
+        };
+        /** @description A footer text, up to 60 characters. */
+        InteractiveFooter: string;
+        /** @description The header of an interactive message: one text, image, video or document, by `type`. */
+        InteractiveHeader: components["schemas"]["InteractiveTextHeader"] | components["schemas"]["InteractiveImageHeader"] | components["schemas"]["InteractiveVideoHeader"] | components["schemas"]["InteractiveDocumentHeader"];
+        /** @description An image header by URL (fetched through the SSRF guard). */
+        InteractiveImageHeader: {
+            /**
+             * @description `image`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "image";
+            /** @description A public `https` URL of the image. */
+            mediaUrl: components["schemas"]["HttpUrl"];
+        };
+        /** @description A text header of an interactive message, up to 60 characters. */
+        InteractiveTextHeader: {
+            /**
+             * @description `text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "text";
+            /** @description The header text. */
+            text: string;
+        };
+        /** @description A video header by URL (fetched through the SSRF guard). */
+        InteractiveVideoHeader: {
+            /**
+             * @description `video`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "video";
+            /** @description A public `https` URL of the video. */
+            mediaUrl: components["schemas"]["HttpUrl"];
+        };
         /** @description One invalid input, located by a JSON pointer. */
         InvalidParam: {
             /**
@@ -4356,6 +4405,11 @@ export interface components {
             forwarded?: boolean;
             /** @description Inbound: the message was forwarded more than five times. */
             frequently_forwarded?: boolean;
+            /**
+             * @description An outbound interactive message as the provider received it (the Cloud API's `interactive`
+             *     object: `type`, `header`, `body`, `footer`, `action`).
+             */
+            interactive?: Record<string, never>;
         };
         /** @description The billing conversation an outbound message opened or belongs to, per the provider's statuses. */
         MessageConversation: {
@@ -5703,6 +5757,139 @@ export interface components {
             /** @description A public `https` URL of the audio; fetched through the SSRF guard. */
             mediaUrl: components["schemas"]["HttpUrl"];
         };
+        /** @description Reply buttons (1–3); the customer's tap comes back as an `interactive` message. Inside the 24-hour window only. */
+        SendButtonsMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `buttons`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "buttons";
+            /** @description The body text, up to 1,024 characters. */
+            message: string;
+            /** @description A header: text, image, video or document. */
+            header?: Omit<components["schemas"]["InteractiveHeader"], "type">;
+            /** @description A footer. */
+            footer?: components["schemas"]["InteractiveFooter"];
+            /** @description The buttons, 1–3, with unique ids and titles. */
+            buttons: components["schemas"]["SendReplyButton"][];
+        };
+        /** @description A contact card. */
+        SendContactCard: {
+            /** @description The name. */
+            name: components["schemas"]["SendContactName"];
+            /** @description Phone numbers. */
+            phones?: components["schemas"]["SendContactPhone"][];
+            /** @description Email addresses. */
+            emails?: components["schemas"]["SendContactEmail"][];
+            /** @description Web addresses. */
+            urls?: components["schemas"]["SendContactUrl"][];
+            /** @description The organisation. */
+            org?: components["schemas"]["SendContactOrg"];
+            /** @description The birthday, `YYYY-MM-DD`. */
+            birthday?: string;
+        };
+        /** @description An email address of a contact card. */
+        SendContactEmail: {
+            /** @description The address. */
+            email: string;
+            /** @description `HOME` or `WORK`. */
+            type?: string;
+        };
+        /** @description A contact card's name: `formatted_name` and at least one of the other parts. */
+        SendContactName: {
+            /** @description The name as shown. */
+            formatted_name: string;
+            /** @description First name. */
+            first_name?: string;
+            /** @description Last name. */
+            last_name?: string;
+            /** @description Middle name. */
+            middle_name?: string;
+            /** @description Name prefix. */
+            prefix?: string;
+            /** @description Name suffix. */
+            suffix?: string;
+        };
+        /** @description A contact card's organisation. */
+        SendContactOrg: {
+            /** @description The company. */
+            company?: string;
+            /** @description The department. */
+            department?: string;
+            /** @description The job title. */
+            title?: string;
+        };
+        /** @description A phone number of a contact card. */
+        SendContactPhone: {
+            /** @description The number as shown. */
+            phone: string;
+            /** @description `CELL`, `MAIN`, `IPHONE`, `HOME` or `WORK`. */
+            type?: string;
+            /** @description The WhatsApp id (digits), which adds a "Message" button. */
+            wa_id?: string;
+        };
+        /** @description A URL of a contact card. */
+        SendContactUrl: {
+            /** @description The URL. */
+            url: components["schemas"]["HttpUrl"];
+            /** @description `HOME` or `WORK`. */
+            type?: string;
+        };
+        /** @description Contact cards (inside the 24-hour window only). */
+        SendContactsMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `contacts`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "contacts";
+            /** @description The cards, 1–10. */
+            contacts: components["schemas"]["SendContactCard"][];
+        };
+        /** @description A call-to-action button that opens a URL. Inside the 24-hour window only. */
+        SendCtaUrlMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `cta_url`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "cta_url";
+            /** @description The body text, up to 1,024 characters. */
+            message: string;
+            /** @description A header: text, image, video or document. */
+            header?: Omit<components["schemas"]["InteractiveHeader"], "type">;
+            /** @description A footer. */
+            footer?: components["schemas"]["InteractiveFooter"];
+            /** @description The button's label. */
+            button_text: string;
+            /** @description The URL the button opens on the customer's phone (not fetched by us). */
+            url: components["schemas"]["HttpUrl"];
+        };
         /** @description A document by URL (up to 100 MB; inside the 24-hour window only). */
         SendDocumentMessage: {
             /**
@@ -5726,6 +5913,60 @@ export interface components {
             /** @description The file name shown to the customer (default: from the URL). */
             filename?: string;
         };
+        /**
+         * @description How a Flow opens.
+         * @enum {string}
+         */
+        SendFlowAction: "navigate" | "data_exchange";
+        /** @description The first screen of a Flow opened with `navigate`. */
+        SendFlowActionPayload: {
+            /** @description The id of the first screen. */
+            screen: string;
+            /** @description Data for the first screen; when given, not empty. */
+            data?: Record<string, never>;
+        };
+        /** @description A WhatsApp Flow (a form): give `flow_id` or `flow_name`. Inside the 24-hour window only. */
+        SendFlowMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `flow`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "flow";
+            /** @description The body text, up to 1,024 characters. */
+            message: string;
+            /** @description A header: text, image, video or document. */
+            header?: Omit<components["schemas"]["InteractiveHeader"], "type">;
+            /** @description A footer. */
+            footer?: components["schemas"]["InteractiveFooter"];
+            /** @description The provider's Flow id (digits). Give this or `flow_name`. */
+            flow_id?: string;
+            /** @description The Flow's name. Give this or `flow_id`. */
+            flow_name?: string;
+            /** @description The label of the button that opens the Flow (no emoji). */
+            flow_cta: string;
+            /** @description Returned with the submission, to tell it apart. */
+            flow_token?: string;
+            /** @description How the Flow opens (default `navigate`). */
+            flow_action?: components["schemas"]["SendFlowAction"];
+            /** @description With `navigate`: the first screen (required); not with `data_exchange`. */
+            flow_action_payload?: components["schemas"]["SendFlowActionPayload"];
+            /** @description Published (default) or draft. */
+            mode?: components["schemas"]["SendFlowMode"];
+        };
+        /**
+         * @description Which version of a Flow is sent.
+         * @enum {string}
+         */
+        SendFlowMode: "published" | "draft";
         /** @description An image by URL (JPEG or PNG, up to 5 MB; inside the 24-hour window only). */
         SendImageMessage: {
             /**
@@ -5747,6 +5988,49 @@ export interface components {
             /** @description A caption, up to 1,024 characters. */
             message?: string;
         };
+        /** @description A list: a button that opens up to 10 rows in up to 10 sections. Inside the 24-hour window only. */
+        SendListMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `list`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "list";
+            /** @description The body text, up to 4,096 characters. */
+            message: string;
+            /** @description A text header (lists take no media header). */
+            header?: components["schemas"]["InteractiveTextHeader"];
+            /** @description A footer. */
+            footer?: components["schemas"]["InteractiveFooter"];
+            /** @description The label of the button that opens the list. */
+            button_text: string;
+            /** @description The sections, 1–10; 10 rows at most in all, row ids unique. */
+            sections: components["schemas"]["SendListSection"][];
+        };
+        /** @description A row of a list. */
+        SendListRow: {
+            /** @description Returned in the customer's reply; unique within the message. */
+            id: string;
+            /** @description The row's title. */
+            title: string;
+            /** @description A description under the title. */
+            description?: string;
+        };
+        /** @description A section of a list. */
+        SendListSection: {
+            /** @description The section's title; required when the list has several sections. */
+            title?: string;
+            /** @description The rows; at most 10 in all sections together. */
+            rows: components["schemas"]["SendListRow"][];
+        };
         /** @description A location (inside the 24-hour window only). */
         SendLocationMessage: {
             /**
@@ -5765,6 +6049,25 @@ export interface components {
             messageType: "location";
             /** @description The location. */
             location: components["schemas"]["LocationContent"];
+        };
+        /** @description A request for the customer's location: a "Send location" button under the text. Inside the 24-hour window only. */
+        SendLocationRequestMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `location_request`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "location_request";
+            /** @description The body text, up to 1,024 characters. */
+            message: string;
         };
         /**
          * @description Several media sent as separate messages, one after another in the given order (each is sent
@@ -5805,7 +6108,7 @@ export interface components {
             file: unknown;
         };
         /** @description The JSON body of `POST /api/chatapp/send`, by `messageType`. */
-        SendMessageRequest: components["schemas"]["SendTextMessage"] | components["schemas"]["SendImageMessage"] | components["schemas"]["SendDocumentMessage"] | components["schemas"]["SendVideoMessage"] | components["schemas"]["SendAudioMessage"] | components["schemas"]["SendLocationMessage"] | components["schemas"]["SendMediaGroupMessage"] | components["schemas"]["SendTemplateMessage"];
+        SendMessageRequest: components["schemas"]["SendTextMessage"] | components["schemas"]["SendImageMessage"] | components["schemas"]["SendDocumentMessage"] | components["schemas"]["SendVideoMessage"] | components["schemas"]["SendAudioMessage"] | components["schemas"]["SendLocationMessage"] | components["schemas"]["SendMediaGroupMessage"] | components["schemas"]["SendTemplateMessage"] | components["schemas"]["SendButtonsMessage"] | components["schemas"]["SendListMessage"] | components["schemas"]["SendCtaUrlMessage"] | components["schemas"]["SendFlowMessage"] | components["schemas"]["SendReactionMessage"] | components["schemas"]["SendStickerMessage"] | components["schemas"]["SendContactsMessage"] | components["schemas"]["SendLocationRequestMessage"];
         /** @description The answer to `POST /api/chatapp/send`. */
         SendMessageResult: {
             /** @description Our id of the message (`msg_…`); for a media group, of its first message. */
@@ -5838,12 +6141,62 @@ export interface components {
          * @description The kinds `POST /api/chatapp/send` sends, named by `messageType`.
          * @enum {string}
          */
-        SendMessageType: "text" | "image" | "document" | "video" | "audio" | "location" | "media_group" | "template";
+        SendMessageType: "text" | "image" | "document" | "video" | "audio" | "location" | "media_group" | "template" | "buttons" | "list" | "cta_url" | "flow" | "reaction" | "sticker" | "contacts" | "location_request";
+        /**
+         * @description An emoji reaction to a message of the same chat, or with `emoji: ""` the removal of the
+         *     business's reaction. A free-form message: inside the 24-hour window only.
+         */
+        SendReactionMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `reaction`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "reaction";
+            /** @description Our id (`msg_…`) of the message reacted to, a message of this chat (404 otherwise). */
+            message_id: components["schemas"]["ResourceId"];
+            /** @description One emoji, or `""` to remove the reaction. */
+            emoji: string;
+        };
+        /** @description A reply button. */
+        SendReplyButton: {
+            /** @description Returned in the customer's reply; unique within the message. */
+            id: string;
+            /** @description The button's label, unique within the message. */
+            title: string;
+        };
         /**
          * @description The route a message took to the provider.
          * @enum {string}
          */
         SendRoute: "cloud_api" | "marketing_messages";
+        /** @description A sticker by URL (WebP, 512×512, up to 100 KB static or 500 KB animated; inside the 24-hour window only). */
+        SendStickerMessage: {
+            /**
+             * @description The recipient's phone number, in any common layout. A number that is not a contact yet
+             *     becomes one (only templates can reach it: it has no open 24-hour window).
+             */
+            contact_no: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
+            reply_to?: components["schemas"]["ResourceId"];
+            /**
+             * @description `sticker`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            messageType: "sticker";
+            /** @description A public `https` URL of the WebP sticker; fetched through the SSRF guard. */
+            mediaUrl: components["schemas"]["HttpUrl"];
+        };
         /**
          * @description An approved template: the only kind allowed outside the 24-hour window. Marketing templates go
          *     through the marketing messages route when the account has it enabled (see `product_policy`).
@@ -6766,9 +7119,13 @@ export interface components {
         };
         /**
          * @description A variable's value: literal text (sent as is; `{{…}}` or `${…}` in it are not expanded), or
-         *     a field of the recipient's contact.
+         *     a field of the recipient's contact. The message with its values in place must stay within
+         *     the provider's caps (body 1,024 characters, text header 60, URL button 2,000): 422 naming the
+         *     field otherwise, or for a campaign the recipient fails with `too_long`, unsent.
          */
-        TemplateVariable: string | components["schemas"]["ContactFieldVariable"];
+        TemplateVariable: components["schemas"]["TemplateVariableText"] | components["schemas"]["ContactFieldVariable"];
+        /** @description A variable's literal text, up to 1,024 characters (the provider's cap on a whole body). */
+        TemplateVariableText: string;
         /** @description A video header for this message: `media_url` or `media_id`. */
         TemplateVideoHeaderParameter: {
             /**

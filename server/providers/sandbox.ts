@@ -7,6 +7,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { newId } from '../lib/ids.js';
 import { validateFlowJson } from './flow-json-check.js';
+import { messageViolations } from './message-rules.js';
 import type { Database } from '../store/schema.js';
 import {
   ProviderError,
@@ -153,6 +154,16 @@ export class SandboxProvider implements ChatProvider {
         httpStatus: 400,
         message: '(#100) Invalid parameter',
         details: 'The marketing messages route sends templates only.',
+      });
+    }
+    // What Meta refuses as "Parameter value is not valid", the sandbox refuses too.
+    const violation = messageViolations(message)[0];
+    if (violation) {
+      throw new ProviderError({
+        code: 131009,
+        httpStatus: 400,
+        message: '(#131009) Parameter value is not valid',
+        details: `${violation.path.slice(1).replaceAll('/', '.')}: ${violation.detail}`,
       });
     }
     for (const id of mediaIdsIn(message)) {

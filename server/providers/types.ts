@@ -67,13 +67,40 @@ export interface InteractiveFlow extends InteractiveBase {
     name: 'flow';
     parameters: {
       flow_message_version: '3';
-      flow_id: string;
+      flow_id?: string;
+      flow_name?: string;
       flow_cta: string;
       flow_token?: string;
       flow_action?: 'navigate' | 'data_exchange';
       flow_action_payload?: { screen: string; data?: Record<string, unknown> };
+      mode?: 'published' | 'draft';
     };
   };
+}
+
+/** A call-to-action button that opens a URL: Graph `interactive.type = cta_url`. */
+export interface InteractiveCtaUrl extends InteractiveBase {
+  type: 'cta_url';
+  action: { name: 'cta_url'; parameters: { display_text: string; url: string } };
+}
+
+/** A "Send location" button: Graph `interactive.type = location_request_message`. */
+export interface InteractiveLocationRequest {
+  type: 'location_request_message';
+  body: { text: string };
+  action: { name: 'send_location' };
+}
+
+export type Interactive = InteractiveButtons | InteractiveList | InteractiveFlow | InteractiveCtaUrl | InteractiveLocationRequest;
+
+/** A contact card in Graph's `contacts` message shape. */
+export interface ContactCard {
+  name: { formatted_name: string; first_name?: string; last_name?: string; middle_name?: string; prefix?: string; suffix?: string };
+  phones?: { phone: string; type?: string; wa_id?: string }[];
+  emails?: { email: string; type?: string }[];
+  urls?: { url: string; type?: string }[];
+  org?: { company?: string; department?: string; title?: string };
+  birthday?: string;
 }
 
 export type TemplateParameter =
@@ -108,7 +135,10 @@ export type OutboundMessage =
   | { type: 'audio'; audio: MediaRef }
   | { type: 'location'; location: { latitude: number; longitude: number; name?: string; address?: string } }
   | { type: 'template'; template: TemplateMessage }
-  | { type: 'interactive'; interactive: InteractiveButtons | InteractiveList | InteractiveFlow };
+  | { type: 'interactive'; interactive: Interactive }
+  | { type: 'reaction'; reaction: { message_id: string; emoji: string } }
+  | { type: 'sticker'; sticker: MediaRef }
+  | { type: 'contacts'; contacts: ContactCard[] };
 
 export type SendRoute = 'cloud_api' | 'marketing_messages';
 

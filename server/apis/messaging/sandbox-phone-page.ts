@@ -201,12 +201,26 @@ async function conversation(request: FastifyRequest, number: SandboxNumber, from
 
 function describe(type: string, content: unknown): string {
   const value = (typeof content === 'string' ? safeJson(content) : content) as Record<string, any> | null;
+  if (value?.interactive && typeof value.text === 'string') return `${value.text}${interactiveChoices(value.interactive)}`;
+  if (value?.reaction) return value.reaction.emoji ? `[reaction ${value.reaction.emoji}]` : '[reaction removed]';
+  if (Array.isArray(value?.contacts)) return `[contact card] ${value.contacts.map((c: any) => c?.name?.formatted_name ?? '?').join(', ')}`;
   if (value && typeof value.text === 'string') return value.text;
   if (value && typeof value.text?.body === 'string') return value.text.body;
   if (value && typeof value.caption === 'string') return `[${type}] ${value.caption}`;
   if (value && typeof value.media?.filename === 'string') return `[${type}] ${value.media.filename}`;
   if (value?.template && typeof value.template.name === 'string') return `[template ${value.template.name}]`;
   return `[${type}]`;
+}
+
+/** What the customer can tap under an interactive message: buttons, rows, a link, a Flow or "Send location". */
+function interactiveChoices(i: Record<string, any>): string {
+  const a = i.action ?? {};
+  if (i.type === 'button') return ` [${(a.buttons ?? []).map((b: any) => b?.reply?.title).join(' | ')}]`;
+  if (i.type === 'list') return ` [${a.button}: ${(a.sections ?? []).flatMap((s: any) => (s.rows ?? []).map((r: any) => r.title)).join(' | ')}]`;
+  if (i.type === 'cta_url') return ` [${a.parameters?.display_text} → ${a.parameters?.url}]`;
+  if (i.type === 'flow') return ` [${a.parameters?.flow_cta}]`;
+  if (i.type === 'location_request_message') return ' [Send location]';
+  return '';
 }
 
 function safeJson(text: string): unknown {

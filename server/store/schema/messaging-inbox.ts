@@ -81,5 +81,7 @@ declare module '../schema.js' {
     delivered_at: NullableTimestamp;
     read_at: NullableTimestamp;
     failed_at: NullableTimestamp;
+    /** 027: the campaign that sent it. */
+    campaign_id: ColumnType<string | null, string | null | undefined, string | null>;
   }
 }

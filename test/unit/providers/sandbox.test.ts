@@ -236,6 +236,28 @@ describe('rules', () => {
     expect(error.toProblem().status).toBe(422);
   });
 
+  it("refuses what Meta's rules refuse (131009 naming the field): a 21-character button title, a list of 11 rows, two emoji", async () => {
+    const button = (title: string) => ({ type: 'reply' as const, reply: { id: 'a', title } });
+    const tooLong = await failure(
+      sandbox.sendMessage(number, customer, {
+        type: 'interactive',
+        interactive: { type: 'button', body: { text: 'Pick' }, action: { buttons: [button('x'.repeat(21))] } },
+      }),
+    );
+    expect(tooLong.code).toBe(131009);
+    expect(tooLong.details).toMatch(/^interactive\.action\.buttons\.0\.reply\.title: /);
+    const rows = Array.from({ length: 11 }, (_, i) => ({ id: `r${i}`, title: `Row ${i}` }));
+    const list = await failure(
+      sandbox.sendMessage(number, customer, {
+        type: 'interactive',
+        interactive: { type: 'list', body: { text: 'Pick' }, action: { button: 'Open', sections: [{ rows }] } },
+      }),
+    );
+    expect(list.details).toMatch(/^interactive\.action\.sections: .*at most 10 rows/);
+    const emoji = await failure(sandbox.sendMessage(number, customer, { type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '👍👍' } }));
+    expect(emoji.details).toMatch(/^reaction\.emoji: /);
+  });
+
   it('refuses unknown sender numbers', async () => {
     const error = await failure(sandbox.sendMessage({ ...number, phoneNumberId: '199999999999999' }, customer, text));
     expect(error.code).toBe(100);

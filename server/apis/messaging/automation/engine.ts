@@ -6,6 +6,7 @@ import type { components } from '#generated/messaging/types.js';
 import type { OutboundMessage } from '#server/providers/types.js';
 import type { SendableForm } from '../forms/by-flow-id.js';
 import { answerLocale, type Parsed, parseDate, parseNumber, parsePhone } from './answers.js';
+import { buttonsInteractive, listInteractive } from '../outbound/interactive.js';
 import { evaluate, expand, type ConditionRule, type RunState } from './contact-state.js';
 import type { FlowNode } from './validate.js';
 
@@ -107,6 +108,15 @@ function interactiveBase(p: { body: string; header_text?: string; footer?: strin
   };
 }
 
+/** The body, header and footer of an interactive node, expanded, for the shared builders. */
+function frameOf(p: { body: string; header_text?: string; footer?: string }, state: RunState) {
+  return {
+    body: expand(p.body, state),
+    ...(p.header_text ? { header: { type: 'text' as const, text: expand(p.header_text, state) } } : {}),
+    ...(p.footer ? { footer: expand(p.footer, state) } : {}),
+  };
+}
+
 /** Runs `node` once with `input`; `waitState` is what the node stored when it began waiting. */
 export async function runNode(
   node: FlowNode,
@@ -176,16 +186,8 @@ export async function runNode(
         return next('out', `sent template ${template.name}`, id);
       }
       case 'send_buttons': {
-        const message: OutboundMessage = {
-          type: 'interactive',
-          interactive: {
-            type: 'button',
-            ...interactiveBase(p as never, state),
-            action: {
-              buttons: (p.buttons as { id: string; title: string }[]).map((b) => ({ type: 'reply', reply: { id: b.id, title: expand(b.title, state) } })),
-            },
-          },
-        };
+        const buttons = (p.buttons as { id: string; title: string }[]).map((b) => ({ id: b.id, title: expand(b.title, state) }));
+        const message: OutboundMessage = { type: 'interactive', interactive: buttonsInteractive({ ...frameOf(p as never, state), buttons }) };
         const id = await effects.send(node.id, { kind: 'buttons', preview: expand(p.body, state), message });
         return next('out', 'sent buttons', id);
       }
@@ -196,7 +198,7 @@ export async function runNode(
         }));
         const message: OutboundMessage = {
           type: 'interactive',
-          interactive: { type: 'list', ...interactiveBase(p as never, state), action: { button: expand(p.button_text, state), sections } },
+          interactive: listInteractive({ ...frameOf(p as never, state), button: expand(p.button_text, state), sections }),
         };
         const id = await effects.send(node.id, { kind: 'list', preview: expand(p.body, state), message });
         return next('out', 'sent a list', id);

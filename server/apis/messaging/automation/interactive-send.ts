@@ -1,10 +1,13 @@
-// Interactive messages (reply buttons, lists, forms) from a flow. `deliver` (outbound/deliver.ts)
-// has no interactive kind because the contract's SendMessageRequest has none, so this checks the
-// sender of the workspace and the 24-hour window itself, then records and sends through the same
-// `recordAndSend` as deliver (row `pending` before the provider call, chat touched, row settled).
+// Interactive messages (reply buttons, lists, forms) from a flow, built by the same builders as
+// the send API's (outbound/interactive.ts). The flow's node holds them, not a SendMessageRequest,
+// so this checks the sender of the workspace, the provider's rules on the expanded message (a
+// placeholder may have made a title too long) and the 24-hour window itself, then records and
+// sends through the same `recordAndSend` as deliver (row `pending` before the provider call,
+// chat touched, row settled).
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import type { OutboundMessage } from '#server/providers/types.js';
+import { checkProviderRules } from '../outbound/interactive.js';
 import { recordAndSend } from '../outbound/record-and-send.js';
 import { windowOpen } from '../outbound/service-window.js';
 import { resolveSender } from '../sender.js';
@@ -19,6 +22,8 @@ export async function sendInteractive(
 ): Promise<string> {
   const db = platform.store.db;
   const now = platform.now();
+  // The node's fields after expansion, named by their place in the provider's message.
+  checkProviderRules(message, (path) => `message${path.replaceAll('/', '.')}`);
   const sender = await resolveSender(platform, workspaceId, phoneNumberId);
   const contact = await db
     .selectFrom('contacts')

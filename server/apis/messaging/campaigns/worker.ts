@@ -17,7 +17,7 @@ import type { Platform } from '#server/platform.js';
 import { ProviderError } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
 import { recordAccepted, sendOutbound } from '../outbound/record-and-send.js';
-import { recipientFields, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
+import { recipientFields, renderedOverflow, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
 import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
 import { pauseNumber, reserveSlots } from './rate.js';
 import { loadSendContext, type SendContext } from './send-context.js';
@@ -43,7 +43,7 @@ export interface CampaignWorkerOptions {
 type Leased = { id: string; campaign_id: string; contact_id: string; phone: string; attempts: number };
 type ErrorInfo = { code: number | string; title: string; detail?: string | null };
 type Outcome =
-  | { kind: 'sent'; r: Leased; ctx: SendContext; messageId: string; providerMessageId: string; at: Date }
+  | { kind: 'sent'; r: Leased; ctx: SendContext; messageId: string; providerMessageId: string; text: string | null; at: Date }
   | { kind: 'failed'; r: Leased; error: ErrorInfo }
   /** Back to `queued`; `undo` when no provider call was made. */
   | { kind: 'requeue'; r: Leased; at: Date | null; undo: boolean };
@@ -370,7 +370,14 @@ export class CampaignWorker {
     const answeredCampaign = this.window(r.campaign_id).start(ctx.rate);
     const answered = () => (answeredNumber(), answeredCampaign());
     try {
-      const { message } = templateMessage(ctx.stored, ctx.template, contact, ctx.mediaIds);
+      const built = templateMessage(ctx.stored, ctx.template, contact, ctx.mediaIds);
+      const { message, text } = built;
+      // This recipient's values make the message longer than the provider takes: not sent.
+      const overflow = renderedOverflow(ctx.stored, built);
+      if (overflow) {
+        answered();
+        return this.record({ kind: 'failed', r, error: { code: 'too_long', title: overflow.detail, detail: `template${overflow.pointer}` } });
+      }
       const res = await sendOutbound(
         ctx.sender,
         r.phone,
@@ -378,7 +385,7 @@ export class CampaignWorker {
         { ...ctx.options, bizOpaqueCallbackData: `campaign:${r.campaign_id}:${r.id}` },
       );
       answered();
-      this.record({ kind: 'sent', r, ctx, messageId: newId('msg'), providerMessageId: res.providerMessageId, at: this.platform.now() });
+      this.record({ kind: 'sent', r, ctx, messageId: newId('msg'), providerMessageId: res.providerMessageId, text, at: this.platform.now() });
     } catch (error) {
       answered();
       await this.onSendError(ctx, r, error);
@@ -458,9 +465,11 @@ export class CampaignWorker {
         phoneNumberId: o.ctx.campaign.phone_number_id,
         contactId: o.r.contact_id,
         type: 'template',
-        content: templateContent({ id: o.ctx.templateId, name: o.ctx.template.name, language: o.ctx.template.language }, null),
+        // What the customer received: the body with this recipient's values in place.
+        content: templateContent({ id: o.ctx.templateId, name: o.ctx.template.name, language: o.ctx.template.language }, o.text),
         providerMessageId: o.providerMessageId,
         templateId: o.ctx.templateId,
+        campaignId: o.r.campaign_id,
         at: o.at,
       })),
     );

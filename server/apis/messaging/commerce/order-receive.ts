@@ -3,9 +3,11 @@
 // log's unique keys (the platform's delivery id; the order id with the event) make a retry or a
 // repeated status change a `duplicate` that sends nothing. The mapped template goes out through
 // `deliver`, the same path as POST /api/chatapp/send (templates are allowed outside the window).
+// The payload is read from the signed bytes with large integers kept exact (lib/json-lossless.ts).
 import { createHmac } from 'node:crypto';
 import type { components, operations } from '#generated/messaging/types.js';
 import type { Handler } from '#server/lib/handler-types.js';
+import { parseJsonLossless } from '#server/lib/json-lossless.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { sameText } from '#server/lib/signatures.js';
 import type { Platform } from '#server/platform.js';
@@ -53,12 +55,14 @@ export const receiveOrderWebhook: Handler<operations['receiveOrderWebhook']> = a
     throw new HttpProblem(401, 'invalid-signature', missing ? `${signatureHeader} is missing.` : `${signatureHeader} does not match the request body.`);
   }
   const topic = header(request, TOPIC_HEADERS[hook.platform]);
-  const event = eventOf(hook.platform, topic, request.body);
+  // Read again from the signed bytes, keeping 18-digit ids exact (JSON.parse rounds them).
+  const payload = parseJsonLossless(request.rawBody.toString('utf8'));
+  const event = eventOf(hook.platform, topic, payload);
   const outcome = await handleEvent(platform, hook, {
     topic,
     event,
     deliveryId: header(request, DELIVERY_HEADERS[hook.platform]) ?? null,
-    payload: request.body,
+    payload,
   });
   return { received: true, event, action: outcome.action, message_id: outcome.messageId };
 };

@@ -44,6 +44,7 @@ function contentView(raw: unknown, inboundMedia?: { baseUrl: string; messageId: 
   for (const part of CONTENT_PARTS) if (c[part] !== undefined && c[part] !== null) (out as Record<string, unknown>)[part] = c[part];
   if (c.forwarded === true) out.forwarded = true;
   if (c.frequently_forwarded === true) out.frequently_forwarded = true;
+  if (c.interactive && typeof c.interactive === 'object') out.interactive = c.interactive;
   return out;
 }
 

@@ -14,6 +14,7 @@ import { uploadAndRecord, type DeviceFile, type UploadRow } from '../media/uploa
 import type { Sender } from '../sender.js';
 import { findTemplate } from '../templates/lookup.js';
 import { resolveUploadedMedia, uploadRefs } from '../templates/uploaded-media.js';
+import { contactsPart, interactivePart, reactionPart, stickerPart } from './interactive.js';
 import { checkMediaUrl } from './media-url.js';
 import type { Part } from './record-and-send.js';
 import { recipientFields, templateContent } from './template-components.js';
@@ -44,7 +45,7 @@ export interface SendParts {
 /** The send's recipient as the parts need it: the number, and its contact row when there is one. */
 export interface Recipient {
   to: string;
-  contact?: { name: string | null; email: string | null; custom_fields?: unknown };
+  contact?: { id?: string; name: string | null; email: string | null; custom_fields?: unknown };
 }
 
 const field = (pointer: string, detail: string, status: 400 | 404 | 422 = 400) =>
@@ -123,6 +124,23 @@ export async function sendParts(
           parts.push(mediaPart(m.type, { link: m.mediaUrl }, m.caption, m.type === 'document' ? (m.filename ?? fileNameOf(m.mediaUrl)) : undefined));
         });
         break;
+      case 'buttons':
+      case 'list':
+      case 'cta_url':
+      case 'flow':
+      case 'location_request':
+        parts.push(interactivePart(body, urls));
+        break;
+      case 'reaction':
+        parts.push(reactionPart(body, await reactedWamid(platform, workspaceId, sender, recipient, body.message_id)));
+        break;
+      case 'sticker':
+        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+        parts.push(stickerPart(body.mediaUrl));
+        break;
+      case 'contacts':
+        parts.push(contactsPart(body));
+        break;
       case 'template': {
         const db = platform.store.db;
         const values = body.template as S['TemplateSendParameters'];
@@ -171,6 +189,22 @@ export async function devicePart(platform: Platform, workspaceId: string, sender
   const upload = await uploadAndRecord(platform, workspaceId, sender, body.file);
   const name = body.messageType === 'document' ? (body.filename ?? upload.filename ?? undefined) : undefined;
   return mediaPart(body.messageType, { upload }, body.message, name);
+}
+
+/** The provider id of the message a reaction is for: a message of this chat (404 naming the field otherwise). */
+async function reactedWamid(platform: Platform, workspaceId: string, sender: Sender, recipient: Recipient, messageId: string): Promise<string> {
+  const row = recipient.contact?.id
+    ? await platform.store.db
+        .selectFrom('messages')
+        .select('provider_message_id')
+        .where('id', '=', messageId)
+        .where('workspace_id', '=', workspaceId)
+        .where('contact_id', '=', recipient.contact.id)
+        .where('phone_number_id', '=', sender.number.id)
+        .executeTakeFirst()
+    : undefined;
+  if (!row?.provider_message_id) throw field('/body/message_id', 'No message with this id in this chat.', 404);
+  return row.provider_message_id;
 }
 
 function fileNameOf(url: string): string | undefined {

@@ -50,6 +50,8 @@ export interface AcceptedMessage {
   content: Record<string, unknown>;
   providerMessageId: string;
   templateId: string | null;
+  /** The campaign that sent it. */
+  campaignId: string;
   at: Date;
 }
 
@@ -65,6 +67,7 @@ interface OutboundRow {
   providerMessageId: string | null;
   templateId: string | null;
   replyToId: string | null;
+  campaignId?: string | null;
   at: Date;
 }
 
@@ -84,6 +87,7 @@ function messageRow(r: OutboundRow) {
     error: null,
     template_id: r.templateId,
     reply_to_id: r.replyToId,
+    campaign_id: r.campaignId ?? null,
     created_at: r.at,
     status_at: r.at,
   };

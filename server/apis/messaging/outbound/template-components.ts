@@ -179,3 +179,49 @@ export function templateMessage(template: StoredTemplate, values: TemplateValues
 export function templateContent(template: { id: string | null; name: string; language: string }, text: string | null): Record<string, unknown> {
   return { template: { name: template.name, language: template.language, template_id: template.id }, ...(text ? { text } : {}) };
 }
+
+/** The provider's caps on a template message as the customer reads it (characters). */
+export const TEMPLATE_LIMITS = { body: 1024, headerText: 60, buttonUrl: 2000 } as const;
+
+const length = (s: string) => Array.from(s).length;
+
+/**
+ * Where a built template message exceeds the provider's caps once its values are in place (the
+ * provider refuses it, code 132005 or 131008): the body over 1,024 characters, a text header over
+ * 60, a URL button's address over 2,000. The pointer is relative to the template values.
+ */
+export function renderedOverflow(template: StoredTemplate, built: BuiltTemplate): { pointer: string; detail: string } | null {
+  if (built.text !== null && length(built.text) > TEMPLATE_LIMITS.body) {
+    return {
+      pointer: '/body',
+      detail: `The template body with its values is ${length(built.text)} characters; the provider takes at most ${TEMPLATE_LIMITS.body}.`,
+    };
+  }
+  for (const c of built.message.components ?? []) {
+    if (c.type === 'header') {
+      const p = c.parameters[0];
+      const stored = storedComponent(template, 'HEADER');
+      if (p?.type === 'text' && typeof stored?.text === 'string') {
+        const text = render(stored.text, [p.text]);
+        if (length(text) > TEMPLATE_LIMITS.headerText)
+          return {
+            pointer: '/header/text',
+            detail: `The template header with its value is ${length(text)} characters; the provider takes at most ${TEMPLATE_LIMITS.headerText}.`,
+          };
+      }
+    }
+    if (c.type === 'button' && c.sub_type === 'url') {
+      const p = c.parameters[0];
+      const stored = ((storedComponent(template, 'BUTTONS')?.buttons ?? []) as Stored[])[Number(c.index)];
+      if (p?.type === 'text' && typeof stored?.url === 'string') {
+        const url = render(stored.url, [p.text]);
+        if (length(url) > TEMPLATE_LIMITS.buttonUrl)
+          return {
+            pointer: '/buttons',
+            detail: `The URL of button ${c.index} with its value is ${length(url)} characters; the provider takes at most ${TEMPLATE_LIMITS.buttonUrl}.`,
+          };
+      }
+    }
+  }
+  return null;
+}

@@ -3,12 +3,13 @@
 // (422 naming the field otherwise). A media header without a value takes the send's `mediaUrl`
 // shorthand, or else the sample submitted with the template. Uploaded media (`media_id`) must have
 // been resolved by the caller for the sender number (templates/uploaded-media.ts). The fitted
-// values then go through the one builder (template-components.ts).
+// values then go through the one builder (template-components.ts), and the message as built is
+// refused (422 naming the field) where it exceeds the provider's caps with its values in place.
 import type { components } from '#generated/messaging/types.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { TemplateRow } from '../templates/lookup.js';
 import type { UploadedMediaIds } from '../templates/uploaded-media.js';
-import { templateMessage, variablesOf, type BuiltTemplate, type RecipientFields, type TemplateValues } from './template-components.js';
+import { renderedOverflow, templateMessage, variablesOf, type BuiltTemplate, type RecipientFields, type TemplateValues } from './template-components.js';
 
 type S = components['schemas'];
 type Variable = S['TemplateVariable'];
@@ -167,5 +168,8 @@ export function buildTemplateMessage(
   uploads: UploadedMediaIds = new Map(),
 ): BuiltTemplate & { mediaUrls: MediaUrl[] } {
   const fitted = fitTemplateValues(template, values, shorthand, now, uploads);
-  return { ...templateMessage(template, fitted.values, contact, uploads), mediaUrls: fitted.mediaUrls };
+  const built = templateMessage(template, fitted.values, contact, uploads);
+  const overflow = renderedOverflow(template, built);
+  if (overflow) throw unprocessable(`${P}${overflow.pointer}`, overflow.detail);
+  return { ...built, mediaUrls: fitted.mediaUrls };
 }

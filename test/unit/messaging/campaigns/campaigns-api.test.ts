@@ -64,6 +64,12 @@ describe('createCampaign', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().progress.total).toBe(2);
     await until(async () => (await get(w, res.json().id)).status === 'completed', 10_000, 'completion');
+    // What was sent is what is shown: the campaign named, the body with this contact's values.
+    const listed = await call(app, w.key)('GET', `/api/chatapp/messages?contact_id=${ids[0]}`);
+    expect(listed.statusCode, listed.body).toBe(200);
+    const [m] = listed.json().data;
+    expect(m).toMatchObject({ campaign_id: res.json().id, type: 'template', direction: 'outbound' });
+    expect(m.content).toMatchObject({ text: 'Hi Contact 1, {{1}} literal ships Friday.', template: { name: 'order_shipped', language: 'en_US' } });
   });
 
   it('scheduled by tags: waits for scheduled_at, then fires once', async () => {
@@ -203,6 +209,46 @@ describe('createCampaign', () => {
       .where('state', '=', 'failed')
       .execute();
     expect(failed).toEqual([{ phone: '+4915123450000', error: expect.objectContaining({ code: 131026 }) }]);
+  });
+});
+
+describe("the provider caps on each recipient's message", () => {
+  it('a recipient whose value makes the header longer than 60 characters fails too_long, unsent; the others are sent', async () => {
+    const w = await workspace(app);
+    const db = app.platform.store.db;
+    const ids = await addContacts(db, w.workspaceId, 2);
+    await db
+      .updateTable('contacts')
+      .set({ custom_fields: JSON.stringify({ last_order: 'x'.repeat(100) }) })
+      .where('id', '=', ids[0]!)
+      .execute();
+    const res = await call(app, w.key)('POST', '/api/campaigns', {
+      ...base(w),
+      template: {
+        name: 'order_shipped',
+        language: 'en_US',
+        header: { type: 'text', text: { from_contact: 'custom_fields.last_order', fallback: 'your order' } },
+        body: [{ from_contact: 'name', fallback: 'there' }, 'it', 'Friday'],
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const done = await until(
+      async () => {
+        const v = await get(w, res.json().id);
+        return v.status === 'completed' && v.progress.failed === 1 && v.progress.read === 1 && v;
+      },
+      15_000,
+      'one failed, one read',
+    );
+    const failed = await db
+      .selectFrom('campaign_recipients')
+      .select(['contact_id', 'error'])
+      .where('campaign_id', '=', done.id)
+      .where('state', '=', 'failed')
+      .execute();
+    expect(failed).toEqual([{ contact_id: ids[0], error: expect.objectContaining({ code: 'too_long', detail: 'template/header/text' }) }]);
+    const messages = await db.selectFrom('messages').select('contact_id').where('campaign_id', '=', done.id).execute();
+    expect(messages).toEqual([{ contact_id: ids[1] }]);
   });
 });
 

@@ -263,6 +263,22 @@ describe('receiveOrderWebhook from Shopify', () => {
     expect(row.last_received_at).not.toBeNull();
   });
 
+  it('an 18-digit order id sent as a JSON number is kept digit for digit (logged, and in the URL button)', async () => {
+    const hook = await orderWebhook(app, t, 'shopify');
+    const raw = JSON.stringify(shopifyOrder({ id: 'ID' })).replace('"id":"ID"', '"id":820982911946154508');
+    expect(raw).toContain('"id":820982911946154508');
+    const res = await deliver(app, hook.id, raw, shopifyHeaders(hook.secret, raw, 'orders/paid', 'big-id-delivery'));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().action).toBe('template_queued');
+    expect(sent.at(-1)!.message.template.components.at(-1)).toEqual({
+      type: 'button',
+      sub_type: 'url',
+      index: 0,
+      parameters: [{ type: 'text', text: '820982911946154508' }],
+    });
+    expect((await receipts(hook.id))[0]!.platform_order_id).toBe('820982911946154508');
+  });
+
   it('E5 the same delivery twice at once: one send, the other a duplicate', async () => {
     const hook = await orderWebhook(app, t, 'shopify');
     const raw = JSON.stringify(shopifyOrder({ id: 70 }));

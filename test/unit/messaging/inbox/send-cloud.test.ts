@@ -92,6 +92,33 @@ describe('sendMessage on the Cloud API', () => {
     ]);
   });
 
+  it('template values past the provider caps (body 1,024, header 60, variable 1,024): refused naming the field, no provider call', async () => {
+    await storeTemplate(app, t, {
+      name: 'order_lines',
+      components: [
+        { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', example: { header_text: ['#1'] } },
+        { type: 'BODY', text: 'Your items: {{1}}', example: { body_text: [['1× socks']] } },
+      ],
+    });
+    const template = (header: string, body: string) => ({
+      messageType: 'template',
+      template: { name: 'order_lines', language: 'en_US', header: { type: 'text', text: header }, body: [body] },
+    });
+    const longBody = await send(template('#1', 'i'.repeat(1013)));
+    expect(longBody.statusCode, longBody.body).toBe(422);
+    expect(longBody.json().errors[0]).toMatchObject({ pointer: '/body/template/body' });
+    expect(longBody.json().detail).toMatch(/1025 characters.*1024/);
+    const longHeader = await send(template('#'.repeat(55), 'socks'));
+    expect(longHeader.statusCode, longHeader.body).toBe(422);
+    expect(longHeader.json().errors[0]).toMatchObject({ pointer: '/body/template/header/text' });
+    const longValue = await send(template('#1', 'v'.repeat(1025)));
+    expect(longValue.statusCode, longValue.body).toBe(400);
+    expect(JSON.stringify(longValue.json().errors)).toContain('/body/template/body/0');
+    // At the cap exactly: sent.
+    expect((await send(template('#'.repeat(54), 'i'.repeat(1012)))).statusCode).toBe(201);
+    expect(sends()).toHaveLength(1);
+  });
+
   it('a MARKETING template on an onboarded account: POST /marketing_messages with product_policy', async () => {
     await storeTemplate(app, t, { name: 'weekend_sale', category: 'MARKETING', components: [{ type: 'BODY', text: 'Sale' }] });
     await app.platform.store.db

@@ -1,0 +1,38 @@
+// The provider's rules shared by the send API, automation and the sandbox: what one reaction
+// emoji is, and a contact card's name and birthday.
+import { describe, expect, it } from 'vitest';
+import { isReactionEmoji, messageViolations } from '#server/providers/message-rules.js';
+
+describe('message rules', () => {
+  it.each([
+    ['', true],
+    ['👍', true],
+    ['❤️', true],
+    ['👍🏽', true],
+    ['👩‍👩‍👧', true],
+    ['🇵🇹', true],
+    ['👍👍', false],
+    ['ok', false],
+    ['a👍', false],
+  ])('reaction emoji %j: %s', (emoji, ok) => {
+    expect(isReactionEmoji(emoji)).toBe(ok);
+  });
+
+  it('a contact card: a name part besides formatted_name, a real birthday', () => {
+    expect(messageViolations({ type: 'contacts', contacts: [{ name: { formatted_name: 'A', last_name: 'A' }, birthday: '2000-02-29' }] })).toEqual([]);
+    expect(messageViolations({ type: 'contacts', contacts: [{ name: { formatted_name: 'A' }, birthday: '2001-02-29' }] }).map((v) => v.path)).toEqual([
+      '/contacts/0/name',
+      '/contacts/0/birthday',
+    ]);
+  });
+
+  it('a body counts characters, not UTF-16 units: 1,024 emoji fit a button message', () => {
+    const body = '😀'.repeat(1024);
+    const m = (text: string) => ({
+      type: 'interactive' as const,
+      interactive: { type: 'location_request_message' as const, body: { text }, action: { name: 'send_location' as const } },
+    });
+    expect(messageViolations(m(body))).toEqual([]);
+    expect(messageViolations(m(`${body}x`)).map((v) => v.path)).toEqual(['/interactive/body/text']);
+  });
+});
