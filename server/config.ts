@@ -61,6 +61,10 @@ export interface Config {
   loginServicePhoneNumberId?: string;
   /** How long a login session waits for its LOGIN message, seconds (LOGIN_SESSION_TTL_SECONDS). */
   loginSessionTtlSeconds: number;
+  /** The approved AUTHENTICATION template (copy-code button) that carries Login codes (LOGIN_CODE_TEMPLATE, `login_code`). */
+  loginCodeTemplate: string;
+  /** Its language (LOGIN_CODE_TEMPLATE_LANGUAGE, `en_US`). */
+  loginCodeTemplateLanguage: string;
   /** Google OAuth 2.0 client id (GOOGLE_CLIENT_ID); connecting Google answers 422 without it. */
   googleClientId?: string;
   /** Where Google sends the owner back (GOOGLE_REDIRECT_URI), exactly as registered on the client; needed with the client id. */
@@ -264,6 +268,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshTokenReuseGraceMs,
     loginServicePhoneNumberId: env.LOGIN_SERVICE_PHONE_NUMBER_ID || undefined,
     loginSessionTtlSeconds,
+    loginCodeTemplate: env.LOGIN_CODE_TEMPLATE || 'login_code',
+    loginCodeTemplateLanguage: env.LOGIN_CODE_TEMPLATE_LANGUAGE || 'en_US',
     googleClientId: env.GOOGLE_CLIENT_ID || undefined,
     // Kept byte for byte: Google compares it with the registered URI exactly.
     googleRedirectUri: env.GOOGLE_REDIRECT_URI ? (absoluteUrl(env.GOOGLE_REDIRECT_URI, 'GOOGLE_REDIRECT_URI', problems), env.GOOGLE_REDIRECT_URI) : undefined,

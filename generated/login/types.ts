@@ -203,6 +203,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/chatapp/check/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a login code
+         * @description Checks the code the user typed (mode `code`). The right code verifies the session exactly
+         *     as a LOGIN message does: the answer is the status with `verificationToken` (the token
+         *     `GET /status` answers from then on), and the `verified` stream event and the server
+         *     webhook follow. Comparison is constant-time against a keyed digest; the code itself is
+         *     not stored.
+         *
+         *     A wrong code answers 422 and costs one of 5 attempts (`codeAttemptsLeft`); after the
+         *     fifth the session is locked and every check answers 409 (start a new session). A
+         *     malformed code (not 6 digits) answers 400 and costs nothing. A session in mode
+         *     `message`, or already verified, answers 409; an expired one 410; another Login app's
+         *     session 404, like an unknown one.
+         */
+        post: operations["checkLoginCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/chatapp/events/{sessionId}": {
         parameters: {
             query?: never;
@@ -245,6 +275,30 @@ export interface paths {
         get: operations["streamLoginSessionEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/chatapp/resend/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a new login code
+         * @description Sends a new code (mode `code`) to the session's phone; the previous code stops
+         *     verifying. Resends are spaced by a cool-down of 30 seconds: a resend before
+         *     `resendAvailableAt` answers 429 with `Retry-After` and sends nothing. A session sends at
+         *     most 5 codes; then, as for a locked, verified or mode-`message` session, the answer is
+         *     409. The attempts left are not reset. An expired session answers 410.
+         */
+        post: operations["resendLoginCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -742,6 +796,28 @@ export interface components {
             /** @description Until when the previous secret also signs; `null` when it was retired at once. */
             previous_secret_expires_at: string | null;
         };
+        /** @description The body of `POST /v1/auth/chatapp/check/{sessionId}`: the code the user typed. */
+        LoginCodeCheck: {
+            /** @description The 6 digits the user received. Anything else answers 400 and costs no attempt. */
+            code: string;
+        };
+        /** @description A new code was sent (`POST /v1/auth/chatapp/resend/{sessionId}`); the previous one no longer verifies. */
+        LoginCodeResent: {
+            /** @description The session id (`ls_…`). */
+            sessionId: components["schemas"]["ResourceId"];
+            /** @description The number the code went to, E.164. */
+            boundPhone: components["schemas"]["E164"];
+            /**
+             * Format: date-time
+             * @description The earliest time of the next resend.
+             */
+            resendAvailableAt: string;
+            /**
+             * Format: date-time
+             * @description When the session, and so the code, expires (unchanged by a resend).
+             */
+            expiresAt: string;
+        };
         /** @description Every event the Login API sends, told apart by `type`. */
         LoginEvent: components["schemas"]["ChatappAuthVerifiedEvent"];
         /**
@@ -752,6 +828,11 @@ export interface components {
             /** @description The keys; match a token's `kid` header against `kid`. */
             keys: components["schemas"]["LoginSigningKey"][];
         };
+        /**
+         * @description How the user proves the phone: by sending LOGIN, or by typing a code sent to them.
+         * @enum {string}
+         */
+        LoginSessionMode: "message" | "code";
         /**
          * @description The body of `POST /v1/auth/chatapp/start`. It may be empty (`{}` or no body at all): the
          *     session then uses the Login app's default phone source. `phone_number_id` and
@@ -772,6 +853,21 @@ export interface components {
              *     default (`use_service_phone` of the Login app).
              */
             use_service_phone?: boolean;
+            /**
+             * @description The user's phone number, E.164 (`+15550100202`; spaces, dashes and brackets are accepted
+             *     and dropped). Binds the session to it: only a LOGIN message from this number verifies;
+             *     LOGIN messages with the session's code from other numbers are ignored and counted in
+             *     `ignoredLogins`. Required with `mode: "code"`, where the code is sent to it. A number that
+             *     is not a possible phone number answers 400 `validation` naming `/body/phone`.
+             */
+            phone?: string;
+            /**
+             * @description `message` (the default): the user sends LOGIN. `code`: a one-time code is sent to `phone`
+             *     through the authentication template named by the server's configuration; without
+             *     `phone` the answer is 400 `validation` naming `/body/phone`. A refused send answers the
+             *     provider's problem (422 or 502) and leaves no session.
+             */
+            mode?: components["schemas"]["LoginSessionMode"];
         };
         /**
          * @description A started login session: everything the client shows the user (deep link and QR code)
@@ -818,6 +914,15 @@ export interface components {
              *     no external references), ready for an `<img src="data:image/svg+xml;…">` or inline use.
              */
             qrCodeSvg: string;
+            /** @description How the user proves the phone (`message` unless the start asked for `code`). */
+            mode: components["schemas"]["LoginSessionMode"];
+            /** @description The number the session is bound to, E.164; absent when any number may verify it. */
+            boundPhone?: components["schemas"]["E164"];
+            /**
+             * Format: date-time
+             * @description Mode `code`: the earliest time `POST /v1/auth/chatapp/resend/{sessionId}` sends a new code.
+             */
+            resendAvailableAt?: string;
         };
         /**
          * @description The state of a login session. `pending` moves to `success` or `expired`, and nothing else.
@@ -857,6 +962,22 @@ export interface components {
              * @description When the verification token expires; present with `verificationToken`.
              */
             verificationTokenExpiresAt?: string;
+            /** @description How the user proves the phone. */
+            mode: components["schemas"]["LoginSessionMode"];
+            /** @description The number the session is bound to, E.164; absent when any number may verify it. */
+            boundPhone?: components["schemas"]["E164"];
+            /**
+             * Format: int32
+             * @description LOGIN messages with this session's code that came from a number other than `boundPhone`:
+             *     ignored, and counted here so that the client can tell the user to write from the number
+             *     they entered. Always 0 for an unbound session.
+             */
+            ignoredLogins: number;
+            /**
+             * Format: int32
+             * @description Mode `code`: wrong codes the session still accepts before it locks (5 at start).
+             */
+            codeAttemptsLeft?: number;
         };
         /** @description A public key of the verification-token signer (RFC 7517, an EC P-256 key for ES256). */
         LoginSigningKey: {
@@ -2084,6 +2205,132 @@ export interface operations {
             };
         };
     };
+    checkLoginCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session id (`ls_…`) from start. */
+                sessionId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginCodeCheck"];
+            };
+        };
+        responses: {
+            /** @description The state of a session. */
+            200: {
+                headers: {
+                    /** @description The answer can carry the verification token: never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginSessionStatus"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="login"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The resource has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body's media type is not accepted. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     streamLoginSessionEvents: {
         parameters: {
             query?: never;
@@ -2180,6 +2427,128 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    resendLoginCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session id (`ls_…`) from start. */
+                sessionId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new code was sent. */
+            202: {
+                headers: {
+                    /** @description Never cached. */
+                    "Cache-Control": "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginCodeResent"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="login"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The resource has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider failed or returned an error. */
+            502: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2297,6 +2666,15 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider failed or returned an error. */
+            502: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

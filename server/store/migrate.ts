@@ -28,6 +28,7 @@ import * as m025 from './migrations/025_provider_deliveries.js';
 import * as m026 from './migrations/026_signup_invites.js';
 import * as m027 from './migrations/027_inbound_fidelity.js';
 import * as m028 from './migrations/028_message_campaign.js';
+import * as m029 from './migrations/029_login_phone_codes.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '026_signup_invites': m026,
   '027_inbound_fidelity': m027,
   '028_message_campaign': m028,
+  '029_login_phone_codes': m029,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -204,6 +204,17 @@ export interface LoginSessionsTable {
   created_at: Timestamp;
   /** The verification token, sealed (004_login_keys): status answers the same token every time. */
   verification_token_enc: string | null;
+  /** `message`: the user sends LOGIN; `code`: a one-time code was sent to `bound_phone` (029_login_phone_codes). */
+  mode: Generated<'message' | 'code'>;
+  /** E.164 of the only number whose LOGIN verifies (and where a code goes); null: any number. */
+  bound_phone: string | null;
+  /** LOGINs with this session's code from a number other than `bound_phone`: ignored, counted. */
+  ignored_logins: Generated<number>;
+  /** Keyed digest of the code sent (mode `code`); the code itself is never stored. */
+  code_digest: string | null;
+  code_attempts: Generated<number>;
+  code_sends: Generated<number>;
+  code_sent_at: NullableTimestamp;
 }
 
 /** ES256 keys of the Login verification tokens (004_login_keys). */

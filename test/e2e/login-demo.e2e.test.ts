@@ -137,7 +137,7 @@ describe('Login demo in Chromium', () => {
     // A reload still knows the user (the site's own cookie); signing out starts over.
     await demo.reload();
     expect(await demo.locator('#signed-in-as').textContent()).toBe('Signed in as +15550104321 (Ana Souza)');
-    await Promise.all([demo.waitForURL(`${server.origin}/demo/login`), demo.locator('button[type=submit]').click()]);
+    await Promise.all([demo.waitForURL(`${server.origin}/demo/login`), demo.locator('[data-view="signed-in"] button[type=submit]').click()]);
     await demo.locator('[data-state="pending"]').waitFor({ timeout: 10_000 });
     expect((await demo.locator('#code').textContent())!.trim()).not.toBe(code);
 

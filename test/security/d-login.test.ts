@@ -376,4 +376,95 @@ describe('D. Login sessions and verification tokens', () => {
       ).status,
     ).toBe('success');
   });
+  // Phone-bound sessions and codes sent to the user (issue 30; the full behaviour in
+  // test/unit/login/codes.test.ts): each bad input changes nothing it should not.
+  const post = (w: { loginKey: string }, url: string, body?: object) =>
+    app.inject({
+      method: 'POST',
+      url,
+      headers: { 'x-api-key': w.loginKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+      payload: body ? JSON.stringify(body) : undefined,
+    });
+  const USER = '+5511987654321';
+  /** The code the workspace's number sent to USER last (the sandbox keeps it readable for the simulated phone). */
+  const lastCode = async (w: Workspace) => {
+    const row = await app.platform.store.db
+      .selectFrom('messages')
+      .select('content')
+      .where('workspace_id', '=', w.workspaceId)
+      .where('direction', '=', 'outbound')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    const content = (typeof row.content === 'string' ? JSON.parse(row.content) : row.content) as { text: string };
+    return content.text.slice(0, 6);
+  };
+
+  it('D22 start with a malformed phone, or mode code without phone: 400 naming /body/phone; no session, no message', async () => {
+    const a = await workspace(app);
+    await expectNoChange(app, async () => {
+      for (const body of [{ phone: '12' }, { phone: '+1 (555) 0' }, { phone: 'ana@example.com' }, { mode: 'code' }, { phone: '', mode: 'code' }]) {
+        const res = await start(a, body);
+        expect(expectProblem(res, 400, 'validation').errors[0].pointer, JSON.stringify(body)).toBe('/body/phone');
+      }
+    });
+  });
+
+  it("D23 a phone-bound session's right code from another number: ignored and counted, no event, no token", async () => {
+    const a = await workspace(app);
+    const res = await start(a, { phone: USER });
+    const s = res.json();
+    await say(a, 'hello', '15550100202'); // the contact and chat exist first
+    await say(a, `LOGIN ${s.loginCode}`, '15550100202');
+    const row = await sessionRow(s.sessionId);
+    expect(row).toMatchObject({ status: 'pending', ignored_logins: 1, token_jti: null, phone: null });
+    expect(await app.platform.store.db.selectFrom('login_session_events').select('id').where('session_id', '=', s.sessionId).execute()).toEqual([]);
+    expect((await status(a, s.sessionId)).json()).toMatchObject({ status: 'pending', ignoredLogins: 1, boundPhone: USER });
+  });
+
+  it('D24 wrong code ×5: 422 each with the attempts left, then locked: 409 even for the right code; no token', async () => {
+    const a = await workspace(app);
+    const s = (await start(a, { phone: USER, mode: 'code' })).json();
+    const code = await lastCode(a);
+    const wrong = code === '111111' ? '222222' : '111111';
+    for (let i = 0; i < 5; i++) expectProblem(await post(a, `/v1/auth/chatapp/check/${s.sessionId}`, { code: wrong }), 422, 'unprocessable');
+    await expectNoChange(app, async () => {
+      expectProblem(await post(a, `/v1/auth/chatapp/check/${s.sessionId}`, { code }), 409, 'conflict');
+      expectProblem(await post(a, `/v1/auth/chatapp/resend/${s.sessionId}`), 409, 'conflict');
+    });
+    expect(await sessionRow(s.sessionId)).toMatchObject({ status: 'pending', code_attempts: 5, token_jti: null });
+  });
+
+  it('D25 the right code after expiry: 410 expired, no token', async () => {
+    const a = await workspace(app);
+    const s = (await start(a, { phone: USER, mode: 'code' })).json();
+    const code = await lastCode(a);
+    clock = Date.parse(s.expiresAt) + 1000;
+    expectProblem(await post(a, `/v1/auth/chatapp/check/${s.sessionId}`, { code }), 410, 'expired');
+    expect(await sessionRow(s.sessionId)).toMatchObject({ status: 'expired', token_jti: null });
+  });
+
+  it('D26 resend within the cool-down: 429 rate-limited with Retry-After; nothing sent, nothing changed', async () => {
+    const a = await workspace(app);
+    const s = (await start(a, { phone: USER, mode: 'code' })).json();
+    await expectNoChange(app, async () => {
+      const res = await post(a, `/v1/auth/chatapp/resend/${s.sessionId}`);
+      expectProblem(res, 429, 'rate-limited');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    });
+  });
+
+  it("D27 a malformed code: 400, no attempt counted; check or resend of another app's session: 404", async () => {
+    const a = await workspace(app);
+    const b = await workspace(app);
+    const s = (await start(a, { phone: USER, mode: 'code' })).json();
+    const code = await lastCode(a);
+    await expectNoChange(app, async () => {
+      for (const bad of ['12345', 'l23456', '１２３４５６', `${code}\n`])
+        expectProblem(await post(a, `/v1/auth/chatapp/check/${s.sessionId}`, { code: bad }), 400, 'validation');
+      expectProblem(await post(b, `/v1/auth/chatapp/check/${s.sessionId}`, { code }), 404, 'not-found');
+      expectProblem(await post(b, `/v1/auth/chatapp/resend/${s.sessionId}`), 404, 'not-found');
+    });
+    expect((await sessionRow(s.sessionId)).code_attempts).toBe(0);
+  });
 });

@@ -115,8 +115,11 @@ async function requireDemoApp(app: FastifyInstance): Promise<DemoLoginApp> {
   return demo;
 }
 
-/** The simulated phone's URL when the session's number is a sandbox number (a real chat app cannot reach it). */
-async function sandboxPhoneUrl(app: FastifyInstance, displayPhoneNumber: string, text: string): Promise<string | null> {
+/**
+ * The simulated phone's URL when the session's number is a sandbox number (a real chat app cannot
+ * reach it): with `text` to send LOGIN, with `from` to read the code sent to that number.
+ */
+async function sandboxPhoneUrl(app: FastifyInstance, displayPhoneNumber: string, fill: { text: string } | { from: string }): Promise<string | null> {
   const digits = displayPhoneNumber.replace(/\D/g, '');
   const rows = await app.platform.store.db
     .selectFrom('phone_numbers')
@@ -125,7 +128,7 @@ async function sandboxPhoneUrl(app: FastifyInstance, displayPhoneNumber: string,
     .where('business_accounts.kind', '=', 'sandbox')
     .execute();
   const sandbox = rows.some((row) => row.display_phone_number.replace(/\D/g, '') === digits);
-  return sandbox ? `${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: `+${digits}`, text })}` : null;
+  return sandbox ? `${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: `+${digits}`, ...fill })}` : null;
 }
 
 // ---- Views -------------------------------------------------------------------------------------
@@ -155,12 +158,35 @@ function demoView(csrf: string, user: DemoUser | null, unavailable: string | nul
 </div>
 <p class="link muted">Chat link: <a id="wa-link" href="#" rel="noopener noreferrer"></a></p>
 <p class="muted"><span class="spin" aria-hidden="true"></span><span id="transport">Waiting for your message…</span> Expires in <span id="countdown"></span>.</p>
+<form id="phone-form" class="note">
+<p>Or <strong>receive a code</strong> in your chat app instead:</p>
+<label for="phone-input">Your phone number</label>
+<input id="phone-input" name="phone" type="tel" autocomplete="tel" placeholder="+15550100123" maxlength="32" required>
+<button type="submit" class="secondary" id="phone-submit">Send me a code</button>
+</form>
+</section>
+
+<section data-view="code" hidden>
+<h1>Enter your code</h1>
+<p>A 6-digit code was sent to <strong id="code-phone"></strong> in your chat app.</p>
+<div id="code-sandbox" class="note" hidden>
+<p>This is a <strong>sandbox number</strong>: the code went to the simulated phone.</p>
+<p><a class="button" id="code-sandbox-link" href="${SANDBOX_PHONE_PATH}" target="_blank" rel="noopener">Open the sandbox phone</a></p>
+</div>
+<form id="code-form">
+<label for="code-input">Code</label>
+<input id="code-input" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+<button type="submit" id="code-submit">Verify</button>
+</form>
+<p role="alert" id="code-error" hidden></p>
+<p><button type="button" class="secondary" id="code-resend">Send a new code</button>
+<button type="button" class="secondary" id="code-back">Send a message instead</button></p>
 </section>
 
 <section data-view="signed-in"${state === 'signed-in' ? '' : html` hidden`}>
 <h1>Welcome</h1>
 <p class="ok" id="signed-in-as">Signed in as <span id="user-phone">${user?.phone ?? ''}</span><span id="user-name">${user?.name ? ` (${user.name})` : ''}</span></p>
-<p class="muted">The phone number was proven by the message it sent; this site’s server redeemed the single-use verification token before trusting it.</p>
+<p class="muted">The phone number was proven by the message it sent, or by the code it received; this site’s server redeemed the single-use verification token before trusting it.</p>
 <form method="post" action="${DEMO_LOGIN_PATH}/sign-out">
 ${csrfField(csrf)}
 <button type="submit" class="secondary">Sign out</button>
@@ -183,6 +209,7 @@ ${csrfField(csrf)}
 <summary>How this page works</summary>
 <p>This page’s own server holds the Login app’s API key. It calls <code>POST /v1/auth/chatapp/start</code> and hands the browser only the QR code, the link, the code, the session id and its subscribe token.</p>
 <p>The browser listens on <code>/v1/auth/chatapp/events/{sessionId}</code> (Server-Sent Events). On <code>verified</code> it asks its server to finish: the server reads the verification token with <code>GET /v1/auth/chatapp/status/{sessionId}</code> and redeems it with <code>POST /v1/auth/verify-token</code>, which says who signed in, once.</p>
+<p>The other direction: with your number the server calls start with <code>{"phone": …, "mode": "code"}</code>, a code reaches your chat app, and the code you type goes to <code>POST /v1/auth/chatapp/check/{sessionId}</code>, which answers the same verification token.</p>
 </details>
 </main>`;
 }
@@ -276,8 +303,65 @@ export default async function demoLoginPages(app: FastifyInstance): Promise<void
       displayPhoneNumber: s.displayPhoneNumber,
       authAppName: s.authAppName,
       expiresAt: s.expiresAt,
-      sandboxPhoneUrl: await sandboxPhoneUrl(app, s.displayPhoneNumber, messageText),
+      sandboxPhoneUrl: await sandboxPhoneUrl(app, s.displayPhoneNumber, { text: messageText }),
     });
+  });
+
+  /** A string field of the page's JSON body, or a 400. */
+  const field = (request: FastifyRequest, name: string, max: number): string => {
+    const value = (request.body as Record<string, unknown> | null)?.[name];
+    if (typeof value !== 'string' || !value.trim() || value.length > max) throw new DemoError(400, `Enter your ${name}.`);
+    return value.trim();
+  };
+  const refusal = (answer: ApiAnswer, fallback: string) =>
+    answer.status >= 400 && answer.status < 500 && typeof answer.body?.detail === 'string'
+      ? new DemoError(answer.status === 429 ? 429 : 400, answer.body.detail)
+      : loginApiError(fallback, answer);
+
+  // The other direction: a code sent to the number the person types, checked by this backend.
+  app.post(`${DEMO_LOGIN_PATH}/api/start-code`, { preHandler: [checkOrigin, app.csrfProtection] }, async (request, reply) => {
+    const phone = field(request, 'phone', 32);
+    const demoApp = await requireDemoApp(app);
+    const started = await callLoginApi(app, demoApp, 'POST', '/v1/auth/chatapp/start', { phone, mode: 'code' });
+    if (started.status !== 201) throw refusal(started, 'to send a code');
+    const s = started.body as {
+      sessionId: string;
+      subscribeToken: string;
+      boundPhone: string;
+      displayPhoneNumber: string;
+      expiresAt: string;
+      resendAvailableAt: string;
+    };
+    reply.setCookie(pendingCookie(production), s.sessionId, cookieOptions(request, 15 * 60));
+    reply.clearCookie(userCookie(production), { path: DEMO_LOGIN_PATH });
+    return reply.header('cache-control', 'no-store').send({
+      sessionId: s.sessionId,
+      subscribeToken: s.subscribeToken,
+      boundPhone: s.boundPhone,
+      expiresAt: s.expiresAt,
+      resendAvailableAt: s.resendAvailableAt,
+      sandboxPhoneUrl: await sandboxPhoneUrl(app, s.displayPhoneNumber, { from: s.boundPhone }),
+    });
+  });
+
+  app.post(`${DEMO_LOGIN_PATH}/api/resend-code`, { preHandler: [checkOrigin, app.csrfProtection] }, async (request, reply) => {
+    const sessionId = readCookie(request, pendingCookie(production));
+    if (!sessionId) throw new DemoError(409, 'No sign-in is in progress in this browser; start again.');
+    const answer = await callLoginApi(app, await requireDemoApp(app), 'POST', `/v1/auth/chatapp/resend/${encodeURIComponent(sessionId)}`);
+    if (answer.status !== 202) throw refusal(answer, 'to send a new code');
+    return reply.header('cache-control', 'no-store').send({ resendAvailableAt: answer.body.resendAvailableAt });
+  });
+
+  app.post(`${DEMO_LOGIN_PATH}/api/check-code`, { preHandler: [checkOrigin, app.csrfProtection] }, async (request, reply) => {
+    const code = field(request, 'code', 16);
+    const sessionId = readCookie(request, pendingCookie(production));
+    if (!sessionId) throw new DemoError(409, 'No sign-in is in progress in this browser; start again.');
+    const answer = await callLoginApi(app, await requireDemoApp(app), 'POST', `/v1/auth/chatapp/check/${encodeURIComponent(sessionId)}`, { code });
+    reply.header('cache-control', 'no-store');
+    if (answer.status === 422 || answer.status === 400) return { status: 'wrong', error: String(answer.body?.detail ?? 'That is not the code.') };
+    if (answer.status === 410) return { status: 'expired' };
+    if (answer.status !== 200) throw refusal(answer, 'the code');
+    return { status: 'verified' }; // the page then completes, as after the stream's push
   });
 
   // The stream's `verified` and the 2-second fallback both land here; one status + verify-token

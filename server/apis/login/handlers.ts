@@ -14,6 +14,7 @@ import {
   updateLoginApp,
 } from './apps.js';
 import { registerLoginAuth } from './auth.js';
+import { checkLoginCode, resendLoginCode } from './codes.js';
 import { receiveHostedLoginWebhook } from './hosted-webhook.js';
 import { streamLoginSessionEvents } from './events-stream.js';
 import { getLoginSessionStatus, startLoginSession } from './sessions.js';
@@ -35,6 +36,8 @@ export const loginHandlers: Handlers<operations> = {
   receiveHostedLoginWebhook,
   startLoginSession,
   getLoginSessionStatus,
+  checkLoginCode,
+  resendLoginCode,
   streamLoginSessionEvents,
   verifyToken: verifyTokenHandler,
   getLoginJwks,

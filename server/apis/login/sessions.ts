@@ -8,15 +8,17 @@
 // in sync (NTP), as a skew shifts expiry by that much.
 import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
-import { sql, type Kysely, type SqlBool, type Transaction } from 'kysely';
-import type { operations } from '#generated/login/types.js';
+import { sql, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
+import type { components, operations } from '#generated/login/types.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { base62, newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import type { Database } from '#server/store/schema.js';
+import { requireE164 } from '#server/lib/phone.js';
 import { loginCaller } from './auth.js';
+import { codeDigest, MAX_CODE_ATTEMPTS, newOneTimeCode, RESEND_COOLDOWN_MS, sendLoginCode } from './codes.js';
 import { resolveLoginNumber } from './service-phone.js';
 
 /** Crockford base32: no I, L, O, U, so codes survive being read aloud or retyped. */
@@ -130,7 +132,24 @@ type NewSession = {
   subscribe_token_digest: string;
   expires_at: Date;
   created_at: Date;
+  mode: 'message' | 'code';
+  bound_phone: string | null;
+  code_digest: string | null;
+  code_sends: number;
+  code_sent_at: Date | null;
 };
+
+/** The phone binding and mode of a start body: 400 naming `/body/phone` when malformed or missing for `code`. */
+function bindingOf(body: { phone?: string; mode?: 'message' | 'code' }): { mode: 'message' | 'code'; phone: string | null } {
+  const mode = body.mode ?? 'message';
+  const phone = body.phone === undefined ? null : requireE164(body.phone, '/body/phone');
+  if (mode === 'code' && !phone) {
+    throw new HttpProblem(400, 'validation', "mode code sends the code to the user's phone; send phone.", {
+      errors: [{ pointer: '/body/phone', detail: 'is required with mode code' }],
+    });
+  }
+  return { mode, phone };
+}
 
 /** Inserts the session with a code no pending session of the number holds (partial unique index). */
 async function insertSession(trx: Kysely<Database>, values: NewSession): Promise<string> {
@@ -151,13 +170,16 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
   const { platform } = request.server;
   const { appId, workspaceId } = loginCaller(request);
   const db = platform.store.db;
+  const body = request.body ?? {};
+  const { mode, phone } = bindingOf(body);
   const app = await db.selectFrom('login_apps').selectAll().where('id', '=', appId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!app) throw new HttpProblem(404, 'not-found', `No Login app ${appId}.`); // deleted since its key was checked
-  const number = await resolveLoginNumber(request.server, app, request.body ?? {});
+  const number = await resolveLoginNumber(request.server, app, body);
   const now = platform.now();
   const id = newId('ls');
   const subscribeToken = `st_${base62(40)}`;
   const expiresAt = new Date(now.getTime() + platform.config.loginSessionTtlSeconds * 1000);
+  const code = mode === 'code' ? newOneTimeCode() : null;
   const loginCode = await db.transaction().execute(async (trx) => {
     await checkSessionCap(platform, trx, workspaceId, now);
     return insertSession(trx, {
@@ -168,8 +190,22 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
       subscribe_token_digest: platform.secrets.digest(subscribeToken), // only the digest is kept
       expires_at: expiresAt,
       created_at: now,
+      mode,
+      bound_phone: phone,
+      code_digest: code ? codeDigest(platform, id, code) : null, // only the digest is kept
+      code_sends: code ? 1 : 0,
+      code_sent_at: code ? now : null,
     });
   });
+  if (code && phone) {
+    try {
+      await sendLoginCode(platform, number, phone, code);
+    } catch (error) {
+      // The user never got a code: no session is left behind (nor counted against the cap).
+      await db.deleteFrom('login_sessions').where('id', '=', id).execute();
+      throw error;
+    }
+  }
   request.server.loginExpiry.announce(expiresAt); // the sweep may sleep past it (nothing else pending)
   const displayPhoneNumber = `+${number.display_phone_number.replace(/\D/g, '')}`;
   const link = waLink(displayPhoneNumber, loginCode);
@@ -184,8 +220,58 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
     authAppName: app.name,
     expiresAt: expiresAt.toISOString(),
     qrCodeSvg: await QRCode.toString(link, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }),
+    mode,
+    ...(phone ? { boundPhone: phone } : {}),
+    ...(code ? { resendAvailableAt: new Date(now.getTime() + RESEND_COOLDOWN_MS).toISOString() } : {}),
   };
 };
+
+/** The columns a status answer is made of. */
+export const STATUS_COLUMNS = [
+  'id',
+  'status',
+  'expires_at',
+  'verified_at',
+  'verification_token_enc',
+  'token_expires_at',
+  'mode',
+  'bound_phone',
+  'ignored_logins',
+  'code_attempts',
+] as const;
+
+type StatusRow = Pick<Selectable<Database['login_sessions']>, (typeof STATUS_COLUMNS)[number]>;
+type StatusAnswer = components['schemas']['LoginSessionStatus'];
+
+/** The status answer of a session that is not expired: `pending`, or `success` with its token. */
+export function statusAnswer(platform: Platform, session: StatusRow): StatusAnswer {
+  const common = {
+    sessionId: session.id,
+    expiresAt: session.expires_at.toISOString(),
+    mode: session.mode,
+    ...(session.bound_phone ? { boundPhone: session.bound_phone } : {}),
+    ignoredLogins: session.ignored_logins,
+    ...(session.mode === 'code' ? { codeAttemptsLeft: Math.max(0, MAX_CODE_ATTEMPTS - session.code_attempts) } : {}),
+  };
+  if (session.status !== 'success' || !session.verification_token_enc) return { ...common, status: 'pending' };
+  return {
+    ...common,
+    status: 'success',
+    verifiedAt: session.verified_at!.toISOString(),
+    verificationToken: platform.secrets.decrypt(session.verification_token_enc),
+    verificationTokenExpiresAt: session.token_expires_at!.toISOString(),
+  };
+}
+
+/** A pending session past its expiry is expired now (emitting `expired`); true when the session is expired. */
+export async function expiredNow(platform: Platform, session: { id: string; status: string; expires_at: Date }): Promise<boolean> {
+  if (session.status === 'expired') return true;
+  if (session.status !== 'pending' || session.expires_at.getTime() > platform.now().getTime()) return false;
+  await expireSessions(platform, session.id);
+  return true;
+}
+
+export const sessionExpired = (id: string, at: Date) => new HttpProblem(410, 'expired', `Login session ${id} expired at ${at.toISOString()}; start a new one.`);
 
 export const getLoginSessionStatus: Handler<operations['getLoginSessionStatus']> = async (request, reply) => {
   const { platform } = request.server;
@@ -194,7 +280,7 @@ export const getLoginSessionStatus: Handler<operations['getLoginSessionStatus']>
   const read = () =>
     platform.store.db
       .selectFrom('login_sessions')
-      .select(['id', 'status', 'expires_at', 'verified_at', 'verification_token_enc', 'token_expires_at'])
+      .select(STATUS_COLUMNS)
       .where('id', '=', sessionId)
       .where('app_id', '=', appId) // another app's session is unknown here (bad-inputs D16)
       .executeTakeFirst();
@@ -207,19 +293,7 @@ export const getLoginSessionStatus: Handler<operations['getLoginSessionStatus']>
     await expireSessions(platform, sessionId);
     session = (await read())!;
   }
-  if (session.status === 'expired' || due(session)) {
-    throw new HttpProblem(410, 'expired', `Login session ${sessionId} expired at ${session.expires_at.toISOString()}; start a new one.`);
-  }
+  if (session.status === 'expired' || due(session)) throw sessionExpired(sessionId, session.expires_at);
   reply.header('cache-control', 'no-store');
-  if (session.status !== 'success' || !session.verification_token_enc) {
-    return { sessionId, status: 'pending' as const, expiresAt: session.expires_at.toISOString() };
-  }
-  return {
-    sessionId,
-    status: 'success' as const,
-    expiresAt: session.expires_at.toISOString(),
-    verifiedAt: session.verified_at!.toISOString(),
-    verificationToken: platform.secrets.decrypt(session.verification_token_enc),
-    verificationTokenExpiresAt: session.token_expires_at!.toISOString(),
-  };
+  return statusAnswer(platform, session);
 };

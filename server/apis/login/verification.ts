@@ -117,7 +117,16 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
     .selectFrom('login_sessions as s')
     .leftJoin('login_apps as a', 'a.id', 's.app_id')
     .leftJoin('contacts as c', (join) => join.on('c.id', '=', message.contactId))
-    .select(['s.id', 's.app_id', 's.workspace_id', 'a.webhook_destination', 'a.production_webhook_url', 'a.staging_webhook_url', 'c.name as contact_name'])
+    .select([
+      's.id',
+      's.app_id',
+      's.workspace_id',
+      's.bound_phone',
+      'a.webhook_destination',
+      'a.production_webhook_url',
+      'a.staging_webhook_url',
+      'c.name as contact_name',
+    ])
     .where('s.phone_number_id', '=', message.phoneNumberId) // the session's own number only (bad-inputs D6)
     .where('s.login_code', '=', message.code)
     // A literal, so that a generic plan can use the partial index login_sessions_pending_code
@@ -128,16 +137,51 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
   const digits = E164.exec(message.from)?.[1];
   if (!found) recordMiss(misses, guesser, now.getTime());
   if (!found || !digits || !found.webhook_destination) return false; // no destination: the app is gone
-  const app = {
-    id: found.app_id,
-    webhook_destination: found.webhook_destination,
-    production_webhook_url: found.production_webhook_url,
-    staging_webhook_url: found.staging_webhook_url,
-  };
   const phone = `+${digits}`;
+  if (found.bound_phone && found.bound_phone !== phone) {
+    // A phone-bound session: another number's LOGIN changes nothing but the counter. Not a
+    // guess (the code was right), so it is not a miss either.
+    await trx
+      .updateTable('login_sessions')
+      .set({ ignored_logins: sql`ignored_logins + 1` })
+      .where('id', '=', found.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return false;
+  }
   const profileName = found.contact_name?.slice(0, 256) ?? null; // the contract's maxLength
+  return markVerified(server, trx, { ...found, webhook_destination: found.webhook_destination }, { phone, profileName, messageId: message.messageId, now });
+}
+
+/** A pending session and its app's webhook destination, as markVerified needs them. */
+export interface VerifiableSession extends Omit<DestinationColumns, 'id'> {
+  id: string;
+  app_id: string;
+  workspace_id: string;
+}
+
+/**
+ * Marks a pending session `success` for `phone` in `trx`, with its token, the `verified` event,
+ * the server webhook (outbox or hosted receipt) and the stream push. False when nothing changed
+ * (a concurrent verification or the sweep got there first). Shared by the LOGIN message and the
+ * code check.
+ */
+export async function markVerified(
+  server: FastifyInstance,
+  trx: Transaction<Database>,
+  session: VerifiableSession,
+  facts: { phone: string; profileName: string | null; messageId: string | null; now: Date },
+): Promise<boolean> {
+  const { platform } = server;
+  const { phone, profileName, now } = facts;
+  const app = {
+    id: session.app_id,
+    webhook_destination: session.webhook_destination,
+    production_webhook_url: session.production_webhook_url,
+    staging_webhook_url: session.staging_webhook_url,
+  };
   // Wasted only if a concurrent delivery or the sweep gets there first.
-  const token = await issueToken(server, { appId: app.id, sessionId: found.id, phone, at: now });
+  const token = await issueToken(server, { appId: app.id, sessionId: session.id, phone, at: now });
   const updated = await trx
     .updateTable('login_sessions')
     .set({
@@ -145,31 +189,31 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
       verified_at: now,
       phone,
       profile_name: profileName,
-      message_id: message.messageId,
+      message_id: facts.messageId,
       token_jti: token.jti,
       token_expires_at: token.expiresAt,
       verification_token_enc: platform.secrets.encrypt(token.token),
     })
-    .where('id', '=', found.id)
+    .where('id', '=', session.id)
     .where('status', '=', 'pending')
     .where('expires_at', '>', now)
     .executeTakeFirst();
   if (Number(updated.numUpdatedRows) !== 1) return false; // another delivery, or the sweep, got there first
-  await recordSessionEvent(platform, trx, found, 'verified');
+  await recordSessionEvent(platform, trx, session, 'verified');
   if (webhookUrl(platform, app)) {
     const eventId = newId('evt');
     const verifiedAt = now.toISOString();
-    const facts = { session_id: found.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
+    const facts = { session_id: session.id, phone, profile_name: profileName, verified_at: verifiedAt, verification_token: token.token };
     // The envelope, then the seed's top-level fields (contract: ChatappAuthVerifiedEvent).
     const body = { id: eventId, type: EVENT_TYPE, created: Math.floor(now.getTime() / 1000), data: { app_id: app.id, ...facts }, event: EVENT_TYPE, ...facts };
     if (app.webhook_destination === 'hosted') {
       // Our own hosted receiver: stored in this transaction rather than posted to our own
       // public URL (which a private deployment may not reach, and which would count as traffic).
-      await storeHostedReceipt(trx, { id: app.id, workspace_id: found.workspace_id }, body, now);
+      await storeHostedReceipt(trx, { id: app.id, workspace_id: session.workspace_id }, body, now);
     } else {
       await enqueue(
         trx,
-        { workspaceId: found.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) },
+        { workspaceId: session.workspace_id, endpointKind: OUTBOX_KIND, endpointId: app.id, eventId, eventType: EVENT_TYPE, payload: JSON.stringify(body) },
         now,
       );
     }

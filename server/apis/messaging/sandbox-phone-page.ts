@@ -199,6 +199,34 @@ async function conversation(request: FastifyRequest, number: SandboxNumber, from
   return lines;
 }
 
+/**
+ * Authentication codes (Login's `mode: "code"`) the number sent to `from` in the last 10 minutes,
+ * newest first: the simulated phone shows them to whoever types that number, as it lets anyone
+ * write LOGIN as any number. Other messages stay behind the conversation rule above.
+ */
+async function codesSent(request: FastifyRequest, number: SandboxNumber, from: string): Promise<ChatLine[]> {
+  const since = new Date(request.server.platform.now().getTime() - 10 * 60_000);
+  const rows = await request.server.platform.store.db
+    .selectFrom('messages')
+    .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+    .select(['messages.type', 'messages.content', 'messages.status', 'messages.created_at'])
+    .where('messages.phone_number_id', '=', number.id)
+    .where('contacts.workspace_id', '=', number.workspaceId)
+    .where('contacts.phone', '=', from)
+    .where('messages.direction', '=', 'outbound')
+    .where('messages.type', '=', 'template')
+    .where('messages.created_at', '>', since)
+    .orderBy('messages.created_at', 'desc')
+    .limit(5)
+    .execute();
+  return rows
+    .filter((row) => {
+      const value = (typeof row.content === 'string' ? safeJson(row.content) : row.content) as { template?: { category?: unknown } } | null;
+      return value?.template?.category === 'AUTHENTICATION';
+    })
+    .map((row) => ({ inbound: false, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
+}
+
 function describe(type: string, content: unknown): string {
   const value = (typeof content === 'string' ? safeJson(content) : content) as Record<string, any> | null;
   if (value?.interactive && typeof value.text === 'string') return `${value.text}${interactiveChoices(value.interactive)}`;
@@ -243,11 +271,12 @@ function phoneView(input: {
   draft: Draft;
   csrf: string;
   chat: ChatLine[] | null;
+  codes: ChatLine[];
   notice?: string;
   error?: string;
   demoLink: boolean;
 }): Html {
-  const { numbers, selected, draft, csrf, chat, notice, error, demoLink } = input;
+  const { numbers, selected, draft, csrf, chat, codes, notice, error, demoLink } = input;
   return html`<main id="sandbox-phone">
 <p class="brand">Sandbox phone <small>a simulated customer’s chat app</small></p>
 <div class="card">
@@ -291,6 +320,15 @@ ${
       : html`<p class="muted">No messages yet.</p>`
 }
 <p><a href="${`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: selected.id })}`}">Refresh</a></p>
+</div>`
+    : ''
+}
+${
+  selected && codes.length
+    ? html`<div class="card">
+<h2>Codes sent to ${draft.from}</h2>
+<ul class="chat" id="codes">${codes.map((line) => html`<li class="out">${line.text}<small>${selected.name} · ${line.at.toISOString().slice(11, 19)} UTC</small></li>`)}</ul>
+<p><a href="${`${SANDBOX_PHONE_PATH}?${new URLSearchParams({ to: selected.id, from: draft.from })}`}">Refresh</a></p>
 </div>`
     : ''
 }
@@ -353,8 +391,9 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     const joined = selected ? state.conversations.find((c) => c.to === selected.id && c.from === from) : undefined;
     const chat =
       selected && E164.test(from) && (selected.owned || joined) ? await conversation(request, selected, from, selected.owned || !joined ? null : joined) : null;
+    const codes = selected && E164.test(from) ? await codesSent(request, selected, from) : [];
     const csrf = reply.generateCsrf(csrfCookie);
-    return sendDemoPage(reply, status, { title: 'Sandbox phone', body: phoneView({ numbers, selected, draft, csrf, chat, demoLink: demo, ...extra }) });
+    return sendDemoPage(reply, status, { title: 'Sandbox phone', body: phoneView({ numbers, selected, draft, csrf, chat, codes, demoLink: demo, ...extra }) });
   }
 
   app.get(SANDBOX_PHONE_PATH, async (request, reply) => {
@@ -362,8 +401,10 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     const state = readState(request);
     const text = typeof query.text === 'string' ? query.text.slice(0, 4096) : '';
     const to = typeof query.to === 'string' ? query.to.slice(0, 64) : undefined;
+    // `from`: the number a Login code was sent to (the demo's "receive a code" link fills it in).
+    const from = typeof query.from === 'string' && query.from ? normalizePhone(query.from.slice(0, 32)) : state.from;
     const sent = query.sent === '1';
-    return render(request, reply, 200, { to, from: state.from, name: state.name, text }, sent ? { notice: 'Sent.' } : {});
+    return render(request, reply, 200, { to, from, name: state.name, text }, sent ? { notice: 'Sent.' } : {});
   });
 
   // A tap on a reply button or list row, or a submitted form, of a message in a conversation this browser may read.

@@ -140,7 +140,7 @@ describe('start and status', () => {
     const pending = await status(f, body.sessionId);
     expect(pending.statusCode).toBe(200);
     expect(pending.headers['cache-control']).toBe('no-store');
-    expect(pending.json()).toEqual({ sessionId: body.sessionId, status: 'pending', expiresAt: body.expiresAt });
+    expect(pending.json()).toEqual({ sessionId: body.sessionId, status: 'pending', expiresAt: body.expiresAt, mode: 'message', ignoredLogins: 0 });
   });
 
   it('D13 phone_number_id with use_service_phone: 400 naming both; no session', async () => {

@@ -22,12 +22,12 @@
     for (var i = 0; i < views.length; i++) views[i].hidden = views[i].getAttribute('data-view') !== view;
     root.setAttribute('data-state', view);
   }
-  function post(path) {
+  function post(path, body) {
     return fetch(path, {
       method: 'POST',
       credentials: 'same-origin',
       headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: '{}',
+      body: JSON.stringify(body || {}),
     }).then((res) =>
       res
         .json()
@@ -161,6 +161,67 @@
     stop();
     show('expired');
   }
+
+  // The other direction: a code sent to the person's number, typed here, checked by the backend.
+  function codeError(text) {
+    $('code-error').textContent = text || '';
+    $('code-error').hidden = !text;
+  }
+  function startCode(phone) {
+    stop();
+    finished = false;
+    completing = false;
+    codeError('');
+    $('phone-submit').disabled = true;
+    post('/demo/login/api/start-code', { phone: phone })
+      .then((s) => {
+        session = s;
+        $('code-phone').textContent = s.boundPhone;
+        $('code-input').value = '';
+        if (s.sandboxPhoneUrl) $('code-sandbox-link').href = s.sandboxPhoneUrl;
+        $('code-sandbox').hidden = !s.sandboxPhoneUrl;
+        show('code');
+        listen(s);
+        $('code-input').focus();
+      })
+      .catch((error) => {
+        $('phone-submit').disabled = false;
+        fail(error);
+      })
+      .then(() => {
+        $('phone-submit').disabled = false;
+      });
+  }
+  function checkCode(code) {
+    $('code-submit').disabled = true;
+    post('/demo/login/api/check-code', { code: code })
+      .then(
+        (r) => {
+          if (r.status === 'verified') complete(true);
+          else if (r.status === 'expired') expired();
+          else codeError(r.error);
+        },
+        (error) => codeError(error.message),
+      )
+      .then(() => {
+        $('code-submit').disabled = false;
+      });
+  }
+  $('phone-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    startCode($('phone-input').value);
+  });
+  $('code-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    checkCode($('code-input').value.trim());
+  });
+  $('code-resend').addEventListener('click', () => {
+    post('/demo/login/api/resend-code').then(
+      () => codeError(''),
+      (error) => codeError(error.message),
+    );
+  });
+  $('code-back').addEventListener('click', start);
 
   function signedIn(r) {
     stop();
