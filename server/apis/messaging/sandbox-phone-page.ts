@@ -209,7 +209,7 @@ async function codesSent(request: FastifyRequest, number: SandboxNumber, from: s
   const rows = await request.server.platform.store.db
     .selectFrom('messages')
     .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
-    .select(['messages.type', 'messages.content', 'messages.status', 'messages.created_at'])
+    .select(['messages.id', 'messages.type', 'messages.content', 'messages.status', 'messages.created_at'])
     .where('messages.phone_number_id', '=', number.id)
     .where('contacts.workspace_id', '=', number.workspaceId)
     .where('contacts.phone', '=', from)
@@ -224,7 +224,7 @@ async function codesSent(request: FastifyRequest, number: SandboxNumber, from: s
       const value = (typeof row.content === 'string' ? safeJson(row.content) : row.content) as { template?: { category?: unknown } } | null;
       return value?.template?.category === 'AUTHENTICATION';
     })
-    .map((row) => ({ inbound: false, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
+    .map((row) => ({ id: row.id, offer: null, inbound: false, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status }));
 }
 
 function describe(type: string, content: unknown): string {
