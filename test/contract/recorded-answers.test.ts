@@ -185,7 +185,6 @@ async function workspace(base: string): Promise<Record<string, string>> {
   return {
     OwnerBearer: owner,
     ApiKeyHeader: key.secret,
-    ApiKeyAuthorization: key.secret,
     ...(await seedConnect(base, owner)),
     ...(await seedMessaging(base, owner)),
   };
