@@ -51,6 +51,22 @@ describe.skipIf(!server)('recorded answers of every list and get operation', () 
       expect(errors).toEqual([]);
     });
   }
+
+  it('declares every rate-limit header the server sent on the answer that carried it', () => {
+    const sent = recorded.flatMap((r) =>
+      Object.keys(r.answer.headers)
+        .filter((h) => /^(ratelimit-|retry-after$)/.test(h))
+        .map((h) => ({ r, h })),
+    );
+    expect(sent.length).toBeGreaterThan(recorded.length); // three per limited answer
+    const documents = new Map(API_NAMES.map((api) => [api as string, loadDocument(api)]));
+    const undeclared = sent.filter(({ r, h }) => {
+      const op = Object.values<any>(documents.get(r.api).paths).find((item) => item.get?.operationId === r.operationId)?.get;
+      const declared = Object.keys(op?.responses?.[String(r.answer.status)]?.headers ?? {}).map((name) => name.toLowerCase());
+      return !declared.includes(h);
+    });
+    expect(undeclared.map(({ r, h }) => `${r.operationId} ${r.answer.status} ${h}`)).toEqual([]);
+  });
 });
 
 /** The GET operations of an API whose success answer is JSON (not a page, a stream or text). */
