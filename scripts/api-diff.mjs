@@ -6,7 +6,7 @@
 // before the first tag, of the baseline); it prints what it compared.
 // oasdiff is a Go program, pinned and installed on first use into .tools/ (ignored by git).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { APIS } from './lib/apis.mjs';
 import { BASELINE, breakingLines, releaseTags, renderApi, sections } from './lib/api-diff.mjs';
@@ -72,6 +72,8 @@ if (breakingMode) {
       ? `api:breaking: comparing the working tree with the last release tag ${last}`
       : `api:breaking: no release tag (v*) yet: comparing the working tree with the ${BASELINE.label}`,
   );
+  // Breaking changes accepted against this very base, each with its reason (api-accepted-changes.json).
+  const accepted = JSON.parse(readFileSync(join(root, 'api-accepted-changes.json'), 'utf8')).accepted.filter((a) => a.base === base.ref);
   let total = 0;
   for (const { name } of APIS) {
     const before = documentAt(name, base.ref);
@@ -79,9 +81,12 @@ if (breakingMode) {
       console.log(`  ${name}: new since ${base.label}, nothing to break`);
       continue;
     }
-    const lines = breakingLines(name, findings(bin, before, documentAt(name, null)));
+    const all = breakingLines(name, findings(bin, before, documentAt(name, null)));
+    const lines = all.filter((line) => !accepted.some((a) => a.apis.includes(name) && line.endsWith(`[${a.rule}]`)));
     total += lines.length;
-    console.log(`  ${name}: ${lines.length} breaking change(s)`);
+    console.log(
+      `  ${name}: ${lines.length} breaking change(s)${all.length > lines.length ? `, ${all.length - lines.length} accepted in api-accepted-changes.json` : ''}`,
+    );
     for (const line of lines) console.log(`    ${line}`);
   }
   if (total) {

@@ -117,13 +117,11 @@ const authFor = (api, cred = seeded.workspaces[api].credentials) =>
     login: {
       OwnerBearer: { bearer: cred.owner.slice(7) },
       ApiKeyHeader: { api_key: cred.loginKey },
-      ApiKeyAuthorization: { api_key: `ApiKey ${cred.loginKey}` },
       SubscribeToken: { api_key: cred.subscribeToken },
     },
     messaging: {
       OwnerBearer: { bearer: cred.owner.slice(7) },
       ApiKeyHeader: { api_key: cred.messagingKey },
-      ApiKeyAuthorization: { api_key: `ApiKey ${cred.messagingKey}` },
     },
   })[api];
 

@@ -15,6 +15,15 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { APIS } from './lib/apis.mjs';
 import { dereference } from './lib/dereference.mjs';
 import { addProblemExamples } from './lib/problem-examples.mjs';
+import { orderTags } from './lib/tag-groups.mjs';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+// boundRequestStrings: a string's maxLength by format where the spec states none, else by origin.
+const DEFAULT_MAX_LENGTH = { 'date-time': 64, date: 32, time: 32, uri: 2048, url: 2048, email: 254, uuid: 36 };
+const DEFAULT_MAX_LENGTH_TEXT = 4096;
+const DEFAULT_MAX_LENGTH_PROVIDER = 65536;
+// declareRateLimits: operations outside the server's rate limit.
+const UNLIMITED = new Set(['receiveProviderWebhook']);
 
 const root = new URL('..', import.meta.url).pathname;
 const out = join(root, '.tmp', 'tsp-output');
@@ -40,8 +49,14 @@ const files = new Map();
 for (const api of APIS) {
   const doc30 = fixNullableRefs30(normalise(emitted('3.0.0', api.service)));
   const doc31 = normalise(emitted('3.1.0', api.service));
-  for (const doc of [doc30, doc31]) addProblemExamples(doc, api.name);
+  for (const doc of [doc30, doc31]) {
+    closeObjects(doc, api.name);
+    boundRequestStrings(doc);
+    declareRateLimits(doc, api.name);
+    addProblemExamples(doc, api.name);
+  }
   if (api.webhooks) mergeWebhooks(doc31, normalise(emitted('3.1.0', api.webhooks)), api.name);
+  for (const doc of [doc30, doc31]) orderTags(doc, api.name);
   files.set(`generated/${api.name}/openapi.3.0.yaml`, toYaml(doc30));
   files.set(`generated/${api.name}/openapi.3.1.yaml`, toYaml(doc31));
   files.set(`generated/${api.name}/types.ts`, await toTypes(doc31, api.name));
@@ -130,6 +145,97 @@ function fixNullableRefs30(doc) {
   };
   visit(doc);
   return doc;
+}
+
+/**
+ * One spelling of a closed object: the emitters write TypeSpec's `...Record<never>` as
+ * `additionalProperties: {not: {}}` (3.0) and `unevaluatedProperties: {not: {}}` (3.1), and other
+ * closed models as `additionalProperties: false`. All become `additionalProperties: false`, which
+ * means the same where no allOf/anyOf/oneOf adds properties (none does today; refused if one does).
+ */
+function closeObjects(doc, apiName) {
+  const closed = (v) => v && typeof v === 'object' && Object.keys(v).length === 1 && v.not && !Object.keys(v.not).length;
+  const visit = (node) => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    for (const key of ['additionalProperties', 'unevaluatedProperties']) {
+      if (!closed(node[key])) continue;
+      if (node.allOf || node.anyOf || node.oneOf || node.$ref) {
+        throw new Error(`${apiName}: a closed object composed with allOf/anyOf/oneOf cannot be written as additionalProperties: false`);
+      }
+      delete node[key];
+      node.additionalProperties = false;
+    }
+    Object.values(node).forEach(visit);
+  };
+  visit(doc);
+}
+
+/**
+ * Every string a client sends (parameters and request bodies, followed through references) has a
+ * `maxLength`. The spec states it where a field has a natural bound; elsewhere this writes one by
+ * format, and the server enforces it as it enforces the rest of the document. Payloads the chat
+ * provider sends (its webhook, `Provider*` schemas) get a bound that never refuses a real one.
+ */
+function boundRequestStrings(doc) {
+  const seen = new Set();
+  const resolve = (ref) =>
+    ref
+      .slice(2)
+      .split('/')
+      .reduce((n, k) => n?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  const visit = (schema, provider) => {
+    if (!schema || typeof schema !== 'object' || seen.has(schema)) return;
+    seen.add(schema);
+    if (schema.$ref) {
+      const name = schema.$ref.split('/').pop();
+      return visit(resolve(schema.$ref), provider || name.startsWith('Provider'));
+    }
+    const types = [schema.type].flat();
+    if (types.includes('string') && schema.maxLength === undefined && !schema.enum && schema.const === undefined && schema.format !== 'binary') {
+      schema.maxLength = DEFAULT_MAX_LENGTH[schema.format] ?? (provider ? DEFAULT_MAX_LENGTH_PROVIDER : DEFAULT_MAX_LENGTH_TEXT);
+    }
+    for (const key of ['allOf', 'anyOf', 'oneOf', 'prefixItems']) for (const s of schema[key] ?? []) visit(s, provider);
+    for (const s of Object.values(schema.properties ?? {})) visit(s, provider);
+    for (const key of ['items', 'additionalProperties', 'unevaluatedProperties', 'not']) visit(schema[key], provider);
+  };
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of [item, ...METHODS.map((m) => item[m]).filter(Boolean)]) {
+      for (const p of op.parameters ?? []) visit(p.$ref ? resolve(p.$ref).schema : p.schema, false);
+      for (const media of Object.values(op.requestBody?.content ?? {})) visit(media.schema, false);
+    }
+  }
+}
+
+/**
+ * The rate limit the server applies to every operation (server/plugins/rate-limits.ts), declared:
+ * a 429 with `Retry-After` on each, and `RateLimit-Limit`, `-Remaining` and `-Reset` on every other
+ * answer but the 401 (authentication runs before the limit). Not limited:
+ * `receiveProviderWebhook` (server/apis/messaging/provider-signature.ts).
+ */
+function declareRateLimits(doc, apiName) {
+  const operations = Object.values(doc.paths ?? {}).flatMap((item) => METHODS.map((m) => item[m]).filter(Boolean));
+  const limited = operations.filter((op) => !UNLIMITED.has(op.operationId));
+  const model = limited.map((op) => op.responses?.['429']).find((r) => r?.headers?.['Retry-After']);
+  if (!model) throw new Error(`${apiName}: no 429 with Retry-After to copy`);
+  doc.components ??= {};
+  doc.components.headers ??= {};
+  const headers = {
+    'RateLimit-Limit': ['Requests allowed in the current window for this credential or address.', 600],
+    'RateLimit-Remaining': ['Requests left in the current window.', 599],
+    'RateLimit-Reset': ['Seconds until the current window ends.', 42],
+  };
+  for (const [name, [description, example]] of Object.entries(headers)) {
+    doc.components.headers[name] = { description, schema: { type: 'integer', format: 'int32', minimum: 0 }, example };
+  }
+  for (const op of limited) {
+    op.responses['429'] ??= structuredClone(model);
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (status === '401' || status === '429' || response.$ref) continue;
+      response.headers ??= {};
+      for (const name of Object.keys(headers)) response.headers[name] ??= { $ref: `#/components/headers/${name}` };
+    }
+  }
 }
 
 function sortKeys(obj) {

@@ -188,7 +188,7 @@ function oauthError(type, media) {
 }
 
 function addHeaderExample([name, header], api, security) {
-  if (header.example !== undefined || header.examples) return;
+  if (header.$ref || header.example !== undefined || header.examples) return; // a $ref has its own
   if (name === 'WWW-Authenticate') header.example = challenge(api, security);
   else if (name in HEADER_EXAMPLES) header.example = HEADER_EXAMPLES[name];
 }

@@ -21,7 +21,6 @@ export interface Answer {
 /** How each security scheme carries its credential, with a placeholder that has the right shape. */
 const SCHEMES: Record<string, { in: 'header' | 'query'; name: string; prefix: string; placeholder: string }> = {
   ApiKeyHeader: { in: 'header', name: 'x-api-key', prefix: '', placeholder: 'mk_contract_placeholder' },
-  ApiKeyAuthorization: { in: 'header', name: 'authorization', prefix: 'ApiKey ', placeholder: 'mk_contract_placeholder' },
   OwnerBearer: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'contract.owner.jwt' },
   ConnectOAuth: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'ct_contract_token' },
   SubscribeToken: { in: 'query', name: 'token', prefix: '', placeholder: 'st_contract' },

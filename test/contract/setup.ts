@@ -134,7 +134,6 @@ async function seedWorkspace(base: string): Promise<Record<string, string>> {
   return {
     OwnerBearer: owner,
     ApiKeyHeader: key.secret,
-    ApiKeyAuthorization: key.secret,
     ...(await seedConnect(base, owner)),
     ...(await seedMessaging(base, owner)),
   };

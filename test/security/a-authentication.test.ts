@@ -79,6 +79,9 @@ describe('A authentication', () => {
       .api_key;
     await refused(() => status(login.api_key));
     expect((await status(newLogin)).statusCode).toBe(404);
+    // The same Login key as `Authorization: ApiKey`, which the contract's one key scheme describes.
+    const viaAuthorization = await app.inject({ url: '/v1/auth/chatapp/status/lse_00000000000000000000', headers: { authorization: `ApiKey ${newLogin}` } });
+    expect(viaAuthorization.statusCode).toBe(404);
   });
 
   it('A4 a valid key only in the query (?api_key=) or a cookie: 401, keys come from headers only', async () => {

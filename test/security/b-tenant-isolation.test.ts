@@ -46,13 +46,14 @@ function credentials(op: Operation, w: Workspace, subscribeToken: string): Crede
     OwnerBearer: { headers: { authorization: w.owner } },
     ConnectOAuth: { headers: { authorization: w.connect } },
     ApiKeyHeader: { headers: { 'x-api-key': key } },
-    ApiKeyAuthorization: { headers: { authorization: `ApiKey ${key}` } },
     SubscribeToken: { headers: {}, query: `token=${encodeURIComponent(subscribeToken)}` },
   };
-  return op.schemes.map((scheme) => {
+  return op.schemes.flatMap((scheme) => {
     const c = by[scheme];
     if (!c) throw new Error(`${op.operationId}: no credential of B for scheme ${scheme}: add one to credentials()`);
-    return { scheme, ...c };
+    // ApiKeyHeader's other spelling, which its description offers: `Authorization: ApiKey <key>`.
+    const spelled = scheme === 'ApiKeyHeader' ? [{ scheme: 'ApiKeyHeader as Authorization: ApiKey', headers: { authorization: `ApiKey ${key}` } }] : [];
+    return [{ scheme, ...c }, ...spelled];
   });
 }
 

@@ -1,5 +1,5 @@
-// Login app API keys on the Login API. The schemes ApiKeyHeader and ApiKeyAuthorization are
-// registered for api `login` only, so there they replace the platform's Messaging-key verifier:
+// Login app API keys on the Login API. The scheme ApiKeyHeader (`X-API-Key` or `Authorization:
+// ApiKey`) is registered for api `login` only, so there it replaces the platform's Messaging-key verifier:
 // a Messaging key is 401 on the Login API, and a Login key (`lk_…`) is 401 on Messaging because
 // the Messaging verifier only knows `mk_…` keys (bad-inputs A8).
 //
@@ -9,7 +9,7 @@
 // cleared whole when the LISTEN connection is back (invalidations meanwhile may be lost).
 import type { FastifyRequest } from 'fastify';
 import { markDeadCredential, type CredentialHeader } from '#server/auth/auth-failures.js';
-import { authorizationCredential, registerScheme, type AuthContext } from '#server/auth/authenticate.js';
+import { apiKeyHeader, registerScheme, type AuthContext } from '#server/auth/authenticate.js';
 import { retiredCredentialWorkspace } from '#server/auth/retired-credentials.js';
 import { setCapped } from '#server/lib/capped-map.js';
 import type { Platform } from '#server/platform.js';
@@ -115,16 +115,11 @@ export function registerLoginAuth(): void {
     'ApiKeyHeader',
     {
       verify: (request) => {
-        const header = request.headers['x-api-key'];
-        return loginKey(request, 'x-api-key', typeof header === 'string' ? header : undefined);
+        const [header, secret] = apiKeyHeader(request);
+        return loginKey(request, header, secret);
       },
       challenge,
     },
-    { api: 'login' },
-  );
-  registerScheme(
-    'ApiKeyAuthorization',
-    { verify: (request) => loginKey(request, 'authorization', authorizationCredential(request, 'ApiKey')), challenge },
     { api: 'login' },
   );
 }

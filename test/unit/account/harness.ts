@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { authenticator, type SecurityRequirement } from '#server/auth/authenticate.js';
 import problems from '#server/plugins/problems.js';
 
-const API_KEY: SecurityRequirement[] = [{ ApiKeyHeader: [] }, { ApiKeyAuthorization: [] }];
+const API_KEY: SecurityRequirement[] = [{ ApiKeyHeader: [] }];
 
 export async function authHarness(app: FastifyInstance): Promise<FastifyInstance> {
   const harness = Fastify();
