@@ -1,9 +1,7 @@
-// /account/webhooks: the webhook endpoints of Connect and of Messaging. Connect endpoints run
-// through the Connect API's handlers (create, enable/disable, rotate with an overlap, delete, test
-// event, delivery log, redeliver); Messaging endpoints through the Messaging API's (create,
-// rotate, delete). Messaging has no delivery-log operation, so its log and redelivery use the
-// functions the Connect handlers are built on (server/apis/webhooks/deliveries.ts), scoped the
-// same way. A signing secret appears once, in the answer to the create or rotate POST.
+// /account/webhooks: the webhook endpoints of Connect and of Messaging, each through its API's
+// handlers (create, enable/disable, rotate, delete, test event, redeliver). The delivery log reads
+// the functions both APIs' log operations are built on (server/apis/webhooks/deliveries.ts),
+// scoped the same way. A signing secret appears once, in the answer to the create or rotate POST.
 import type { FastifyInstance } from 'fastify';
 import type { components as C, operations as ConnectOps } from '#generated/connect/types.js';
 import type { components as M, operations as MessagingOps } from '#generated/messaging/types.js';
@@ -12,7 +10,7 @@ import { html, type Html } from '#server/html/html.js';
 import { actionForm, scrollingTable, secretsNotice, when } from '#server/html/settings-layout.js';
 import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { connectWebhookHandlers as connect } from './connect-handlers.js';
-import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
+import { getDelivery, listDeliveries } from './deliveries.js';
 import { EVENT_TYPES, type WebhookApi } from './emit.js';
 import { findEndpoint } from './endpoints.js';
 import { messagingWebhookHandlers as messaging } from './messaging-handlers.js';
@@ -63,8 +61,8 @@ function endpointRow(
   const overlap = html`<select name="overlap_seconds" aria-label="Old secret keeps signing for">${OVERLAPS.map((s) => html`<option value="${s}"${s === 86400 ? html` selected` : ''}>old secret valid ${s === 0 ? 'no longer' : `${s / 3600} h more`}</option>`)}</select>`;
   return html`<tr><td><code>${e.url}</code>${e.description ? html`<br>${e.description}` : ''}</td><td>${e.enabled_events.join(', ')}</td><td>${status ?? 'enabled'}</td><td><code>${secret}…</code></td><td>${when(e.created_at)}</td>
 <td><a href="${base}">Deliveries</a>
-${api === 'connect' ? actionForm(`${base}/test`, ctx.csrf, 'Send test event') : ''}
-${api === 'connect' ? actionForm(`${base}/${status === 'disabled' ? 'enable' : 'disable'}`, ctx.csrf, status === 'disabled' ? 'Enable' : 'Disable') : ''}
+${actionForm(`${base}/test`, ctx.csrf, 'Send test event')}
+${actionForm(`${base}/${status === 'disabled' ? 'enable' : 'disable'}`, ctx.csrf, status === 'disabled' ? 'Enable' : 'Disable')}
 ${actionForm(`${base}/rotate-secret`, ctx.csrf, 'Rotate secret', api === 'connect' ? overlap : '')}
 ${actionForm(`${base}/delete`, ctx.csrf, 'Delete…')}</td></tr>`;
 }
@@ -82,7 +80,7 @@ async function renderList(ctx: PageContext, extras: Extras) {
     query: { limit: 100 },
   });
   const connectRows = connectList.data.map((e: ConnectEndpoint) => endpointRow('connect', ctx, e, e.secret_prefix, e.status));
-  const messagingRows = messagingList.data.map((e: MessagingEndpoint) => endpointRow('messaging', ctx, e, e.secret_hint, null));
+  const messagingRows = messagingList.data.map((e: MessagingEndpoint) => endpointRow('messaging', ctx, e, e.secret_hint, e.status));
   return html`<p>Events are posted to your URLs, signed with the endpoint's secret (<code>X-Connect-Signature</code> or <code>X-Messaging-Signature</code>: <code>t=…,v1=HMAC-SHA256</code>).</p>
 ${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
@@ -123,7 +121,7 @@ async function renderLog(ctx: PageContext, extras: Extras) {
   return html`<p><a href="${WEBHOOKS_PATH}">All endpoints</a> · ${LABEL[api]} endpoint <code>${endpoint.url}</code> (${endpoint.status})</p>
 ${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
-${api === 'connect' ? actionForm(`${base}/test`, ctx.csrf, 'Send test event') : ''}
+${actionForm(`${base}/test`, ctx.csrf, 'Send test event')}
 <h2>Latest deliveries</h2>
 ${
   details.length
@@ -200,8 +198,11 @@ export default async function webhooksPages(app: FastifyInstance): Promise<void>
     log.post(
       `/${status}`,
       async (ctx) => {
-        if (apiOf(ctx) !== 'connect') throw formError('Messaging endpoints cannot be disabled; delete the endpoint instead.');
-        await callApi(connect.updateWebhookEndpoint, ctx, { params: endpointParams(ctx), body: { status: status === 'enable' ? 'enabled' : 'disabled' } });
+        const body = { status: status === 'enable' ? ('enabled' as const) : ('disabled' as const) };
+        await callApi(apiOf(ctx) === 'connect' ? connect.updateWebhookEndpoint : messaging.updateMessagingWebhookEndpoint, ctx, {
+          params: endpointParams(ctx),
+          body,
+        });
         return seeOther(ctx.reply, WEBHOOKS_PATH);
       },
       onEndpoint,
@@ -229,9 +230,9 @@ export default async function webhooksPages(app: FastifyInstance): Promise<void>
   log.post(
     '/test',
     async (ctx) => {
-      if (apiOf(ctx) !== 'connect') throw formError('Test events are sent to Connect endpoints only.');
-      await callApi(connect.sendWebhookTestEvent, ctx, { params: endpointParams(ctx) });
-      return seeOther(ctx.reply, logPath('connect', ctx.params.endpointId!));
+      const api = apiOf(ctx);
+      await callApi(api === 'connect' ? connect.sendWebhookTestEvent : messaging.sendMessagingWebhookTestEvent, ctx, { params: endpointParams(ctx) });
+      return seeOther(ctx.reply, logPath(api, ctx.params.endpointId!));
     },
     onEndpoint,
   );
@@ -241,11 +242,7 @@ export default async function webhooksPages(app: FastifyInstance): Promise<void>
     async (ctx) => {
       const api = apiOf(ctx);
       const params = { endpointId: ctx.params.endpointId!, deliveryId: ctx.params.deliveryId! };
-      if (api === 'connect') await callApi(connect.redeliverWebhookDelivery, ctx, { params });
-      else {
-        const platform = ctx.request.server.platform;
-        await redeliver(platform, await findEndpoint(platform.store.db, ctx.owner.workspaceId, api, params.endpointId), params.deliveryId);
-      }
+      await callApi(api === 'connect' ? connect.redeliverWebhookDelivery : messaging.redeliverMessagingWebhookDelivery, ctx, { params });
       return seeOther(ctx.reply, logPath(api, params.endpointId));
     },
     { ...onEndpoint, deliveryId: DELIVERY_ID },

@@ -153,7 +153,7 @@ describe('webhooks settings page', () => {
     expect(await attemptsOf(row.id)).toHaveLength(1);
   });
 
-  it("a Messaging endpoint has a delivery log and redelivery too (the functions Connect's operations use)", async () => {
+  it('a Messaging endpoint has a delivery log, redelivery, test events and disabling too', async () => {
     await a.submit(`${PAGE}/messaging`, { api: 'messaging', url: receiver.url, enabled_events: 'message.received' });
     const [row] = (await endpointsOf(a)).filter((e) => e.api === 'messaging');
     await app.platform.store.db.transaction().execute((tx) =>
@@ -174,6 +174,14 @@ describe('webhooks settings page', () => {
     expect((await a.submit(`${PAGE}/messaging/${row!.id}/deliveries/${delivery!.id}/redeliver`)).statusCode).toBe(303);
     await pump(app, async () => (await attemptsOf(row!.id)).length === 2, 'the messaging redelivery');
     expect((await a.open(`${PAGE}/messaging/${row!.id}`)).body).toContain(`redelivery of <code>${delivery!.id}</code>`);
+    // A test event through the Messaging API's operation, then disabling it from the page.
+    expect((await a.submit(`${PAGE}/messaging/${row!.id}/test`)).statusCode).toBe(303);
+    await pump(app, async () => (await attemptsOf(row!.id)).length === 3, 'the messaging test event');
+    expect((await a.open(`${PAGE}/messaging/${row!.id}`)).body).toContain('webhook_endpoint.test');
+    expect((await b.submit(`${PAGE}/messaging/${row!.id}/disable`)).statusCode).toBe(404);
+    expect((await a.submit(`${PAGE}/messaging/${row!.id}/disable`)).statusCode).toBe(303);
+    expect((await endpointsOf(a)).find((e) => e.id === row!.id)?.status).toBe('disabled');
+    expect((await a.open(PAGE)).body).toContain(`${PAGE}/messaging/${row!.id}/enable`);
   });
 
   it('delete asks for confirmation, then deletes', async () => {
