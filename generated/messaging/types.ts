@@ -2683,7 +2683,9 @@ export interface components {
         /** @description An error of a flow execution or dry run. */
         ExecutionError: {
             /**
-             * @description A stable code: `template_not_approved`, `outside_window`, `http_error`, `provider_error`,
+             * @description A stable code: `template_not_approved`, `outside_window`, `http_error` (an `http_request`
+             *     answered outside 2xx), `timeout` (the provider or the URL did not answer in time),
+             *     `provider_error`,
              *     `unsafe_url`, `contact_blocked`, `send_refused` (the send path refused the message for
              *     another reason, e.g. template variables), `reference_missing` (a tag or agent deleted since
              *     the flow was saved), `invalid_field_value` (a value a custom field does not accept),
@@ -2699,6 +2701,12 @@ export interface components {
              * @description The provider's error code, when the provider refused a send.
              */
             provider_code?: number;
+            /**
+             * Format: int32
+             * @description The HTTP status of the call that failed: the provider's answer to a send, or the answer to
+             *     an `http_request` (absent after a timeout or a refused address, when there was no answer).
+             */
+            http_status?: number;
         };
         /**
          * @description The state of an execution.
@@ -2726,7 +2734,12 @@ export interface components {
             finished_at: string | null;
             /** @description How long it took (for waiting nodes, the wait included). */
             duration_ms: number | null;
-            /** @description Why it failed. */
+            /** @description What the node did (`sent buttons`, `HTTP 200`), or why it failed or took its error port. */
+            detail: string | null;
+            /**
+             * @description Why it failed, or why an `http_request` left through its `error` port (its status, a
+             *     timeout, a refused address).
+             */
             error: components["schemas"]["ExecutionError"] | null;
         };
         /**

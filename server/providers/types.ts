@@ -408,8 +408,17 @@ export class ProviderError extends Error {
     return this.rateLimited || this.kind === 'timeout' || this.kind === 'network' || (this.httpStatus ?? 0) >= 500 || this.transientHint;
   }
 
-  /** The problem our API answers with. 190 (our stored token) is the provider's failure, not the caller's. */
+  /**
+   * The problem our API answers with, this error kept as its `cause` (for execution steps; never
+   * serialised). 190 (our stored token) is the provider's failure, not the caller's.
+   */
   toProblem(): HttpProblem {
+    const problem = this.problemOf();
+    Object.defineProperty(problem, 'cause', { value: this, enumerable: false });
+    return problem;
+  }
+
+  private problemOf(): HttpProblem {
     const code = this.code ?? undefined;
     const extra = code !== undefined ? { provider_code: code } : {};
     if (code === 131047) {

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
 import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
 import type { Platform } from '#server/platform.js';
+import { ProviderError } from '#server/providers/types.js';
 import { loadFieldDefinitions, mergeCustomValues } from '../contacts/custom-values.js';
 import { ensureChat } from '../chats.js';
 import { formByFlowId } from '../forms/by-flow-id.js';
@@ -24,12 +25,20 @@ export function sendError(error: unknown, nodeId: string | null): ExecutionError
   if (!(error instanceof HttpProblem)) return null;
   const p = error.problem as { type: string; detail?: string; provider_code?: number };
   const name = p.type.split('/').pop();
-  const message = p.detail ?? error.message;
-  if (name === 'outside-window') return { code: 'outside_window', message, node_id: nodeId };
+  let message = p.detail ?? error.message;
+  // The provider's own answer, when it answered: its HTTP status and what it said.
+  const cause = error.cause instanceof ProviderError ? error.cause : null;
+  const status = cause?.httpStatus != null ? { http_status: cause.httpStatus } : {};
+  if (cause?.details && !message.includes(cause.details)) message = `${message} (${cause.details})`;
+  if (name === 'outside-window') return { code: 'outside_window', message, node_id: nodeId, ...status };
   if (name === 'unsafe-url') return { code: 'unsafe_url', message, node_id: nodeId };
-  if (p.provider_code !== undefined) return { code: 'provider_error', message, node_id: nodeId, provider_code: p.provider_code };
+  if (cause?.kind === 'timeout') return { code: 'timeout', message, node_id: nodeId };
+  if (p.provider_code !== undefined) return { code: 'provider_error', message, node_id: nodeId, provider_code: p.provider_code, ...status };
+  if (cause) return { code: 'provider_error', message, node_id: nodeId, ...status };
   if (/template/i.test(message) && /approved/i.test(message)) return { code: 'template_not_approved', message, node_id: nodeId };
-  return { code: 'send_refused', message, node_id: nodeId };
+  // Our own refusal: the field it names (the node's expanded message, or the send's body).
+  const field = (p as { errors?: { pointer?: string }[] }).errors?.[0]?.pointer;
+  return { code: 'send_refused', message: field ? `${message} (${field})` : message, node_id: nodeId };
 }
 
 export function realEffects(platform: Platform, target: RunTarget): Effects {
@@ -95,7 +104,7 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
     },
     async http({ method, url, headers, body, timeoutMs }): Promise<HttpOutcome> {
       if (platform.config.production && !url.startsWith('https://'))
-        return { ok: false, status: null, json: null, detail: 'refused: only https URLs are allowed' };
+        return { ok: false, status: null, json: null, detail: 'refused: only https URLs are allowed', failure: 'refused' };
       let timer: NodeJS.Timeout | undefined;
       try {
         // webhookFetch bounds the exchange at 10 s and 64 KB and follows no redirect; the
@@ -110,7 +119,8 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
             (_, reject) => (timer = setTimeout(() => reject(new FetchFailedError('timeout', `no response within ${timeoutMs} ms`)), timeoutMs)),
           ),
         ]);
-        if (response.truncated) return { ok: false, status: response.status, json: null, detail: `HTTP ${response.status}: the response is larger than 64 KB` };
+        if (response.truncated)
+          return { ok: false, status: response.status, json: null, detail: `HTTP ${response.status}: the response is larger than 64 KB`, failure: 'http' };
         const text = response.body.toString('utf8');
         let json: unknown = text;
         try {
@@ -119,10 +129,11 @@ export function realEffects(platform: Platform, target: RunTarget): Effects {
           // not JSON: kept as text
         }
         const ok = response.status >= 200 && response.status < 300;
-        return { ok, status: response.status, json, detail: `HTTP ${response.status}` };
+        return { ok, status: response.status, json, detail: `HTTP ${response.status}`, ...(ok ? {} : { failure: 'http' as const }) };
       } catch (error) {
-        if (error instanceof UnsafeUrlError) return { ok: false, status: null, json: null, detail: `refused: ${error.reason}` };
-        if (error instanceof FetchFailedError) return { ok: false, status: null, json: null, detail: `failed: ${error.message}` };
+        if (error instanceof UnsafeUrlError) return { ok: false, status: null, json: null, detail: `refused: ${error.reason}`, failure: 'refused' };
+        if (error instanceof FetchFailedError)
+          return { ok: false, status: null, json: null, detail: `failed: ${error.message}`, failure: error.reason === 'timeout' ? 'timeout' : 'network' };
         throw error;
       } finally {
         clearTimeout(timer);

@@ -34,6 +34,8 @@ export interface HttpOutcome {
   status: number | null;
   json: unknown;
   detail: string;
+  /** Why a failed call failed: no answer in time, an address refused, no connection, or an answer outside 2xx. */
+  failure?: 'timeout' | 'refused' | 'network' | 'http';
 }
 
 export interface Effects {
@@ -61,7 +63,7 @@ export class NodeFailure extends Error {
 export type WaitKind = 'reply' | 'form' | 'delay';
 
 export type NodeResult =
-  | { kind: 'next'; port: string | null; detail: string; messageId: string | null; simulated: boolean }
+  | { kind: 'next'; port: string | null; detail: string; messageId: string | null; simulated: boolean; error?: ExecutionError }
   | { kind: 'wait'; waitKind: WaitKind; fireAt: Date; waitState: Record<string, unknown>; detail: string; messageId: string | null }
   | { kind: 'stay'; waitState: Record<string, unknown>; detail: string; messageId: string | null }
   | { kind: 'fail'; error: ExecutionError };
@@ -244,7 +246,9 @@ export async function runNode(
           timeoutMs: p.timeout_ms ?? 5000,
         });
         if (outcome.ok && p.save_as) state.vars[p.save_as] = outcome.json;
-        return next(outcome.ok ? 'success' : 'error', outcome.detail, null, effects.dry);
+        if (outcome.ok) return next('success', outcome.detail, null, effects.dry);
+        // The run goes on through `error`; the step keeps why.
+        return { kind: 'next', port: 'error', detail: outcome.detail, messageId: null, simulated: effects.dry, error: httpError(node.id, outcome) };
       }
       case 'assign_agent': {
         const detail = await effects.assign({ strategy: p.strategy ?? 'round_robin', agentId: p.agent_id, note: p.note });
@@ -261,6 +265,12 @@ export async function runNode(
     if (error instanceof NodeFailure) return { kind: 'fail', error: { ...error.error, node_id: node.id } };
     throw error;
   }
+}
+
+/** Why an http_request took its error port, as the step records it. */
+function httpError(nodeId: string, outcome: HttpOutcome): ExecutionError {
+  const code = outcome.failure === 'timeout' ? 'timeout' : outcome.failure === 'refused' ? 'unsafe_url' : 'http_error';
+  return { code, message: outcome.detail, node_id: nodeId, ...(outcome.status !== null ? { http_status: outcome.status } : {}) };
 }
 
 /** URL placeholders are expanded URL-encoded, so a value cannot change the host or add a path. */

@@ -309,7 +309,7 @@ async function persist(
       status: stepStatus as 'completed' | 'failed' | 'waiting',
       port: result.kind === 'next' ? result.port : null,
       detail: 'detail' in result ? result.detail : result.error.message,
-      error: result.kind === 'fail' ? JSON.stringify(result.error) : null,
+      error: result.kind === 'fail' ? JSON.stringify(result.error) : result.kind === 'next' && result.error ? JSON.stringify(result.error) : null,
       finished_at: stepStatus === 'waiting' ? null : now,
     };
     const messageId = 'messageId' in result ? result.messageId : null;

@@ -44,6 +44,7 @@ export function stepView(row: Selectable<AutomationStepsTable>): S['ExecutionSte
     started_at: iso(row.started_at)!,
     finished_at: iso(row.finished_at),
     duration_ms: ms(row.started_at, row.finished_at),
+    detail: row.detail,
     error: (row.error as S['ExecutionError'] | null) ?? null,
   };
 }

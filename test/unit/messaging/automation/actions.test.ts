@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { build } from '#test/helper.js';
 import type { SandboxProvider } from '#server/providers/sandbox.js';
-import { addTag, createFlow, executions, inboundText, outbound, until, workspace } from './support.js';
+import { addTag, api, createFlow, executions, inboundText, outbound, until, workspace } from './support.js';
 import { elapse } from '#test/support/eventually.js';
 
 it('A-10 http_request posts the expanded body and its JSON response feeds the next node', async () => {
@@ -48,6 +48,31 @@ it('A-10 http_request posts the expanded body and its JSON response feeds the ne
   }
 }, 60_000);
 
+it('A-10b an http_request answered 503 leaves through error; the step records http_error with the status', async () => {
+  const server = createServer((_req, res) => {
+    res.statusCode = 503;
+    res.end('busy');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const app = await build();
+    const w = await workspace(app);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/orders`;
+    const flow = await createFlow(app, w, {
+      triggers: [{ id: 'any', type: 'message_received', parameters: {} }],
+      nodes: [{ id: 'call', type: 'http_request', parameters: { method: 'GET', url, timeout_ms: 3000 } }],
+      connections: [{ from_node: 'any', to_node: 'call' }],
+    });
+    await inboundText(app, w, '+4915112340015', 'status?');
+    await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 15_000, 'completion');
+    const listed = await api(app, w.key)('GET', `/api/automation/${flow.id}/executions`);
+    const call = listed.json().data[0].steps.find((s: { node_id: string }) => s.node_id === 'call');
+    expect(call).toMatchObject({ port: 'error', detail: 'HTTP 503', error: { code: 'http_error', http_status: 503, message: 'HTTP 503', node_id: 'call' } });
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
+}, 60_000);
+
 it('A-11 G: a URL that expands to a private address is refused when the node runs (error port, no connection)', async () => {
   const app = await build({ env: { ALLOW_PRIVATE_URLS: 'false' } });
   const w = await workspace(app);
@@ -78,6 +103,16 @@ it('A-11 G: a URL that expands to a private address is refused when the node run
     expect(step.port).toBe('error');
     expect(step.detail).toMatch(/^refused/);
     expect(connections).toBe(0);
+    // The execution as listed says why the call took its error port.
+    const listed = await api(app, w.key)('GET', `/api/automation/${flow.id}/executions`);
+    const call = listed.json().data[0].steps.find((s: { node_id: string }) => s.node_id === 'call');
+    expect(call).toMatchObject({
+      status: 'completed',
+      port: 'error',
+      detail: expect.stringMatching(/^refused/),
+      error: { code: 'unsafe_url', node_id: 'call' },
+    });
+    expect(call.error.http_status).toBeUndefined();
   } finally {
     await new Promise((r) => server.close(r));
   }

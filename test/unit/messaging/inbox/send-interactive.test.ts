@@ -228,6 +228,9 @@ describe('sendMessage: the provider limits of each kind (bad input names the fie
     ],
     ['a reaction of two emoji', { messageType: 'reaction', message_id: 'msg_0000000000000000', emoji: '👍👍' }, 404, '/body/message_id'],
     ['a contact name with only formatted_name', { messageType: 'contacts', contacts: [{ name: { formatted_name: 'Acme' } }] }, 422, '/body/contacts/0/name'],
+    ['a sticker URL that is not http(s)', { messageType: 'sticker', mediaUrl: 'ftp://cdn.example.com/a.webp' }, 400, '/body/mediaUrl'],
+    ['a location request body of 1,025 characters', { messageType: 'location_request', message: 'w'.repeat(1025) }, 400, '/body/message'],
+    ['a list body of 4,097 characters', { ...list, message: 'l'.repeat(4097) }, 400, '/body/message'],
     [
       '11 contact cards',
       { messageType: 'contacts', contacts: Array.from({ length: 11 }, () => ({ name: { formatted_name: 'A', first_name: 'A' } })) },
