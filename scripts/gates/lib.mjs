@@ -1,7 +1,7 @@
 // Shared by the independent gates (scripts/gates/*.mjs): the eight documents, pinned tools
 // installed into ignored folders under .tools/, and a real server for smoke programs.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,7 @@ export function venv(name, pins) {
   rmSync(dir, { recursive: true, force: true });
   mustRun(process.env.PYTHON ?? 'python3', ['-m', 'venv', dir]);
   mustRun(join(bin, 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...pins]);
-  mustRun('sh', ['-c', `printf '%s' "$1" > "$2"`, 'sh', wanted, stamp]);
+  writeFileSync(stamp, wanted);
   return bin;
 }
 
