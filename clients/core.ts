@@ -29,7 +29,7 @@ export interface ClientOptions {
   userAgent?: string;
 }
 
-export const DEFAULT_USER_AGENT = 'chatapp-clients-ts/0.1.0';
+export const DEFAULT_USER_AGENT = 'chatapp-clients-ts/1.0.0';
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 const RETRY_STATUS = new Set([429, 503]);
 

@@ -882,7 +882,6 @@ export interface components {
              *     unsupported type, answers 415 naming the detected type.
              */
             file: unknown;
-            /** @description The title shown to readers; the file name without extension if omitted. */
             title?: components["schemas"]["DocumentTitle"];
         };
         /**

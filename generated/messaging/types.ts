@@ -518,15 +518,21 @@ export interface paths {
         put?: never;
         /**
          * Send a message
-         * @description Sends a message. With `application/json`: text, image, document, video or audio by URL,
-         *     location, a media group (several media by URL, in order), an approved template with its
-         *     variables, per-message media header (`mediaUrl` or `template.header`) and button values;
-         *     reply buttons, a list, a call-to-action URL button, a Flow, a reaction (or its removal), a
-         *     sticker, contact cards or a location request, each checked against the provider's limits
-         *     (422 naming the field). The
-         *     sender must be a number of a connected account; media URLs go through the SSRF guard. An
-         *     `Idempotency-Key` makes retries safe: the same key with the same body returns the first result. With `multipart/form-data`: media from the device (`file`, with `messageType` image, video,
-         *     audio or document). The file's bytes must match its kind and the provider's size limits
+         * @description Sends a message. With `application/json`: text, image, document, video or audio by URL or by
+         *     an uploaded `media_id`, location, a media group (several media by URL, in order), an approved
+         *     template with its variables, per-message media header (`mediaUrl` or `template.header`) and
+         *     button values; reply buttons, a list, a call-to-action URL button, a Flow, a reaction (or its
+         *     removal), a sticker, contact cards or a location request, each checked against the provider's
+         *     limits (422 naming the field). The sender must be a number of a connected account; media URLs
+         *     go through the SSRF guard. An `Idempotency-Key` makes retries safe: the same key with the same
+         *     body returns the first result.
+         *
+         *     Media from the device, from a generated client: upload the file with `uploadMedia`
+         *     (`POST /api/chatapp/media`, multipart, for the same sender number), then send JSON naming its
+         *     `id` as `media_id` (example `image_by_media_id`), as the provider's own API does. The same
+         *     path also takes the file in one `multipart/form-data` request (`SendMediaUpload`), for curl
+         *     and browser forms. With `multipart/form-data` (`SendMediaUpload`, for curl and browser forms): media from the
+         *     device (`file`, with `messageType` image, video, audio or document). The file's bytes must match its kind and the provider's size limits
          *     (415, 413 otherwise; 400 for an empty file, no file or several). The 24-hour rule is checked
          *     before the file is uploaded to the provider; the message is then sent by the media id.
          */
@@ -4158,7 +4164,6 @@ export interface components {
             created_at: string;
         };
         MediaUploadForm: {
-            /** @description The number the media is for: a number of a connected account. */
             chatapp_phone_number: components["schemas"]["PhoneInput"];
             /** @description The file: an image, video, audio or document within the provider's limits. */
             file: unknown;
@@ -5751,7 +5756,7 @@ export interface components {
          * @enum {string}
          */
         SegmentOperator: "eq" | "neq" | "contains" | "not_contains" | "gt" | "gte" | "lt" | "lte" | "exists" | "not_exists" | "within_days";
-        /** @description Audio by URL (AAC, AMR, MP3, MP4 audio or OGG Opus, up to 16 MB; inside the 24-hour window only). */
+        /** @description Audio by URL or uploaded `media_id` (AAC, AMR, MP3, MP4 audio or OGG Opus, up to 16 MB; inside the 24-hour window only). */
         SendAudioMessage: {
             /**
              * @description The recipient's phone number, in any common layout. A number that is not a contact yet
@@ -5767,8 +5772,14 @@ export interface components {
              * @enum {string}
              */
             messageType: "audio";
-            /** @description A public `https` URL of the audio; fetched through the SSRF guard. */
-            mediaUrl: components["schemas"]["HttpUrl"];
+            /** @description A public `https` URL of the file; fetched through the SSRF guard (422 `unsafe-url` otherwise). Give this or `media_id`. */
+            mediaUrl?: components["schemas"]["HttpUrl"];
+            /**
+             * @description The id (`med_…`) of a file uploaded for this sender number with `POST /api/chatapp/media`
+             *     (`uploadMedia`), of this message's kind and not expired (404 unknown, 422 another number's,
+             *     expired or of another kind). Give this or `mediaUrl`.
+             */
+            media_id?: components["schemas"]["ResourceId"];
         };
         /** @description Reply buttons (1–3); the customer's tap comes back as an `interactive` message. Inside the 24-hour window only. */
         SendButtonsMessage: {
@@ -5903,7 +5914,7 @@ export interface components {
             /** @description The URL the button opens on the customer's phone (not fetched by us). */
             url: components["schemas"]["HttpUrl"];
         };
-        /** @description A document by URL (up to 100 MB; inside the 24-hour window only). */
+        /** @description A document by URL or uploaded `media_id` (up to 100 MB; inside the 24-hour window only). */
         SendDocumentMessage: {
             /**
              * @description The recipient's phone number, in any common layout. A number that is not a contact yet
@@ -5919,11 +5930,17 @@ export interface components {
              * @enum {string}
              */
             messageType: "document";
-            /** @description A public `https` URL of the document; fetched through the SSRF guard. */
-            mediaUrl: components["schemas"]["HttpUrl"];
+            /** @description A public `https` URL of the file; fetched through the SSRF guard (422 `unsafe-url` otherwise). Give this or `media_id`. */
+            mediaUrl?: components["schemas"]["HttpUrl"];
+            /**
+             * @description The id (`med_…`) of a file uploaded for this sender number with `POST /api/chatapp/media`
+             *     (`uploadMedia`), of this message's kind and not expired (404 unknown, 422 another number's,
+             *     expired or of another kind). Give this or `mediaUrl`.
+             */
+            media_id?: components["schemas"]["ResourceId"];
             /** @description A caption, up to 1,024 characters. */
             message?: string;
-            /** @description The file name shown to the customer (default: from the URL). */
+            /** @description The file name shown to the customer (default: from the URL, or the upload's file name). */
             filename?: string;
         };
         /**
@@ -5980,7 +5997,7 @@ export interface components {
          * @enum {string}
          */
         SendFlowMode: "published" | "draft";
-        /** @description An image by URL (JPEG or PNG, up to 5 MB; inside the 24-hour window only). */
+        /** @description An image by URL or uploaded `media_id` (JPEG or PNG, up to 5 MB; inside the 24-hour window only). */
         SendImageMessage: {
             /**
              * @description The recipient's phone number, in any common layout. A number that is not a contact yet
@@ -5996,8 +6013,14 @@ export interface components {
              * @enum {string}
              */
             messageType: "image";
-            /** @description A public `https` URL of the image; fetched through the SSRF guard (422 `unsafe-url` otherwise). */
-            mediaUrl: components["schemas"]["HttpUrl"];
+            /** @description A public `https` URL of the file; fetched through the SSRF guard (422 `unsafe-url` otherwise). Give this or `media_id`. */
+            mediaUrl?: components["schemas"]["HttpUrl"];
+            /**
+             * @description The id (`med_…`) of a file uploaded for this sender number with `POST /api/chatapp/media`
+             *     (`uploadMedia`), of this message's kind and not expired (404 unknown, 422 another number's,
+             *     expired or of another kind). Give this or `mediaUrl`.
+             */
+            media_id?: components["schemas"]["ResourceId"];
             /** @description A caption, up to 1,024 characters. */
             message?: string;
         };
@@ -6105,17 +6128,11 @@ export interface components {
             media: components["schemas"]["MediaGroupItem"][];
         };
         SendMediaUpload: {
-            /** @description The recipient's phone number. */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account. */
             chatapp_phone_number: components["schemas"]["PhoneInput"];
-            /** @description The kind of media. */
             messageType: components["schemas"]["UploadMediaType"];
-            /** @description A caption (not for audio). */
             message?: components["schemas"]["CaptionText"];
-            /** @description The file name shown to the customer (documents; default: the part's file name). */
             filename?: components["schemas"]["DisplayFileName"];
-            /** @description The id (`msg_…`) of a message this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /** @description The file. */
             file: unknown;
@@ -6263,7 +6280,7 @@ export interface components {
              */
             preview_url?: boolean;
         };
-        /** @description A video by URL (MP4 or 3GPP, up to 16 MB; inside the 24-hour window only). */
+        /** @description A video by URL or uploaded `media_id` (MP4 or 3GPP, up to 16 MB; inside the 24-hour window only). */
         SendVideoMessage: {
             /**
              * @description The recipient's phone number, in any common layout. A number that is not a contact yet
@@ -6279,8 +6296,14 @@ export interface components {
              * @enum {string}
              */
             messageType: "video";
-            /** @description A public `https` URL of the video; fetched through the SSRF guard. */
-            mediaUrl: components["schemas"]["HttpUrl"];
+            /** @description A public `https` URL of the file; fetched through the SSRF guard (422 `unsafe-url` otherwise). Give this or `media_id`. */
+            mediaUrl?: components["schemas"]["HttpUrl"];
+            /**
+             * @description The id (`med_…`) of a file uploaded for this sender number with `POST /api/chatapp/media`
+             *     (`uploadMedia`), of this message's kind and not expired (404 unknown, 422 another number's,
+             *     expired or of another kind). Give this or `mediaUrl`.
+             */
+            media_id?: components["schemas"]["ResourceId"];
             /** @description A caption, up to 1,024 characters. */
             message?: string;
         };

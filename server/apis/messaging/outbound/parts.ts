@@ -102,17 +102,19 @@ export async function sendParts(
         });
         break;
       case 'image':
-      case 'video':
-        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-        parts.push(mediaPart(body.messageType, { link: body.mediaUrl }, body.message));
+      case 'video': {
+        const source = await mediaSource(platform, workspaceId, sender, body.messageType, body, urls);
+        parts.push(mediaPart(body.messageType, source, body.message));
         break;
-      case 'document':
-        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-        parts.push(mediaPart('document', { link: body.mediaUrl }, body.message, body.filename ?? fileNameOf(body.mediaUrl)));
+      }
+      case 'document': {
+        const source = await mediaSource(platform, workspaceId, sender, 'document', body, urls);
+        const name = body.filename ?? ('link' in source ? fileNameOf(source.link) : (source.upload.filename ?? undefined));
+        parts.push(mediaPart('document', source, body.message, name));
         break;
+      }
       case 'audio':
-        urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
-        parts.push(mediaPart('audio', { link: body.mediaUrl }));
+        parts.push(mediaPart('audio', await mediaSource(platform, workspaceId, sender, 'audio', body, urls)));
         break;
       case 'location':
         parts.push({ type: 'location', message: { type: 'location', location: body.location }, content: { location: body.location } });
@@ -182,6 +184,37 @@ export async function sendParts(
     }
   for (const u of urls) await checkMediaUrl(platform, u.url, u.pointer);
   return out;
+}
+
+/**
+ * A JSON send's medium: its `mediaUrl` (checked with the others, in `urls`) or its `media_id`, an
+ * upload of this workspace for the sender's number, of the message's kind and unexpired (404/422
+ * naming the field). Exactly one of the two (400 otherwise).
+ */
+async function mediaSource(
+  platform: Platform,
+  workspaceId: string,
+  sender: Sender,
+  kind: MediaKind,
+  body: { mediaUrl?: string; media_id?: string },
+  urls: MediaUrl[],
+): Promise<MediaSource> {
+  if ((body.mediaUrl === undefined) === (body.media_id === undefined)) {
+    throw field(body.mediaUrl === undefined ? '/body/mediaUrl' : '/body/media_id', 'Give exactly one of mediaUrl and media_id.');
+  }
+  if (body.mediaUrl !== undefined) {
+    urls.push({ url: body.mediaUrl, pointer: '/body/mediaUrl' });
+    return { link: body.mediaUrl };
+  }
+  const id = body.media_id as string;
+  await resolveUploadedMedia(platform, workspaceId, sender.number.id, [{ id, kind, pointer: '/body/media_id' }]);
+  const upload = await platform.store.db
+    .selectFrom('uploaded_media')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return { upload };
 }
 
 /** A device file's part: the file uploaded for the sender's number, then sent by its media id. */
