@@ -48,11 +48,14 @@ if (!existsSync(st) || !existsSync(stamp) || readFileSync(stamp, 'utf8') !== pin
 // ---- the server ------------------------------------------------------------------------------
 const work = mkdtempSync(join(tmpdir(), 'fuzz-'));
 const serverLog = join(work, 'server.log');
+const tally = join(work, 'tally.log');
+let tallyOffset = 0; // where the next API's lines start (printReach)
 const server = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'fuzz', 'server.ts')], {
   cwd: root,
   env: {
     ...process.env,
     DATA_DIR: join(work, 'data'),
+    FUZZ_TALLY: tally,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     // Rate limits are tested in test/security/k-rate-limits.test.ts; here they would turn most cases into 429.
     RATE_LIMIT_PER_MINUTE: '1000000',
@@ -211,6 +214,35 @@ for (const api of APIS) {
     });
   });
   results.push({ api, code, seconds: Math.round((Date.now() - started) / 1000), ...summarise(output), excluded: excluded.length });
+  printReach(api, doc);
+}
+
+/**
+ * Per operation, the share of the fuzzer's requests the server answered 2xx (from the server's
+ * tally, scripts/fuzz/server.ts): how much of the run got past validation to the handler.
+ */
+function printReach(api, doc) {
+  const text = existsSync(tally) ? readFileSync(tally, 'utf8') : '';
+  const lines = text.slice(tallyOffset).split('\n').filter(Boolean);
+  tallyOffset = text.length;
+  const routes = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([, op]) => op?.operationId)
+      .map(([method, op]) => ({ method: method.toUpperCase(), id: op.operationId, re: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`) })),
+  );
+  const counts = new Map(routes.map((r) => [r.id, { total: 0, ok: 0 }]));
+  for (const line of lines) {
+    const [method, path, status] = line.split(' ');
+    const route = routes.find((r) => r.method === method && r.re.test(path));
+    if (!route) continue;
+    const c = counts.get(route.id);
+    c.total++;
+    if (status.startsWith('2')) c.ok++;
+  }
+  const rows = [...counts].sort(([, a], [, b]) => a.ok / (a.total || 1) - b.ok / (b.total || 1));
+  console.log(`\n${api}: share of requests answered 2xx, per operation (lowest first)`);
+  for (const [id, { total, ok }] of rows)
+    console.log(`  ${String(total ? Math.round((100 * ok) / total) : 0).padStart(3)}%  ${String(ok).padStart(5)}/${String(total).padEnd(5)}  ${id}`);
 }
 
 /** Operations tested, cases generated and failures, from schemathesis's summary. */

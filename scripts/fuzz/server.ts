@@ -5,6 +5,7 @@
 // Prints one JSON line (`FUZZ_READY {...}`) with the base URL and, per API, a workspace's
 // credentials and ids, then serves
 // until SIGTERM/SIGINT.
+import { appendFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
@@ -178,6 +179,13 @@ async function main() {
         () => process.exit(0),
         () => process.exit(1),
       ),
+    );
+  // Every answer to the fuzzer (seeding goes through inject, not the socket), one line each in
+  // FUZZ_TALLY: scripts/fuzz.mjs reads the share of 2xx per operation from it.
+  const tally = process.env.FUZZ_TALLY;
+  if (tally)
+    app.server.on('request', (req, res) =>
+      res.once('finish', () => appendFileSync(tally, `${req.method} ${(req.url ?? '').split('?')[0]} ${res.statusCode}\n`)),
     );
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   // One workspace per API: a run that revokes or deletes what it may (keys, grants, apps) cannot
