@@ -9229,7 +9229,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "*/*": unknown;
+                    "*/*": string;
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
