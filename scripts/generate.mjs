@@ -79,10 +79,23 @@ if (check) {
   console.log(`wrote ${files.size} files to generated/`);
 }
 
-/** Removes emitter noise some tools choke on (`servers[].variables: {}`). */
+/**
+ * Removes emitter noise some tools choke on (`servers[].variables: {}`), and gives a 3.1 file
+ * body (`{contentMediaType}` alone) its `type: string`, without which Prism cannot serve it.
+ */
 function normalise(doc) {
   for (const server of doc.servers ?? []) {
     if (server.variables && !Object.keys(server.variables).length) delete server.variables;
+  }
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const res of Object.values(op?.responses ?? {})) {
+        for (const media of Object.values(res?.content ?? {})) {
+          const schema = media.schema;
+          if (schema && typeof schema.contentMediaType === 'string' && Object.keys(schema).length === 1) media.schema = { type: 'string', ...schema };
+        }
+      }
+    }
   }
   return doc;
 }

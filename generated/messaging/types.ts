@@ -2543,6 +2543,25 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description A shared location. */
+        EventLocation: {
+            /**
+             * Format: double
+             * @description Latitude in degrees.
+             */
+            latitude: number;
+            /**
+             * Format: double
+             * @description Longitude in degrees.
+             */
+            longitude: number;
+            /** @description The place's name. */
+            name?: string;
+            /** @description The place's address. */
+            address?: string;
+            /** @description A URL for the place. */
+            url?: string;
+        };
         /** @description What an inbound message says; only the parts that apply to its kind are present. */
         EventMessageContent: {
             /** @description The text (text messages), the customer's note of an order, or a description of an unsupported or system message. */
@@ -2552,7 +2571,7 @@ export interface components {
             /** @description The medium. */
             media?: components["schemas"]["EventMessageMedia"];
             /** @description The location. */
-            location?: components["schemas"]["InboundLocation"];
+            location?: components["schemas"]["EventLocation"];
             /** @description The button or row chosen. */
             reply?: components["schemas"]["EventMessageReply"];
             /** @description The form submission. */
@@ -10267,7 +10286,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "*/*": unknown;
+                    "*/*": string;
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */

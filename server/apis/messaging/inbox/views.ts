@@ -34,10 +34,11 @@ function contentView(raw: unknown, inboundMedia?: { baseUrl: string; messageId: 
       mime_type: String(c.media.mime_type ?? 'application/octet-stream'),
       filename: c.media.filename ?? null,
       size_bytes: c.media.size_bytes ?? null,
+      // What the provider said of a customer's file; an outbound row's own bookkeeping stays in the row.
       ...(inbound ? { provider_media_id: c.media.provider_media_id } : {}),
-      ...(typeof c.media.sha256 === 'string' ? { sha256: c.media.sha256 } : {}),
-      ...(typeof c.media.voice === 'boolean' ? { voice: c.media.voice } : {}),
-      ...(typeof c.media.animated === 'boolean' ? { animated: c.media.animated } : {}),
+      ...(inbound && typeof c.media.sha256 === 'string' ? { sha256: c.media.sha256 } : {}),
+      ...(inbound && typeof c.media.voice === 'boolean' ? { voice: c.media.voice } : {}),
+      ...(inbound && typeof c.media.animated === 'boolean' ? { animated: c.media.animated } : {}),
     };
   }
   if (c.template) out.template = { name: c.template.name, language: c.template.language, template_id: c.template.template_id };
