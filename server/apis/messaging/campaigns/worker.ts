@@ -10,7 +10,7 @@
 // While a campaign is sending the worker cycles every pollMs; with none sending it sleeps until the
 // earliest scheduled_at, or at most idleMs, and is woken by `campaigns_due` (a campaign scheduled,
 // started or resumed on any instance) or a `campaign.state` event: an idle worker runs no query.
-import { sql, type Transaction } from 'kysely';
+import { sql, type SqlBool, type Transaction } from 'kysely';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp, yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
@@ -18,7 +18,17 @@ import { ProviderError } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
 import { recordAccepted, sendOutbound } from '../outbound/record-and-send.js';
 import { recipientFields, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
-import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
+import {
+  completeIfDone,
+  failCampaign,
+  skipOptedOut,
+  skipUnsent,
+  startSending,
+  STATE_EVENT,
+  TooManyRecipients,
+  WAKE_CHANNEL,
+  type CampaignRow,
+} from './lifecycle.js';
 import { pauseNumber, reserveSlots } from './rate.js';
 import { loadSendContext, type SendContext } from './send-context.js';
 import { SendWindow } from './send-window.js';
@@ -261,10 +271,12 @@ export class CampaignWorker {
     const n = Math.max(1, Math.min(this.maxBatch, Math.ceil((ctx.rate * this.lookaheadMs) / 1000)));
     const now = this.platform.now();
     const batch = await db.transaction().execute(async (trx) => {
+      await skipOptedOut(trx, c.id, n, now);
       const rows = await trx
         .selectFrom('campaign_recipients')
         .select(['id', 'campaign_id', 'contact_id', 'phone', 'attempts', 'state'])
         .where('campaign_id', '=', c.id)
+        .where(sql<SqlBool>`not exists (select 1 from contacts o where o.id = campaign_recipients.contact_id and o.opted_out_at is not null)`)
         .where((eb) =>
           eb.or([
             eb.and([eb('state', '=', 'queued'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)])]),
