@@ -167,27 +167,18 @@ export async function failCampaign(trx: Transaction<Database>, campaignId: strin
   return row;
 }
 
-/**
- * The next `n` due queued recipients whose contact opted out since sending started become
- * `skipped` (error `opted-out`) and are counted on the campaign; the claim that follows leaves
- * any others out, so no opted-out contact is sent to.
- */
-export async function skipOptedOut(trx: Transaction<Database>, campaignId: string, n: number, now: Date): Promise<number> {
-  const skipped = await sql<{ id: string }>`update campaign_recipients r
-      set state = 'skipped', error = ${JSON.stringify({ code: 'opted-out', title: 'The contact opted out' })}::jsonb, updated_at = ${now}
-      from contacts o
-      where r.id in (select id from campaign_recipients where campaign_id = ${campaignId} and state = 'queued'
-                     and (next_attempt_at is null or next_attempt_at <= ${now}) order by id limit ${n})
-        and o.id = r.contact_id and o.opted_out_at is not null
-      returning r.id`.execute(trx);
-  const count = skipped.rows.length;
-  if (count)
-    await trx
-      .updateTable('campaigns')
-      .set((eb) => ({ opted_out_skipped: eb('opted_out_skipped', '+', count) }))
-      .where('id', '=', campaignId)
-      .execute();
-  return count;
+/** Recipients (`ids`, claimed by the caller) whose contact opted out since sending started: `skipped` (error `opted-out`) and counted on the campaign. */
+export async function skipOptedOut(trx: Transaction<Database>, campaignId: string, ids: string[], now: Date): Promise<void> {
+  await trx
+    .updateTable('campaign_recipients')
+    .set({ state: 'skipped', error: JSON.stringify({ code: 'opted-out', title: 'The contact opted out' }), updated_at: now })
+    .where('id', 'in', ids)
+    .execute();
+  await trx
+    .updateTable('campaigns')
+    .set((eb) => ({ opted_out_skipped: eb('opted_out_skipped', '+', ids.length) }))
+    .where('id', '=', campaignId)
+    .execute();
 }
 
 /** Queued recipients (not those leased: their worker settles them) become `skipped`. */

@@ -10,7 +10,7 @@
 // While a campaign is sending the worker cycles every pollMs; with none sending it sleeps until the
 // earliest scheduled_at, or at most idleMs, and is woken by `campaigns_due` (a campaign scheduled,
 // started or resumed on any instance) or a `campaign.state` event: an idle worker runs no query.
-import { sql, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp, yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
@@ -271,12 +271,10 @@ export class CampaignWorker {
     const n = Math.max(1, Math.min(this.maxBatch, Math.ceil((ctx.rate * this.lookaheadMs) / 1000)));
     const now = this.platform.now();
     const batch = await db.transaction().execute(async (trx) => {
-      await skipOptedOut(trx, c.id, n, now);
-      const rows = await trx
+      const claimed = await trx
         .selectFrom('campaign_recipients')
         .select(['id', 'campaign_id', 'contact_id', 'phone', 'attempts', 'state'])
         .where('campaign_id', '=', c.id)
-        .where(sql<SqlBool>`not exists (select 1 from contacts o where o.id = campaign_recipients.contact_id and o.opted_out_at is not null)`)
         .where((eb) =>
           eb.or([
             eb.and([eb('state', '=', 'queued'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)])]),
@@ -289,10 +287,30 @@ export class CampaignWorker {
         .forUpdate()
         .skipLocked()
         .execute();
-      if (!rows.length) {
+      if (!claimed.length) {
         await completeIfDone(trx, c.id, now);
         return null;
       }
+      const contacts = await trx
+        .selectFrom('contacts')
+        .select(['id', 'name', 'phone', 'email', 'custom_fields', 'opted_out_at'])
+        .where(
+          'id',
+          'in',
+          claimed.map((r) => r.contact_id),
+        )
+        .execute();
+      // Contacts that opted out since sending started are skipped, never sent to.
+      const optedOut = new Set(contacts.filter((k) => k.opted_out_at).map((k) => k.id));
+      const rows = optedOut.size ? claimed.filter((r) => !optedOut.has(r.contact_id)) : claimed;
+      if (optedOut.size)
+        await skipOptedOut(
+          trx,
+          c.id,
+          claimed.filter((r) => optedOut.has(r.contact_id)).map((r) => r.id),
+          now,
+        );
+      if (!rows.length) return 'skipped' as const;
       const slots = await reserveSlots(trx, c.phone_number_id, this.window(c.phone_number_id).spacingMs(ctx.rate), rows.length, now);
       const leaseUntil = new Date(slots.nextFree.getTime() + this.leaseMs);
       const ids = rows.map((r) => r.id);
@@ -308,18 +326,11 @@ export class CampaignWorker {
           .set((eb) => ({ resent: eb('resent', '+', resent) }))
           .where('id', '=', c.id)
           .execute();
-      const contacts = await trx
-        .selectFrom('contacts')
-        .select(['id', 'name', 'phone', 'email', 'custom_fields'])
-        .where(
-          'id',
-          'in',
-          rows.map((r) => r.contact_id),
-        )
-        .execute();
       return { rows, slots, contacts: new Map(contacts.map((k) => [k.id, k])) };
     });
     if (!batch) return null;
+    // A batch of opted-out recipients only: the next batch may be leased at once.
+    if (batch === 'skipped') return Date.now();
     const busyUntil = batch.slots.nextFree.getTime() - this.lookaheadMs;
     this.numberBusyUntil.set(c.phone_number_id, busyUntil);
     batch.rows.forEach((row, i) => {
