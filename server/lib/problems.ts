@@ -27,6 +27,7 @@ const TITLES: Record<ProblemName, string> = {
   'unsupported-media-type': 'Unsupported media type',
   'unsafe-url': 'Unsafe URL',
   'outside-window': 'Outside the customer-service window',
+  'opted-out': 'The contact opted out',
   unprocessable: 'Unprocessable request',
   'rate-limited': 'Too many requests',
   'headers-too-large': 'Request headers too large',

@@ -165,6 +165,13 @@ export class CloudApiProvider implements ChatProvider {
     return { id: String(res.id), status: templateStatus(res.status), category: (res.category ?? input.category) as TemplateCategory };
   }
 
+  async deleteTemplate(account: ProviderAccount, template: { name: string; id: string | null }): Promise<void> {
+    // With hsm_id only that language goes; by name alone, every language of the name would.
+    const query: Record<string, string> = { name: template.name, ...(template.id ? { hsm_id: template.id } : {}) };
+    // Deleting twice answers an error, not a second deletion: safe to retry only if unsent.
+    await this.call<{ success?: boolean }>(account, 'DELETE', `${account.wabaId}/message_templates`, { query, retry: 'unsent' });
+  }
+
   async getTemplateStatuses(account: ProviderAccount, templates: TemplateRef[]): Promise<TemplateStatusInfo[]> {
     const fields = 'id,name,language,status,category,rejected_reason,quality_score';
     const all = await this.list<GraphTemplate>(account, `${account.wabaId}/message_templates`, { fields, limit: '100' });

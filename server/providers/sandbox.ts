@@ -270,6 +270,9 @@ export class SandboxProvider implements ChatProvider {
     return { id: templateId(account.wabaId, input.name, input.language), status, category: input.category };
   }
 
+  /** Stateless: nothing is kept per template, so there is nothing to delete. */
+  async deleteTemplate(_account: ProviderAccount, _template: { name: string; id: string | null }): Promise<void> {}
+
   /** Stateless: the status follows from the name, so it survives restarts without a table. */
   async getTemplateStatuses(account: ProviderAccount, templates: TemplateRef[]): Promise<TemplateStatusInfo[]> {
     return templates.map((t) => {

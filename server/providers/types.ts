@@ -254,6 +254,8 @@ export interface ChatProvider {
   listPhoneNumbers(account: ProviderAccount): Promise<ProviderPhoneNumber[]>;
   subscribeWebhooks(account: ProviderAccount): Promise<{ subscribed: boolean; fields: string[] }>;
   createTemplate(account: ProviderAccount, input: TemplateCreateInput): Promise<TemplateCreated>;
+  /** Deletes one language of a template (Graph `DELETE /{waba-id}/message_templates?name=…&hsm_id=…`). */
+  deleteTemplate(account: ProviderAccount, template: { name: string; id: string | null }): Promise<void>;
   /** Answers for the refs the provider knows; unknown ones are left out. */
   getTemplateStatuses(account: ProviderAccount, templates: TemplateRef[]): Promise<TemplateStatusInfo[]>;
   getBusinessProfile(number: ProviderNumber): Promise<BusinessProfile>;

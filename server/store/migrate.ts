@@ -29,6 +29,7 @@ import * as m026 from './migrations/026_signup_invites.js';
 import * as m027 from './migrations/027_inbound_fidelity.js';
 import * as m028 from './migrations/028_message_campaign.js';
 import * as m029 from './migrations/029_login_phone_codes.js';
+import * as m030 from './migrations/030_contact_erasure_import_opt_out.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '027_inbound_fidelity': m027,
   '028_message_campaign': m028,
   '029_login_phone_codes': m029,
+  '030_contact_erasure_import_opt_out': m030,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -6,6 +6,10 @@ const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000
 export const MULTIPART_BODIES: Record<string, { fields: Record<string, string>; file: { name: string; type: string; bytes: Buffer } }> = {
   uploadDocument: { fields: { title: 'Autumn brochure' }, file: { name: 'brochure.pdf', type: 'application/pdf', bytes: PDF } },
   uploadMedia: { fields: { chatapp_phone_number: '+14155550100' }, file: { name: 'photo.png', type: 'image/png', bytes: PNG } },
+  createContactImport: {
+    fields: {},
+    file: { name: 'contacts.csv', type: 'text/csv', bytes: Buffer.from('contact_no,name\r\n+4915112340001,Lena\r\n') },
+  },
   sendMessage: {
     fields: { contact_no: '+14155550123', chatapp_phone_number: '+14155550100', messageType: 'image', message: 'Your photo' },
     file: { name: 'photo.png', type: 'image/png', bytes: PNG },

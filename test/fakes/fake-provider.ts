@@ -219,6 +219,14 @@ export class FakeProvider {
     if (method === 'POST' && edge === 'subscribed_apps' && id === FAKE_WABA_ID) return json(res, 200, { success: true });
     if (edge === 'message_templates' && id === FAKE_WABA_ID) {
       if (method === 'GET') return this.page(res, this.templates, query);
+      if (method === 'DELETE') {
+        const name = query.get('name');
+        const hsmId = query.get('hsm_id');
+        const doomed = this.templates.filter((t) => t.name === name && (!hsmId || t.id === hsmId));
+        if (!name || !doomed.length) return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'Message template not found');
+        for (const t of doomed) this.templates.splice(this.templates.indexOf(t), 1);
+        return json(res, 200, { success: true });
+      }
       if (this.templates.some((t) => t.name === body?.name && t.language === body?.language)) {
         return graphError(res, 400, 100, 'Invalid parameter', 'OAuthException', 'Message template already exists with this name and language');
       }

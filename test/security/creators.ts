@@ -7,6 +7,7 @@ import { newId } from '#server/lib/ids.js';
 import { connectBearer } from '../support/connect.js';
 import { multipart, pdf } from '../unit/connect/content/support.js';
 import { storeTemplate } from '../unit/messaging/inbox/support.js';
+import { multipart as mediaForm } from '../unit/messaging/media/support.js';
 import type { Workspace } from './support.js';
 
 export interface Ctx {
@@ -176,4 +177,15 @@ export const CREATORS: Record<string, Creator> = {
     created(await post(ctx, '/api/webhook-endpoints', ctx.w.headers, { url: 'https://crm.test/m', enabled_events: ['message.received'] })),
   'messaging:deliveryId': async (ctx) => created(await post(ctx, `/api/webhook-endpoints/${ctx.ids.endpointId}/test`, ctx.w.headers)),
   'messaging:slug': async () => 'dental-clinic',
+  'messaging:tags/id': async (ctx) => created(await post(ctx, '/api/tags', ctx.w.headers, { name: `t${rand()}` })),
+  'messaging:segments/id': async (ctx) =>
+    created(
+      await post(ctx, '/api/segments', ctx.w.headers, { name: `s${rand()}`, filter: { match: 'all', conditions: [{ field: 'name', operator: 'exists' }] } }),
+    ),
+  'messaging:custom-fields/id': async (ctx) => created(await post(ctx, '/api/custom-fields', ctx.w.headers, { key: `f${rand()}`, label: 'F', type: 'text' })),
+  'messaging:templates/id': async (ctx) => (await storeTemplate(ctx.app, ctx.w, { name: `t_${rand()}`, components: [{ type: 'BODY', text: 'Hi' }] })).id,
+  'messaging:imports/id': async (ctx) => {
+    const form = mediaForm({}, [{ filename: 'c.csv', type: 'text/csv', bytes: Buffer.from(`contact_no\n${phone()}\n`) }]);
+    return created(await post(ctx, '/api/contacts/imports', { ...ctx.w.headers, ...form.headers }, form.payload));
+  },
 };

@@ -26,6 +26,8 @@ export interface CampaignsTable {
   total: Generated<number>;
   /** Recipients sent again because a lease expired with the call in flight (a crash). */
   resent: Generated<number>;
+  /** Audience contacts left out because they had opted out (at start, or before their send). */
+  opted_out_skipped: Generated<number>;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
   created_at: Timestamp;

@@ -69,7 +69,51 @@ export interface MarketingMessagesSettingsTable {
   updated_at: UpdatedAt;
 }
 
+export interface OptOutSettingsTable {
+  workspace_id: string;
+  opt_out_keywords: ColumnType<string[], string, string>;
+  opt_in_keywords: ColumnType<string[], string, string>;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface ContactErasuresTable {
+  id: string;
+  workspace_id: string;
+  contact_id: string;
+  erased_by: string;
+  counts: ColumnType<Record<string, number>, string, string>;
+  erased_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export type ContactImportStatus = 'validating' | 'importing' | 'completed' | 'failed';
+
+export interface ContactImportError {
+  line: number;
+  column: string | null;
+  detail: string;
+}
+
+export interface ContactImportsTable {
+  id: string;
+  workspace_id: string;
+  status: ContactImportStatus;
+  filename: string | null;
+  total_rows: Generated<number>;
+  processed_rows: Generated<number>;
+  created_count: Generated<number>;
+  updated_count: Generated<number>;
+  merged_count: Generated<number>;
+  error_count: Generated<number>;
+  errors: ColumnType<ContactImportError[], string | undefined, string>;
+  failure_reason: string | null;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  finished_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface MessagingCrmTables {
+  opt_out_settings: OptOutSettingsTable;
+  contact_erasures: ContactErasuresTable;
+  contact_imports: ContactImportsTable;
   tags: TagsTable;
   contact_tags: ContactTagsTable;
   custom_fields: CustomFieldsTable;
@@ -91,5 +135,8 @@ declare module '../schema.js' {
   interface ContactsTable {
     /** Values by custom field key (jsonb object). */
     custom_fields: ColumnType<Record<string, CustomFieldValue>, string | undefined, string>;
+    /** When the contact opted out of messages; null: not opted out. */
+    opted_out_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+    opt_out_source: ColumnType<'keyword' | 'api' | 'import' | null, 'keyword' | 'api' | 'import' | null | undefined, 'keyword' | 'api' | 'import' | null>;
   }
 }

@@ -57,6 +57,7 @@ export function campaignView(row: CampaignRow, progress: Progress): Campaign {
     scheduled_at: iso(row.scheduled_at),
     rate_per_second: row.rate_per_second,
     progress,
+    opted_out_skipped: row.opted_out_skipped,
     failure_reason: row.failure_reason,
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
@@ -82,7 +83,13 @@ export async function startSending(trx: Transaction<Database>, c: CampaignRow, n
   // Counted first (stopping past the cap), so a huge audience never gets inserted at all.
   const count = await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience, cap);
   if (count > cap) throw new TooManyRecipients(count, cap);
-  const source = (await recipientsQuery(trx, c.workspace_id, c.audience as CampaignAudience)).select(sql<string>`${c.id}`.as('campaign_id'));
+  const audience = await recipientsQuery(trx, c.workspace_id, c.audience as CampaignAudience);
+  // Opted-out contacts are left out and counted (server/apis/messaging/contacts/opt-out.ts).
+  const optedOut = await trx
+    .selectFrom(audience.where('contacts.opted_out_at', 'is not', null).as('o'))
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  const source = audience.where('contacts.opted_out_at', 'is', null).select(sql<string>`${c.id}`.as('campaign_id'));
   await trx
     .insertInto('campaign_recipients')
     .columns(['contact_id', 'phone', 'campaign_id'])
@@ -97,7 +104,7 @@ export async function startSending(trx: Transaction<Database>, c: CampaignRow, n
   const total = Number(counted.n);
   const row = await trx
     .updateTable('campaigns')
-    .set({ status: 'sending', total, started_at: now, updated_at: now })
+    .set({ status: 'sending', total, opted_out_skipped: Number(optedOut.n), started_at: now, updated_at: now })
     .where('id', '=', c.id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -158,6 +165,20 @@ export async function failCampaign(trx: Transaction<Database>, campaignId: strin
     },
   });
   return row;
+}
+
+/** Recipients (`ids`, claimed by the caller) whose contact opted out since sending started: `skipped` (error `opted-out`) and counted on the campaign. */
+export async function skipOptedOut(trx: Transaction<Database>, campaignId: string, ids: string[], now: Date): Promise<void> {
+  await trx
+    .updateTable('campaign_recipients')
+    .set({ state: 'skipped', error: JSON.stringify({ code: 'opted-out', title: 'The contact opted out' }), updated_at: now })
+    .where('id', 'in', ids)
+    .execute();
+  await trx
+    .updateTable('campaigns')
+    .set((eb) => ({ opted_out_skipped: eb('opted_out_skipped', '+', ids.length) }))
+    .where('id', '=', campaignId)
+    .execute();
 }
 
 /** Queued recipients (not those leased: their worker settles them) become `skipped`. */

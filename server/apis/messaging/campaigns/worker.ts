@@ -18,7 +18,17 @@ import { ProviderError } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
 import { recordAccepted, sendOutbound } from '../outbound/record-and-send.js';
 import { recipientFields, renderedOverflow, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
-import { completeIfDone, failCampaign, skipUnsent, startSending, STATE_EVENT, TooManyRecipients, WAKE_CHANNEL, type CampaignRow } from './lifecycle.js';
+import {
+  completeIfDone,
+  failCampaign,
+  skipOptedOut,
+  skipUnsent,
+  startSending,
+  STATE_EVENT,
+  TooManyRecipients,
+  WAKE_CHANNEL,
+  type CampaignRow,
+} from './lifecycle.js';
 import { pauseNumber, reserveSlots } from './rate.js';
 import { loadSendContext, type SendContext } from './send-context.js';
 import { SendWindow } from './send-window.js';
@@ -261,7 +271,7 @@ export class CampaignWorker {
     const n = Math.max(1, Math.min(this.maxBatch, Math.ceil((ctx.rate * this.lookaheadMs) / 1000)));
     const now = this.platform.now();
     const batch = await db.transaction().execute(async (trx) => {
-      const rows = await trx
+      const claimed = await trx
         .selectFrom('campaign_recipients')
         .select(['id', 'campaign_id', 'contact_id', 'phone', 'attempts', 'state'])
         .where('campaign_id', '=', c.id)
@@ -277,10 +287,30 @@ export class CampaignWorker {
         .forUpdate()
         .skipLocked()
         .execute();
-      if (!rows.length) {
+      if (!claimed.length) {
         await completeIfDone(trx, c.id, now);
         return null;
       }
+      const contacts = await trx
+        .selectFrom('contacts')
+        .select(['id', 'name', 'phone', 'email', 'custom_fields', 'opted_out_at'])
+        .where(
+          'id',
+          'in',
+          claimed.map((r) => r.contact_id),
+        )
+        .execute();
+      // Contacts that opted out since sending started are skipped, never sent to.
+      const optedOut = new Set(contacts.filter((k) => k.opted_out_at).map((k) => k.id));
+      const rows = optedOut.size ? claimed.filter((r) => !optedOut.has(r.contact_id)) : claimed;
+      if (optedOut.size)
+        await skipOptedOut(
+          trx,
+          c.id,
+          claimed.filter((r) => optedOut.has(r.contact_id)).map((r) => r.id),
+          now,
+        );
+      if (!rows.length) return 'skipped' as const;
       const slots = await reserveSlots(trx, c.phone_number_id, this.window(c.phone_number_id).spacingMs(ctx.rate), rows.length, now);
       const leaseUntil = new Date(slots.nextFree.getTime() + this.leaseMs);
       const ids = rows.map((r) => r.id);
@@ -296,18 +326,11 @@ export class CampaignWorker {
           .set((eb) => ({ resent: eb('resent', '+', resent) }))
           .where('id', '=', c.id)
           .execute();
-      const contacts = await trx
-        .selectFrom('contacts')
-        .select(['id', 'name', 'phone', 'email', 'custom_fields'])
-        .where(
-          'id',
-          'in',
-          rows.map((r) => r.contact_id),
-        )
-        .execute();
       return { rows, slots, contacts: new Map(contacts.map((k) => [k.id, k])) };
     });
     if (!batch) return null;
+    // A batch of opted-out recipients only: the next batch may be leased at once.
+    if (batch === 'skipped') return Date.now();
     const busyUntil = batch.slots.nextFree.getTime() - this.lookaheadMs;
     this.numberBusyUntil.set(c.phone_number_id, busyUntil);
     batch.rows.forEach((row, i) => {

@@ -46,6 +46,13 @@ async function setTags(trx: Transaction<Database>, workspaceId: string, contactI
       .execute();
 }
 
+/** `opted_out: true` opts out (source api) unless already opted out; `false` opts back in. */
+function optOutChange(optedOut: boolean | undefined, current: ContactRow, at: Date) {
+  if (optedOut === true && !current.opted_out_at) return { opted_out_at: at, opt_out_source: 'api' as const };
+  if (optedOut === false) return { opted_out_at: null, opt_out_source: null };
+  return {};
+}
+
 /** Runs `work`, turning a unique violation of the number (a concurrent write) into the same 409. */
 async function guardNumber<T>(phone: string | undefined, work: () => Promise<T>): Promise<T> {
   try {
@@ -126,6 +133,7 @@ export const updateContact: Handler<operations['updateContact']> = async (reques
           ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.email !== undefined ? { email: body.email } : {}),
           ...(custom !== undefined ? { custom_fields: JSON.stringify(custom) } : {}),
+          ...optOutChange(body.opted_out, current, at),
           updated_at: at,
         })
         .where('workspace_id', '=', workspaceId)

@@ -6,9 +6,23 @@ import type { components } from '#generated/messaging/types.js';
 import type { ContactsTable, Database } from '#server/store/schema.js';
 
 type Contact = components['schemas']['Contact'];
-export type ContactRow = Pick<Selectable<ContactsTable>, 'id' | 'phone' | 'name' | 'email' | 'custom_fields' | 'last_inbound_at' | 'created_at' | 'updated_at'>;
+export type ContactRow = Pick<
+  Selectable<ContactsTable>,
+  'id' | 'phone' | 'name' | 'email' | 'custom_fields' | 'last_inbound_at' | 'opted_out_at' | 'opt_out_source' | 'created_at' | 'updated_at'
+>;
 
-export const CONTACT_COLUMNS = ['id', 'phone', 'name', 'email', 'custom_fields', 'last_inbound_at', 'created_at', 'updated_at'] as const;
+export const CONTACT_COLUMNS = [
+  'id',
+  'phone',
+  'name',
+  'email',
+  'custom_fields',
+  'last_inbound_at',
+  'opted_out_at',
+  'opt_out_source',
+  'created_at',
+  'updated_at',
+] as const;
 
 /**
  * A page's tag names, in the page's own query (one round trip instead of two, which is what a list
@@ -49,6 +63,9 @@ export async function contactViews(db: Kysely<Database>, rows: (ContactRow & { t
       custom_fields: r.custom_fields as unknown as Contact['custom_fields'],
       last_inbound_at: r.last_inbound_at?.toISOString() ?? null,
       window_expires_at: closes && closes > now ? closes.toISOString() : null,
+      opted_out: r.opted_out_at !== null,
+      opted_out_at: r.opted_out_at ? new Date(r.opted_out_at).toISOString() : null,
+      opt_out_source: r.opted_out_at ? r.opt_out_source : null,
       created_at: r.created_at.toISOString(),
       updated_at: r.updated_at.toISOString(),
     };

@@ -8,6 +8,7 @@ import type { components } from '#generated/messaging/types.js';
 import { requireE164 } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
+import { requireNotOptedOut } from '../contacts/opt-out.js';
 import { senderOf } from '../sender.js';
 import { devicePart, sendParts, type DeviceSend } from './parts.js';
 import { recordAndSend } from './record-and-send.js';
@@ -46,6 +47,7 @@ export async function deliver(platform: Platform, workspaceId: string, body: Bod
 
   const { parts, options, route, templateId } = await sendParts(platform, workspaceId, sender, { to, contact }, body, now);
   requireOpenWindow(body.messageType, contact?.last_inbound_at, now);
+  await requireNotOptedOut(db, contact, templateId);
   if ('file' in body) parts.push(await devicePart(platform, workspaceId, sender, body));
 
   const { contactId, chatId, results } = await recordAndSend(platform, {

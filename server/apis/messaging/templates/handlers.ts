@@ -13,6 +13,7 @@ import type { Platform } from '#server/platform.js';
 import { ProviderError, type ProviderKind, type TemplateDefinitionComponent } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
 import { emitEvent } from '#server/apis/webhooks/emit.js';
+import { deleteTemplate } from './delete.js';
 import type { TemplateRow } from './lookup.js';
 import { probeMedia, unsafeProblem } from './media.js';
 import { fetchSample, withHeaderHandles } from './samples.js';
@@ -269,4 +270,4 @@ const syncTemplateStatus: Handler<operations['syncTemplateStatus']> = async (req
   return { synced_at: platform.now().toISOString(), checked, changed };
 };
 
-export const templateHandlers: Handlers<operations> = { createTemplate, listTemplates, validateMediaUrl, syncTemplateStatus };
+export const templateHandlers: Handlers<operations> = { createTemplate, listTemplates, validateMediaUrl, syncTemplateStatus, deleteTemplate };

@@ -1,0 +1,149 @@
+// Erasure of a contact (a GDPR erasure request), in one transaction. Deleting the contact row
+// cascades (foreign keys, migrations 009–014) to its messages, chats (and kanban placements),
+// automation executions (and steps), sequence enrolments, form submissions, message-bot replies,
+// tags and campaign recipient rows. What holds the contact's data without a foreign key is erased
+// here: webhook events still in the outbox (with their attempts and redeliveries), replayable
+// send answers, order-webhook customers, Login sessions and Connect links of the number, and
+// undeliverable provider deliveries from the number to the workspace's numbers. The erasure is
+// logged with counts only: no number, name or text.
+import { sql, type Transaction } from 'kysely';
+import type { components, operations } from '#generated/messaging/types.js';
+import { authOf } from '#server/auth/authenticate.js';
+import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import type { Handler } from '#server/lib/handler-types.js';
+import { newId } from '#server/lib/ids.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
+import type { ContactErasuresTable } from '#server/store/schema/messaging-crm.js';
+import type { Selectable } from 'kysely';
+
+type Erasure = components['schemas']['ContactErasure'];
+type Counts = Erasure['counts'];
+
+const view = (r: Selectable<ContactErasuresTable>): Erasure => ({
+  id: r.id,
+  contact_id: r.contact_id,
+  erased_by: r.erased_by,
+  counts: r.counts as Counts,
+  erased_at: new Date(r.erased_at).toISOString(),
+});
+
+async function count(
+  trx: Transaction<Database>,
+  table: 'messages' | 'chats' | 'automation_executions' | 'automation_sequence_enrolments' | 'form_submissions' | 'campaign_recipients',
+  contactId: string,
+): Promise<number> {
+  const row = await trx
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('contact_id', '=', contactId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Erases what refers to the contact without a foreign key; answers how many rows. */
+async function eraseLooseTraces(trx: Transaction<Database>, workspaceId: string, contact: { id: string; phone: string }) {
+  const quotedId = `%"${contact.id}"%`;
+  const digits = contact.phone.replace(/^\+/, '');
+  // Event payloads name the contact by id and number (messages, statuses, forms, campaigns).
+  const events = await trx
+    .deleteFrom('outbox')
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('payload', 'like', quotedId), eb('payload', 'like', `%"${contact.phone}"%`)]))
+    .executeTakeFirst();
+  const idempotency = await trx
+    .deleteFrom('send_idempotency')
+    .where('workspace_id', '=', workspaceId)
+    .where(sql`response::text`, 'like', quotedId)
+    .executeTakeFirst();
+  const orders = await trx
+    .updateTable('order_webhook_receipts')
+    .set({ customer: null })
+    .where('workspace_id', '=', workspaceId)
+    .where(sql`customer::text`, 'like', `%${contact.phone}%`)
+    .executeTakeFirst();
+  const logins = await trx
+    .updateTable('login_sessions')
+    .set({ phone: null, profile_name: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('phone', '=', contact.phone)
+    .executeTakeFirst();
+  const links = await trx
+    .updateTable('links')
+    .set({ recipient_phone: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('recipient_phone', '=', contact.phone)
+    .executeTakeFirst();
+  // Deliveries kept because they could not be applied (poison), sent by this number to one of ours.
+  const deliveries = await sql`delete from provider_deliveries d
+      where d.failed_at is not null and d.payload like ${`%"${digits}"%`}
+        and exists (select 1 from phone_numbers pn where pn.workspace_id = ${workspaceId}
+                    and d.payload like '%"' || pn.provider_phone_number_id || '"%')`.execute(trx);
+  const n = (r: { numUpdatedRows?: bigint; numDeletedRows?: bigint } | undefined) => Number(r?.numUpdatedRows ?? r?.numDeletedRows ?? 0);
+  return {
+    webhook_events: n(events),
+    other: n(idempotency) + n(orders) + n(logins) + n(links) + Number(deliveries.numAffectedRows ?? 0),
+  };
+}
+
+export const deleteContact: Handler<operations['deleteContact']> = async (request) => {
+  const auth = authOf(request);
+  const { store, now } = request.server.platform;
+  const { id } = request.params;
+  const row = await store.db.transaction().execute(async (trx) => {
+    const contact = await trx
+      .selectFrom('contacts')
+      .select(['id', 'phone'])
+      .where('workspace_id', '=', auth.workspaceId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!contact) throw new HttpProblem(404, 'not-found', `No contact ${id} in this workspace.`);
+    const executions = (await count(trx, 'automation_executions', id)) + (await count(trx, 'automation_sequence_enrolments', id));
+    const counts: Counts = {
+      messages: await count(trx, 'messages', id),
+      chats: await count(trx, 'chats', id),
+      executions,
+      form_submissions: await count(trx, 'form_submissions', id),
+      campaign_recipients: await count(trx, 'campaign_recipients', id),
+      ...(await eraseLooseTraces(trx, auth.workspaceId, contact)),
+    };
+    await trx.deleteFrom('contacts').where('id', '=', id).execute();
+    return trx
+      .insertInto('contact_erasures')
+      .values({
+        id: newId('era'),
+        workspace_id: auth.workspaceId,
+        contact_id: id,
+        erased_by: auth.keyId ?? auth.ownerId ?? auth.kind,
+        counts: JSON.stringify(counts),
+        erased_at: now(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+  request.log.info({ erasureId: row.id, contactId: id }, 'contact erased');
+  return view(row);
+};
+
+export const listContactErasures: Handler<operations['listContactErasures']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const { secrets, store } = request.server.platform;
+  const { limit = 20, cursor }: NonNullable<operations['listContactErasures']['parameters']['query']> = request.query ?? {};
+  const scope = { workspaceId, operation: 'listContactErasures' };
+  const after = decodeKeyset(secrets, scope, cursor);
+  let query = store.db.selectFrom('contact_erasures').selectAll().where('workspace_id', '=', workspaceId);
+  if (after) query = query.where((eb) => eb(eb.refTuple('erased_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+  const rows = await query
+    .orderBy('erased_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  return keysetPage(
+    secrets,
+    scope,
+    rows.map((r) => ({ ...r, created_at: r.erased_at })),
+    limit,
+    view,
+  );
+};
