@@ -3,9 +3,10 @@
 // automation executions (and steps), sequence enrolments, form submissions, message-bot replies,
 // tags and campaign recipient rows. What holds the contact's data without a foreign key is erased
 // here: webhook events still in the outbox (with their attempts and redeliveries), replayable
-// send answers, order-webhook customers, Login sessions and Connect links of the number, and
-// undeliverable provider deliveries from the number to the workspace's numbers. The erasure is
-// logged with counts only: no number, name or text.
+// send answers, order-webhook customers, Login sessions of the number (sent from or bound to it)
+// and Connect links to it, undeliverable provider deliveries from the number to the workspace's
+// numbers, and the files the customer sent (the sandbox's bytes; after the commit, the inbound
+// media cache's copies). The erasure is logged with counts only: no number, name or text.
 import { sql, type Transaction } from 'kysely';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
@@ -68,6 +69,22 @@ async function eraseLooseTraces(trx: Transaction<Database>, workspaceId: string,
     .where('workspace_id', '=', workspaceId)
     .where('phone', '=', contact.phone)
     .executeTakeFirst();
+  const boundLogins = await trx
+    .updateTable('login_sessions')
+    .set({ bound_phone: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('bound_phone', '=', contact.phone)
+    .executeTakeFirst();
+  // Media the customer sent: the sandbox keeps its bytes by provider media id.
+  const media = await trx
+    .selectFrom('messages')
+    .select(['id', sql<string | null>`content->'media'->>'provider_media_id'`.as('media_id')])
+    .where('contact_id', '=', contact.id)
+    .where('direction', '=', 'inbound')
+    .where(sql`content->'media'`, 'is not', null)
+    .execute();
+  const mediaIds = media.flatMap((m) => (m.media_id ? [m.media_id] : []));
+  const files = mediaIds.length ? await trx.deleteFrom('sandbox_media').where('provider_media_id', 'in', mediaIds).executeTakeFirst() : undefined;
   const links = await trx
     .updateTable('links')
     .set({ recipient_phone: null })
@@ -82,7 +99,8 @@ async function eraseLooseTraces(trx: Transaction<Database>, workspaceId: string,
   const n = (r: { numUpdatedRows?: bigint; numDeletedRows?: bigint } | undefined) => Number(r?.numUpdatedRows ?? r?.numDeletedRows ?? 0);
   return {
     webhook_events: n(events),
-    other: n(idempotency) + n(orders) + n(logins) + n(links) + Number(deliveries.numAffectedRows ?? 0),
+    other: n(idempotency) + n(orders) + n(logins) + n(boundLogins) + n(links) + n(files) + Number(deliveries.numAffectedRows ?? 0),
+    mediaMessageIds: media.map((m) => m.id),
   };
 }
 
@@ -90,6 +108,7 @@ export const deleteContact: Handler<operations['deleteContact']> = async (reques
   const auth = authOf(request);
   const { store, now } = request.server.platform;
   const { id } = request.params;
+  let cachedMedia: string[] = [];
   const row = await store.db.transaction().execute(async (trx) => {
     const contact = await trx
       .selectFrom('contacts')
@@ -100,14 +119,16 @@ export const deleteContact: Handler<operations['deleteContact']> = async (reques
       .executeTakeFirst();
     if (!contact) throw new HttpProblem(404, 'not-found', `No contact ${id} in this workspace.`);
     const executions = (await count(trx, 'automation_executions', id)) + (await count(trx, 'automation_sequence_enrolments', id));
+    const { mediaMessageIds, ...loose } = await eraseLooseTraces(trx, auth.workspaceId, contact);
     const counts: Counts = {
       messages: await count(trx, 'messages', id),
       chats: await count(trx, 'chats', id),
       executions,
       form_submissions: await count(trx, 'form_submissions', id),
       campaign_recipients: await count(trx, 'campaign_recipients', id),
-      ...(await eraseLooseTraces(trx, auth.workspaceId, contact)),
+      ...loose,
     };
+    cachedMedia = mediaMessageIds.map((messageId) => `${auth.workspaceId}/${messageId}`);
     await trx.deleteFrom('contacts').where('id', '=', id).execute();
     return trx
       .insertInto('contact_erasures')
@@ -122,6 +143,9 @@ export const deleteContact: Handler<operations['deleteContact']> = async (reques
       .returningAll()
       .executeTakeFirstOrThrow();
   });
+  // The media area's cache (getMessageMedia) keys its copies by workspace and message.
+  const cache = (request.server as { inboundMediaCache?: { remove(key: string): Promise<void> } }).inboundMediaCache;
+  if (cache) for (const key of cachedMedia) await cache.remove(key);
   request.log.info({ erasureId: row.id, contactId: id }, 'contact erased');
   return view(row);
 };

@@ -2,6 +2,7 @@
 // events still in the outbox and replayable send answers go in one transaction; the erasure is
 // logged with counts and never the erased data; another workspace's contact of the same number,
 // and another workspace's request, change nothing (B3).
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
@@ -196,6 +197,32 @@ describe('deleteContact', () => {
     const again = (await call(app, a.key)('GET', `/api/contacts?q=${encodeURIComponent(PHONE)}`)).json().data;
     expect(again).toHaveLength(1);
     expect(again[0].id).not.toBe(id);
+  });
+
+  it('erases the files the customer sent: the sandbox bytes and the cached download', async () => {
+    const w = await workspace(app);
+    const sandbox = app.platform.provider('sandbox') as SandboxProvider;
+    const db = app.platform.store.db;
+    const pn = await db.selectFrom('phone_numbers').select('provider_phone_number_id').where('id', '=', w.numberId).executeTakeFirstOrThrow();
+    const sent = await sandbox.simulateInbound({
+      phoneNumberId: pn.provider_phone_number_id,
+      from: '+4915180000021',
+      message: { type: 'image', media: { mime_type: 'image/png', caption: 'my passport' }, bytes: randomBytes(512) },
+    });
+    const message = await db
+      .selectFrom('messages')
+      .select(['id', 'contact_id', 'content'])
+      .where('provider_message_id', '=', sent.providerMessageId)
+      .executeTakeFirstOrThrow();
+    const mediaId = (message.content as { media: { provider_media_id: string } }).media.provider_media_id;
+    const download = await call(app, w.key)('GET', `/api/chatapp/messages/${message.id}/media`);
+    expect(download.statusCode, download.body).toBe(200);
+    const cacheKey = `${w.workspaceId}/${message.id}`;
+    expect(await app.inboundMediaCache.get(cacheKey)).not.toBeNull();
+
+    expect((await call(app, w.key)('DELETE' as 'GET', `/api/contacts/${message.contact_id}`)).statusCode).toBe(200);
+    expect(await db.selectFrom('sandbox_media').select('provider_media_id').where('provider_media_id', '=', mediaId).executeTakeFirst()).toBeUndefined();
+    expect(await app.inboundMediaCache.get(cacheKey)).toBeNull();
   });
 
   it('pages the erasure log with cursors of its own; bad ids and cursors are 400', async () => {
