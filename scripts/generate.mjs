@@ -80,12 +80,14 @@ if (check) {
 }
 
 /**
- * Removes emitter noise some tools choke on (`servers[].variables: {}`), and gives a 3.1 file
+ * Removes emitter noise some tools choke on (`servers[].variables: {}`), marks every server as
+ * public (`x-internal: false`: OWASP API9 asks each server's audience), and gives a 3.1 file
  * body (`{contentMediaType}` alone) its `type: string`, without which Prism cannot serve it.
  */
 function normalise(doc) {
   for (const server of doc.servers ?? []) {
     if (server.variables && !Object.keys(server.variables).length) delete server.variables;
+    server['x-internal'] = false;
   }
   for (const item of Object.values(doc.paths ?? {})) {
     for (const op of Object.values(item)) {

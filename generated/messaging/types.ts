@@ -7062,7 +7062,7 @@ export interface components {
         /** @description Sample values for the body's variables. */
         TemplateBodyExample: {
             /** @description One list of sample values, one per variable in order (`{{1}}`, `{{2}}`, …). */
-            body_text: string[][];
+            body_text: components["schemas"]["TemplateSampleValuesItem"][];
         };
         /** @description A template button, by `type`. */
         TemplateButton: components["schemas"]["TemplateQuickReplyButton"] | components["schemas"]["TemplateUrlButton"] | components["schemas"]["TemplatePhoneNumberButton"] | components["schemas"]["TemplateCopyCodeButton"] | components["schemas"]["TemplateOtpButton"] | components["schemas"]["TemplateCatalogButton"] | components["schemas"]["TemplateMultiProductButton"] | components["schemas"]["TemplateVoiceCallButton"] | components["schemas"]["TemplateFlowButton"];
@@ -7435,6 +7435,8 @@ export interface components {
             /** @description Returned in the inbound `button` message when tapped. */
             payload: string;
         };
+        /** @description The sample values of a body's variables, in order: at most one per variable a body may hold. */
+        TemplateSampleValuesItem: string[];
         /**
          * @description Which approved template to send and the values of its dynamic parts. Values must match the
          *     template: the right number of body variables, a header of the template's format, button
