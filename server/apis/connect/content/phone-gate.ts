@@ -86,6 +86,11 @@ function writeSessionId(request: FastifyRequest, reply: FastifyReply, slug: stri
   });
 }
 
+/** "Verify another number": this browser's Login session for the link is dropped (the next view starts one). */
+export function forgetVerification(request: FastifyRequest, reply: FastifyReply, slug: string): void {
+  writeSessionId(request, reply, slug, null);
+}
+
 /** The Login session of this browser for `link`, if it belongs to the link's workspace. */
 async function currentSession(platform: Platform, link: LinkRow, sessionId: string | null) {
   if (!sessionId) return undefined;
@@ -110,19 +115,18 @@ export async function verifiedPhone(request: FastifyRequest, link: LinkRow): Pro
 /**
  * The gate of `GET /l/<slug>` for a phone-verified link: open (the verified number is the
  * recipient's), refused (another number), or the verification page, starting a Login session when
- * this browser has none pending (`retry` drops the one it has). Link previews get the page
- * without a session.
+ * this browser has none pending. Link previews get the page without a session.
  */
 export async function phoneGate(
   server: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
   link: LinkRow,
-  opts: { preview: boolean; retry: boolean },
+  opts: { preview: boolean },
 ): Promise<Gate> {
   const { platform } = server;
   const now = platform.now();
-  const session = opts.retry ? undefined : await currentSession(platform, link, readSessionId(request));
+  const session = await currentSession(platform, link, readSessionId(request));
   if (session?.status === 'success' && session.phone) {
     if (session.phone === link.recipient_phone) return { kind: 'open', phone: session.phone };
     return { kind: 'refused', phone: session.phone, retryUrl: `${VIEWER_PREFIX}/${link.slug}?retry=1` };

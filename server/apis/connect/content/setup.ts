@@ -14,7 +14,7 @@ import { DueLoop } from '#server/lib/due-loop.js';
 import { base62 } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS } from '#server/lib/wake-up.js';
 import { HttpProblem } from '#server/lib/problems.js';
-import { phoneGate, verifiedPhone } from './phone-gate.js';
+import { forgetVerification, phoneGate, verifiedPhone } from './phone-gate.js';
 import { sendPhoneRefused, sendVerifyPage, sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from './viewer-page.js';
 import type { Platform } from '#server/platform.js';
 import { contentDisposition } from './filenames.js';
@@ -148,7 +148,12 @@ export async function setup(app: FastifyInstance): Promise<void> {
           // A phone-verified link opens for the recipient's verified number only (./phone-gate.ts).
           let phone: string | null = null;
           if (link.require_phone_verification) {
-            const gate = await phoneGate(app, request, reply, link, { preview, retry: request.query.retry === '1' });
+            if (request.query.retry === '1') {
+              // Back to the plain address, which the verification page reloads: a new Login session there.
+              forgetVerification(request, reply, link.slug);
+              return reply.header('cache-control', 'no-store').redirect(`${VIEWER_PREFIX}/${link.slug}`, 303);
+            }
+            const gate = await phoneGate(app, request, reply, link, { preview });
             if (gate.kind === 'verify') return sendVerifyPage(reply, gate.page);
             if (gate.kind === 'refused') return sendPhoneRefused(reply, gate.phone, gate.retryUrl);
             phone = gate.phone;

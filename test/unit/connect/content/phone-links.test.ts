@@ -115,7 +115,10 @@ describe('links only a verified phone can open', () => {
     expect(refused.body).not.toContain('Offer for Lena');
     expect((await reader.get(`${path}/file`)).statusCode).toBe(403);
     expect(await events(link.id)).toEqual([]);
-    const retry = await reader.get(`${path}?retry=1`);
+    const back = await reader.get(`${path}?retry=1`);
+    expect(back.statusCode).toBe(303);
+    expect(back.headers.location).toBe(path);
+    const retry = await reader.get(path);
     expect(retry.statusCode).toBe(200);
     expect(/id="verify-message">([^<]+)</.exec(retry.body)![1]).not.toBe(/id="verify-message">([^<]+)</.exec(page.body)![1]);
   });
