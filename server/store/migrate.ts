@@ -27,7 +27,7 @@ import * as m024 from './migrations/024_automation_inbound_due.js';
 import * as m025 from './migrations/025_provider_deliveries.js';
 import * as m026 from './migrations/026_signup_invites.js';
 import * as m027 from './migrations/027_login_phone_codes.js';
-import * as m028 from './migrations/028_phone_verified_links.js';
+import * as m031 from './migrations/031_phone_verified_links.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -57,7 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '025_provider_deliveries': m025,
   '026_signup_invites': m026,
   '027_login_phone_codes': m027,
-  '028_phone_verified_links': m028,
+  '031_phone_verified_links': m031,
 };
 
 class StaticProvider implements MigrationProvider {

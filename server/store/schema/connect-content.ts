@@ -30,7 +30,7 @@ export interface LinksTable {
   recipient_email: string | null;
   slug: string;
   allow_download: Generated<boolean>;
-  /** Opens only for a reader who verified `recipient_phone` (028_phone_verified_links). */
+  /** Opens only for a reader who verified `recipient_phone` (031_phone_verified_links). */
   require_phone_verification: Generated<boolean>;
   expires_at: NullableTimestamp;
   created_at: Timestamp;
@@ -56,7 +56,7 @@ export interface ReaderSessionsTable {
   ended_at: NullableTimestamp;
   duration_ms: BigIntColumn;
   downloaded: Generated<boolean>;
-  /** The phone the reader verified before the document opened (028_phone_verified_links). */
+  /** The phone the reader verified before the document opened (031_phone_verified_links). */
   verified_phone: string | null;
   /** When the last link.opened/session.updated about this session was emitted. */
   last_event_at: Timestamp;
