@@ -1015,6 +1015,8 @@ export interface components {
             downloaded: boolean;
             /** @description Time and views per page so far, ordered by page; only pages shown. */
             pages: components["schemas"]["EventPageStat"][];
+            /** @description The phone the reader verified before the document opened (links with `require_phone_verification`). */
+            verified_phone?: components["schemas"]["EventPhone"];
         };
         /** @description Who a link is for: `phone`, `email` or both, as given when the link was created. */
         EventRecipient: {
@@ -1105,6 +1107,12 @@ export interface components {
             revoked_at: string | null;
             /** @description When a reader last opened the link; `null` if never. */
             last_opened_at: string | null;
+            /**
+             * @description Whether the viewer opens only for the recipient's phone: the reader first verifies a number
+             *     with a LOGIN chat message (QR code or chat link), and the document opens only when that
+             *     number is `recipient.phone`; another number sees a refusal.
+             */
+            require_phone_verification: boolean;
         };
         /** @description Reading of one link. */
         LinkAnalytics: {
@@ -1162,6 +1170,14 @@ export interface components {
              * @default false
              */
             allow_download?: boolean;
+            /**
+             * @description `true`: the document opens only for a reader who verifies `recipient.phone` with a LOGIN
+             *     chat message (Login API, on the shared service number); reader sessions and their events
+             *     then carry `verified_phone`. Needs `recipient.phone`, otherwise 400 `validation` naming
+             *     `/body/require_phone_verification`. `false` if omitted.
+             * @default false
+             */
+            require_phone_verification?: boolean;
         };
         /** @description `data` of `link.opened`. */
         LinkOpenedData: {
@@ -1370,6 +1386,8 @@ export interface components {
             downloaded: boolean;
             /** @description Time and views per page in this session, ordered by page; only pages shown. */
             pages: components["schemas"]["PageStat"][];
+            /** @description The phone the reader verified before the document opened (links with `require_phone_verification`). */
+            verified_phone?: components["schemas"]["E164"];
         };
         /**
          * @description Who a link is for: a phone number, an email address, or both (at least one). Echoed in

@@ -30,6 +30,7 @@ import * as m027 from './migrations/027_inbound_fidelity.js';
 import * as m028 from './migrations/028_message_campaign.js';
 import * as m029 from './migrations/029_login_phone_codes.js';
 import * as m030 from './migrations/030_contact_erasure_import_opt_out.js';
+import * as m031 from './migrations/031_phone_verified_links.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '028_message_campaign': m028,
   '029_login_phone_codes': m029,
   '030_contact_erasure_import_opt_out': m030,
+  '031_phone_verified_links': m031,
 };
 
 class StaticProvider implements MigrationProvider {

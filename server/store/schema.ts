@@ -183,6 +183,8 @@ export interface LoginAppsTable {
   provider_webhook_updated_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** `client`: an integrator's app; `verified_links`: the workspace's own, for phone-verified share links (031). */
+  purpose: Generated<'client' | 'verified_links'>;
 }
 
 export interface LoginSessionsTable {

@@ -64,6 +64,10 @@ export default async function setup(project: TestProject) {
           PROVIDER_APP_SECRET: SERVER_SECRETS.providerAppSecret,
           PROVIDER_VERIFY_TOKEN: SERVER_SECRETS.providerVerifyToken,
           GRAPH_API_URL: graph.baseUrl,
+          // Every example goes with the seeded credentials, and a rotation example leaves the
+          // later ones with a dead key (401): the per-IP budget of failed authentications
+          // (bad-inputs K3, tested in test/security/) must not turn the rest into 429s.
+          AUTH_FAILURES_PER_IP: '1000',
         }),
         { store, sandboxTestMode: true },
       );

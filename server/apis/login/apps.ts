@@ -33,7 +33,13 @@ const notFound = (appId: string) => new HttpProblem(404, 'not-found', `No Login 
 const newApiKey = () => newSecret('lk_live_');
 
 export async function findApp(platform: Platform, workspaceId: string, appId: string): Promise<LoginAppRow> {
-  const row = await platform.store.db.selectFrom('login_apps').selectAll().where('id', '=', appId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const row = await platform.store.db
+    .selectFrom('login_apps')
+    .selectAll()
+    .where('id', '=', appId)
+    .where('workspace_id', '=', workspaceId)
+    .where('purpose', '=', 'client') // the workspace's own app of verified links is not the owner's to edit
+    .executeTakeFirst();
   if (!row) throw notFound(appId);
   return row;
 }
@@ -224,7 +230,7 @@ export async function listApps(server: FastifyInstance, workspaceId: string, { l
   const { platform } = server;
   const scope = { workspaceId, operation: 'listLoginApps' };
   const after = decodeKeyset(platform.secrets, scope, cursor);
-  let query = platform.store.db.selectFrom('login_apps').selectAll().where('workspace_id', '=', workspaceId);
+  let query = platform.store.db.selectFrom('login_apps').selectAll().where('workspace_id', '=', workspaceId).where('purpose', '=', 'client');
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await query
     .orderBy('created_at', 'desc')

@@ -7,6 +7,7 @@
 // clock, so tests move it with `build({ overrides: { now } })`; instances must keep their clocks
 // in sync (NTP), as a skew shifts expiry by that much.
 import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
 import { sql, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
 import type { components, operations } from '#generated/login/types.js';
@@ -167,14 +168,28 @@ async function insertSession(trx: Kysely<Database>, values: NewSession): Promise
 }
 
 export const startLoginSession: Handler<operations['startLoginSession']> = async (request, reply) => {
-  const { platform } = request.server;
   const { appId, workspaceId } = loginCaller(request);
-  const db = platform.store.db;
-  const body = request.body ?? {};
-  const { mode, phone } = bindingOf(body);
+  const db = request.server.platform.store.db;
   const app = await db.selectFrom('login_apps').selectAll().where('id', '=', appId).where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!app) throw new HttpProblem(404, 'not-found', `No Login app ${appId}.`); // deleted since its key was checked
-  const number = await resolveLoginNumber(request.server, app, body);
+  const started = await createLoginSession(request.server, app, request.body ?? {});
+  reply.code(201).header('location', `/v1/auth/chatapp/status/${started.sessionId}`).header('cache-control', 'no-store');
+  return started;
+};
+
+type StartBody = NonNullable<operations['startLoginSession']['requestBody']>['content']['application/json'];
+type Started = components['schemas']['LoginSessionStarted'];
+
+/**
+ * Starts a session of `app` as the start operation does (validation, number, plan cap, code
+ * send): its handler, and the viewer of phone-verified share links (Connect), call it.
+ */
+export async function createLoginSession(server: FastifyInstance, app: Selectable<Database['login_apps']>, body: StartBody): Promise<Started> {
+  const { platform } = server;
+  const db = platform.store.db;
+  const { mode, phone } = bindingOf(body);
+  const { id: appId, workspace_id: workspaceId } = app;
+  const number = await resolveLoginNumber(server, app, body);
   const now = platform.now();
   const id = newId('ls');
   const subscribeToken = `st_${base62(40)}`;
@@ -206,10 +221,9 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
       throw error;
     }
   }
-  request.server.loginExpiry.announce(expiresAt); // the sweep may sleep past it (nothing else pending)
+  server.loginExpiry.announce(expiresAt); // the sweep may sleep past it (nothing else pending)
   const displayPhoneNumber = `+${number.display_phone_number.replace(/\D/g, '')}`;
   const link = waLink(displayPhoneNumber, loginCode);
-  reply.code(201).header('location', `/v1/auth/chatapp/status/${id}`).header('cache-control', 'no-store');
   return {
     sessionId: id,
     status: 'pending' as const,
@@ -224,7 +238,7 @@ export const startLoginSession: Handler<operations['startLoginSession']> = async
     ...(phone ? { boundPhone: phone } : {}),
     ...(code ? { resendAvailableAt: new Date(now.getTime() + RESEND_COOLDOWN_MS).toISOString() } : {}),
   };
-};
+}
 
 /** The columns a status answer is made of. */
 export const STATUS_COLUMNS = [

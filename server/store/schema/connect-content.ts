@@ -30,6 +30,8 @@ export interface LinksTable {
   recipient_email: string | null;
   slug: string;
   allow_download: Generated<boolean>;
+  /** Opens only for a reader who verified `recipient_phone` (031_phone_verified_links). */
+  require_phone_verification: Generated<boolean>;
   expires_at: NullableTimestamp;
   created_at: Timestamp;
   revoked_at: NullableTimestamp;
@@ -54,6 +56,8 @@ export interface ReaderSessionsTable {
   ended_at: NullableTimestamp;
   duration_ms: BigIntColumn;
   downloaded: Generated<boolean>;
+  /** The phone the reader verified before the document opened (031_phone_verified_links). */
+  verified_phone: string | null;
   /** When the last link.opened/session.updated about this session was emitted. */
   last_event_at: Timestamp;
   /** Activity arrived since then (a throttled session.updated is due). */

@@ -51,11 +51,17 @@ const GUIDES = readdirSync(join(root, 'docs', 'getting-started'))
 const EXPECTED: Record<string, { what: string; shows: RegExp[] }> = {
   connect: {
     what: 'consent by script, the code exchanged, a document shared, the signed delivery verified',
-    shows: [/oauth\/callback\?code=ac_\w+&state=xyz123/, /signature verified/],
+    shows: [/oauth\/callback\?code=ac_\w+&state=xyz123/, /signature verified/, /data-kind="pdf"/, /Verify your phone to open this document/],
   },
   login: {
     what: 'a session verified from the sandbox phone, the token accepted once, the webhook verified',
-    shows: [/event: verified/, /"valid":true/, /"reason":"already_used"/, /signature verified/],
+    shows: [
+      /event: verified/,
+      /"valid":true/,
+      /"reason":"already_used"/,
+      /signature verified/,
+      /"status":"success","expiresAt":"[^"]+","mode":"code"[^\n]*"boundPhone":"\+5511987654321"/,
+    ],
   },
   messaging: {
     what: 'outside the window refused, then a reply sent, a template and a campaign',

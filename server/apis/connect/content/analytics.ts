@@ -1,5 +1,5 @@
 // Reading analytics, computed from the reader sessions and their per-page rows: nothing is
-// estimated. A view is a session; unique readers are distinct viewer cookies.
+// estimated. A view is a session; unique readers are distinct verified phones, else viewer cookies.
 import { sql } from 'kysely';
 import type { components, operations } from '#generated/connect/types.js';
 import { authOf } from '#server/auth/authenticate.js';
@@ -22,7 +22,7 @@ async function totals(platform: Platform, column: 'link_id' | 'document_id', id:
     .where('workspace_id', '=', workspaceId)
     .select((eb) => [
       eb.fn.countAll<string>().as('views'),
-      sql<string>`count(distinct reader_id)`.as('unique_readers'),
+      sql<string>`count(distinct coalesce(verified_phone, reader_id))`.as('unique_readers'),
       sql<string>`coalesce(sum(duration_ms), 0)`.as('total_time_ms'),
       eb.fn.min('started_at').as('first_opened_at'),
       eb.fn.max('started_at').as('last_opened_at'),

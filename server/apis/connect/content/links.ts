@@ -34,6 +34,12 @@ export const createLink: Handler<operations['createLink']> = async (request, rep
   if (!phone && !email) {
     throw new HttpProblem(400, 'validation', 'One field is invalid.', { errors: [{ pointer: '/body/recipient', detail: 'needs a phone, an email or both' }] });
   }
+  const requirePhone = body.require_phone_verification ?? false;
+  if (requirePhone && !phone) {
+    throw new HttpProblem(400, 'validation', 'One field is invalid.', {
+      errors: [{ pointer: '/body/require_phone_verification', detail: 'needs recipient.phone: the number the reader must verify' }],
+    });
+  }
   const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
   if (expiresAt && expiresAt.getTime() <= now.getTime()) {
     throw new HttpProblem(400, 'validation', 'One field is invalid.', { errors: [{ pointer: '/body/expires_at', detail: 'must be in the future' }] });
@@ -68,6 +74,7 @@ export const createLink: Handler<operations['createLink']> = async (request, rep
       recipient_email: email,
       slug: base62(SLUG_LENGTH),
       allow_download: body.allow_download ?? false,
+      require_phone_verification: requirePhone,
       expires_at: expiresAt,
       created_at: now,
     };

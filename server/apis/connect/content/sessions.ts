@@ -62,6 +62,7 @@ export async function openSession(
   document: DocumentRow,
   readerId: string,
   userAgent: string | undefined,
+  verifiedPhone: string | null = null,
 ): Promise<OpenedSession | null> {
   const now = platform.now();
   const token = base62(32);
@@ -78,6 +79,7 @@ export async function openSession(
         reader_id: readerId,
         token_digest: platform.secrets.digest(`reader-session\0${token}`),
         device: deviceOf(userAgent),
+        verified_phone: verifiedPhone,
         started_at: now,
         last_activity_at: now,
         last_event_at: now,

@@ -14,7 +14,8 @@ import { DueLoop } from '#server/lib/due-loop.js';
 import { base62 } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS } from '#server/lib/wake-up.js';
 import { HttpProblem } from '#server/lib/problems.js';
-import { sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from './viewer-page.js';
+import { forgetVerification, phoneGate, verifiedPhone } from './phone-gate.js';
+import { sendPhoneRefused, sendVerifyPage, sendViewer, sendViewerError, VIEWER_ASSETS, VIEWER_PREFIX } from './viewer-page.js';
 import type { Platform } from '#server/platform.js';
 import { contentDisposition } from './filenames.js';
 import { SLUG_LENGTH } from './links.js';
@@ -133,29 +134,45 @@ export async function setup(app: FastifyInstance): Promise<void> {
         return reply.headers({ 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }).send(asset.body);
       });
 
-      pages.get<{ Params: { slug: string } }>('/:slug', { schema: { params: PARAMS } }, async (request, reply) => {
-        const found = await resolve(platform, request.params.slug);
-        if (!found) return sendViewerError(reply, 404);
-        if (!found.active) return sendViewerError(reply, 410);
-        const { link, document } = found;
-        const userAgent = request.headers['user-agent'];
-        // HEAD and link previews see the page but open no session and send no event.
-        const opened =
-          request.method === 'GET' && !isPreviewBot(userAgent)
-            ? await openSession(platform, link.id, document, readerId(request, reply), userAgent)
-            : undefined;
-        if (opened === null) return sendViewerError(reply, 410);
-        const base = `${VIEWER_PREFIX}/${link.slug}`;
-        return sendViewer(reply, {
-          title: document.title,
-          filename: document.filename,
-          kind: document.content_type === 'application/pdf' ? 'pdf' : rendersInline(document.content_type) ? 'image' : 'download',
-          fileUrl: `${base}/file`,
-          downloadUrl: link.allow_download ? `${base}/file?download=1${opened ? `&session=${opened.session.id}` : ''}` : null,
-          pageCount: document.page_count,
-          session: opened ? { beaconUrl: `${base}/sessions/${opened.session.id}/events`, token: opened.token } : undefined,
-        });
-      });
+      const VIEW_QUERY = { type: 'object', properties: { retry: { type: 'string', enum: ['1'] } } } as const;
+      pages.get<{ Params: { slug: string }; Querystring: { retry?: '1' } }>(
+        '/:slug',
+        { schema: { params: PARAMS, querystring: VIEW_QUERY } },
+        async (request, reply) => {
+          const found = await resolve(platform, request.params.slug);
+          if (!found) return sendViewerError(reply, 404);
+          if (!found.active) return sendViewerError(reply, 410);
+          const { link, document } = found;
+          const userAgent = request.headers['user-agent'];
+          const preview = request.method !== 'GET' || isPreviewBot(userAgent);
+          // A phone-verified link opens for the recipient's verified number only (./phone-gate.ts).
+          let phone: string | null = null;
+          if (link.require_phone_verification) {
+            if (request.query.retry === '1') {
+              // Back to the plain address, which the verification page reloads: a new Login session there.
+              forgetVerification(request, reply, link.slug);
+              return reply.header('cache-control', 'no-store').redirect(`${VIEWER_PREFIX}/${link.slug}`, 303);
+            }
+            const gate = await phoneGate(app, request, reply, link, { preview });
+            if (gate.kind === 'verify') return sendVerifyPage(reply, gate.page);
+            if (gate.kind === 'refused') return sendPhoneRefused(reply, gate.phone, gate.retryUrl);
+            phone = gate.phone;
+          }
+          // HEAD and link previews see the page but open no session and send no event.
+          const opened = !preview ? await openSession(platform, link.id, document, readerId(request, reply), userAgent, phone) : undefined;
+          if (opened === null) return sendViewerError(reply, 410);
+          const base = `${VIEWER_PREFIX}/${link.slug}`;
+          return sendViewer(reply, {
+            title: document.title,
+            filename: document.filename,
+            kind: document.content_type === 'application/pdf' ? 'pdf' : rendersInline(document.content_type) ? 'image' : 'download',
+            fileUrl: `${base}/file`,
+            downloadUrl: link.allow_download ? `${base}/file?download=1${opened ? `&session=${opened.session.id}` : ''}` : null,
+            pageCount: document.page_count,
+            session: opened ? { beaconUrl: `${base}/sessions/${opened.session.id}/events`, token: opened.token } : undefined,
+          });
+        },
+      );
 
       // The document bytes of a link, for the viewer (inline) or as a download (`?download=1`):
       // the download link is opened by the reader's browser, so its refusals are pages too.
@@ -172,6 +189,9 @@ export async function setup(app: FastifyInstance): Promise<void> {
           if (!found) throw new HttpProblem(404, 'not-found', 'No document at this link.');
           if (!found.active) throw new HttpProblem(410, 'expired', 'This link has expired or was revoked.');
           const { link, document } = found;
+          if (link.require_phone_verification && !(await verifiedPhone(request, link))) {
+            throw new HttpProblem(403, 'forbidden', 'Verify the phone number this document was sent to first.');
+          }
           const download = request.query.download === '1';
           // Office files are never shown inline: serving them would be a download in disguise.
           if ((download || !rendersInline(document.content_type)) && !link.allow_download) {

@@ -110,3 +110,63 @@ export function sendViewerError(reply: FastifyReply, status: number, headers: Re
     .headers({ ...viewerHeaders(), ...headers })
     .send(layout(title, html`<main class="message"><h1>${title}</h1><p>${text}</p></main>`, false));
 }
+
+/** What the reader of a phone-verified link is shown until the number is verified. */
+export interface VerifyPage {
+  /** The LOGIN message's deep link, its QR code (SVG) and the number and message it carries; absent for link previews. */
+  login?: { waLink: string; qrCodeSvg: string; number: string; message: string; sandboxPhoneUrl: string | null };
+}
+
+/**
+ * The verification step of a link with `require_phone_verification`: the QR code and chat link
+ * of a LOGIN message, and in development the sandbox phone. No script: the page reloads itself
+ * every few seconds (a meta refresh) until the message has arrived. The document's title is not
+ * shown before the number is verified.
+ */
+export function sendVerifyPage(reply: FastifyReply, page: VerifyPage): FastifyReply {
+  const login = page.login;
+  const qr = login ? `data:image/svg+xml;base64,${Buffer.from(login.qrCodeSvg).toString('base64')}` : '';
+  return reply
+    .code(200)
+    .headers({ ...viewerHeaders(), 'cache-control': 'no-store' })
+    .send(
+      htmlDocument(
+        'Verify your phone',
+        html`
+<meta name="referrer" content="no-referrer">
+${login ? html`<meta http-equiv="refresh" content="3">` : ''}
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${VIEWER_ASSETS}/viewer.css">
+`,
+        html`<main class="message" id="verify-phone">
+<h1>Verify your phone to open this document</h1>
+<p>This document was sent to a phone number. Prove it is yours by sending a chat message from it.</p>
+${
+  login
+    ? html`<p><img id="verify-qr" src="${qr}" alt="QR code of the chat link" width="220" height="220"></p>
+<p>Scan the code, or open the link, and send <code id="verify-message">${login.message}</code> to <strong id="verify-number">${login.number}</strong>.</p>
+<p><a class="button" id="verify-link" href="${login.waLink}" rel="noopener noreferrer">Open the chat app</a></p>
+${login.sandboxPhoneUrl ? html`<p class="muted">Development server: this is a sandbox number. <a id="verify-sandbox" href="${login.sandboxPhoneUrl}" target="_blank" rel="noopener">Send it from the sandbox phone</a>.</p>` : ''}
+<p class="muted">This page opens the document by itself once your message has arrived.</p>`
+    : ''
+}
+</main>`,
+      ),
+    );
+}
+
+/** A verified number that is not the link's recipient's: a clear refusal, and a way to try another number. */
+export function sendPhoneRefused(reply: FastifyReply, verified: string, retryUrl: string): FastifyReply {
+  return reply
+    .code(403)
+    .headers({ ...viewerHeaders(), 'cache-control': 'no-store' })
+    .send(
+      layout(
+        'Not your document',
+        html`<main class="message" id="phone-refused"><h1>This document was sent to another number</h1>
+<p>You verified <strong>${verified}</strong>, but this link opens only for the phone number it was sent to.</p>
+<p><a class="button" id="verify-retry" href="${retryUrl}">Verify another number</a></p></main>`,
+        false,
+      ),
+    );
+}

@@ -57,6 +57,7 @@ export function linkView(row: LinkRow, publicUrl: string, now: Date): Schemas['L
     created_at: row.created_at.toISOString(),
     revoked_at: iso(row.revoked_at),
     last_opened_at: iso(row.last_opened_at),
+    require_phone_verification: row.require_phone_verification,
   };
 }
 
@@ -79,6 +80,7 @@ export function sessionView(row: SessionRow, pages: PageRow[], pageCount: number
     page_count: pageCount,
     downloaded: row.downloaded,
     pages: stats,
+    ...(row.verified_phone ? { verified_phone: row.verified_phone } : {}),
   };
 }
 
