@@ -22,6 +22,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/client/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List client webhook endpoints
+         * @description Lists the client's endpoints, newest first.
+         */
+        get: operations["listClientWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a client webhook endpoint
+         * @description Registers an endpoint of the client and answers with its signing secret, shown this once.
+         */
+        post: operations["createClientWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a client webhook endpoint
+         * @description Returns one of the client's endpoints, without its secret.
+         */
+        get: operations["getClientWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a client webhook endpoint
+         * @description Deletes one of the client's endpoints; its pending deliveries are cancelled.
+         */
+        delete: operations["deleteClientWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a client webhook endpoint
+         * @description Changes the URL, event types, description or status of one of the client's endpoints.
+         */
+        patch: operations["updateClientWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List client endpoint deliveries
+         * @description Lists the endpoint's deliveries, newest first.
+         */
+        get: operations["listClientWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a client endpoint delivery
+         * @description Returns one delivery with each of its attempts.
+         */
+        get: operations["getClientWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event to a client endpoint
+         * @description Delivers the same event again (same id and body bytes, fresh signature); 409 while still retrying or when disabled.
+         */
+        post: operations["redeliverClientWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a client webhook signing secret
+         * @description Replaces the signing secret (with an overlap, as for workspace endpoints); the new one is shown this once.
+         */
+        post: operations["rotateClientWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a client endpoint
+         * @description Queues a `webhook_endpoint.test` event to this endpoint; a disabled endpoint answers 409 `conflict`.
+         */
+        post: operations["sendClientWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/clients": {
         parameters: {
             query?: never;
@@ -568,6 +720,68 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "document.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.updated
+         * @description Sent when a new version of a document is uploaded. A client endpoint's delivery also
+         *     names the workspace and grant (`org_id`, `org_slug`, `grant_id`), as in these examples.
+         */
+        post: operations["documentUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "grant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * grant.created
+         * @description Sent to the client's endpoints when a workspace grants it access.
+         */
+        post: operations["grantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "grant.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * grant.revoked
+         * @description Sent to the client's endpoints when a workspace's grant ends: revoked by its owner, after
+         *     refresh-token reuse, or by the client revoking its last live refresh token.
+         */
+        post: operations["grantRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "link.opened": {
         parameters: {
             query?: never;
@@ -782,7 +996,7 @@ export interface components {
             client_secret: string | null;
         };
         /** @description Any Connect event, told apart by `type`. */
-        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["DocumentUpdatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description The scopes a Connect client may ask for and an owner may grant. A token without the
          *     scope an operation needs answers 403 `forbidden` with `required_scope` in the problem and
@@ -875,6 +1089,46 @@ export interface components {
          * @example Lisbon city break 2027
          */
         DocumentTitle: string;
+        /** @description `data` of `document.updated`. */
+        DocumentUpdatedData: {
+            /** @description The document, as of the new version. */
+            document: components["schemas"]["EventDocument"];
+            /** @description The new current version. */
+            version: components["schemas"]["EventDocumentVersion"];
+            /**
+             * Format: int32
+             * @description The version it replaces as the current one.
+             */
+            previous_version: number;
+        };
+        /**
+         * @description A new version of a document was uploaded. Links that follow the newest version show it at
+         *     once; links pinned to a version keep showing theirs.
+         */
+        DocumentUpdatedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "document.updated";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["DocumentUpdatedData"];
+        };
         DocumentUpload: {
             /**
              * @description The file: PDF, DOCX, PPTX, XLSX, PNG, JPEG or WebP, at most 25 MiB (configurable).
@@ -898,9 +1152,11 @@ export interface components {
         EmailAddress: string;
         /**
          * @description The events an endpoint can subscribe to; `*` is every event type, present and future.
+         *     `grant.created` and `grant.revoked` go to client endpoints only; a workspace endpoint
+         *     naming them answers 400.
          * @enum {string}
          */
-        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked";
+        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked";
         /** @description The document an event is about. */
         EventDocument: {
             /** @description The document id (`doc_…`). */
@@ -909,6 +1165,30 @@ export interface components {
             title: string;
             /** @description The number of pages; `null` where unknown. */
             page_count: number | null;
+        };
+        /** @description The document version an event is about. */
+        EventDocumentVersion: {
+            /**
+             * Format: int32
+             * @description The version number, from 1.
+             */
+            version: number;
+            /** @description The file's sanitised name. */
+            filename: string;
+            /** @description The detected media type. */
+            content_type: string;
+            /**
+             * Format: int64
+             * @description The file's size in bytes.
+             */
+            size_bytes: number;
+            /** @description The number of pages; `null` where unknown. */
+            page_count: number | null;
+            /**
+             * Format: date-time
+             * @description When the version was uploaded.
+             */
+            created_at: string;
         };
         /**
          * Format: email
@@ -921,6 +1201,29 @@ export interface components {
          * @example crm-contact-48213
          */
         EventExternalId: string;
+        /** @description A workspace's consent for the client. */
+        EventGrant: {
+            /** @description The grant id (`grt_…`). */
+            id: components["schemas"]["EventObjectId"];
+            /** @description The client (`cli_…`). */
+            client_id: components["schemas"]["EventObjectId"];
+            /** @description The scopes granted. */
+            scopes: string[];
+            /** @description Whether the grant is in force. */
+            status: components["schemas"]["EventGrantStatus"];
+            /**
+             * Format: date-time
+             * @description When the workspace granted access.
+             */
+            created_at: string;
+            /** @description When the grant ended; `null` while active. */
+            revoked_at: string | null;
+        };
+        /**
+         * @description Whether a grant is in force.
+         * @enum {string}
+         */
+        EventGrantStatus: "active" | "revoked";
         /** @description The link an event is about. */
         EventLink: {
             /** @description The link id (`lnk_…`). */
@@ -1055,6 +1358,80 @@ export interface components {
             /** @description When the grant was revoked; `null` unless revoked. */
             revoked_at: string | null;
         };
+        /** @description `data` of `grant.created`. */
+        GrantCreatedData: {
+            /** @description The new grant. */
+            grant: components["schemas"]["EventGrant"];
+        };
+        /**
+         * @description A workspace's owner granted the client access (a new grant; consenting again to an active
+         *     grant only changes its scopes and sends nothing). Sent to the client's endpoints only.
+         */
+        GrantCreatedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "grant.created";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["GrantCreatedData"];
+        };
+        /** @description `data` of `grant.revoked`. */
+        GrantRevokedData: {
+            /** @description The grant, now revoked. */
+            grant: components["schemas"]["EventGrant"];
+            /** @description Why it ended. */
+            reason: components["schemas"]["GrantRevokedReason"];
+        };
+        /**
+         * @description A workspace's grant to the client ended: its tokens no longer work, and the workspace's
+         *     events stop. Stripe's `account.application.deauthorized`. Sent to the client's endpoints
+         *     only.
+         */
+        GrantRevokedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "grant.revoked";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["GrantRevokedData"];
+        };
+        /**
+         * @description Why a grant ended.
+         * @enum {string}
+         */
+        GrantRevokedReason: "owner_revoked" | "refresh_token_reuse" | "client_revoked";
         /**
          * @description Whether a grant still issues and accepts tokens.
          * @enum {string}
@@ -1193,6 +1570,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["LinkOpenedData"];
         };
@@ -1225,6 +1608,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["LinkRevokedData"];
         };
@@ -1437,6 +1826,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["SessionUpdatedData"];
         };
@@ -1707,6 +2102,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["WebhookEndpointTestData"];
         };
@@ -1759,7 +2160,7 @@ export interface components {
          * @description The event types a delivery can carry (payloads: the Connect webhooks document).
          * @enum {string}
          */
-        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "webhook_endpoint.test";
+        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked" | "webhook_endpoint.test";
         /**
          * @description Why the last attempt failed.
          * @enum {string}
@@ -1846,6 +2247,911 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listClientWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items to return (1–100). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; omit for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The items of this page. */
+                        data: components["schemas"]["WebhookEndpoint"][];
+                        /** @description Whether another page follows. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The workspace's plan limit is reached. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description There is no content to send for this request, but the headers may be useful. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    updateClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listClientWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /** @description Only deliveries of this event type. */
+                event_type?: components["schemas"]["WebhookEventType"];
+                /** @description Only deliveries of this event (`evt_…`). */
+                event_id?: components["schemas"]["ResourceId"];
+                /** @description Maximum number of items to return (1–100). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; omit for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The items of this page. */
+                        data: components["schemas"]["WebhookDelivery"][];
+                        /** @description Whether another page follows. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getClientWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+                /** @description The delivery id (`dlv_…`). */
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    redeliverClientWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+                /** @description The delivery id (`dlv_…`). */
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    rotateClientWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    sendClientWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Too many requests. */
@@ -4964,6 +6270,219 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    documentUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "document.updated";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+        };
+    };
+    grantCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "grant.created";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrantCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+        };
+    };
+    grantRevoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "grant.revoked";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrantRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
                 };
             };
         };

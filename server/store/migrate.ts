@@ -26,6 +26,7 @@ import * as m023 from './migrations/023_retired_credentials.js';
 import * as m024 from './migrations/024_automation_inbound_due.js';
 import * as m025 from './migrations/025_provider_deliveries.js';
 import * as m026 from './migrations/026_signup_invites.js';
+import * as m027 from './migrations/027_client_webhook_endpoints.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '024_automation_inbound_due': m024,
   '025_provider_deliveries': m025,
   '026_signup_invites': m026,
+  '027_client_webhook_endpoints': m027,
 };
 
 class StaticProvider implements MigrationProvider {

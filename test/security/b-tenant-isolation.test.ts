@@ -45,6 +45,7 @@ function credentials(op: Operation, w: Workspace, subscribeToken: string): Crede
   const by: Record<string, Omit<Credential, 'scheme'>> = {
     OwnerBearer: { headers: { authorization: w.owner } },
     ConnectOAuth: { headers: { authorization: w.connect } },
+    OAuthClientBasic: { headers: { authorization: w.client } },
     ApiKeyHeader: { headers: { 'x-api-key': key } },
     ApiKeyAuthorization: { headers: { authorization: `ApiKey ${key}` } },
     SubscribeToken: { headers: {}, query: `token=${encodeURIComponent(subscribeToken)}` },

@@ -1,10 +1,14 @@
-// Connect webhook endpoints, deliveries, redelivery, test events (ConnectOAuth, `webhooks:write`).
+// Connect webhook endpoints, deliveries, redelivery, test events: the workspace's endpoints
+// (ConnectOAuth, `webhooks:write`) and a Connect client's own endpoints (HTTP Basic client
+// credentials, ./client-basic.ts), one set of handlers over the endpoint's owner.
+import type { FastifyRequest } from 'fastify';
 import type { components, operations } from '#generated/connect/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
-import type { Handlers } from '#server/lib/handler-types.js';
+import type { Handler, Handlers } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
+import './client-basic.js';
 import { deliveryById, getDelivery, listDeliveries, redeliver } from './deliveries.js';
 import { emitEvent, TEST_EVENT_TYPE } from './emit.js';
 import {
@@ -15,6 +19,8 @@ import {
   listEndpoints,
   DEFAULT_OVERLAP_SECONDS,
   deleteEndpoint,
+  type EndpointCreateBody,
+  type EndpointOwner,
   type EndpointRow,
   endpointNotFound,
   findEndpoint,
@@ -26,6 +32,7 @@ type Endpoint = components['schemas']['WebhookEndpoint'];
 type EnabledEvent = components['schemas']['EnabledEvent'];
 type PageQuery = { limit?: number; cursor?: string };
 type DeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+type Ops = operations;
 
 const TEST_MESSAGE = 'This is a test event from the Connect API.';
 
@@ -44,123 +51,161 @@ function endpointView(row: EndpointRow, now: Date): Endpoint {
   };
 }
 
-const find = (platform: Platform, workspaceId: string, endpointId: string) => findEndpoint(platform.store.db, workspaceId, 'connect', endpointId);
+/** The workspace's Connect endpoints (a workspace token). */
+const workspaceOwner = (request: FastifyRequest): EndpointOwner => ({ workspaceId: authOf(request).workspaceId, api: 'connect' });
 
-export const connectWebhookHandlers: Handlers<operations> = {
-  async createWebhookEndpoint(request, reply) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const { row, secret } = await createCheckedEndpoint(platform, workspaceId, 'connect', request.body);
-    reply.code(201);
-    return { ...endpointView(row, platform.now()), secret };
-  },
-
-  async listWebhookEndpoints(request) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const now = platform.now();
-    return listEndpoints(platform, workspaceId, 'connect', 'listWebhookEndpoints', (request.query ?? {}) as PageQuery, (row) => endpointView(row, now));
-  },
-
-  async getWebhookEndpoint(request) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    return endpointView(await find(platform, workspaceId, request.params.endpointId), platform.now());
-  },
-
-  async updateWebhookEndpoint(request) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const body = request.body;
-    const current = await find(platform, workspaceId, request.params.endpointId);
-    const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes('connect', body.enabled_events);
-    if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
-    const now = platform.now();
-    const row = await platform.store.db.transaction().execute(async (tx) => {
-      const updated = await tx
-        .updateTable('webhook_endpoints')
-        .set({
-          ...(body.url !== undefined ? { url: body.url } : {}),
-          ...(eventTypes !== undefined ? { event_types: eventTypes } : {}),
-          ...(body.description !== undefined ? { description: body.description } : {}),
-          ...(body.status !== undefined ? { status: body.status } : {}),
-          updated_at: now,
-        })
-        .where('id', '=', current.id)
-        .where('workspace_id', '=', workspaceId)
-        .returningAll()
-        .executeTakeFirst();
-      if (!updated) throw endpointNotFound(); // deleted meanwhile
-      // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (bad-inputs F10).
-      if (updated.status === 'disabled') await cancelPending(tx, updated, now);
-      return updated;
-    });
-    return endpointView(row, now);
-  },
-
-  async deleteWebhookEndpoint(request, reply) {
-    const { workspaceId } = authOf(request);
-    await deleteEndpoint(request.server.platform, workspaceId, 'connect', request.params.endpointId);
-    return reply.code(204).send();
-  },
-
-  async rotateWebhookEndpointSecret(request) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const current = await find(platform, workspaceId, request.params.endpointId);
-    const overlap = (request.body as { overlap_seconds?: number } | undefined)?.overlap_seconds ?? DEFAULT_OVERLAP_SECONDS;
-    const { row, secret } = await rotateSecret(platform, current, overlap);
-    return { ...endpointView(row, platform.now()), secret };
-  },
-
-  async sendWebhookTestEvent(request, reply) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const endpoint = await find(platform, workspaceId, request.params.endpointId);
-    const disabled = () => new HttpProblem(409, 'conflict', 'The endpoint is disabled; enable it to send a test event.');
-    if (endpoint.status !== 'enabled') throw disabled();
-    const deliveryId = await platform.store.db.transaction().execute(async (tx) => {
-      const eventId = await emitEvent(tx, {
-        workspaceId,
-        api: 'connect',
-        type: TEST_EVENT_TYPE,
-        data: { webhook_endpoint_id: endpoint.id, message: TEST_MESSAGE },
-        endpointId: endpoint.id,
-        at: platform.now(),
-      });
-      if (!eventId) throw disabled(); // disabled or deleted since it was read
-      const row = await tx.selectFrom('outbox').select('id').where('event_id', '=', eventId).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
-      return row.id;
-    });
-    reply.code(202);
-    return deliveryById(platform, endpoint, deliveryId);
-  },
-
-  async listWebhookDeliveries(request) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const endpoint = await find(platform, workspaceId, request.params.endpointId);
-    const { status, event_type, event_id, limit = 20, cursor } = (request.query ?? {}) as DeliveriesQuery;
-    // Bound to the endpoint too: a cursor of another endpoint's log is refused, not reinterpreted.
-    const scope = { workspaceId, operation: `listWebhookDeliveries:${endpoint.id}` };
-    const after = decodeKeyset(platform.secrets, scope, cursor);
-    const rows = await listDeliveries(platform, endpoint, { status, eventType: event_type, eventId: event_id, after, limit });
-    return keysetPage(platform.secrets, scope, rows, limit, (row) => row.view);
-  },
-
-  async getWebhookDelivery(request) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const endpoint = await find(platform, workspaceId, request.params.endpointId);
-    return getDelivery(platform, endpoint, request.params.deliveryId);
-  },
-
-  async redeliverWebhookDelivery(request, reply) {
-    const { workspaceId } = authOf(request);
-    const platform = request.server.platform;
-    const endpoint = await find(platform, workspaceId, request.params.endpointId);
-    const delivery = await redeliver(platform, endpoint, request.params.deliveryId);
-    reply.code(202);
-    return delivery;
-  },
+/** The calling client's own endpoints, under the workspace that registered it. */
+const clientOwner = (request: FastifyRequest): EndpointOwner => {
+  const auth = authOf(request);
+  return { workspaceId: auth.workspaceId, api: 'connect_client', clientId: auth.clientId };
 };
+
+const find = (platform: Platform, owner: EndpointOwner, endpointId: string) =>
+  findEndpoint(platform.store.db, owner.workspaceId, owner.api, endpointId, owner.clientId);
+
+type AnyRequest = FastifyRequest<{ Params: Record<string, string>; Body: any; Querystring: any }>;
+
+/** The handlers of one kind of owner; `idOf` reads the endpoint id from the path. */
+function endpointHandlers(ownerOf: (request: FastifyRequest) => EndpointOwner, idOf: (params: Record<string, string>) => string, listOperation: string) {
+  return {
+    async create(request: AnyRequest, reply: Parameters<Handler<Ops['createWebhookEndpoint']>>[1]) {
+      const owner = ownerOf(request);
+      const platform = request.server.platform;
+      const { row, secret } = await createCheckedEndpoint(platform, owner.workspaceId, owner.api, request.body as EndpointCreateBody, owner.clientId);
+      reply.code(201);
+      return { ...endpointView(row, platform.now()), secret };
+    },
+
+    async list(request: AnyRequest) {
+      const owner = ownerOf(request);
+      const platform = request.server.platform;
+      const now = platform.now();
+      const page = (request.query ?? {}) as PageQuery;
+      return listEndpoints(platform, owner.workspaceId, owner.api, listOperation, page, (row) => endpointView(row, now), owner.clientId);
+    },
+
+    async get(request: AnyRequest) {
+      const platform = request.server.platform;
+      return endpointView(await find(platform, ownerOf(request), idOf(request.params)), platform.now());
+    },
+
+    async update(request: AnyRequest) {
+      const owner = ownerOf(request);
+      const platform = request.server.platform;
+      const body = request.body as Ops['updateWebhookEndpoint']['requestBody']['content']['application/json'];
+      const current = await find(platform, owner, idOf(request.params));
+      const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes(owner.api, body.enabled_events);
+      if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
+      const now = platform.now();
+      const row = await platform.store.db.transaction().execute(async (tx) => {
+        const updated = await tx
+          .updateTable('webhook_endpoints')
+          .set({
+            ...(body.url !== undefined ? { url: body.url } : {}),
+            ...(eventTypes !== undefined ? { event_types: eventTypes } : {}),
+            ...(body.description !== undefined ? { description: body.description } : {}),
+            ...(body.status !== undefined ? { status: body.status } : {}),
+            updated_at: now,
+          })
+          .where('id', '=', current.id)
+          .where('workspace_id', '=', current.workspace_id)
+          .returningAll()
+          .executeTakeFirst();
+        if (!updated) throw endpointNotFound(); // deleted meanwhile
+        // Disabling stops deliveries: what waits is cancelled, not kept for a later enable (bad-inputs F10).
+        if (updated.status === 'disabled') await cancelPending(tx, updated, now);
+        return updated;
+      });
+      return endpointView(row, now);
+    },
+
+    async delete(request: AnyRequest, reply: Parameters<Handler<Ops['deleteWebhookEndpoint']>>[1]) {
+      const owner = ownerOf(request);
+      await deleteEndpoint(request.server.platform, owner.workspaceId, owner.api, idOf(request.params), owner.clientId);
+      return reply.code(204).send();
+    },
+
+    async rotateSecret(request: AnyRequest) {
+      const platform = request.server.platform;
+      const current = await find(platform, ownerOf(request), idOf(request.params));
+      const overlap = (request.body as { overlap_seconds?: number } | undefined)?.overlap_seconds ?? DEFAULT_OVERLAP_SECONDS;
+      const { row, secret } = await rotateSecret(platform, current, overlap);
+      return { ...endpointView(row, platform.now()), secret };
+    },
+
+    async sendTestEvent(request: AnyRequest, reply: Parameters<Handler<Ops['sendWebhookTestEvent']>>[1]) {
+      const owner = ownerOf(request);
+      const platform = request.server.platform;
+      const endpoint = await find(platform, owner, idOf(request.params));
+      const disabled = () => new HttpProblem(409, 'conflict', 'The endpoint is disabled; enable it to send a test event.');
+      if (endpoint.status !== 'enabled') throw disabled();
+      const deliveryId = await platform.store.db.transaction().execute(async (tx) => {
+        const eventId = await emitEvent(tx, {
+          workspaceId: owner.workspaceId,
+          api: owner.api,
+          type: TEST_EVENT_TYPE,
+          data: { webhook_endpoint_id: endpoint.id, message: TEST_MESSAGE },
+          endpointId: endpoint.id,
+          at: platform.now(),
+        });
+        if (!eventId) throw disabled(); // disabled or deleted since it was read
+        const row = await tx.selectFrom('outbox').select('id').where('event_id', '=', eventId).where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow();
+        return row.id;
+      });
+      reply.code(202);
+      return deliveryById(platform, endpoint, deliveryId);
+    },
+
+    async listDeliveries(request: AnyRequest) {
+      const owner = ownerOf(request);
+      const platform = request.server.platform;
+      const endpoint = await find(platform, owner, idOf(request.params));
+      const { status, event_type, event_id, limit = 20, cursor } = (request.query ?? {}) as DeliveriesQuery;
+      // Bound to the endpoint too: a cursor of another endpoint's log is refused, not reinterpreted.
+      const scope = { workspaceId: owner.workspaceId, operation: `listWebhookDeliveries:${endpoint.id}` };
+      const after = decodeKeyset(platform.secrets, scope, cursor);
+      const rows = await listDeliveries(platform, endpoint, { status, eventType: event_type, eventId: event_id, after, limit });
+      return keysetPage(platform.secrets, scope, rows, limit, (row) => row.view);
+    },
+
+    async getDelivery(request: AnyRequest) {
+      const platform = request.server.platform;
+      const endpoint = await find(platform, ownerOf(request), idOf(request.params));
+      return getDelivery(platform, endpoint, request.params.deliveryId!);
+    },
+
+    async redeliver(request: AnyRequest, reply: Parameters<Handler<Ops['redeliverWebhookDelivery']>>[1]) {
+      const platform = request.server.platform;
+      const endpoint = await find(platform, ownerOf(request), idOf(request.params));
+      const delivery = await redeliver(platform, endpoint, request.params.deliveryId!);
+      reply.code(202);
+      return delivery;
+    },
+  };
+}
+
+const ws = endpointHandlers(workspaceOwner, (p) => p.endpointId!, 'listWebhookEndpoints');
+const client = endpointHandlers(clientOwner, (p) => p.clientEndpointId!, 'listClientWebhookEndpoints');
+
+export const connectWebhookHandlers = {
+  createWebhookEndpoint: ws.create,
+  listWebhookEndpoints: ws.list,
+  getWebhookEndpoint: ws.get,
+  updateWebhookEndpoint: ws.update,
+  deleteWebhookEndpoint: ws.delete,
+  rotateWebhookEndpointSecret: ws.rotateSecret,
+  sendWebhookTestEvent: ws.sendTestEvent,
+  listWebhookDeliveries: ws.listDeliveries,
+  getWebhookDelivery: ws.getDelivery,
+  redeliverWebhookDelivery: ws.redeliver,
+  createClientWebhookEndpoint: client.create,
+  listClientWebhookEndpoints: client.list,
+  getClientWebhookEndpoint: client.get,
+  updateClientWebhookEndpoint: client.update,
+  deleteClientWebhookEndpoint: client.delete,
+  rotateClientWebhookEndpointSecret: client.rotateSecret,
+  sendClientWebhookTestEvent: client.sendTestEvent,
+  listClientWebhookDeliveries: client.listDeliveries,
+  getClientWebhookDelivery: client.getDelivery,
+  redeliverClientWebhookDelivery: client.redeliver,
+} as Handlers<operations>;
