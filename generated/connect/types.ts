@@ -720,27 +720,6 @@ export interface paths {
     };
 }
 export interface webhooks {
-    "document.updated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * document.updated
-         * @description Sent when a new version of a document is uploaded. A client endpoint's delivery also
-         *     names the workspace and grant (`org_id`, `org_slug`, `grant_id`), as in these examples.
-         */
-        post: operations["documentUpdated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "grant.created": {
         parameters: {
             query?: never;
@@ -996,7 +975,7 @@ export interface components {
             client_secret: string | null;
         };
         /** @description Any Connect event, told apart by `type`. */
-        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["DocumentUpdatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description The scopes a Connect client may ask for and an owner may grant. A token without the
          *     scope an operation needs answers 403 `forbidden` with `required_scope` in the problem and
@@ -1089,46 +1068,6 @@ export interface components {
          * @example Lisbon city break 2027
          */
         DocumentTitle: string;
-        /** @description `data` of `document.updated`. */
-        DocumentUpdatedData: {
-            /** @description The document, as of the new version. */
-            document: components["schemas"]["EventDocument"];
-            /** @description The new current version. */
-            version: components["schemas"]["EventDocumentVersion"];
-            /**
-             * Format: int32
-             * @description The version it replaces as the current one.
-             */
-            previous_version: number;
-        };
-        /**
-         * @description A new version of a document was uploaded. Links that follow the newest version show it at
-         *     once; links pinned to a version keep showing theirs.
-         */
-        DocumentUpdatedEvent: {
-            /** @description The event id (`evt_…`): deduplicate on it. */
-            id: components["schemas"]["EventObjectId"];
-            /**
-             * @description The event type. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            type: "document.updated";
-            /**
-             * Format: int64
-             * @description When the event happened, in Unix seconds.
-             */
-            created: number;
-            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
-            api_version: string;
-            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
-            org_id?: components["schemas"]["EventObjectId"];
-            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
-            org_slug?: string;
-            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
-            grant_id?: components["schemas"]["EventObjectId"];
-            /** @description The event's details. */
-            data: components["schemas"]["DocumentUpdatedData"];
-        };
         DocumentUpload: {
             /**
              * @description The file: PDF, DOCX, PPTX, XLSX, PNG, JPEG or WebP, at most 25 MiB (configurable).
@@ -1156,7 +1095,7 @@ export interface components {
          *     naming them answers 400.
          * @enum {string}
          */
-        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked";
+        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked" | "grant.created" | "grant.revoked";
         /** @description The document an event is about. */
         EventDocument: {
             /** @description The document id (`doc_…`). */
@@ -1165,30 +1104,6 @@ export interface components {
             title: string;
             /** @description The number of pages; `null` where unknown. */
             page_count: number | null;
-        };
-        /** @description The document version an event is about. */
-        EventDocumentVersion: {
-            /**
-             * Format: int32
-             * @description The version number, from 1.
-             */
-            version: number;
-            /** @description The file's sanitised name. */
-            filename: string;
-            /** @description The detected media type. */
-            content_type: string;
-            /**
-             * Format: int64
-             * @description The file's size in bytes.
-             */
-            size_bytes: number;
-            /** @description The number of pages; `null` where unknown. */
-            page_count: number | null;
-            /**
-             * Format: date-time
-             * @description When the version was uploaded.
-             */
-            created_at: string;
         };
         /**
          * Format: email
@@ -2160,7 +2075,7 @@ export interface components {
          * @description The event types a delivery can carry (payloads: the Connect webhooks document).
          * @enum {string}
          */
-        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked" | "webhook_endpoint.test";
+        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "grant.created" | "grant.revoked" | "webhook_endpoint.test";
         /**
          * @description Why the last attempt failed.
          * @enum {string}
@@ -6270,77 +6185,6 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
-                };
-            };
-        };
-    };
-    documentUpdated: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
-                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
-                 */
-                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
-                /** @description The event id, the same as the body's `id`; stable across retries. */
-                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
-                /** @description The event type, the same as the body's `type`. */
-                "X-Connect-Event-Type": "document.updated";
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["DocumentUpdatedEvent"];
-            };
-        };
-        responses: {
-            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /**
-             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
-             *     characters of the answer are kept in the delivery log.
-             */
-            "3XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "*/*": string;
-                };
-            };
-            /**
-             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
-             *     characters of the answer are kept in the delivery log.
-             */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "*/*": string;
-                };
-            };
-            /**
-             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
-             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
-             *     characters of the answer are kept in the delivery log.
-             */
-            "5XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "*/*": string;
                 };
             };
         };
