@@ -323,6 +323,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/documents/{documentId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a document's versions
+         * @description Lists the document's versions, newest first.
+         */
+        get: operations["listDocumentVersions"];
+        put?: never;
+        /**
+         * Upload a new version
+         * @description Uploads a new version of the document's file (checked like an upload) and makes it the
+         *     current one. Links keep their URLs: those that follow the newest version show it at
+         *     once, those pinned to a version keep theirs. Sends `document.updated`. A document has
+         *     at most 100 versions; one more answers 402 `plan-limit`.
+         */
+        post: operations["uploadDocumentVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/grants": {
         parameters: {
             query?: never;
@@ -720,6 +747,27 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "document.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.updated
+         * @description Sent when a new version of a document is uploaded. A client endpoint's delivery also
+         *     names the workspace and grant (`org_id`, `org_slug`, `grant_id`), as in these examples.
+         */
+        post: operations["documentUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "grant.created": {
         parameters: {
             query?: never;
@@ -975,7 +1023,7 @@ export interface components {
             client_secret: string | null;
         };
         /** @description Any Connect event, told apart by `type`. */
-        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["DocumentUpdatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description The scopes a Connect client may ask for and an owner may grant. A token without the
          *     scope an operation needs answers 403 `forbidden` with `required_scope` in the problem and
@@ -1021,6 +1069,11 @@ export interface components {
              * @description When the document was uploaded.
              */
             created_at: string;
+            /**
+             * Format: int32
+             * @description The current (newest) version, from 1; the file fields above are this version's.
+             */
+            version: number;
         };
         /** @description Reading of one document over all its links. */
         DocumentAnalytics: {
@@ -1068,6 +1121,46 @@ export interface components {
          * @example Lisbon city break 2027
          */
         DocumentTitle: string;
+        /** @description `data` of `document.updated`. */
+        DocumentUpdatedData: {
+            /** @description The document, as of the new version. */
+            document: components["schemas"]["EventDocument"];
+            /** @description The new current version. */
+            version: components["schemas"]["EventDocumentVersion"];
+            /**
+             * Format: int32
+             * @description The version it replaces as the current one.
+             */
+            previous_version: number;
+        };
+        /**
+         * @description A new version of a document was uploaded. Links that follow the newest version show it at
+         *     once; links pinned to a version keep showing theirs.
+         */
+        DocumentUpdatedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "document.updated";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["DocumentUpdatedData"];
+        };
         DocumentUpload: {
             /**
              * @description The file: PDF, DOCX, PPTX, XLSX, PNG, JPEG or WebP, at most 25 MiB (configurable).
@@ -1077,6 +1170,46 @@ export interface components {
             file: unknown;
             /** @description The title shown to readers; the file name without extension if omitted. */
             title?: components["schemas"]["DocumentTitle"];
+        };
+        /**
+         * @description One version of a document's file. Versions are numbered from 1; uploading a new one
+         *     makes it the current version without changing the document id or any link's URL.
+         */
+        DocumentVersion: {
+            /**
+             * Format: int32
+             * @description The version number, from 1.
+             */
+            version: number;
+            /** @description The file's sanitised name. */
+            filename: string;
+            /** @description The type detected from the content. */
+            content_type: components["schemas"]["DocumentContentType"];
+            /**
+             * Format: int64
+             * @description The file size in bytes.
+             */
+            size_bytes: number;
+            /** @description The number of pages or slides; 1 for images; `null` where unknown. */
+            page_count: number | null;
+            /** @description The SHA-256 of the file, lowercase hex. */
+            sha256: string;
+            /** @description Whether this is the document's current version. */
+            current: boolean;
+            /**
+             * Format: date-time
+             * @description When the version was uploaded.
+             */
+            created_at: string;
+        };
+        /** @description The versions of a document, newest first (at most 100). */
+        DocumentVersionList: {
+            /** @description The versions, newest first. */
+            data: components["schemas"]["DocumentVersion"][];
+        };
+        DocumentVersionUpload: {
+            /** @description The new file: the same types and size cap as an upload. */
+            file: unknown;
         };
         /**
          * @description A phone number in E.164 form: `+` and 8–15 digits.
@@ -1095,7 +1228,7 @@ export interface components {
          *     naming them answers 400.
          * @enum {string}
          */
-        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked" | "grant.created" | "grant.revoked";
+        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked";
         /** @description The document an event is about. */
         EventDocument: {
             /** @description The document id (`doc_…`). */
@@ -1104,6 +1237,30 @@ export interface components {
             title: string;
             /** @description The number of pages; `null` where unknown. */
             page_count: number | null;
+        };
+        /** @description The document version an event is about. */
+        EventDocumentVersion: {
+            /**
+             * Format: int32
+             * @description The version number, from 1.
+             */
+            version: number;
+            /** @description The file's sanitised name. */
+            filename: string;
+            /** @description The detected media type. */
+            content_type: string;
+            /**
+             * Format: int64
+             * @description The file's size in bytes.
+             */
+            size_bytes: number;
+            /** @description The number of pages; `null` where unknown. */
+            page_count: number | null;
+            /**
+             * Format: date-time
+             * @description When the version was uploaded.
+             */
+            created_at: string;
         };
         /**
          * Format: email
@@ -1398,6 +1555,11 @@ export interface components {
             revoked_at: string | null;
             /** @description When a reader last opened the link; `null` if never. */
             last_opened_at: string | null;
+            /**
+             * @description The document version the link is pinned to; `null` when it shows the newest version
+             *     (a new version is shown at once, through the same URL).
+             */
+            version: number | null;
         };
         /** @description Reading of one link. */
         LinkAnalytics: {
@@ -1455,6 +1617,12 @@ export interface components {
              * @default false
              */
             allow_download?: boolean;
+            /**
+             * Format: int32
+             * @description Pins the link to this version of the document (one of its versions; otherwise 400).
+             *     If omitted the link shows the newest version, also versions uploaded later.
+             */
+            version?: number;
         };
         /** @description `data` of `link.opened`. */
         LinkOpenedData: {
@@ -2075,7 +2243,7 @@ export interface components {
          * @description The event types a delivery can carry (payloads: the Connect webhooks document).
          * @enum {string}
          */
-        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "grant.created" | "grant.revoked" | "webhook_endpoint.test";
+        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked" | "webhook_endpoint.test";
         /**
          * @description Why the last attempt failed.
          * @enum {string}
@@ -4007,7 +4175,13 @@ export interface operations {
     };
     getDocumentAnalytics: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only the sessions that were shown this version (its `downloads` then count those
+                 *     sessions that downloaded); a number that is not a version answers 400.
+                 */
+                version?: number;
+            };
             header?: never;
             path: {
                 /** @description The document id (`doc_…`). */
@@ -4090,6 +4264,241 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listDocumentVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentVersionList"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    uploadDocumentVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DocumentVersionUpload"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentVersion"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The workspace's plan limit is reached. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body's media type is not accepted. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The server has no room left to store the upload; nothing was stored. */
+            507: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4585,7 +4994,13 @@ export interface operations {
     };
     getLinkAnalytics: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only the sessions that were shown this version of the document (its `downloads` then
+                 *     count those sessions that downloaded); a number that is not a version answers 400.
+                 */
+                version?: number;
+            };
             header?: never;
             path: {
                 /** @description The link id (`lnk_…`). */
@@ -6185,6 +6600,77 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    documentUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "document.updated";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
                 };
             };
         };

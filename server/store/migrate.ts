@@ -27,6 +27,7 @@ import * as m024 from './migrations/024_automation_inbound_due.js';
 import * as m025 from './migrations/025_provider_deliveries.js';
 import * as m026 from './migrations/026_signup_invites.js';
 import * as m027 from './migrations/027_client_webhook_endpoints.js';
+import * as m028 from './migrations/028_document_versions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '025_provider_deliveries': m025,
   '026_signup_invites': m026,
   '027_client_webhook_endpoints': m027,
+  '028_document_versions': m028,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -19,7 +19,7 @@ export const ENDPOINT_KIND: Record<WebhookApi, string> = {
   connect_client: 'connect_client_webhook',
 };
 
-const CONNECT_EVENTS = ['link.opened', 'session.updated', 'link.revoked'];
+const CONNECT_EVENTS = ['link.opened', 'session.updated', 'link.revoked', 'document.updated'];
 
 /** Events about a grant: to the grant's client's endpoints only. */
 export const GRANT_EVENTS = ['grant.created', 'grant.revoked'];

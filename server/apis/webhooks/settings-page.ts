@@ -28,7 +28,7 @@ const OVERLAPS = [0, 3600, 86400];
 const LABEL: Record<WebhookApi, string> = { connect: 'Connect', messaging: 'Messaging' };
 /** The contracts' caps: enabled_events maxItems, description maxLength. */
 const LIMITS: Record<WebhookApi, { events: number; description: number }> = {
-  connect: { events: 6, description: 500 },
+  connect: { events: 7, description: 500 },
   messaging: { events: 5, description: 200 },
 };
 
