@@ -323,6 +323,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/documents/{documentId}/analytics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a document's reading per day
+         * @description Views and unique readers of one document (all its links) per day, in a time zone.
+         */
+        get: operations["getDocumentDailyAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/documents/{documentId}/versions": {
         parameters: {
             query?: never;
@@ -450,6 +470,26 @@ export interface paths {
          * @description Returns views, unique readers, total and per-page time, and last opening of one link.
          */
         get: operations["getLinkAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/links/{linkId}/analytics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a link's reading per day
+         * @description Views and unique readers of one link per day, in a time zone.
+         */
+        get: operations["getLinkDailyAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1042,6 +1082,41 @@ export interface components {
          * @example default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'
          */
         ConsentPageCsp: string;
+        /** @description One day of a series. */
+        DailyReading: {
+            /**
+             * Format: date
+             * @description The day, in the series' time zone.
+             */
+            date: string;
+            /**
+             * Format: int32
+             * @description Sessions started that day.
+             */
+            views: number;
+            /**
+             * Format: int32
+             * @description Distinct readers (reader cookies) with a session started that day.
+             */
+            unique_readers: number;
+        };
+        /** @description Views and unique readers per day, every day of the range present (zeros included), oldest first. */
+        DailyReadingSeries: {
+            /** @description The IANA time zone the days are cut in. */
+            time_zone: string;
+            /**
+             * Format: date
+             * @description The first day.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The last day (included).
+             */
+            to: string;
+            /** @description One entry per day from `from` to `to`. */
+            days: components["schemas"]["DailyReading"][];
+        };
         /** @description An uploaded document. The file itself is served only through a link's viewer. */
         Document: {
             /** @description The document id (`doc_…`). */
@@ -1919,6 +1994,11 @@ export interface components {
             data: components["schemas"]["SessionUpdatedData"];
         };
         /**
+         * @description An IANA time zone name (`Europe/Berlin`); `UTC` if omitted.
+         * @example Europe/Berlin
+         */
+        TimeZoneName: string;
+        /**
          * @description A token request (RFC 6749 §4.1.3 and §6), as JSON or as
          *     `application/x-www-form-urlencoded`. Which fields apply depends on `grant_type`:
          *
@@ -2307,6 +2387,12 @@ export interface components {
          *     redirect (URL-encoded once) and HTML-escaped wherever shown. At most 1,024 characters.
          */
         "AuthorizeQuery.state": string;
+        /** @description The first day (default: 29 days before `to`). */
+        "DailyQuery.from": string;
+        /** @description The IANA time zone the days are cut in (`Europe/Berlin`); `UTC` if omitted. An unknown name answers 400. */
+        "DailyQuery.time_zone": components["schemas"]["TimeZoneName"];
+        /** @description The last day, included (default: today in `time_zone`). At most 366 days after `from`. */
+        "DailyQuery.to": string;
     };
     requestBodies: never;
     headers: never;
@@ -4272,6 +4358,106 @@ export interface operations {
             };
         };
     };
+    getDocumentDailyAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The IANA time zone the days are cut in (`Europe/Berlin`); `UTC` if omitted. An unknown name answers 400. */
+                time_zone?: components["parameters"]["DailyQuery.time_zone"];
+                /** @description The first day (default: 29 days before `to`). */
+                from?: components["parameters"]["DailyQuery.from"];
+                /** @description The last day, included (default: today in `time_zone`). At most 366 days after `from`. */
+                to?: components["parameters"]["DailyQuery.to"];
+            };
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyReadingSeries"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listDocumentVersions: {
         parameters: {
             query?: never;
@@ -5017,6 +5203,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkAnalytics"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLinkDailyAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The IANA time zone the days are cut in (`Europe/Berlin`); `UTC` if omitted. An unknown name answers 400. */
+                time_zone?: components["parameters"]["DailyQuery.time_zone"];
+                /** @description The first day (default: 29 days before `to`). */
+                from?: components["parameters"]["DailyQuery.from"];
+                /** @description The last day, included (default: today in `time_zone`). At most 366 days after `from`. */
+                to?: components["parameters"]["DailyQuery.to"];
+            };
+            header?: never;
+            path: {
+                /** @description The link id (`lnk_…`). */
+                linkId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyReadingSeries"];
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */

@@ -2,6 +2,7 @@
 import type { operations } from '#generated/connect/types.js';
 import type { Handlers } from '#server/lib/handler-types.js';
 import { getDocumentAnalytics, getLinkAnalytics, listReaderSessions } from './analytics.js';
+import { getDocumentDailyAnalytics, getLinkDailyAnalytics } from './daily.js';
 import { deleteDocument, getDocument, listDocuments, listDocumentVersions, uploadDocument, uploadDocumentVersion } from './documents.js';
 import { createLink, getLink, listLinks, revokeLink } from './links.js';
 
@@ -17,6 +18,8 @@ export const contentHandlers: Handlers<operations> = {
   listLinks,
   getLink,
   getLinkAnalytics,
+  getLinkDailyAnalytics,
+  getDocumentDailyAnalytics,
   revokeLink,
   listReaderSessions,
 };
