@@ -323,6 +323,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/documents/{documentId}/analytics/completion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a document's completion
+         * @description The same over all links of a document: a reader's pages count once, whichever link they came through.
+         */
+        get: operations["getDocumentCompletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/documents/{documentId}/analytics/daily": {
         parameters: {
             query?: never;
@@ -470,6 +490,26 @@ export interface paths {
          * @description Returns views, unique readers, total and per-page time, and last opening of one link.
          */
         get: operations["getLinkAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/links/{linkId}/analytics/completion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a link's completion
+         * @description The share of the document's pages each reader of one link has seen, and the average.
+         */
+        get: operations["getLinkCompletion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -989,6 +1029,15 @@ export interface components {
          * @enum {string}
          */
         ClientType: "confidential" | "public";
+        /** @description Completion of a link's or a document's readers, most recent readers first (at most 1,000). */
+        Completion: {
+            /** @description The current version's page count, which completion is measured against; `null` if unknown. */
+            page_count: number | null;
+            /** @description The mean of the readers' completion; `null` without readers or page count. */
+            average_completion: number | null;
+            /** @description Readers, latest first. */
+            readers: components["schemas"]["ReaderCompletion"][];
+        };
         /**
          * @description A Connect client: the app (a CRM, say) that the workspace owner lets ask for access.
          *     The secret is never shown after create and rotate; `secret_prefix` tells secrets apart.
@@ -1872,6 +1921,31 @@ export interface components {
          * @enum {string}
          */
         ProblemType: "https://chatapp.example/problems/validation" | "https://chatapp.example/problems/malformed-body" | "https://chatapp.example/problems/unauthorized" | "https://chatapp.example/problems/invalid-signature" | "https://chatapp.example/problems/plan-limit" | "https://chatapp.example/problems/forbidden" | "https://chatapp.example/problems/signup-closed" | "https://chatapp.example/problems/invite-required" | "https://chatapp.example/problems/not-found" | "https://chatapp.example/problems/method-not-allowed" | "https://chatapp.example/problems/not-acceptable" | "https://chatapp.example/problems/conflict" | "https://chatapp.example/problems/expired" | "https://chatapp.example/problems/payload-too-large" | "https://chatapp.example/problems/unsupported-media-type" | "https://chatapp.example/problems/unsafe-url" | "https://chatapp.example/problems/outside-window" | "https://chatapp.example/problems/unprocessable" | "https://chatapp.example/problems/rate-limited" | "https://chatapp.example/problems/headers-too-large" | "https://chatapp.example/problems/internal" | "https://chatapp.example/problems/not-implemented" | "https://chatapp.example/problems/provider-error" | "https://chatapp.example/problems/unavailable" | "https://chatapp.example/problems/insufficient-storage";
+        /** @description One reader's completion. */
+        ReaderCompletion: {
+            /**
+             * @description The reader: a pseudonym of the viewer's reader cookie (`rdr_…`), the same for one
+             *     browser across links of the workspace; never the cookie itself.
+             */
+            reader: string;
+            /**
+             * Format: int32
+             * @description Sessions the reader opened.
+             */
+            sessions: number;
+            /**
+             * Format: int32
+             * @description Distinct pages of the current version the reader has seen, over all sessions.
+             */
+            pages_seen: number;
+            /** @description `pages_seen / page_count` (0–1); `null` when the page count is unknown. */
+            completion: number | null;
+            /**
+             * Format: date-time
+             * @description The reader's latest session start.
+             */
+            last_opened_at: string;
+        };
         /**
          * @description The kind of device a reader used, from the viewer's user agent.
          * @enum {string}
@@ -4358,6 +4432,99 @@ export interface operations {
             };
         };
     };
+    getDocumentCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Completion"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     getDocumentDailyAnalytics: {
         parameters: {
             query?: {
@@ -5203,6 +5370,99 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkAnalytics"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLinkCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link id (`lnk_…`). */
+                linkId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Completion"];
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */

@@ -2,6 +2,7 @@
 import type { operations } from '#generated/connect/types.js';
 import type { Handlers } from '#server/lib/handler-types.js';
 import { getDocumentAnalytics, getLinkAnalytics, listReaderSessions } from './analytics.js';
+import { getDocumentCompletion, getLinkCompletion } from './completion.js';
 import { getDocumentDailyAnalytics, getLinkDailyAnalytics } from './daily.js';
 import { deleteDocument, getDocument, listDocuments, listDocumentVersions, uploadDocument, uploadDocumentVersion } from './documents.js';
 import { createLink, getLink, listLinks, revokeLink } from './links.js';
@@ -20,6 +21,8 @@ export const contentHandlers: Handlers<operations> = {
   getLinkAnalytics,
   getLinkDailyAnalytics,
   getDocumentDailyAnalytics,
+  getLinkCompletion,
+  getDocumentCompletion,
   revokeLink,
   listReaderSessions,
 };
