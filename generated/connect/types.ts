@@ -363,6 +363,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/documents/{documentId}/sessions.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a document's reader sessions (CSV)
+         * @description Every reader session of a document, over all its links, as CSV, streamed.
+         */
+        get: operations["exportDocumentSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/documents/{documentId}/versions": {
         parameters: {
             query?: never;
@@ -571,6 +591,26 @@ export interface paths {
          * @description Lists the reader sessions of a link, newest first.
          */
         get: operations["listReaderSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/links/{linkId}/sessions.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a link's reader sessions (CSV)
+         * @description Every reader session of one link as CSV, streamed.
+         */
+        get: operations["exportLinkSessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4625,6 +4665,105 @@ export interface operations {
             };
         };
     };
+    exportDocumentSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV of reader sessions (RFC 4180, UTF-8, CRLF), oldest first, streamed: a header line,
+             *     then `session_id,link_id,external_id,reader,version,device,started_at,ended_at,duration_ms,pages_viewed,downloaded`.
+             *     A field starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="sessions-<id>.csv"`. */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": string;
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listDocumentVersions: {
         parameters: {
             query?: never;
@@ -5761,6 +5900,105 @@ export interface operations {
                         /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
                         next_cursor: string | null;
                     };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    exportLinkSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link id (`lnk_…`). */
+                linkId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV of reader sessions (RFC 4180, UTF-8, CRLF), oldest first, streamed: a header line,
+             *     then `session_id,link_id,external_id,reader,version,device,started_at,ended_at,duration_ms,pages_viewed,downloaded`.
+             *     A field starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="sessions-<id>.csv"`. */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": string;
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */

@@ -2,6 +2,7 @@
 import type { operations } from '#generated/connect/types.js';
 import type { Handlers } from '#server/lib/handler-types.js';
 import { getDocumentAnalytics, getLinkAnalytics, listReaderSessions } from './analytics.js';
+import { exportDocumentSessions, exportLinkSessions } from './export.js';
 import { getDocumentCompletion, getLinkCompletion } from './completion.js';
 import { getDocumentDailyAnalytics, getLinkDailyAnalytics } from './daily.js';
 import { deleteDocument, getDocument, listDocuments, listDocumentVersions, uploadDocument, uploadDocumentVersion } from './documents.js';
@@ -23,6 +24,8 @@ export const contentHandlers: Handlers<operations> = {
   getDocumentDailyAnalytics,
   getLinkCompletion,
   getDocumentCompletion,
+  exportLinkSessions,
+  exportDocumentSessions,
   revokeLink,
   listReaderSessions,
 };
