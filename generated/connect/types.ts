@@ -22,6 +22,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/client/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List client webhook endpoints
+         * @description Lists the client's endpoints, newest first.
+         */
+        get: operations["listClientWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a client webhook endpoint
+         * @description Registers an endpoint of the client and answers with its signing secret, shown this once.
+         */
+        post: operations["createClientWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a client webhook endpoint
+         * @description Returns one of the client's endpoints, without its secret.
+         */
+        get: operations["getClientWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a client webhook endpoint
+         * @description Deletes one of the client's endpoints; its pending deliveries are cancelled.
+         */
+        delete: operations["deleteClientWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a client webhook endpoint
+         * @description Changes the URL, event types, description or status of one of the client's endpoints.
+         */
+        patch: operations["updateClientWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List client endpoint deliveries
+         * @description Lists the endpoint's deliveries, newest first.
+         */
+        get: operations["listClientWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a client endpoint delivery
+         * @description Returns one delivery with each of its attempts.
+         */
+        get: operations["getClientWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event to a client endpoint
+         * @description Delivers the same event again (same id and body bytes, fresh signature); 409 while still retrying or when disabled.
+         */
+        post: operations["redeliverClientWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a client webhook signing secret
+         * @description Replaces the signing secret (with an overlap, as for workspace endpoints); the new one is shown this once.
+         */
+        post: operations["rotateClientWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/client/webhook-endpoints/{clientEndpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a client endpoint
+         * @description Queues a `webhook_endpoint.test` event to this endpoint; a disabled endpoint answers 409 `conflict`.
+         */
+        post: operations["sendClientWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/clients": {
         parameters: {
             query?: never;
@@ -171,6 +323,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/documents/{documentId}/analytics/completion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a document's completion
+         * @description The same over all links of a document: a reader's pages count once, whichever link they came through.
+         */
+        get: operations["getDocumentCompletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/documents/{documentId}/analytics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a document's reading per day
+         * @description Views and unique readers of one document (all its links) per day, in a time zone.
+         */
+        get: operations["getDocumentDailyAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/documents/{documentId}/sessions.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a document's reader sessions (CSV)
+         * @description Every reader session of a document, over all its links, as CSV, streamed.
+         */
+        get: operations["exportDocumentSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/documents/{documentId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a document's versions
+         * @description Lists the document's versions, newest first.
+         */
+        get: operations["listDocumentVersions"];
+        put?: never;
+        /**
+         * Upload a new version
+         * @description Uploads a new version of the document's file (checked like an upload) and makes it the
+         *     current one. Links keep their URLs: those that follow the newest version show it at
+         *     once, those pinned to a version keep theirs. Sends `document.updated`. A document has
+         *     at most 100 versions; one more answers 402 `plan-limit`.
+         */
+        post: operations["uploadDocumentVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/grants": {
         parameters: {
             query?: never;
@@ -279,6 +518,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/links/{linkId}/analytics/completion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a link's completion
+         * @description The share of the document's pages each reader of one link has seen, and the average.
+         */
+        get: operations["getLinkCompletion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/links/{linkId}/analytics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a link's reading per day
+         * @description Views and unique readers of one link per day, in a time zone.
+         */
+        get: operations["getLinkDailyAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/links/{linkId}/revoke": {
         parameters: {
             query?: never;
@@ -312,6 +591,26 @@ export interface paths {
          * @description Lists the reader sessions of a link, newest first.
          */
         get: operations["listReaderSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/links/{linkId}/sessions.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a link's reader sessions (CSV)
+         * @description Every reader session of one link as CSV, streamed.
+         */
+        get: operations["exportLinkSessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -568,6 +867,68 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "document.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.updated
+         * @description Sent when a new version of a document is uploaded. A client endpoint's delivery also
+         *     names the workspace and grant (`org_id`, `org_slug`, `grant_id`), as in these examples.
+         */
+        post: operations["documentUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "grant.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * grant.created
+         * @description Sent to the client's endpoints when a workspace grants it access.
+         */
+        post: operations["grantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "grant.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * grant.revoked
+         * @description Sent to the client's endpoints when a workspace's grant ends: revoked by its owner, after
+         *     refresh-token reuse, or by the client revoking its last live refresh token.
+         */
+        post: operations["grantRevoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "link.opened": {
         parameters: {
             query?: never;
@@ -708,6 +1069,15 @@ export interface components {
          * @enum {string}
          */
         ClientType: "confidential" | "public";
+        /** @description Completion of a link's or a document's readers, most recent readers first (at most 1,000). */
+        Completion: {
+            /** @description The current version's page count, which completion is measured against; `null` if unknown. */
+            page_count: number | null;
+            /** @description The mean of the readers' completion; `null` without readers or page count. */
+            average_completion: number | null;
+            /** @description Readers, latest first. */
+            readers: components["schemas"]["ReaderCompletion"][];
+        };
         /**
          * @description A Connect client: the app (a CRM, say) that the workspace owner lets ask for access.
          *     The secret is never shown after create and rotate; `secret_prefix` tells secrets apart.
@@ -782,7 +1152,7 @@ export interface components {
             client_secret: string | null;
         };
         /** @description Any Connect event, told apart by `type`. */
-        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        ConnectEvent: components["schemas"]["LinkOpenedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["LinkRevokedEvent"] | components["schemas"]["DocumentUpdatedEvent"] | components["schemas"]["GrantCreatedEvent"] | components["schemas"]["GrantRevokedEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * @description The scopes a Connect client may ask for and an owner may grant. A token without the
          *     scope an operation needs answers 403 `forbidden` with `required_scope` in the problem and
@@ -801,6 +1171,41 @@ export interface components {
          * @example default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'
          */
         ConsentPageCsp: string;
+        /** @description One day of a series. */
+        DailyReading: {
+            /**
+             * Format: date
+             * @description The day, in the series' time zone.
+             */
+            date: string;
+            /**
+             * Format: int32
+             * @description Sessions started that day.
+             */
+            views: number;
+            /**
+             * Format: int32
+             * @description Distinct readers (reader cookies) with a session started that day.
+             */
+            unique_readers: number;
+        };
+        /** @description Views and unique readers per day, every day of the range present (zeros included), oldest first. */
+        DailyReadingSeries: {
+            /** @description The IANA time zone the days are cut in. */
+            time_zone: string;
+            /**
+             * Format: date
+             * @description The first day.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The last day (included).
+             */
+            to: string;
+            /** @description One entry per day from `from` to `to`. */
+            days: components["schemas"]["DailyReading"][];
+        };
         /** @description An uploaded document. The file itself is served only through a link's viewer. */
         Document: {
             /** @description The document id (`doc_…`). */
@@ -828,6 +1233,11 @@ export interface components {
              * @description When the document was uploaded.
              */
             created_at: string;
+            /**
+             * Format: int32
+             * @description The current (newest) version, from 1; the file fields above are this version's.
+             */
+            version: number;
         };
         /** @description Reading of one document over all its links. */
         DocumentAnalytics: {
@@ -875,6 +1285,46 @@ export interface components {
          * @example Lisbon city break 2027
          */
         DocumentTitle: string;
+        /** @description `data` of `document.updated`. */
+        DocumentUpdatedData: {
+            /** @description The document, as of the new version. */
+            document: components["schemas"]["EventDocument"];
+            /** @description The new current version. */
+            version: components["schemas"]["EventDocumentVersion"];
+            /**
+             * Format: int32
+             * @description The version it replaces as the current one.
+             */
+            previous_version: number;
+        };
+        /**
+         * @description A new version of a document was uploaded. Links that follow the newest version show it at
+         *     once; links pinned to a version keep showing theirs.
+         */
+        DocumentUpdatedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "document.updated";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["DocumentUpdatedData"];
+        };
         DocumentUpload: {
             /**
              * @description The file: PDF, DOCX, PPTX, XLSX, PNG, JPEG or WebP, at most 25 MiB (configurable).
@@ -883,6 +1333,46 @@ export interface components {
              */
             file: unknown;
             title?: components["schemas"]["DocumentTitle"];
+        };
+        /**
+         * @description One version of a document's file. Versions are numbered from 1; uploading a new one
+         *     makes it the current version without changing the document id or any link's URL.
+         */
+        DocumentVersion: {
+            /**
+             * Format: int32
+             * @description The version number, from 1.
+             */
+            version: number;
+            /** @description The file's sanitised name. */
+            filename: string;
+            /** @description The type detected from the content. */
+            content_type: components["schemas"]["DocumentContentType"];
+            /**
+             * Format: int64
+             * @description The file size in bytes.
+             */
+            size_bytes: number;
+            /** @description The number of pages or slides; 1 for images; `null` where unknown. */
+            page_count: number | null;
+            /** @description The SHA-256 of the file, lowercase hex. */
+            sha256: string;
+            /** @description Whether this is the document's current version. */
+            current: boolean;
+            /**
+             * Format: date-time
+             * @description When the version was uploaded.
+             */
+            created_at: string;
+        };
+        /** @description The versions of a document, newest first (at most 100). */
+        DocumentVersionList: {
+            /** @description The versions, newest first. */
+            data: components["schemas"]["DocumentVersion"][];
+        };
+        DocumentVersionUpload: {
+            /** @description The new file: the same types and size cap as an upload. */
+            file: unknown;
         };
         /**
          * @description A phone number in E.164 form: `+` and 8–15 digits.
@@ -897,9 +1387,11 @@ export interface components {
         EmailAddress: string;
         /**
          * @description The events an endpoint can subscribe to; `*` is every event type, present and future.
+         *     `grant.created` and `grant.revoked` go to client endpoints only; a workspace endpoint
+         *     naming them answers 400.
          * @enum {string}
          */
-        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked";
+        EnabledEvent: "*" | "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked";
         /** @description The document an event is about. */
         EventDocument: {
             /** @description The document id (`doc_…`). */
@@ -908,6 +1400,30 @@ export interface components {
             title: string;
             /** @description The number of pages; `null` where unknown. */
             page_count: number | null;
+        };
+        /** @description The document version an event is about. */
+        EventDocumentVersion: {
+            /**
+             * Format: int32
+             * @description The version number, from 1.
+             */
+            version: number;
+            /** @description The file's sanitised name. */
+            filename: string;
+            /** @description The detected media type. */
+            content_type: string;
+            /**
+             * Format: int64
+             * @description The file's size in bytes.
+             */
+            size_bytes: number;
+            /** @description The number of pages; `null` where unknown. */
+            page_count: number | null;
+            /**
+             * Format: date-time
+             * @description When the version was uploaded.
+             */
+            created_at: string;
         };
         /**
          * Format: email
@@ -920,6 +1436,29 @@ export interface components {
          * @example crm-contact-48213
          */
         EventExternalId: string;
+        /** @description A workspace's consent for the client. */
+        EventGrant: {
+            /** @description The grant id (`grt_…`). */
+            id: components["schemas"]["EventObjectId"];
+            /** @description The client (`cli_…`). */
+            client_id: components["schemas"]["EventObjectId"];
+            /** @description The scopes granted. */
+            scopes: string[];
+            /** @description Whether the grant is in force. */
+            status: components["schemas"]["EventGrantStatus"];
+            /**
+             * Format: date-time
+             * @description When the workspace granted access.
+             */
+            created_at: string;
+            /** @description When the grant ended; `null` while active. */
+            revoked_at: string | null;
+        };
+        /**
+         * @description Whether a grant is in force.
+         * @enum {string}
+         */
+        EventGrantStatus: "active" | "revoked";
         /** @description The link an event is about. */
         EventLink: {
             /** @description The link id (`lnk_…`). */
@@ -1056,6 +1595,80 @@ export interface components {
             /** @description When the grant was revoked; `null` unless revoked. */
             revoked_at: string | null;
         };
+        /** @description `data` of `grant.created`. */
+        GrantCreatedData: {
+            /** @description The new grant. */
+            grant: components["schemas"]["EventGrant"];
+        };
+        /**
+         * @description A workspace's owner granted the client access (a new grant; consenting again to an active
+         *     grant only changes its scopes and sends nothing). Sent to the client's endpoints only.
+         */
+        GrantCreatedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "grant.created";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["GrantCreatedData"];
+        };
+        /** @description `data` of `grant.revoked`. */
+        GrantRevokedData: {
+            /** @description The grant, now revoked. */
+            grant: components["schemas"]["EventGrant"];
+            /** @description Why it ended. */
+            reason: components["schemas"]["GrantRevokedReason"];
+        };
+        /**
+         * @description A workspace's grant to the client ended: its tokens no longer work, and the workspace's
+         *     events stop. Stripe's `account.application.deauthorized`. Sent to the client's endpoints
+         *     only.
+         */
+        GrantRevokedEvent: {
+            /** @description The event id (`evt_…`): deduplicate on it. */
+            id: components["schemas"]["EventObjectId"];
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "grant.revoked";
+            /**
+             * Format: int64
+             * @description When the event happened, in Unix seconds.
+             */
+            created: number;
+            /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
+            api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
+            /** @description The event's details. */
+            data: components["schemas"]["GrantRevokedData"];
+        };
+        /**
+         * @description Why a grant ended.
+         * @enum {string}
+         */
+        GrantRevokedReason: "owner_revoked" | "refresh_token_reuse" | "client_revoked";
         /**
          * @description Whether a grant still issues and accepts tokens.
          * @enum {string}
@@ -1113,6 +1726,11 @@ export interface components {
              *     number is `recipient.phone`; another number sees a refusal.
              */
             require_phone_verification: boolean;
+            /**
+             * @description The document version the link is pinned to; `null` when it shows the newest version
+             *     (a new version is shown at once, through the same URL).
+             */
+            version: number | null;
         };
         /** @description Reading of one link. */
         LinkAnalytics: {
@@ -1178,6 +1796,12 @@ export interface components {
              * @default false
              */
             require_phone_verification?: boolean;
+            /**
+             * Format: int32
+             * @description Pins the link to this version of the document (one of its versions; otherwise 400).
+             *     If omitted the link shows the newest version, also versions uploaded later.
+             */
+            version?: number;
         };
         /** @description `data` of `link.opened`. */
         LinkOpenedData: {
@@ -1208,6 +1832,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["LinkOpenedData"];
         };
@@ -1240,6 +1870,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["LinkRevokedData"];
         };
@@ -1340,6 +1976,31 @@ export interface components {
          * @enum {string}
          */
         ProblemType: "https://chatapp.example/problems/validation" | "https://chatapp.example/problems/malformed-body" | "https://chatapp.example/problems/unauthorized" | "https://chatapp.example/problems/invalid-signature" | "https://chatapp.example/problems/plan-limit" | "https://chatapp.example/problems/forbidden" | "https://chatapp.example/problems/signup-closed" | "https://chatapp.example/problems/invite-required" | "https://chatapp.example/problems/not-found" | "https://chatapp.example/problems/method-not-allowed" | "https://chatapp.example/problems/not-acceptable" | "https://chatapp.example/problems/conflict" | "https://chatapp.example/problems/expired" | "https://chatapp.example/problems/payload-too-large" | "https://chatapp.example/problems/unsupported-media-type" | "https://chatapp.example/problems/unsafe-url" | "https://chatapp.example/problems/outside-window" | "https://chatapp.example/problems/opted-out" | "https://chatapp.example/problems/unprocessable" | "https://chatapp.example/problems/rate-limited" | "https://chatapp.example/problems/headers-too-large" | "https://chatapp.example/problems/internal" | "https://chatapp.example/problems/not-implemented" | "https://chatapp.example/problems/provider-error" | "https://chatapp.example/problems/unavailable" | "https://chatapp.example/problems/insufficient-storage";
+        /** @description One reader's completion. */
+        ReaderCompletion: {
+            /**
+             * @description The reader: a pseudonym of the viewer's reader cookie (`rdr_…`), the same for one
+             *     browser across links of the workspace; never the cookie itself.
+             */
+            reader: string;
+            /**
+             * Format: int32
+             * @description Sessions the reader opened.
+             */
+            sessions: number;
+            /**
+             * Format: int32
+             * @description Distinct pages of the current version the reader has seen, over all sessions.
+             */
+            pages_seen: number;
+            /** @description `pages_seen / page_count` (0–1); `null` when the page count is unknown. */
+            completion: number | null;
+            /**
+             * Format: date-time
+             * @description The reader's latest session start.
+             */
+            last_opened_at: string;
+        };
         /**
          * @description The kind of device a reader used, from the viewer's user agent.
          * @enum {string}
@@ -1454,9 +2115,20 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["SessionUpdatedData"];
         };
+        /**
+         * @description An IANA time zone name (`Europe/Berlin`); `UTC` if omitted.
+         * @example Europe/Berlin
+         */
+        TimeZoneName: string;
         /**
          * @description A token request (RFC 6749 §4.1.3 and §6), as JSON or as
          *     `application/x-www-form-urlencoded`. Which fields apply depends on `grant_type`:
@@ -1724,6 +2396,12 @@ export interface components {
             created: number;
             /** @description The payload version (`2026-11-01`): the endpoint's `api_version`. */
             api_version: string;
+            /** @description Client endpoints only: the workspace the event happened in (`org_id` of the token answer). */
+            org_id?: components["schemas"]["EventObjectId"];
+            /** @description Client endpoints only: the workspace's slug (`org_slug` of the token answer). */
+            org_slug?: string;
+            /** @description Client endpoints only: the workspace's grant to the client (`grt_…`). */
+            grant_id?: components["schemas"]["EventObjectId"];
             /** @description The event's details. */
             data: components["schemas"]["WebhookEndpointTestData"];
         };
@@ -1776,7 +2454,7 @@ export interface components {
          * @description The event types a delivery can carry (payloads: the Connect webhooks document).
          * @enum {string}
          */
-        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "webhook_endpoint.test";
+        WebhookEventType: "link.opened" | "session.updated" | "link.revoked" | "document.updated" | "grant.created" | "grant.revoked" | "webhook_endpoint.test";
         /**
          * @description Why the last attempt failed.
          * @enum {string}
@@ -1840,6 +2518,12 @@ export interface components {
          *     redirect (URL-encoded once) and HTML-escaped wherever shown. At most 1,024 characters.
          */
         "AuthorizeQuery.state": string;
+        /** @description The first day (default: 29 days before `to`). */
+        "DailyQuery.from": string;
+        /** @description The IANA time zone the days are cut in (`Europe/Berlin`); `UTC` if omitted. An unknown name answers 400. */
+        "DailyQuery.time_zone": components["schemas"]["TimeZoneName"];
+        /** @description The last day, included (default: today in `time_zone`). At most 366 days after `from`. */
+        "DailyQuery.to": string;
     };
     requestBodies: never;
     headers: {
@@ -1882,6 +2566,1010 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listClientWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items to return (1–100). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; omit for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The items of this page. */
+                        data: components["schemas"]["WebhookEndpoint"][];
+                        /** @description Whether another page follows. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The workspace's plan limit is reached. */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description There is no content to send for this request, but the headers may be useful. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    updateClientWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listClientWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only deliveries in this status. */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /** @description Only deliveries of this event type. */
+                event_type?: components["schemas"]["WebhookEventType"];
+                /** @description Only deliveries of this event (`evt_…`). */
+                event_id?: components["schemas"]["ResourceId"];
+                /** @description Maximum number of items to return (1–100). */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page; omit for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The items of this page. */
+                        data: components["schemas"]["WebhookDelivery"][];
+                        /** @description Whether another page follows. */
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getClientWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+                /** @description The delivery id (`dlv_…`). */
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryDetail"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    redeliverClientWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+                /** @description The delivery id (`dlv_…`). */
+                deliveryId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    rotateClientWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotate"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    sendClientWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint id (`whe_…`). */
+                clientEndpointId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request conflicts with the current state of the resource. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
             /** @description Too many requests. */
@@ -2927,7 +4615,13 @@ export interface operations {
     };
     getDocumentAnalytics: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only the sessions that were shown this version (its `downloads` then count those
+                 *     sessions that downloaded); a number that is not a version answers 400.
+                 */
+                version?: number;
+            };
             header?: never;
             path: {
                 /** @description The document id (`doc_…`). */
@@ -3022,6 +4716,608 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getDocumentCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Completion"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getDocumentDailyAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The IANA time zone the days are cut in (`Europe/Berlin`); `UTC` if omitted. An unknown name answers 400. */
+                time_zone?: components["parameters"]["DailyQuery.time_zone"];
+                /** @description The first day (default: 29 days before `to`). */
+                from?: components["parameters"]["DailyQuery.from"];
+                /** @description The last day, included (default: today in `time_zone`). At most 366 days after `from`. */
+                to?: components["parameters"]["DailyQuery.to"];
+            };
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyReadingSeries"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    exportDocumentSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV of reader sessions (RFC 4180, UTF-8, CRLF), oldest first, streamed: a header line,
+             *     then `session_id,link_id,external_id,reader,version,device,started_at,ended_at,duration_ms,pages_viewed,downloaded`.
+             *     A field starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="sessions-<id>.csv"`. */
+                    "Content-Disposition": string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": string;
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    listDocumentVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentVersionList"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    uploadDocumentVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The document id (`doc_…`). */
+                documentId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DocumentVersionUpload"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentVersion"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The workspace's plan limit is reached. */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body's media type is not accepted. */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The server has no room left to store the upload; nothing was stored. */
+            507: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3574,7 +5870,13 @@ export interface operations {
     };
     getLinkAnalytics: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only the sessions that were shown this version of the document (its `downloads` then
+                 *     count those sessions that downloaded); a number that is not a version answers 400.
+                 */
+                version?: number;
+            };
             header?: never;
             path: {
                 /** @description The link id (`lnk_…`). */
@@ -3594,6 +5896,223 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LinkAnalytics"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLinkCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link id (`lnk_…`). */
+                linkId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Completion"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getLinkDailyAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The IANA time zone the days are cut in (`Europe/Berlin`); `UTC` if omitted. An unknown name answers 400. */
+                time_zone?: components["parameters"]["DailyQuery.time_zone"];
+                /** @description The first day (default: 29 days before `to`). */
+                from?: components["parameters"]["DailyQuery.from"];
+                /** @description The last day, included (default: today in `time_zone`). At most 366 days after `from`. */
+                to?: components["parameters"]["DailyQuery.to"];
+            };
+            header?: never;
+            path: {
+                /** @description The link id (`lnk_…`). */
+                linkId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyReadingSeries"];
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
@@ -3816,6 +6335,117 @@ export interface operations {
                         /** @description Pass as `cursor` to fetch the next page; `null` on the last page. */
                         next_cursor: string | null;
                     };
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect", error="invalid_token"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    exportLinkSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link id (`lnk_…`). */
+                linkId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The CSV of reader sessions (RFC 4180, UTF-8, CRLF), oldest first, streamed: a header line,
+             *     then `session_id,link_id,external_id,reader,version,device,started_at,ended_at,duration_ms,pages_viewed,downloaded`.
+             *     A field starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it.
+             */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="sessions-<id>.csv"`. */
+                    "Content-Disposition": string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv; charset=utf-8": string;
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
@@ -5360,6 +7990,219 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    documentUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "document.updated";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+        };
+    };
+    grantCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "grant.created";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrantCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+        };
+    };
+    grantRevoked: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two `v1` values while a
+                 *     secret rotation overlaps. Reject if no `v1` matches or `t` is over 5 minutes off.
+                 */
+                "X-Connect-Signature": components["schemas"]["ConnectSignature"];
+                /** @description The event id, the same as the body's `id`; stable across retries. */
+                "X-Connect-Event-Id": components["schemas"]["EventObjectId"];
+                /** @description The event type, the same as the body's `type`. */
+                "X-Connect-Event-Type": "grant.revoked";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrantRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged: any 2xx status counts; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "3XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /**
+             * @description Not acknowledged: any other status (redirects included, never followed), or no answer
+             *     within 10 seconds. The delivery is retried on the schedule above; the first 2,048
+             *     characters of the answer are kept in the delivery log.
+             */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
                 };
             };
         };

@@ -7,7 +7,7 @@ export const TAG_GROUPS = {
   connect: [
     { name: 'Set-up', tags: ['Clients', 'OAuth', 'Grants'] },
     { name: 'Content', tags: ['Documents', 'Links', 'Analytics'] },
-    { name: 'Events', tags: ['Webhook endpoints', 'Connect events'] },
+    { name: 'Events', tags: ['Webhook endpoints', 'Client webhook endpoints', 'Connect events'] },
   ],
   login: [
     { name: 'Set-up', tags: ['Login apps'] },

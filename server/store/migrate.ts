@@ -31,6 +31,8 @@ import * as m028 from './migrations/028_message_campaign.js';
 import * as m029 from './migrations/029_login_phone_codes.js';
 import * as m030 from './migrations/030_contact_erasure_import_opt_out.js';
 import * as m031 from './migrations/031_phone_verified_links.js';
+import * as m032 from './migrations/032_client_webhook_endpoints.js';
+import * as m033 from './migrations/033_document_versions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -64,6 +66,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '029_login_phone_codes': m029,
   '030_contact_erasure_import_opt_out': m030,
   '031_phone_verified_links': m031,
+  '032_client_webhook_endpoints': m032,
+  '033_document_versions': m033,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -45,6 +45,7 @@ function credentials(op: Operation, w: Workspace, subscribeToken: string): Crede
   const by: Record<string, Omit<Credential, 'scheme'>> = {
     OwnerBearer: { headers: { authorization: w.owner } },
     ConnectOAuth: { headers: { authorization: w.connect } },
+    OAuthClientBasic: { headers: { authorization: w.client } },
     ApiKeyHeader: { headers: { 'x-api-key': key } },
     SubscribeToken: { headers: {}, query: `token=${encodeURIComponent(subscribeToken)}` },
   };
@@ -61,7 +62,12 @@ function call(app: Awaited<ReturnType<typeof buildShared>>, op: Operation, ids: 
   const url = urlOf(op, ids) + (cred.query ? `?${cred.query}` : '');
   const body = op.body;
   if (!body) return app.inject({ method: op.method as 'GET', url, headers: cred.headers });
-  return app.inject({ method: op.method as 'GET', url, headers: { ...cred.headers, 'content-type': body.contentType }, payload: JSON.stringify(body.value) });
+  return app.inject({
+    method: op.method as 'GET',
+    url,
+    headers: { ...cred.headers, 'content-type': body.contentType },
+    payload: typeof body.value === 'string' ? body.value : JSON.stringify(body.value),
+  });
 }
 
 describe('B tenant isolation', async () => {
@@ -122,7 +128,7 @@ describe('B tenant isolation', async () => {
               method: op.method as 'GET',
               url: path + (cred.query ? `?${cred.query}` : ''),
               headers: { ...cred.headers, ...(op.body ? { 'content-type': op.body.contentType } : {}) },
-              ...(op.body ? { payload: JSON.stringify(op.body.value) } : {}),
+              ...(op.body ? { payload: typeof op.body.value === 'string' ? op.body.value : JSON.stringify(op.body.value) } : {}),
             });
             expect([400, 404], `${op.operationId} ${name}=${value.slice(0, 20)}: ${res.body}`).toContain(res.statusCode);
             expectProblem(res, res.statusCode, res.statusCode === 400 ? 'validation' : 'not-found');

@@ -67,7 +67,16 @@ export const CREATORS: Record<string, Creator> = {
       ),
     ),
   'connect:endpointId': connectEndpoint,
-  'connect:deliveryId': async (ctx) => created(await post(ctx, `/api/connect/webhook-endpoints/${ctx.ids.endpointId}/test`, { authorization: ctx.w.connect })),
+  'connect:clientEndpointId': async (ctx) =>
+    created(
+      await post(ctx, '/api/connect/client/webhook-endpoints', { authorization: ctx.w.client }, { url: 'https://crm.test/hooks', enabled_events: ['*'] }),
+    ),
+  'connect:deliveryId': async (ctx) =>
+    created(
+      ctx.ids.clientEndpointId
+        ? await post(ctx, `/api/connect/client/webhook-endpoints/${ctx.ids.clientEndpointId}/test`, { authorization: ctx.w.client })
+        : await post(ctx, `/api/connect/webhook-endpoints/${ctx.ids.endpointId}/test`, { authorization: ctx.w.connect }),
+    ),
   'login:appId': async (ctx) => created(await post(ctx, '/api/login/apps', { authorization: ctx.w.owner }, { name: `Shop ${rand()}` })),
   'login:sessionId': async (ctx) => created(await post(ctx, '/v1/auth/chatapp/start', { 'x-api-key': ctx.w.loginKey }, {}), 'sessionId'),
   'messaging:flowId': async (ctx) =>

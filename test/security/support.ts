@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant, type LoginTenant } from '../unit/messaging/operations/support.js';
-import { connectBearer } from '../support/connect.js';
+import { connectBearer, connectClient } from '../support/connect.js';
 import { elapse } from '../support/eventually.js';
 import { until } from './inbound.js';
 
@@ -18,13 +18,16 @@ export interface Workspace extends LoginTenant {
   owner: string;
   /** `Authorization` value of a Connect access token with all four scopes. */
   connect: string;
+  /** `Authorization` value (HTTP Basic) of a confidential Connect client the workspace registered. */
+  client: string;
 }
 
 /** One workspace: owner session, Messaging key, Login app on a sandbox number, Connect bearer. */
 export async function workspace(app: FastifyInstance): Promise<Workspace> {
   const t = await loginTenant(app);
   const { token } = await issueOwnerToken(app.platform, { workspaceId: t.workspaceId, ownerId: t.ownerId });
-  return { ...t, owner: `Bearer ${token}`, connect: `Bearer ${await connectBearer(app, t.workspaceId)}` };
+  const client = (await connectClient(app, t.workspaceId)).basic;
+  return { ...t, owner: `Bearer ${token}`, connect: `Bearer ${await connectBearer(app, t.workspaceId)}`, client };
 }
 
 export async function workspaces(app: FastifyInstance): Promise<{ a: Workspace; b: Workspace }> {

@@ -40,6 +40,11 @@ function successBody(op: any): Operation['body'] {
   const content = op.requestBody?.content as Record<string, any> | undefined;
   if (!content) return undefined;
   const [contentType, media] = Object.entries(content)[0]!;
+  // A multipart operation gets a small well-formed form (one `file` part): only the id decides.
+  if (contentType === 'multipart/form-data') {
+    const form = '--sweep\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\r\n--sweep--\r\n';
+    return { contentType: 'multipart/form-data; boundary=sweep', value: form };
+  }
   const examples = (media.examples ?? {}) as Record<string, { value: unknown }>;
   const ok = new Set<string>();
   for (const [status, res] of Object.entries(op.responses ?? {}) as [string, any][]) {

@@ -8,7 +8,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { enqueue } from '#server/outbox/outbox.js';
 import type { Platform } from '#server/platform.js';
 import type { DeliveryAttemptsTable, OutboxTable } from '#server/store/schema.js';
-import { ENDPOINT_KIND, emitEvent, TEST_EVENT_TYPE } from './emit.js';
+import { ENDPOINT_KIND, emitEvent, TEST_EVENT_TYPE, type WebhookApi } from './emit.js';
 import { CANCELLED, type EndpointRow } from './endpoints.js';
 
 type Delivery = components['schemas']['WebhookDelivery'];
@@ -208,7 +208,7 @@ export async function sendTestEvent(platform: Platform, endpoint: EndpointRow, m
   const deliveryId = await platform.store.db.transaction().execute(async (tx) => {
     const eventId = await emitEvent(tx, {
       workspaceId: endpoint.workspace_id,
-      api: endpoint.api as 'connect' | 'messaging',
+      api: endpoint.api as WebhookApi,
       type: TEST_EVENT_TYPE,
       data: { webhook_endpoint_id: endpoint.id, message },
       endpointId: endpoint.id,

@@ -50,21 +50,36 @@ export async function checkEndpointUrl(platform: Platform, url: string, field = 
 export function checkEventTypes(api: WebhookApi, types: string[]): string[] {
   const pointer = '/body/enabled_events';
   if (new Set(types).size !== types.length) throw invalid(pointer, 'enabled_events lists an event type twice.', 'each event type at most once');
-  if (types.includes('*') && (api !== 'connect' || types.length > 1))
+  if (api === 'connect') {
+    const grant = types.find((t) => EVENT_TYPES.connect_client.includes(t) && !EVENT_TYPES.connect.includes(t));
+    if (grant) throw invalid(pointer, `enabled_events: ${grant} goes to client endpoints only.`, `${grant} is sent to a client's own endpoints`);
+  }
+  if (types.includes('*') && (api === 'messaging' || types.length > 1))
     throw invalid(pointer, "enabled_events: '*' stands alone.", "'*' already means every event type");
   const unknown = types.find((t) => t !== '*' && !EVENT_TYPES[api].includes(t));
   if (unknown !== undefined) throw invalid(pointer, `enabled_events: ${unknown} is not an event type of this API.`, `unknown event type ${unknown}`);
   return types;
 }
 
-export async function findEndpoint(db: Db, workspaceId: string, api: WebhookApi, endpointId: string): Promise<EndpointRow> {
-  const row = await db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', endpointId)
-    .where('workspace_id', '=', workspaceId)
-    .where('api', '=', api)
-    .executeTakeFirst();
+/**
+ * Whose endpoints a caller sees: a workspace's of one API, or (api `connect_client`) one Connect
+ * client's, which live under the workspace that registered the client.
+ */
+export interface EndpointOwner {
+  workspaceId: string;
+  api: WebhookApi;
+  /** The client of `connect_client` endpoints. */
+  clientId?: string;
+}
+
+/** The rows of `owner`: a client endpoint is matched on its client too, so a sibling client's answers 404. */
+function owned<Q extends { where: (...args: any[]) => Q }>(query: Q, owner: EndpointOwner): Q {
+  const scoped = query.where('workspace_id', '=', owner.workspaceId).where('api', '=', owner.api);
+  return owner.api === 'connect_client' ? scoped.where('client_id', '=', owner.clientId ?? '') : scoped;
+}
+
+export async function findEndpoint(db: Db, workspaceId: string, api: WebhookApi, endpointId: string, clientId?: string): Promise<EndpointRow> {
+  const row = await owned(db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId), { workspaceId, api, clientId }).executeTakeFirst();
   if (!row) throw endpointNotFound();
   return row;
 }
@@ -99,20 +114,20 @@ export async function createEndpoint(
   workspaceId: string,
   api: WebhookApi,
   input: EndpointInput,
+  clientId?: string,
 ): Promise<{ row: EndpointRow; secret: string }> {
   const now = platform.now();
   const secret = newSecret('whsec_');
   return platform.store.db.transaction().execute(async (tx) => {
     // Serialises concurrent creates of one workspace, so the cap cannot be overrun by a race.
     await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
-    const { count } = await tx
-      .selectFrom('webhook_endpoints')
-      .select((eb) => eb.fn.countAll<string>().as('count'))
-      .where('workspace_id', '=', workspaceId)
-      .where('api', '=', api)
-      .executeTakeFirstOrThrow();
+    const { count } = await owned(
+      tx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('count')),
+      { workspaceId, api, clientId },
+    ).executeTakeFirstOrThrow();
     if (Number(count) >= MAX_ENDPOINTS) {
-      throw new HttpProblem(402, 'plan-limit', `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints; delete one to add another.`);
+      const who = api === 'connect_client' ? 'A client' : 'A workspace';
+      throw new HttpProblem(402, 'plan-limit', `${who} has at most ${MAX_ENDPOINTS} webhook endpoints; delete one to add another.`);
     }
     const row = await tx
       .insertInto('webhook_endpoints')
@@ -120,6 +135,7 @@ export async function createEndpoint(
         id: newId('whe'),
         workspace_id: workspaceId,
         api,
+        client_id: api === 'connect_client' ? clientId : null,
         url: input.url,
         description: input.description,
         event_types: input.eventTypes,
@@ -174,14 +190,10 @@ export async function cancelPending(tx: Db, row: Pick<EndpointRow, 'id' | 'works
     .execute();
 }
 
-export async function deleteEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, endpointId: string): Promise<void> {
+export async function deleteEndpoint(platform: Platform, workspaceId: string, api: WebhookApi, endpointId: string, clientId?: string): Promise<void> {
   const now = platform.now();
   await platform.store.db.transaction().execute(async (tx) => {
-    const row = await tx
-      .deleteFrom('webhook_endpoints')
-      .where('id', '=', endpointId)
-      .where('workspace_id', '=', workspaceId)
-      .where('api', '=', api)
+    const row = await owned(tx.deleteFrom('webhook_endpoints').where('id', '=', endpointId), { workspaceId, api, clientId })
       .returning(['id', 'workspace_id', 'api'])
       .executeTakeFirst();
     if (!row) throw endpointNotFound();
@@ -202,10 +214,11 @@ export async function createCheckedEndpoint(
   workspaceId: string,
   api: WebhookApi,
   body: EndpointCreateBody,
+  clientId?: string,
 ): Promise<{ row: EndpointRow; secret: string }> {
   const eventTypes = checkEventTypes(api, body.enabled_events);
   await checkEndpointUrl(platform, body.url);
-  return createEndpoint(platform, workspaceId, api, { url: body.url, eventTypes, description: body.description ?? null });
+  return createEndpoint(platform, workspaceId, api, { url: body.url, eventTypes, description: body.description ?? null }, clientId);
 }
 
 /** One page of the workspace's endpoints of `api`, newest first, with a cursor bound to `operation`. */
@@ -216,11 +229,13 @@ export async function listEndpoints<Item>(
   operation: string,
   page: { limit?: number; cursor?: string },
   view: (row: EndpointRow) => Item,
+  clientId?: string,
 ) {
   const { limit = 20, cursor } = page;
-  const scope = { workspaceId, operation };
+  // A client's cursor is bound to the client too: a sibling client's cursor is refused.
+  const scope = { workspaceId, operation: clientId ? `${operation}:${clientId}` : operation };
   const after = decodeKeyset(platform.secrets, scope, cursor);
-  let query = platform.store.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', workspaceId).where('api', '=', api);
+  let query = owned(platform.store.db.selectFrom('webhook_endpoints').selectAll(), { workspaceId, api, clientId });
   if (after) query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await query
     .orderBy('created_at', 'desc')
@@ -245,8 +260,9 @@ export async function updateEndpoint(
   api: WebhookApi,
   endpointId: string,
   body: EndpointUpdateBody,
+  clientId?: string,
 ): Promise<EndpointRow> {
-  const current = await findEndpoint(platform.store.db, workspaceId, api, endpointId);
+  const current = await findEndpoint(platform.store.db, workspaceId, api, endpointId, clientId);
   const eventTypes = body.enabled_events === undefined ? undefined : checkEventTypes(api, body.enabled_events);
   if (body.url !== undefined) await checkEndpointUrl(platform, body.url);
   const now = platform.now();

@@ -10,10 +10,13 @@ import { html, type Html } from '#server/html/html.js';
 import { actionForm, scrollingTable, secretsNotice, when } from '#server/html/settings-layout.js';
 import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { connectWebhookHandlers as connect } from './connect-handlers.js';
-import { getDelivery, listDeliveries } from './deliveries.js';
-import { EVENT_TYPES, type WebhookApi } from './emit.js';
+import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
+import { EVENT_TYPES, type WebhookApi as AnyApi } from './emit.js';
 import { findEndpoint } from './endpoints.js';
 import { messagingWebhookHandlers as messaging } from './messaging-handlers.js';
+
+/** The workspace's own endpoints; a Connect client manages its client-level ones through the API. */
+type WebhookApi = Exclude<AnyApi, 'connect_client'>;
 
 export const WEBHOOKS_PATH = '/account/webhooks';
 const API = /^(connect|messaging)$/;
@@ -23,7 +26,7 @@ const OVERLAPS = [0, 3600, 86400];
 const LABEL: Record<WebhookApi, string> = { connect: 'Connect', messaging: 'Messaging' };
 /** The contracts' caps: enabled_events maxItems, description maxLength. */
 const LIMITS: Record<WebhookApi, { events: number; description: number }> = {
-  connect: { events: 4, description: 500 },
+  connect: { events: 7, description: 500 },
   messaging: { events: 5, description: 200 },
 };
 

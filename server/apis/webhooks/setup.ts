@@ -11,9 +11,9 @@ import { signingSecrets } from './endpoints.js';
 
 /** The headers each API's spec declares for deliveries (spec/webhooks/connect.tsp, messaging.tsp). */
 function deliveryHeaders(api: WebhookApi, signature: string, event: { id: string; type: string }): Record<string, string> {
-  return api === 'connect'
-    ? { 'x-connect-signature': signature, 'x-connect-event-id': event.id, 'x-connect-event-type': event.type }
-    : { 'x-messaging-signature': signature, 'x-messaging-event-id': event.id };
+  return api === 'messaging'
+    ? { 'x-messaging-signature': signature, 'x-messaging-event-id': event.id }
+    : { 'x-connect-signature': signature, 'x-connect-event-id': event.id, 'x-connect-event-type': event.type };
 }
 
 export function destinationResolver(platform: Platform, api: WebhookApi): DestinationResolver {
@@ -39,5 +39,6 @@ export function destinationResolver(platform: Platform, api: WebhookApi): Destin
 }
 
 export async function setup(app: FastifyInstance): Promise<void> {
-  for (const api of ['connect', 'messaging'] as const) app.platform.outbox.register(ENDPOINT_KIND[api], destinationResolver(app.platform, api));
+  for (const api of ['connect', 'messaging', 'connect_client'] as const)
+    app.platform.outbox.register(ENDPOINT_KIND[api], destinationResolver(app.platform, api));
 }

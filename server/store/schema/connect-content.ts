@@ -19,6 +19,22 @@ export interface DocumentsTable {
   storage_key: string;
   created_at: Timestamp;
   deleted_at: NullableTimestamp;
+  /** The current version's number (migration 028); the file fields above are its. */
+  version: ColumnType<number, number | undefined, number>;
+}
+
+/** One version of a document's file (migration 028). */
+export interface DocumentVersionsTable {
+  document_id: string;
+  workspace_id: string;
+  version: number;
+  filename: string;
+  content_type: string;
+  size_bytes: BigIntColumn;
+  page_count: number | null;
+  sha256: string;
+  storage_key: string;
+  created_at: Timestamp;
 }
 
 export interface LinksTable {
@@ -39,6 +55,8 @@ export interface LinksTable {
   revoke_reason: string | null;
   last_opened_at: NullableTimestamp;
   downloads: Generated<number>;
+  /** The document version the link is pinned to; null: the newest (migration 028). */
+  version: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ReaderSessionsTable {
@@ -62,6 +80,8 @@ export interface ReaderSessionsTable {
   last_event_at: Timestamp;
   /** Activity arrived since then (a throttled session.updated is due). */
   pending_update: Generated<boolean>;
+  /** The document version the session was shown (migration 028). */
+  version: ColumnType<number, number | undefined, number>;
 }
 
 export interface ReaderPageStatsTable {
@@ -73,6 +93,7 @@ export interface ReaderPageStatsTable {
 
 export interface ConnectContentTables {
   documents: DocumentsTable;
+  document_versions: DocumentVersionsTable;
   links: LinksTable;
   reader_sessions: ReaderSessionsTable;
   reader_page_stats: ReaderPageStatsTable;

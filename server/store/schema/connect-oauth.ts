@@ -27,6 +27,8 @@ export interface ConnectGrantsTable {
   updated_at: Timestamp;
   last_used_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
+  /** Why the grant ended (migration 027): owner_revoked, refresh_token_reuse, client_revoked. */
+  revoke_reason: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ConnectCodesTable {

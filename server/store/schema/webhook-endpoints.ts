@@ -7,8 +7,10 @@ type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 export interface WebhookEndpointsTable {
   id: string;
   workspace_id: string;
-  /** 'connect' or 'messaging' */
+  /** 'connect', 'messaging' or 'connect_client' (a Connect client's own endpoint) */
   api: string;
+  /** The Connect client of a `connect_client` endpoint (migration 027); null otherwise. */
+  client_id: ColumnType<string | null, string | null | undefined, string | null>;
   url: string;
   description: string | null;
   event_types: string[];

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { emitEvent } from '#server/apis/webhooks/emit.js';
 import { sameness } from '../account/support.js';
-import { connectBearer } from '#test/support/connect.js';
+import { connectBearer, connectClient, grantClient } from '#test/support/connect.js';
 import { startReceiver } from '#test/support/receiver.js';
 import { appWithClock, createConnectEndpoint, pump, settled, tenant, type Clock, type Tenant } from './support.js';
 
@@ -110,6 +110,29 @@ describe('F1 signatures a receiver can verify', () => {
     const rows = await app.platform.store.db.selectFrom('outbox').select('endpoint_id').where('event_id', '=', eventId!).execute();
     expect(rows.map((r) => r.endpoint_id)).not.toContain(other.id);
     expect(rows.map((r) => r.endpoint_id)).not.toContain(foreign.id);
+  });
+
+  it('F1 a client-level delivery (the same event to a client granted by the workspace): Stripe’s constructEvent verifies it', async () => {
+    const client = await connectClient(app, b.workspaceId);
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/connect/client/webhook-endpoints',
+      headers: { authorization: client.basic },
+      payload: { url: `${receiver.url}?e=client`, enabled_events: ['link.opened'] },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const { id, secret } = created.json() as { id: string; secret: string };
+    secrets.set(id, [secret]);
+    const { grantId } = await grantClient(app, client.id, a.workspaceId);
+    const data = { external_id: 'crm-2' };
+    const eventId = await app.platform.store.db
+      .transaction()
+      .execute((tx) => emitEvent(tx, { workspaceId: a.workspaceId, api: 'connect', type: 'link.opened', data }));
+    await pump(app, () => receiver.received.some((r) => deliveredTo(r, id, 'client')), 'the client delivery');
+    const got = receiver.received.find((r) => deliveredTo(r, id, 'client'))!;
+    const event = stripe.webhooks.constructEvent(got.body, String(got.headers['x-connect-signature']), secret, 300);
+    expect(event).toMatchObject({ id: eventId, type: 'link.opened', org_id: a.workspaceId, grant_id: grantId, data });
+    expect(got.headers['x-connect-event-type']).toBe('link.opened');
   });
 
   it('emitEvent refuses an event type the API does not declare, and a broadcast test event', async () => {

@@ -5,6 +5,7 @@ import type { components, operations } from '#generated/connect/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '#server/lib/cursor.js';
 import type { Handler } from '#server/lib/handler-types.js';
+import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import { findDocument } from './documents.js';
 import { findLink } from './links.js';
@@ -14,20 +15,40 @@ type Schemas = components['schemas'];
 type Totals = Omit<Schemas['LinkAnalytics'], 'link_id' | 'document_id' | 'external_id'>;
 type ListQuery = NonNullable<operations['listReaderSessions']['parameters']['query']>;
 
-async function totals(platform: Platform, column: 'link_id' | 'document_id', id: string, workspaceId: string): Promise<Totals> {
+/** The `version` asked for, checked against the document's versions (400 when it is none of them). */
+async function checkedVersion(platform: Platform, documentId: string, version: number | undefined): Promise<number | undefined> {
+  if (version === undefined) return undefined;
+  const row = await platform.store.db
+    .selectFrom('document_versions')
+    .select('version')
+    .where('document_id', '=', documentId)
+    .where('version', '=', version)
+    .executeTakeFirst();
+  if (!row)
+    throw new HttpProblem(400, 'validation', 'One parameter is invalid.', {
+      errors: [{ pointer: '/query/version', detail: 'is not a version of this document' }],
+    });
+  return version;
+}
+
+async function totals(platform: Platform, column: 'link_id' | 'document_id', id: string, workspaceId: string, version?: number): Promise<Totals> {
   const db = platform.store.db;
   const summary = await db
     .selectFrom('reader_sessions')
     .where(column, '=', id)
     .where('workspace_id', '=', workspaceId)
+    .$if(version !== undefined, (q) => q.where('version', '=', version!))
     .select((eb) => [
       eb.fn.countAll<string>().as('views'),
       sql<string>`count(distinct coalesce(verified_phone, reader_id))`.as('unique_readers'),
       sql<string>`coalesce(sum(duration_ms), 0)`.as('total_time_ms'),
       eb.fn.min('started_at').as('first_opened_at'),
       eb.fn.max('started_at').as('last_opened_at'),
+      sql<string>`count(*) filter (where downloaded)`.as('downloaded_sessions'),
     ])
     .executeTakeFirstOrThrow();
+  // The links count every download; sessions record whether theirs downloaded, which is what a
+  // version's totals can count.
   const downloads = await db
     .selectFrom('links')
     .where(column === 'link_id' ? 'id' : 'document_id', '=', id)
@@ -39,6 +60,7 @@ async function totals(platform: Platform, column: 'link_id' | 'document_id', id:
     .innerJoin('reader_sessions as s', 's.id', 'p.session_id')
     .where(`s.${column}`, '=', id)
     .where('s.workspace_id', '=', workspaceId)
+    .$if(version !== undefined, (q) => q.where('s.version', '=', version!))
     .groupBy('p.page')
     .select(['p.page', sql<string>`sum(p.views)`.as('views'), sql<string>`sum(p.time_ms)`.as('time_ms')])
     .execute();
@@ -46,7 +68,7 @@ async function totals(platform: Platform, column: 'link_id' | 'document_id', id:
   return {
     views: Number(summary.views),
     unique_readers: Number(summary.unique_readers),
-    downloads: Number(downloads.downloads),
+    downloads: Number(version === undefined ? downloads.downloads : summary.downloaded_sessions),
     total_time_ms: Number(summary.total_time_ms),
     pages: pageStats(pages.map((p) => ({ session_id: '', page: p.page, views: Number(p.views), time_ms: p.time_ms }))),
     first_opened_at: date(summary.first_opened_at),
@@ -58,20 +80,27 @@ export const getLinkAnalytics: Handler<operations['getLinkAnalytics']> = async (
   const { workspaceId } = authOf(request);
   const platform = request.server.platform;
   const link = await findLink(platform, workspaceId, request.params.linkId);
-  return { link_id: link.id, document_id: link.document_id, external_id: link.external_id, ...(await totals(platform, 'link_id', link.id, workspaceId)) };
+  const version = await checkedVersion(platform, link.document_id, (request.query as { version?: number } | undefined)?.version);
+  return {
+    link_id: link.id,
+    document_id: link.document_id,
+    external_id: link.external_id,
+    ...(await totals(platform, 'link_id', link.id, workspaceId, version)),
+  };
 };
 
 export const getDocumentAnalytics: Handler<operations['getDocumentAnalytics']> = async (request) => {
   const { workspaceId } = authOf(request);
   const platform = request.server.platform;
   const document = await findDocument(platform, workspaceId, request.params.documentId);
+  const version = await checkedVersion(platform, document.id, (request.query as { version?: number } | undefined)?.version);
   const links = await platform.store.db
     .selectFrom('links')
     .where('document_id', '=', document.id)
     .where('workspace_id', '=', workspaceId)
     .select((eb) => eb.fn.countAll<string>().as('count'))
     .executeTakeFirstOrThrow();
-  return { document_id: document.id, links: Number(links.count), ...(await totals(platform, 'document_id', document.id, workspaceId)) };
+  return { document_id: document.id, links: Number(links.count), ...(await totals(platform, 'document_id', document.id, workspaceId, version)) };
 };
 
 export const listReaderSessions: Handler<operations['listReaderSessions']> = async (request) => {

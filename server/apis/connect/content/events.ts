@@ -1,14 +1,16 @@
 // The Connect events about links and reader sessions (spec/webhooks/connect.tsp), each emitted in
 // the transaction of the change it reports (emitEvent writes the outbox rows there).
-import type { Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { components } from '#generated/connect/types.js';
 import type { Platform } from '#server/platform.js';
 import type { Database } from '#server/store/schema.js';
+import type { DocumentVersionsTable } from '#server/store/schema/connect-content.js';
 import { emitEvent } from '#server/apis/webhooks/emit.js';
 import { eventContext, eventSession, type DocumentRow, type LinkRow, type PageRow, type SessionRow } from './views.js';
 
 type Schemas = components['schemas'];
 type Tx = Transaction<Database>;
+type VersionRow = Selectable<DocumentVersionsTable>;
 
 /**
  * Revokes the document's active links (or the one link `linkId`) and sends `link.revoked` for
@@ -36,6 +38,23 @@ export async function revokeLinks(
     await emitEvent(tx, { workspaceId: document.workspace_id, api: 'connect', type: 'link.revoked', data, at: now });
   }
   return rows;
+}
+
+/** `document.updated`: `version` became the current one, replacing `previous`. */
+export async function emitDocumentUpdated(tx: Tx, document: DocumentRow, version: VersionRow, previous: number, now: Date): Promise<void> {
+  const data: Schemas['DocumentUpdatedData'] = {
+    document: { id: document.id, title: document.title, page_count: document.page_count },
+    version: {
+      version: version.version,
+      filename: version.filename,
+      content_type: version.content_type,
+      size_bytes: Number(version.size_bytes),
+      page_count: version.page_count,
+      created_at: version.created_at.toISOString(),
+    },
+    previous_version: previous,
+  };
+  await emitEvent(tx, { workspaceId: document.workspace_id, api: 'connect', type: 'document.updated', data, at: now });
 }
 
 /** `link.opened` (a new session) or `session.updated` (progress, or the end), as of `now`. */

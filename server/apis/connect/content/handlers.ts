@@ -2,7 +2,10 @@
 import type { operations } from '#generated/connect/types.js';
 import type { Handlers } from '#server/lib/handler-types.js';
 import { getDocumentAnalytics, getLinkAnalytics, listReaderSessions } from './analytics.js';
-import { deleteDocument, getDocument, listDocuments, uploadDocument } from './documents.js';
+import { exportDocumentSessions, exportLinkSessions } from './export.js';
+import { getDocumentCompletion, getLinkCompletion } from './completion.js';
+import { getDocumentDailyAnalytics, getLinkDailyAnalytics } from './daily.js';
+import { deleteDocument, getDocument, listDocuments, listDocumentVersions, uploadDocument, uploadDocumentVersion } from './documents.js';
 import { createLink, getLink, listLinks, revokeLink } from './links.js';
 
 export const contentHandlers: Handlers<operations> = {
@@ -10,11 +13,19 @@ export const contentHandlers: Handlers<operations> = {
   listDocuments,
   getDocument,
   deleteDocument,
+  uploadDocumentVersion,
+  listDocumentVersions,
   getDocumentAnalytics,
   createLink,
   listLinks,
   getLink,
   getLinkAnalytics,
+  getLinkDailyAnalytics,
+  getDocumentDailyAnalytics,
+  getLinkCompletion,
+  getDocumentCompletion,
+  exportLinkSessions,
+  exportDocumentSessions,
   revokeLink,
   listReaderSessions,
 };

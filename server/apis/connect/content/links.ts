@@ -56,6 +56,19 @@ export const createLink: Handler<operations['createLink']> = async (request, rep
       .forUpdate()
       .executeTakeFirst();
     if (!document) throw new HttpProblem(404, 'not-found', 'No document with this id.');
+    if (body.version !== undefined) {
+      const pinned = await tx
+        .selectFrom('document_versions')
+        .select('version')
+        .where('document_id', '=', document.id)
+        .where('version', '=', body.version)
+        .executeTakeFirst();
+      if (!pinned) {
+        throw new HttpProblem(400, 'validation', 'One field is invalid.', {
+          errors: [{ pointer: '/body/version', detail: 'is not a version of this document' }],
+        });
+      }
+    }
     const existing = await tx
       .selectFrom('links')
       .select('id')
@@ -76,6 +89,7 @@ export const createLink: Handler<operations['createLink']> = async (request, rep
       allow_download: body.allow_download ?? false,
       require_phone_verification: requirePhone,
       expires_at: expiresAt,
+      version: body.version ?? null,
       created_at: now,
     };
     return tx.insertInto('links').values(values).returningAll().executeTakeFirstOrThrow();

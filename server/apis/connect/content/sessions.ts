@@ -84,6 +84,7 @@ export async function openSession(
         last_activity_at: now,
         last_event_at: now,
         duration_ms: 0,
+        version: document.version, // the version shown: the pinned one, or the current one
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -114,7 +115,13 @@ export async function applyBeacon(platform: Platform, slug: string, sessionId: s
     if (link.slug !== slug) throw notFound();
     if (session.ended_at) throw new HttpProblem(409, 'conflict', 'This reader session has ended.');
     if (linkStatus(link, now) !== 'active') throw new HttpProblem(410, 'expired', 'This link is no longer active.');
-    const document = await tx.selectFrom('documents').select('page_count').where('id', '=', session.document_id).executeTakeFirstOrThrow();
+    // The pages of the version this session was shown.
+    const document = await tx
+      .selectFrom('document_versions')
+      .select('page_count')
+      .where('document_id', '=', session.document_id)
+      .where('version', '=', session.version)
+      .executeTakeFirstOrThrow();
     const pages = beacon.pages ?? [];
     const maxPage = document.page_count ?? 100_000;
     const errors = pages.flatMap((p, i) => (p.page > maxPage ? [{ pointer: `/body/pages/${i}/page`, detail: `must be at most ${maxPage}` }] : []));

@@ -32,7 +32,18 @@ async function resolve(platform: Platform, slug: string): Promise<{ link: LinkRo
   if (!SLUG.test(slug)) return null;
   const link = await platform.store.db.selectFrom('links').selectAll().where('slug', '=', slug).executeTakeFirst();
   if (!link) return null;
-  const document = await platform.store.db.selectFrom('documents').selectAll().where('id', '=', link.document_id).executeTakeFirstOrThrow();
+  const current = await platform.store.db.selectFrom('documents').selectAll().where('id', '=', link.document_id).executeTakeFirstOrThrow();
+  // A pinned link shows its version's file; the others the current one (the document row's).
+  const pinned =
+    link.version === null || link.version === current.version
+      ? undefined
+      : await platform.store.db
+          .selectFrom('document_versions')
+          .select(['version', 'filename', 'content_type', 'size_bytes', 'page_count', 'sha256', 'storage_key'])
+          .where('document_id', '=', current.id)
+          .where('version', '=', link.version)
+          .executeTakeFirst();
+  const document = pinned ? { ...current, ...pinned } : current;
   return { link, document, active: linkStatus(link, platform.now()) === 'active' && !document.deleted_at };
 }
 

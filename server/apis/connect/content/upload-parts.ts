@@ -1,7 +1,7 @@
 // The shared multipart parser (server/plugins/body-parsers.ts, `attachFieldsToBody: 'keyValues'`)
 // leaves only the bytes of a file part in the body: its file name and declared type are lost.
 // Upload needs both (the 415 on a declared/detected mismatch, the display name), so for the
-// upload route this wraps `request.parts` before the parser's preValidation hook iterates it and
+// upload routes (a document, a new version) this wraps `request.parts` before the parser's preValidation hook iterates it and
 // records each file part's metadata. (A cleaner home is an `onFile` in body-parsers.ts.)
 import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import type {} from '@fastify/multipart';

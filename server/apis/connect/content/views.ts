@@ -2,7 +2,7 @@
 // carries (spec/webhooks/connect.tsp): external_id, recipient, link, document.
 import type { Selectable } from 'kysely';
 import type { components } from '#generated/connect/types.js';
-import type { DocumentsTable, LinksTable, ReaderSessionsTable } from '#server/store/schema/connect-content.js';
+import type { DocumentsTable, DocumentVersionsTable, LinksTable, ReaderSessionsTable } from '#server/store/schema/connect-content.js';
 
 type Schemas = components['schemas'];
 export type DocumentRow = Selectable<DocumentsTable>;
@@ -26,6 +26,20 @@ export function documentView(row: DocumentRow): Schemas['Document'] {
     size_bytes: Number(row.size_bytes),
     page_count: row.page_count,
     sha256: row.sha256,
+    created_at: row.created_at.toISOString(),
+    version: row.version,
+  };
+}
+
+export function versionView(row: Selectable<DocumentVersionsTable>, current: number): Schemas['DocumentVersion'] {
+  return {
+    version: row.version,
+    filename: row.filename,
+    content_type: row.content_type as Schemas['DocumentVersion']['content_type'],
+    size_bytes: Number(row.size_bytes),
+    page_count: row.page_count,
+    sha256: row.sha256,
+    current: row.version === current,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -58,6 +72,7 @@ export function linkView(row: LinkRow, publicUrl: string, now: Date): Schemas['L
     revoked_at: iso(row.revoked_at),
     last_opened_at: iso(row.last_opened_at),
     require_phone_verification: row.require_phone_verification,
+    version: row.version,
   };
 }
 

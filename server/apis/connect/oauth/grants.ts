@@ -1,7 +1,11 @@
 // Grants: an owner's consent for one client in their workspace. One active grant per
 // (workspace, client); consenting again replaces its scopes. Revoking a grant revokes every
-// token issued under it and retires its unexchanged codes.
-import { sql, type Selectable } from 'kysely';
+// token issued under it and retires its unexchanged codes. A grant also ends when refresh-token
+// reuse or the client's own revocation leaves it no live token. A new grant sends
+// `grant.created` and an ended one `grant.revoked`, to the client's own webhook endpoints.
+import { sql, type Selectable, type Transaction } from 'kysely';
+import { emitEvent } from '#server/apis/webhooks/emit.js';
+import type { Database } from '#server/store/schema.js';
 import type { components } from '#generated/connect/types.js';
 import { decodeKeyset, keysetPage, type Page } from '#server/lib/cursor.js';
 import { newId } from '#server/lib/ids.js';
@@ -12,6 +16,73 @@ import { orderScopes, revokeGrantTokens } from './tokens.js';
 
 type S = components['schemas'];
 type GrantRow = Selectable<ConnectGrantsTable> & { client_name: string };
+type Tx = Transaction<Database>;
+
+/** Why a grant ended (`grant.revoked`'s `reason`). */
+export type GrantEndReason = 'owner_revoked' | 'refresh_token_reuse' | 'client_revoked';
+
+/** The grant as `grant.created` and `grant.revoked` carry it (spec/webhooks/connect.tsp EventGrant). */
+function eventGrant(row: Selectable<ConnectGrantsTable>) {
+  return {
+    id: row.id,
+    client_id: row.client_id,
+    scopes: orderScopes(row.scopes),
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+  };
+}
+
+/** Sends `grant.created` or `grant.revoked` about `row` to its client's endpoints. */
+async function emitGrantEvent(tx: Tx, row: Selectable<ConnectGrantsTable>, type: 'grant.created' | 'grant.revoked', now: Date, reason?: GrantEndReason) {
+  const data = { grant: eventGrant(row), ...(reason ? { reason } : {}) };
+  await emitEvent(tx, { workspaceId: row.workspace_id, api: 'connect', type, data, at: now, grant: { id: row.id, clientId: row.client_id } });
+}
+
+/**
+ * Ends an active grant: revoked with its reason, every token revoked, unexchanged codes retired,
+ * `grant.revoked` sent. A grant already ended is left as it is (answers false).
+ */
+export async function endGrant(tx: Tx, grantId: string, reason: GrantEndReason, now: Date): Promise<boolean> {
+  const row = await tx
+    .updateTable('connect_grants')
+    .set({ status: 'revoked', revoked_at: now, updated_at: now, revoke_reason: reason })
+    .where('id', '=', grantId)
+    .where('status', '=', 'active')
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return false;
+  await revokeGrantTokens(tx, grantId, now);
+  await tx.updateTable('connect_codes').set({ used_at: now }).where('grant_id', '=', grantId).where('used_at', 'is', null).execute();
+  await emitGrantEvent(tx, row, 'grant.revoked', now, reason);
+  return true;
+}
+
+/**
+ * After a token family was revoked (reuse, or the client's revocation): ends the grant when
+ * nothing of it can act any more, no live refresh token and no code left to exchange. Another
+ * consent's chain of the same grant keeps it alive.
+ */
+export async function endGrantIfIdle(tx: Tx, grantId: string, reason: GrantEndReason, now: Date): Promise<void> {
+  const live = await tx
+    .selectFrom('connect_tokens')
+    .select('id')
+    .where('grant_id', '=', grantId)
+    .where('kind', '=', 'refresh')
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (live) return;
+  const code = await tx
+    .selectFrom('connect_codes')
+    .select('id')
+    .where('grant_id', '=', grantId)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (code) return;
+  await endGrant(tx, grantId, reason, now);
+}
 
 const grantNotFound = () => new HttpProblem(404, 'not-found', 'No grant with this id.');
 
@@ -84,9 +155,7 @@ export async function revokeGrant(platform: Platform, workspaceId: string, grant
       .executeTakeFirst();
     if (!grant) throw grantNotFound();
     if (grant.status === 'revoked') return; // revoking again changes nothing
-    await tx.updateTable('connect_grants').set({ status: 'revoked', revoked_at: now, updated_at: now }).where('id', '=', grantId).execute();
-    await revokeGrantTokens(tx, grantId, now);
-    await tx.updateTable('connect_codes').set({ used_at: now }).where('grant_id', '=', grantId).where('used_at', 'is', null).execute();
+    await endGrant(tx, grantId, 'owner_revoked', now);
   });
   const row = await grantsOf(platform, workspaceId).where('g.id', '=', grantId).executeTakeFirst();
   if (!row) throw grantNotFound();
@@ -100,11 +169,16 @@ export async function upsertGrant(
 ): Promise<{ id: string; workspace_id: string; client_id: string }> {
   const now = platform.now();
   const scopes = orderScopes(input.scopes);
-  const row = await sql<{ id: string; workspace_id: string; client_id: string }>`
-    insert into connect_grants (id, workspace_id, client_id, owner_id, scopes, status, created_at, updated_at)
-    values (${newId('grt')}, ${input.workspaceId}, ${input.clientId}, ${input.ownerId}, ${sql.val(scopes)}::text[], 'active', ${now}, ${now})
-    on conflict (workspace_id, client_id) where status = 'active'
-    do update set scopes = excluded.scopes, owner_id = excluded.owner_id, updated_at = excluded.updated_at
-    returning id, workspace_id, client_id`.execute(platform.store.db);
-  return row.rows[0]!;
+  return platform.store.db.transaction().execute(async (tx) => {
+    // `xmax = 0` tells a row just inserted from one updated by the conflict clause.
+    const result = await sql<Selectable<ConnectGrantsTable> & { inserted: boolean }>`
+      insert into connect_grants (id, workspace_id, client_id, owner_id, scopes, status, created_at, updated_at)
+      values (${newId('grt')}, ${input.workspaceId}, ${input.clientId}, ${input.ownerId}, ${sql.val(scopes)}::text[], 'active', ${now}, ${now})
+      on conflict (workspace_id, client_id) where status = 'active'
+      do update set scopes = excluded.scopes, owner_id = excluded.owner_id, updated_at = excluded.updated_at
+      returning *, (xmax = 0) as inserted`.execute(tx);
+    const row = result.rows[0]!;
+    if (row.inserted) await emitGrantEvent(tx, row, 'grant.created', now);
+    return { id: row.id, workspace_id: row.workspace_id, client_id: row.client_id };
+  });
 }

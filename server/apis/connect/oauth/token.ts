@@ -17,6 +17,7 @@ import type { Platform } from '#server/platform.js';
 import { authenticateClient, param } from './client-auth.js';
 import type { ClientRow } from './clients.js';
 import { NO_STORE, OAuthFailure, invalidGrant, invalidRequest, sendOAuthError } from './oauth-errors.js';
+import { endGrantIfIdle } from './grants.js';
 import { CODE_PATTERN, REFRESH_TOKEN_PATTERN, findToken, issueTokens, orderScopes, revokeFamily, type Db, type IssuedTokens } from './tokens.js';
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
@@ -42,6 +43,7 @@ async function exchangeCode(platform: Platform, client: ClientRow, body: unknown
     if (!row || !secrets.matches(code, row.digest) || row.client_id !== client.id) return invalidGrant();
     if (row.used_at) {
       await revokeFamily(tx, row.id, now);
+      await endGrantIfIdle(tx, row.grant_id, 'refresh_token_reuse', now);
       return invalidGrant();
     }
     if (row.expires_at.getTime() <= now.getTime()) return invalidGrant();
@@ -96,12 +98,16 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
     if (row.client_id !== client.id) {
       // Another client's token: refused. A retired one has escaped its client, so it revokes
       // the family as a reuse does; a live one changes nothing (bad-inputs C10's rule for codes).
-      if (row.rotated_at) await revokeFamily(tx, row.family_id, now);
+      if (row.rotated_at) {
+        await revokeFamily(tx, row.family_id, now);
+        await endGrantIfIdle(tx, row.grant_id, 'refresh_token_reuse', now);
+      }
       return invalidGrant();
     }
     if (row.revoked_at) return invalidGrant();
     if (row.rotated_at && !(await inGracePeriod(tx, row, now, platform.config.refreshTokenReuseGraceMs))) {
       await revokeFamily(tx, row.family_id, now); // a retired refresh token came back: stolen or replayed
+      await endGrantIfIdle(tx, row.grant_id, 'refresh_token_reuse', now);
       return invalidGrant();
     }
     if (row.expires_at.getTime() <= now.getTime()) return invalidGrant();
@@ -171,8 +177,13 @@ export const revokeToken: Handler<operations['revokeToken']> = async (request, r
     const token = await findToken(platform.store.db, platform.secrets, value);
     if (token && token.client_id === client.id && !token.revoked_at) {
       const now = platform.now();
-      if (token.kind === 'refresh') await revokeFamily(platform.store.db, token.family_id, now);
-      else await platform.store.db.updateTable('connect_tokens').set({ revoked_at: now }).where('id', '=', token.id).where('revoked_at', 'is', null).execute();
+      if (token.kind === 'refresh') {
+        await platform.store.db.transaction().execute(async (tx) => {
+          await revokeFamily(tx, token.family_id, now);
+          await endGrantIfIdle(tx, token.grant_id, 'client_revoked', now);
+        });
+      } else
+        await platform.store.db.updateTable('connect_tokens').set({ revoked_at: now }).where('id', '=', token.id).where('revoked_at', 'is', null).execute();
     }
     return reply.code(200).header('cache-control', 'no-store').send();
   }) as never;
