@@ -4954,7 +4954,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description The CSV of reader sessions (RFC 4180, UTF-8, CRLF), oldest first, streamed: a header line,
+             * @description The CSV of reader sessions (RFC 4180, UTF-8 as `charset=utf-8` says, CRLF), oldest first, streamed: a header line,
              *     then `session_id,link_id,external_id,reader,version,device,started_at,ended_at,duration_ms,pages_viewed,downloaded`.
              *     A field starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it.
              */
@@ -4968,7 +4968,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv; charset=utf-8": string;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
@@ -6431,7 +6431,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description The CSV of reader sessions (RFC 4180, UTF-8, CRLF), oldest first, streamed: a header line,
+             * @description The CSV of reader sessions (RFC 4180, UTF-8 as `charset=utf-8` says, CRLF), oldest first, streamed: a header line,
              *     then `session_id,link_id,external_id,reader,version,device,started_at,ended_at,duration_ms,pages_viewed,downloaded`.
              *     A field starting with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheets do not run it.
              */
@@ -6445,7 +6445,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv; charset=utf-8": string;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
