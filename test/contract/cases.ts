@@ -3,6 +3,7 @@
 // the same name, so a name ties a request to the response it illustrates.
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { MULTIPART_PATHS } from './multipart.js';
 
 export interface Parameter {
   name: string;
@@ -85,6 +86,7 @@ export function loadCases(api: string): ContractCase[] {
         }
         const paramValues: Record<string, unknown> = {};
         for (const p of params) if (p.examples?.[example]) paramValues[`${p.in}:${p.name}`] = p.examples[example].value;
+        for (const [name, value] of Object.entries(MULTIPART_PATHS[op.operationId]?.[example] ?? {})) paramValues[`path:${name}`] ??= value;
         cases.push({
           api,
           operationId: op.operationId,

@@ -10,10 +10,19 @@ export const MULTIPART_BODIES: Record<string, { fields: Record<string, string>; 
     fields: {},
     file: { name: 'contacts.csv', type: 'text/csv', bytes: Buffer.from('contact_no,name\r\n+4915112340001,Lena\r\n') },
   },
+  uploadDocumentVersion: { fields: {}, file: { name: 'brochure-v2.pdf', type: 'application/pdf', bytes: PDF } },
   sendMessage: {
     fields: { contact_no: '+14155550123', chatapp_phone_number: '+14155550100', messageType: 'image', message: 'Your photo' },
     file: { name: 'photo.png', type: 'image/png', bytes: PNG },
   },
+};
+
+/**
+ * Path values of multipart operations' examples, by example title: TypeSpec cannot give an
+ * example's parameters without its body, which a multipart body cannot be.
+ */
+export const MULTIPART_PATHS: Record<string, Record<string, Record<string, string>>> = {
+  uploadDocumentVersion: { uploaded: { documentId: 'doc_9KfQ2x7LmT4vP1sZ' }, not_found: { documentId: 'doc_0000000000000000' } },
 };
 
 export function multipartBody(operationId: string): FormData {

@@ -25,6 +25,7 @@ const NO_SUCCESS_HERE: Record<string, string> = {
   getGoogleConnectUrl: 'the suite runs the server without a Google OAuth client (422)',
   listCatalogProducts: 'the sandbox account has no product catalogue',
   getWebhookDelivery: 'a new endpoint has no delivery yet',
+  getClientWebhookDelivery: 'a new client endpoint has no delivery yet',
   getChatbot: "createChatbot's example hands off to an agent this workspace does not have",
 };
 

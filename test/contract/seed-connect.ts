@@ -95,5 +95,9 @@ export async function seedConnect(base: string, owner: string): Promise<Record<s
     }).toString(),
   });
   if (exchanged.status !== 200) await fail('token exchange', exchanged);
-  return { ConnectOAuth: ((await exchanged.json()) as { access_token: string }).access_token };
+  return {
+    ConnectOAuth: ((await exchanged.json()) as { access_token: string }).access_token,
+    // The client's own credentials (HTTP Basic), for its client-level webhook endpoints.
+    OAuthClientBasic: Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64'),
+  };
 }
