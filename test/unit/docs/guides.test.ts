@@ -50,8 +50,18 @@ const GUIDES = readdirSync(join(root, 'docs', 'getting-started'))
   .sort();
 const EXPECTED: Record<string, { what: string; shows: RegExp[] }> = {
   connect: {
-    what: 'consent by script, the code exchanged, a document shared, the signed delivery verified',
-    shows: [/oauth\/callback\?code=ac_\w+&state=xyz123/, /signature verified/, /data-kind="pdf"/, /Verify your phone to open this document/],
+    what: 'consent by script, the code exchanged, a document shared, the signed deliveries verified, grant events heard',
+    shows: [
+      /oauth\/callback\?code=ac_\w+&state=xyz123/,
+      /signature verified/,
+      /"type":"document.updated"[^\n]*"org_id":"ws_\w+","org_slug":"acme-travel","grant_id":"grt_\w+"/,
+      /client delivery verified/,
+      /"type":"grant.revoked"[^\n]*"org_slug":"acme-travel"[^\n]*"reason":"owner_revoked"/,
+      /"type":"grant.created"[^\n]*"org_slug":"acme-travel"/,
+      /"event_type":"grant.created","status":"succeeded"[^\n]*"event_type":"grant.revoked"[^\n]*"event_type":"document.updated"/,
+      /data-kind="pdf"/,
+      /Verify your phone to open this document/,
+    ],
   },
   login: {
     what: 'a session verified from the sandbox phone, the token accepted once, the webhook verified',
