@@ -10,7 +10,7 @@ import { html, type Html } from '#server/html/html.js';
 import { actionForm, scrollingTable, secretsNotice, when } from '#server/html/settings-layout.js';
 import { callApi, formError, registerSettingsPage, seeOther, type Extras, type Ok, type PageContext } from '#server/html/settings-routes.js';
 import { connectWebhookHandlers as connect } from './connect-handlers.js';
-import { getDelivery, listDeliveries, redeliver } from './deliveries.js';
+import { getDelivery, listDeliveries } from './deliveries.js';
 import { EVENT_TYPES, type WebhookApi as AnyApi } from './emit.js';
 import { findEndpoint } from './endpoints.js';
 import { messagingWebhookHandlers as messaging } from './messaging-handlers.js';
