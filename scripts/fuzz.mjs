@@ -91,13 +91,14 @@ for (const line of logText.split('\n').filter((l) => l.startsWith('seed:'))) con
 // ---- one schemathesis run per API ------------------------------------------------------------
 /** The seeded id for a path parameter of an operation; undefined leaves it to schemathesis. */
 function pathValue(api, path, method, name) {
-  const { ids } = seeded.workspaces[api];
-  // Deletes are not pinned: deleting the seeded resource would turn every later case on it into
-  // a 404 (and schemathesis's "created resource not found" check on ids its links carry).
-  if (method === 'delete') return undefined;
+  const { ids, spares } = seeded.workspaces[api];
+  // Deletes get spares: deleting the seeded resource (schemathesis reuses the ids it saw in
+  // answers) would turn every later case on it into a 404. Others run on generated ids.
+  if (method === 'delete') return Object.entries(spares).find(([prefix]) => path.startsWith(prefix))?.[1];
   if (name === 'id') {
     const byPrefix = {
       '/api/chatbots/': ids.chatbotId,
+      '/api/contacts/imports/': ids.importId, // before /api/contacts/: the first prefix that matches wins
       '/api/contacts/': ids.contactId,
       '/api/ecommerce-webhook/': ids.orderWebhookId,
       '/api/forms/': ids.formId,
@@ -201,7 +202,7 @@ for (const api of APIS) {
     const child = spawn(st, stArgs, {
       cwd: work,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py') },
+      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py'), FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields) },
     });
     const echo = unframedLines();
     child.stdout.on('data', (chunk) => {

@@ -91,6 +91,22 @@ async function seed(app: FastifyInstance) {
   const deliveries = await call(app, 'GET', `/api/connect/webhook-endpoints/${idOf(endpoint)}/deliveries`, bearer);
   const session = await call(app, 'POST', '/v1/auth/chatapp/start', { 'x-api-key': t.loginKey }, {});
 
+  // The custom fields the documents' examples use (`custom_field=city:Berlin`, `custom_fields.orders`).
+  await call(app, 'POST', '/api/custom-fields', key, { key: 'city', label: 'City', type: 'text' });
+  await call(app, 'POST', '/api/custom-fields', key, { key: 'orders', label: 'Orders', type: 'number' });
+  const csv = Buffer.concat([
+    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="contacts.csv"\r\ncontent-type: text/csv\r\n\r\n`),
+    Buffer.from('contact_no\n+4915190000201\n'),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const importRes = await app.inject({
+    method: 'POST',
+    url: '/api/contacts/imports',
+    headers: { ...key, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload: csv,
+  });
+  if (importRes.statusCode >= 300) console.error(`seed: import answered ${importRes.statusCode}: ${importRes.body.slice(0, 300)}`);
+  const contactImport = importRes.statusCode < 300 ? JSON.parse(importRes.body) : {};
   const contact = await call(app, 'POST', '/api/contacts', key, { contact_no: '+4915112345679', name: 'Fuzz Contact' });
   const flow = await call(app, 'POST', '/api/automation', key, {
     name: 'Fuzz flow',
@@ -126,6 +142,22 @@ async function seed(app: FastifyInstance) {
     url: 'https://receiver.example/messaging',
     enabled_events: ['message.received'],
   });
+  // Spares for the DELETE operations, which would otherwise take the seeded resource (schemathesis
+  // reuses ids it saw in answers) and turn every later case on it into a 404.
+  const spareContact = await call(app, 'POST', '/api/contacts', key, { contact_no: '+4915112345670', name: 'Spare Contact' });
+  const spareFlow = await call(app, 'POST', '/api/automation', key, {
+    name: 'Spare flow',
+    waba_id: t.wabaId,
+    triggers: [{ id: 'hello', type: 'message_received', parameters: {} }],
+    nodes: [{ id: 'greet', type: 'send_text', parameters: { text: 'Hi!' } }],
+    connections: [{ from_node: 'hello', to_node: 'greet' }],
+  });
+  const spareMsgEndpoint = await call(app, 'POST', '/api/webhook-endpoints', key, {
+    url: 'https://receiver.example/spare',
+    enabled_events: ['message.received'],
+  });
+  const spareConnection = await call(app, 'POST', '/api/chatapp/connections', owner, { kind: 'sandbox' });
+  const spareEndpoint = await call(app, 'POST', '/api/connect/webhook-endpoints', bearer, { url: 'https://receiver.example/spare', enabled_events: ['*'] });
   // No chat and no campaign: a chat needs an inbound message and a campaign an approved template,
   // neither of which a fresh sandbox has; their operations run on generated ids (documented 404).
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
@@ -152,6 +184,7 @@ async function seed(app: FastifyInstance) {
       appId: idOf(spareLoginApp) ?? spareLoginApp?.app_id,
       sessionId: session.sessionId ?? session.session_id ?? idOf(session),
       contactId: idOf(contact),
+      importId: idOf(contactImport),
       flowId: idOf(flow),
       chatbotId: idOf(chatbot),
       formId: idOf(form),
@@ -161,6 +194,16 @@ async function seed(app: FastifyInstance) {
       wabaId: t.wabaId,
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
+    },
+    // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
+    fields: { waba_id: t.wabaId, phone_number_id: t.pnId, chatapp_phone_number: t.number, contact_id: idOf(contact) },
+    // Path ids of the DELETE operations, by path prefix.
+    spares: {
+      '/api/contacts/': idOf(spareContact),
+      '/api/automation/': idOf(spareFlow),
+      '/api/webhook-endpoints/': idOf(spareMsgEndpoint),
+      '/api/chatapp/connections/': idOf(spareConnection),
+      '/api/connect/webhook-endpoints/': idOf(spareEndpoint),
     },
   };
 }
