@@ -105,7 +105,9 @@ function pathValue(api, path, method, name) {
     };
     return Object.entries(byPrefix).find(([prefix]) => path.startsWith(prefix))?.[1];
   }
+  if (name === 'appId' && path.startsWith('/api/chatapp-auth/webhook/')) return ids.hostedAppId; // the app must have a hosted webhook
   if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
+  if (name === 'deliveryId' && api === 'messaging') return ids.messagingDeliveryId;
   const byName = { waba_id: ids.wabaId, catalog_id: ids.catalogId };
   return byName[name] ?? ids[name];
 }

@@ -34,14 +34,19 @@ def before_add_examples(context, examples):
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
-# the sender number, a contact), from the seed (scripts/fuzz.mjs passes them): a made-up id or number is a 404, never
-# a case that reaches the handler. Positive cases carrying such a field get the seeded value.
+# the sender number, a contact, a chat, a Connect document), from the seed (scripts/fuzz.mjs
+# passes them): a made-up id or number is a 404, never a case that reaches the handler. Positive cases carrying such a field get the seeded value.
 FIELDS = json.loads(os.environ.get("FUZZ_FIELDS") or "{}")
 
 
 def _positive_fixed(case):
     meta = case.meta
-    if meta is None or meta.generation.mode != GenerationMode.POSITIVE:
+    # A case can be positive as a whole with one component (e.g. the body) made invalid on purpose.
+    if (
+        meta is None
+        or meta.generation.mode != GenerationMode.POSITIVE
+        or any(info.mode != GenerationMode.POSITIVE for info in meta.components.values())
+    ):
         return case
     if isinstance(case.query, dict):
         case.query.pop("cursor", None)

@@ -13,6 +13,7 @@ import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant } from '#test/unit/messaging/operations/support.js';
 import { connectBearer } from '#test/support/connect.js';
 import { FakeProvider } from '#test/fakes/fake-provider.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 
 const PDF = Buffer.from(
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
@@ -73,14 +74,18 @@ async function seed(app: FastifyInstance) {
     PDF,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const docRes = await app.inject({
-    method: 'POST',
-    url: '/api/connect/documents',
-    headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` },
-    payload: multipart,
-  });
-  if (docRes.statusCode >= 300) console.error(`seed: upload answered ${docRes.statusCode}: ${docRes.body.slice(0, 300)}`);
-  const document = docRes.statusCode < 300 ? JSON.parse(docRes.body) : {};
+  const upload = async () => {
+    const docRes = await app.inject({
+      method: 'POST',
+      url: '/api/connect/documents',
+      headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: multipart,
+    });
+    if (docRes.statusCode >= 300) console.error(`seed: upload answered ${docRes.statusCode}: ${docRes.body.slice(0, 300)}`);
+    return docRes.statusCode < 300 ? JSON.parse(docRes.body) : {};
+  };
+  const document = await upload();
+  const spareDocument = await upload();
   const link = await call(app, 'POST', '/api/connect/links', bearer, {
     document_id: idOf(document),
     external_id: 'fuzz-1',
@@ -157,9 +162,18 @@ async function seed(app: FastifyInstance) {
     enabled_events: ['message.received'],
   });
   const spareConnection = await call(app, 'POST', '/api/chatapp/connections', owner, { kind: 'sandbox' });
+  const hostedLoginApp = await call(app, 'POST', '/api/login/apps', owner, { name: 'Hosted shop', webhook_destination: 'hosted' });
+  const deletableLoginApp = await call(app, 'POST', '/api/login/apps', owner, { name: 'Deletable shop' });
   const spareEndpoint = await call(app, 'POST', '/api/connect/webhook-endpoints', bearer, { url: 'https://receiver.example/spare', enabled_events: ['*'] });
-  // No chat and no campaign: a chat needs an inbound message and a campaign an approved template,
-  // neither of which a fresh sandbox has; their operations run on generated ids (documented 404).
+  await call(app, 'POST', `/api/webhook-endpoints/${idOf(msgEndpoint)}/test`, key, {});
+  const msgDeliveries = await call(app, 'GET', `/api/webhook-endpoints/${idOf(msgEndpoint)}/deliveries`, key);
+  // A chat: the seeded contact writes to the sandbox number (the signed inbound path), which also
+  // opens the 24-hour window for free-form sends. No campaign: that needs an approved template,
+  // which a fresh sandbox has not; its operations run on generated ids (documented 404).
+  await sendFromSandboxPhone(app, { phoneNumberId: t.pnId, from: '+4915112345679', text: 'Hello' }).catch((error) =>
+    console.error(`seed: inbound message failed: ${error.message}`),
+  );
+  const chats = await call(app, 'GET', `/api/chatapp/chats?chatapp_phone_number=${encodeURIComponent(t.number)}`, key);
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
   const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
 
@@ -182,6 +196,7 @@ async function seed(app: FastifyInstance) {
       endpointId: idOf(endpoint),
       deliveryId: firstId(deliveries),
       appId: idOf(spareLoginApp) ?? spareLoginApp?.app_id,
+      hostedAppId: idOf(hostedLoginApp) ?? hostedLoginApp?.app_id,
       sessionId: session.sessionId ?? session.session_id ?? idOf(session),
       contactId: idOf(contact),
       importId: idOf(contactImport),
@@ -191,12 +206,21 @@ async function seed(app: FastifyInstance) {
       sequenceId: idOf(sequence),
       orderWebhookId: idOf(orderHook),
       messagingEndpointId: idOf(msgEndpoint),
+      messagingDeliveryId: firstId(msgDeliveries),
+      chatId: firstId(chats),
       wabaId: t.wabaId,
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
     },
     // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
-    fields: { waba_id: t.wabaId, phone_number_id: t.pnId, chatapp_phone_number: t.number, contact_id: idOf(contact) },
+    fields: {
+      waba_id: t.wabaId,
+      phone_number_id: t.pnId,
+      chatapp_phone_number: t.number,
+      contact_id: idOf(contact),
+      document_id: idOf(document),
+      chat_id: firstId(chats),
+    },
     // Path ids of the DELETE operations, by path prefix.
     spares: {
       '/api/contacts/': idOf(spareContact),
@@ -204,6 +228,8 @@ async function seed(app: FastifyInstance) {
       '/api/webhook-endpoints/': idOf(spareMsgEndpoint),
       '/api/chatapp/connections/': idOf(spareConnection),
       '/api/connect/webhook-endpoints/': idOf(spareEndpoint),
+      '/api/connect/documents/': idOf(spareDocument),
+      '/api/login/apps/': idOf(deletableLoginApp) ?? deletableLoginApp?.app_id,
     },
   };
 }
