@@ -254,7 +254,12 @@ function summarise(text) {
   return {
     operations: number(/^\s*Tested: (\d+)/m),
     cases: number(/^\s*(\d+) generated/m),
-    failures: number(/(\d+) unique failures/m) + number(/(\d+) errors?[, ]/m),
+    failures: number(/(\d+) unique failures?/m) + number(/(\d+) errors?[, ]/m),
+    // schemathesis's closing warnings (missing auth, missing test data, validation mismatch, …), one line each
+    warnings: ((text.split(/^\s*Warnings:\s*$/m)[1] ?? '').split(/\n\s*\n/)[0] ?? '')
+      .split('\n')
+      .filter((l) => l.includes('⚠️'))
+      .map((l) => l.replace('⚠️', '').trim()),
   };
 }
 
@@ -262,8 +267,9 @@ stop();
 console.log('\nschemathesis summary (per API: operations tested, cases generated, failures and errors, exit code):');
 for (const r of results)
   console.log(
-    `  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`,
+    `  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  warnings ${r.warnings.length}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`,
   );
+for (const r of results) for (const w of r.warnings) console.log(`  ${r.api.padEnd(10)} warning: ${w}`);
 const failed = results.filter((r) => r.code !== 0);
 console.log(`server log: ${serverLog}`);
 if (failed.length) {

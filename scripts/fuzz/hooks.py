@@ -34,7 +34,7 @@ def before_add_examples(context, examples):
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
-# the sender number, a contact, a chat, a Connect document), from the seed (scripts/fuzz.mjs
+# the sender number, a contact, a chat, a template, a Connect document), from the seed (scripts/fuzz.mjs
 # passes them): a made-up id or number is a 404, never a case that reaches the handler. Positive cases carrying such a field get the seeded value.
 FIELDS = json.loads(os.environ.get("FUZZ_FIELDS") or "{}")
 

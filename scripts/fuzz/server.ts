@@ -14,6 +14,7 @@ import { loginTenant } from '#test/unit/messaging/operations/support.js';
 import { connectBearer } from '#test/support/connect.js';
 import { FakeProvider } from '#test/fakes/fake-provider.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { storeTemplate } from '#test/unit/messaging/inbox/support.js';
 
 const PDF = Buffer.from(
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
@@ -168,12 +169,20 @@ async function seed(app: FastifyInstance) {
   await call(app, 'POST', `/api/webhook-endpoints/${idOf(msgEndpoint)}/test`, key, {});
   const msgDeliveries = await call(app, 'GET', `/api/webhook-endpoints/${idOf(msgEndpoint)}/deliveries`, key);
   // A chat: the seeded contact writes to the sandbox number (the signed inbound path), which also
-  // opens the 24-hour window for free-form sends. No campaign: that needs an approved template,
-  // which a fresh sandbox has not; its operations run on generated ids (documented 404).
+  // opens the 24-hour window for free-form sends.
   await sendFromSandboxPhone(app, { phoneNumberId: t.pnId, from: '+4915112345679', text: 'Hello' }).catch((error) =>
     console.error(`seed: inbound message failed: ${error.message}`),
   );
   const chats = await call(app, 'GET', `/api/chatapp/chats?chatapp_phone_number=${encodeURIComponent(t.number)}`, key);
+  // An approved template (a sandbox cannot have one approved through the API), hence a campaign.
+  const template = await storeTemplate(app, t as never, { name: 'welcome_offer', components: [{ type: 'BODY', text: 'Welcome! Our new store is open.' }] });
+  const spareTemplate = await storeTemplate(app, t as never, { name: 'spare_offer', components: [{ type: 'BODY', text: 'Spare.' }] });
+  const campaign = await call(app, 'POST', '/api/campaigns', key, {
+    name: 'Store opening',
+    chatapp_phone_number: t.number,
+    audience: { type: 'all_contacts' },
+    template: { name: 'welcome_offer', language: 'en_US' },
+  });
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
   const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
 
@@ -208,6 +217,7 @@ async function seed(app: FastifyInstance) {
       messagingEndpointId: idOf(msgEndpoint),
       messagingDeliveryId: firstId(msgDeliveries),
       chatId: firstId(chats),
+      campaignId: idOf(campaign),
       wabaId: t.wabaId,
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
@@ -220,10 +230,12 @@ async function seed(app: FastifyInstance) {
       contact_id: idOf(contact),
       document_id: idOf(document),
       chat_id: firstId(chats),
+      template_id: template.id,
     },
     // Path ids of the DELETE operations, by path prefix.
     spares: {
       '/api/contacts/': idOf(spareContact),
+      '/api/templates/': spareTemplate.id,
       '/api/automation/': idOf(spareFlow),
       '/api/webhook-endpoints/': idOf(spareMsgEndpoint),
       '/api/chatapp/connections/': idOf(spareConnection),
