@@ -91,20 +91,23 @@ for (const line of logText.split('\n').filter((l) => l.startsWith('seed:'))) con
 // ---- one schemathesis run per API ------------------------------------------------------------
 /** The seeded id for a path parameter of an operation; undefined leaves it to schemathesis. */
 function pathValue(api, path, method, name) {
-  const { ids } = seeded.workspaces[api];
-  // Deletes are not pinned: deleting the seeded resource would turn every later case on it into
-  // a 404 (and schemathesis's "created resource not found" check on ids its links carry).
-  if (method === 'delete') return undefined;
+  const { ids, spares } = seeded.workspaces[api];
+  // Deletes get spares: deleting the seeded resource (schemathesis reuses the ids it saw in
+  // answers) would turn every later case on it into a 404. Others run on generated ids.
+  if (method === 'delete') return Object.entries(spares).find(([prefix]) => path.startsWith(prefix))?.[1];
   if (name === 'id') {
     const byPrefix = {
       '/api/chatbots/': ids.chatbotId,
+      '/api/contacts/imports/': ids.importId, // before /api/contacts/: the first prefix that matches wins
       '/api/contacts/': ids.contactId,
       '/api/ecommerce-webhook/': ids.orderWebhookId,
       '/api/forms/': ids.formId,
     };
     return Object.entries(byPrefix).find(([prefix]) => path.startsWith(prefix))?.[1];
   }
+  if (name === 'appId' && path.startsWith('/api/chatapp-auth/webhook/')) return ids.hostedAppId; // the app must have a hosted webhook
   if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
+  if (name === 'deliveryId' && api === 'messaging') return ids.messagingDeliveryId;
   const byName = { waba_id: ids.wabaId, catalog_id: ids.catalogId };
   return byName[name] ?? ids[name];
 }
@@ -201,7 +204,7 @@ for (const api of APIS) {
     const child = spawn(st, stArgs, {
       cwd: work,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py') },
+      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py'), FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields) },
     });
     const echo = unframedLines();
     child.stdout.on('data', (chunk) => {
@@ -251,7 +254,12 @@ function summarise(text) {
   return {
     operations: number(/^\s*Tested: (\d+)/m),
     cases: number(/^\s*(\d+) generated/m),
-    failures: number(/(\d+) unique failures/m) + number(/(\d+) errors?[, ]/m),
+    failures: number(/(\d+) unique failures?/m) + number(/(\d+) errors?[, ]/m),
+    // schemathesis's closing warnings (missing auth, missing test data, validation mismatch, …), one line each
+    warnings: ((text.split(/^\s*Warnings:\s*$/m)[1] ?? '').split(/\n\s*\n/)[0] ?? '')
+      .split('\n')
+      .filter((l) => l.includes('⚠️'))
+      .map((l) => l.replace('⚠️', '').trim()),
   };
 }
 
@@ -259,8 +267,9 @@ stop();
 console.log('\nschemathesis summary (per API: operations tested, cases generated, failures and errors, exit code):');
 for (const r of results)
   console.log(
-    `  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`,
+    `  ${r.api.padEnd(10)} operations ${String(r.operations).padStart(3)}  cases ${String(r.cases).padStart(6)}  failures ${r.failures}  warnings ${r.warnings.length}  excluded ${r.excluded}  exit ${r.code}  ${r.seconds}s`,
   );
+for (const r of results) for (const w of r.warnings) console.log(`  ${r.api.padEnd(10)} warning: ${w}`);
 const failed = results.filter((r) => r.code !== 0);
 console.log(`server log: ${serverLog}`);
 if (failed.length) {

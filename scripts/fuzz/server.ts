@@ -13,6 +13,8 @@ import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant } from '#test/unit/messaging/operations/support.js';
 import { connectBearer } from '#test/support/connect.js';
 import { FakeProvider } from '#test/fakes/fake-provider.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { storeTemplate } from '#test/unit/messaging/inbox/support.js';
 
 const PDF = Buffer.from(
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
@@ -73,14 +75,18 @@ async function seed(app: FastifyInstance) {
     PDF,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const docRes = await app.inject({
-    method: 'POST',
-    url: '/api/connect/documents',
-    headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` },
-    payload: multipart,
-  });
-  if (docRes.statusCode >= 300) console.error(`seed: upload answered ${docRes.statusCode}: ${docRes.body.slice(0, 300)}`);
-  const document = docRes.statusCode < 300 ? JSON.parse(docRes.body) : {};
+  const upload = async () => {
+    const docRes = await app.inject({
+      method: 'POST',
+      url: '/api/connect/documents',
+      headers: { ...bearer, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: multipart,
+    });
+    if (docRes.statusCode >= 300) console.error(`seed: upload answered ${docRes.statusCode}: ${docRes.body.slice(0, 300)}`);
+    return docRes.statusCode < 300 ? JSON.parse(docRes.body) : {};
+  };
+  const document = await upload();
+  const spareDocument = await upload();
   const link = await call(app, 'POST', '/api/connect/links', bearer, {
     document_id: idOf(document),
     external_id: 'fuzz-1',
@@ -91,6 +97,22 @@ async function seed(app: FastifyInstance) {
   const deliveries = await call(app, 'GET', `/api/connect/webhook-endpoints/${idOf(endpoint)}/deliveries`, bearer);
   const session = await call(app, 'POST', '/v1/auth/chatapp/start', { 'x-api-key': t.loginKey }, {});
 
+  // The custom fields the documents' examples use (`custom_field=city:Berlin`, `custom_fields.orders`).
+  await call(app, 'POST', '/api/custom-fields', key, { key: 'city', label: 'City', type: 'text' });
+  await call(app, 'POST', '/api/custom-fields', key, { key: 'orders', label: 'Orders', type: 'number' });
+  const csv = Buffer.concat([
+    Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="contacts.csv"\r\ncontent-type: text/csv\r\n\r\n`),
+    Buffer.from('contact_no\n+4915190000201\n'),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const importRes = await app.inject({
+    method: 'POST',
+    url: '/api/contacts/imports',
+    headers: { ...key, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    payload: csv,
+  });
+  if (importRes.statusCode >= 300) console.error(`seed: import answered ${importRes.statusCode}: ${importRes.body.slice(0, 300)}`);
+  const contactImport = importRes.statusCode < 300 ? JSON.parse(importRes.body) : {};
   const contact = await call(app, 'POST', '/api/contacts', key, { contact_no: '+4915112345679', name: 'Fuzz Contact' });
   const flow = await call(app, 'POST', '/api/automation', key, {
     name: 'Fuzz flow',
@@ -126,8 +148,41 @@ async function seed(app: FastifyInstance) {
     url: 'https://receiver.example/messaging',
     enabled_events: ['message.received'],
   });
-  // No chat and no campaign: a chat needs an inbound message and a campaign an approved template,
-  // neither of which a fresh sandbox has; their operations run on generated ids (documented 404).
+  // Spares for the DELETE operations, which would otherwise take the seeded resource (schemathesis
+  // reuses ids it saw in answers) and turn every later case on it into a 404.
+  const spareContact = await call(app, 'POST', '/api/contacts', key, { contact_no: '+4915112345670', name: 'Spare Contact' });
+  const spareFlow = await call(app, 'POST', '/api/automation', key, {
+    name: 'Spare flow',
+    waba_id: t.wabaId,
+    triggers: [{ id: 'hello', type: 'message_received', parameters: {} }],
+    nodes: [{ id: 'greet', type: 'send_text', parameters: { text: 'Hi!' } }],
+    connections: [{ from_node: 'hello', to_node: 'greet' }],
+  });
+  const spareMsgEndpoint = await call(app, 'POST', '/api/webhook-endpoints', key, {
+    url: 'https://receiver.example/spare',
+    enabled_events: ['message.received'],
+  });
+  const spareConnection = await call(app, 'POST', '/api/chatapp/connections', owner, { kind: 'sandbox' });
+  const hostedLoginApp = await call(app, 'POST', '/api/login/apps', owner, { name: 'Hosted shop', webhook_destination: 'hosted' });
+  const deletableLoginApp = await call(app, 'POST', '/api/login/apps', owner, { name: 'Deletable shop' });
+  const spareEndpoint = await call(app, 'POST', '/api/connect/webhook-endpoints', bearer, { url: 'https://receiver.example/spare', enabled_events: ['*'] });
+  await call(app, 'POST', `/api/webhook-endpoints/${idOf(msgEndpoint)}/test`, key, {});
+  const msgDeliveries = await call(app, 'GET', `/api/webhook-endpoints/${idOf(msgEndpoint)}/deliveries`, key);
+  // A chat: the seeded contact writes to the sandbox number (the signed inbound path), which also
+  // opens the 24-hour window for free-form sends.
+  await sendFromSandboxPhone(app, { phoneNumberId: t.pnId, from: '+4915112345679', text: 'Hello' }).catch((error) =>
+    console.error(`seed: inbound message failed: ${error.message}`),
+  );
+  const chats = await call(app, 'GET', `/api/chatapp/chats?chatapp_phone_number=${encodeURIComponent(t.number)}`, key);
+  // An approved template (a sandbox cannot have one approved through the API), hence a campaign.
+  const template = await storeTemplate(app, t as never, { name: 'welcome_offer', components: [{ type: 'BODY', text: 'Welcome! Our new store is open.' }] });
+  const spareTemplate = await storeTemplate(app, t as never, { name: 'spare_offer', components: [{ type: 'BODY', text: 'Spare.' }] });
+  const campaign = await call(app, 'POST', '/api/campaigns', key, {
+    name: 'Store opening',
+    chatapp_phone_number: t.number,
+    audience: { type: 'all_contacts' },
+    template: { name: 'welcome_offer', language: 'en_US' },
+  });
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
   const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
 
@@ -150,17 +205,43 @@ async function seed(app: FastifyInstance) {
       endpointId: idOf(endpoint),
       deliveryId: firstId(deliveries),
       appId: idOf(spareLoginApp) ?? spareLoginApp?.app_id,
+      hostedAppId: idOf(hostedLoginApp) ?? hostedLoginApp?.app_id,
       sessionId: session.sessionId ?? session.session_id ?? idOf(session),
       contactId: idOf(contact),
+      importId: idOf(contactImport),
       flowId: idOf(flow),
       chatbotId: idOf(chatbot),
       formId: idOf(form),
       sequenceId: idOf(sequence),
       orderWebhookId: idOf(orderHook),
       messagingEndpointId: idOf(msgEndpoint),
+      messagingDeliveryId: firstId(msgDeliveries),
+      chatId: firstId(chats),
+      campaignId: idOf(campaign),
       wabaId: t.wabaId,
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
+    },
+    // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
+    fields: {
+      waba_id: t.wabaId,
+      phone_number_id: t.pnId,
+      chatapp_phone_number: t.number,
+      contact_id: idOf(contact),
+      document_id: idOf(document),
+      chat_id: firstId(chats),
+      template_id: template.id,
+    },
+    // Path ids of the DELETE operations, by path prefix.
+    spares: {
+      '/api/contacts/': idOf(spareContact),
+      '/api/templates/': spareTemplate.id,
+      '/api/automation/': idOf(spareFlow),
+      '/api/webhook-endpoints/': idOf(spareMsgEndpoint),
+      '/api/chatapp/connections/': idOf(spareConnection),
+      '/api/connect/webhook-endpoints/': idOf(spareEndpoint),
+      '/api/connect/documents/': idOf(spareDocument),
+      '/api/login/apps/': idOf(deletableLoginApp) ?? deletableLoginApp?.app_id,
     },
   };
 }

@@ -24,6 +24,14 @@ type Action = Receipt['action'];
 const TOPIC_HEADERS: Record<OrderPlatform, string> = { shopify: 'x-shopify-topic', woocommerce: 'x-wc-webhook-topic', custom: 'x-webhook-event' };
 const DELIVERY_HEADERS: Record<OrderPlatform, string> = { shopify: 'x-shopify-webhook-id', woocommerce: 'x-wc-webhook-delivery-id', custom: 'x-webhook-id' };
 
+/** The platform headers the contract declares, each at most MAX_HEADER characters (its `maxLength`). */
+const PLATFORM_HEADERS = [
+  ...Object.values(SIGNATURE_HEADERS).map((name) => name.toLowerCase()),
+  ...Object.values(TOPIC_HEADERS),
+  ...Object.values(DELIVERY_HEADERS),
+];
+const MAX_HEADER = 256;
+
 function header(request: { headers: Record<string, unknown> }, name: string): string | undefined {
   const v = request.headers[name];
   return typeof v === 'string' && v !== '' ? v.slice(0, 200) : undefined;
@@ -41,6 +49,11 @@ export const receiveOrderWebhook: Handler<operations['receiveOrderWebhook']> = a
   const { id } = request.params;
   const hook = await db.selectFrom('order_webhooks').selectAll().where('id', '=', id).executeTakeFirst();
   if (!hook) throw new HttpProblem(404, 'not-found', `No order webhook ${id}.`);
+  const tooLong = PLATFORM_HEADERS.filter((name) => String(request.headers[name] ?? '').length > MAX_HEADER);
+  if (tooLong.length)
+    throw new HttpProblem(400, 'validation', 'A platform header is longer than the contract allows.', {
+      errors: tooLong.map((name) => ({ pointer: `/header/${name}`, detail: `at most ${MAX_HEADER} characters` })),
+    });
   if (!request.rawBody) {
     // Only JSON keeps its raw bytes; WooCommerce's unsigned ping when a webhook is saved is a form post.
     const body = request.body as Record<string, unknown>;

@@ -315,6 +315,17 @@ describe('receiveOrderWebhook from Shopify', () => {
     expect(await receipts(hook.id)).toHaveLength(0);
   });
 
+  it('H1 a platform header over 256 characters: 400 naming it (as the contract states), nothing recorded', async () => {
+    const hook = await orderWebhook(app, t, 'shopify');
+    const raw = JSON.stringify(shopifyOrder());
+    const res = await deliver(app, hook.id, raw, { ...shopifyHeaders(hook.secret, raw), 'x-shopify-topic': 'o'.repeat(257) });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ type: `${PROBLEMS}validation` });
+    expect(JSON.stringify(res.json().errors)).toContain('x-shopify-topic');
+    expect(sent).toHaveLength(0);
+    expect(await receipts(hook.id)).toHaveLength(0);
+  });
+
   it('E1 every other 43rd character of the signature, even one that decodes to the same bytes: refused', () => {
     const raw = JSON.stringify(shopifyOrder());
     const good = sign('s'.repeat(32), raw);
