@@ -22,10 +22,11 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSH
  * 3.1 `webhooks:` section with the tag Scalar groups it under, as Scalar titles them.
  */
 const RENDERED: Record<string, { operation: string; webhook?: { group: string; name: string } }> = {
-  account: { operation: 'Create an API key' },
-  connect: { operation: 'Get authorization-server metadata', webhook: { group: 'Connect events', name: 'link.opened' } },
-  login: { operation: 'Receive a Login event on the hosted webhook', webhook: { group: 'Login events', name: 'chatapp.auth.verified' } },
-  messaging: { operation: 'Verify the provider webhook', webhook: { group: 'Messaging events', name: 'campaign.completed' } },
+  // An operation of the first tag of the first group (x-tagGroups), which the sidebar opens with.
+  account: { operation: 'Create a workspace and its owner' },
+  connect: { operation: 'Create a Connect client', webhook: { group: 'Connect events', name: 'link.opened' } },
+  login: { operation: 'Create a Login app', webhook: { group: 'Login events', name: 'chatapp.auth.verified' } },
+  messaging: { operation: 'List contacts', webhook: { group: 'Messaging events', name: 'campaign.completed' } },
 };
 
 describe('docs pages in Chromium', () => {
@@ -89,7 +90,7 @@ describe('docs pages in Chromium', () => {
       const { operation, webhook } = RENDERED[api.name]!;
       // The server Scalar offers for "Test Request" is this one, not the document's 127.0.0.1:3000.
       await page.getByText(origin, { exact: true }).first().waitFor({ timeout: 60_000 });
-      await page.getByText(operation, { exact: true }).first().waitFor({ timeout: 60_000 });
+      await page.getByText(operation, { exact: true }).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
       if (webhook) {
         // Open the webhook's group in the sidebar: the webhook is listed and its section renders.
         await page.getByText(webhook.group, { exact: true }).first().click();
