@@ -43,19 +43,6 @@ export function isReactionEmoji(emoji: string): boolean {
 
 const EMOJI = /\p{Extended_Pictographic}/u;
 
-/**
- * A Flow opened with `navigate` needs `flow_action_payload.screen`. Checked by the send API
- * (outbound/interactive.ts) but not yet here: automation's `start_form` still sends navigate
- * without a screen (issue 29 item 7 gives it the form's first screen); once it does, this rule
- * joins messageViolations and the sandbox refuses it as Meta does.
- */
-export function flowScreenViolation(message: OutboundMessage): RuleViolation | null {
-  if (message.type !== 'interactive' || message.interactive.type !== 'flow') return null;
-  const a = message.interactive.action.parameters;
-  if ((a.flow_action ?? 'navigate') !== 'navigate' || a.flow_action_payload?.screen) return null;
-  return { path: '/interactive/action/parameters/flow_action_payload/screen', detail: 'A Flow opened with navigate needs flow_action_payload.screen.' };
-}
-
 /** The violations of a message's provider rules; empty when it may be sent. */
 export function messageViolations(message: OutboundMessage): RuleViolation[] {
   const out: RuleViolation[] = [];
@@ -150,6 +137,8 @@ function interactiveRules(m: Interactive, max: Max, required: Required, out: Rul
       max(`${pp}/flow_cta`, a.flow_cta, LIMITS.flowCta, 'The Flow button text');
       if (EMOJI.test(a.flow_cta)) out.push({ path: `${pp}/flow_cta`, detail: 'The Flow button text cannot hold emoji.' });
       const action = a.flow_action ?? 'navigate';
+      if (action === 'navigate' && !a.flow_action_payload?.screen)
+        out.push({ path: `${pp}/flow_action_payload/screen`, detail: 'A Flow opened with navigate needs flow_action_payload.screen.' });
       if (action === 'data_exchange' && a.flow_action_payload)
         out.push({ path: `${pp}/flow_action_payload`, detail: 'A Flow opened with data_exchange takes no flow_action_payload.' });
       const data = a.flow_action_payload?.data;

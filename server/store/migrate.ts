@@ -33,6 +33,7 @@ import * as m030 from './migrations/030_contact_erasure_import_opt_out.js';
 import * as m031 from './migrations/031_phone_verified_links.js';
 import * as m032 from './migrations/032_client_webhook_endpoints.js';
 import * as m033 from './migrations/033_document_versions.js';
+import * as m034 from './migrations/034_messaging_settings.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -68,6 +69,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '031_phone_verified_links': m031,
   '032_client_webhook_endpoints': m032,
   '033_document_versions': m033,
+  '034_messaging_settings': m034,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -76,6 +76,12 @@ export interface OptOutSettingsTable {
   updated_at: ColumnType<Date, Date | string, Date | string>;
 }
 
+export interface MessagingSettingsTable {
+  workspace_id: string;
+  locale: string | null;
+  updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface ContactErasuresTable {
   id: string;
   workspace_id: string;
@@ -112,6 +118,7 @@ export interface ContactImportsTable {
 
 export interface MessagingCrmTables {
   opt_out_settings: OptOutSettingsTable;
+  messaging_settings: MessagingSettingsTable;
   contact_erasures: ContactErasuresTable;
   contact_imports: ContactImportsTable;
   tags: TagsTable;

@@ -35,4 +35,20 @@ describe('message rules', () => {
     expect(messageViolations(m(body))).toEqual([]);
     expect(messageViolations(m(`${body}x`)).map((v) => v.path)).toEqual(['/interactive/body/text']);
   });
+
+  it('a Flow opened with navigate names its screen; data_exchange takes none', () => {
+    const flow = (parameters: Record<string, unknown>) => ({
+      type: 'interactive' as const,
+      interactive: {
+        type: 'flow' as const,
+        body: { text: 'Book' },
+        action: { name: 'flow' as const, parameters: { flow_message_version: '3' as const, flow_id: '1', flow_cta: 'Open', ...parameters } },
+      },
+    });
+    const screen = '/interactive/action/parameters/flow_action_payload/screen';
+    expect(messageViolations(flow({})).map((v) => v.path)).toEqual([screen]);
+    expect(messageViolations(flow({ flow_action: 'navigate', flow_action_payload: { data: { a: 1 } } })).map((v) => v.path)).toEqual([screen]);
+    expect(messageViolations(flow({ flow_action: 'navigate', flow_action_payload: { screen: 'START' } }))).toEqual([]);
+    expect(messageViolations(flow({ flow_action: 'data_exchange' }))).toEqual([]);
+  });
 });

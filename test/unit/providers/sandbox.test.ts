@@ -236,7 +236,7 @@ describe('rules', () => {
     expect(error.toProblem().status).toBe(422);
   });
 
-  it("refuses what Meta's rules refuse (131009 naming the field): a 21-character button title, a list of 11 rows, two emoji", async () => {
+  it("refuses what Meta's rules refuse (131009 naming the field): a 21-character button title, a list of 11 rows, two emoji, a navigate Flow without a screen", async () => {
     const button = (title: string) => ({ type: 'reply' as const, reply: { id: 'a', title } });
     const tooLong = await failure(
       sandbox.sendMessage(number, customer, {
@@ -256,6 +256,20 @@ describe('rules', () => {
     expect(list.details).toMatch(/^interactive\.action\.sections: .*at most 10 rows/);
     const emoji = await failure(sandbox.sendMessage(number, customer, { type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '👍👍' } }));
     expect(emoji.details).toMatch(/^reaction\.emoji: /);
+    const flow = () => ({
+      type: 'interactive' as const,
+      interactive: {
+        type: 'flow' as const,
+        body: { text: 'Book' },
+        action: {
+          name: 'flow' as const,
+          parameters: { flow_message_version: '3' as const, flow_id: '1', flow_cta: 'Open', flow_action: 'navigate' as const },
+        },
+      },
+    });
+    const noScreen = await failure(sandbox.sendMessage(number, customer, flow()));
+    expect(noScreen.code).toBe(131009);
+    expect(noScreen.details).toMatch(/^interactive\.action\.parameters\.flow_action_payload\.screen: /);
   });
 
   it('refuses unknown sender numbers', async () => {

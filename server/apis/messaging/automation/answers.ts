@@ -19,9 +19,10 @@ export function countryOf(phone: string | null): CountryCode | null {
   return parsePhoneNumberFromString(phone)?.country ?? null;
 }
 
-/** The locale an answer is read in: the node's, else the one of the contact's country, else en-US. */
-export function answerLocale(nodeLocale: string | undefined, contactPhone: string | null): string {
+/** The locale an answer is read in: the node's, else the workspace's, else the one of the contact's country, else en-US. */
+export function answerLocale(nodeLocale: string | undefined, contactPhone: string | null, workspaceLocale: string | null = null): string {
   if (nodeLocale && supported(nodeLocale)) return nodeLocale;
+  if (workspaceLocale && supported(workspaceLocale)) return workspaceLocale;
   const country = countryOf(contactPhone);
   if (country) {
     const language = new Intl.Locale('und', { region: country }).maximize().language;

@@ -26,6 +26,8 @@ export interface RunState {
   vars: Record<string, unknown>;
   trigger: { text: string | null };
   reply: ReplyState | null;
+  /** The workspace's locale for reading answers (Messaging settings), or null. */
+  locale: string | null;
 }
 
 function lookup(state: RunState, path: string): unknown {

@@ -299,7 +299,11 @@ async function ask(
   if (input.kind === 'timeout')
     return { kind: 'next', port: 'timeout', detail: `no reply within ${p.timeout_minutes ?? 1440} minutes`, messageId: null, simulated: false };
   const reply = input.reply;
-  const parsed = acceptAnswer(p.expect ?? 'any', reply, { locale: answerLocale(p.locale, state.contact.phone), contactPhone: state.contact.phone, now });
+  const parsed = acceptAnswer(p.expect ?? 'any', reply, {
+    locale: answerLocale(p.locale, state.contact.phone, state.locale),
+    contactPhone: state.contact.phone,
+    now,
+  });
   if (!parsed.ok) {
     const retries = Number(waitState?.retries ?? 0);
     const why = `the answer does not fit ${p.expect} (${parsed.reason})`;

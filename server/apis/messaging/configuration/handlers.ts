@@ -3,6 +3,7 @@ import type { operations } from '#generated/messaging/types.js';
 import type { Handlers } from '#server/lib/handler-types.js';
 import { createConnection, deleteConnection, listConnections } from './connections.js';
 import { getMarketingMessagesSettings, syncMarketingMessagesStatus, updateMarketingMessagesSettings } from './marketing-handlers.js';
+import { getMessagingSettings, updateMessagingSettings } from './messaging-settings.js';
 import { listAccountPhoneNumbers, listPhoneNumbers } from './numbers.js';
 import { setupProviderWebhooks, syncWorkspace } from './provider-setup.js';
 
@@ -17,4 +18,6 @@ export const configurationHandlers: Handlers<operations> = {
   getMarketingMessagesSettings,
   updateMarketingMessagesSettings,
   syncMarketingMessagesStatus,
+  getMessagingSettings,
+  updateMessagingSettings,
 };

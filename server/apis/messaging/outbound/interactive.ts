@@ -5,7 +5,7 @@
 // naming the field of the request.
 import type { components } from '#generated/messaging/types.js';
 import { HttpProblem } from '#server/lib/problems.js';
-import { flowScreenViolation, messageViolations, type RuleViolation } from '#server/providers/message-rules.js';
+import { messageViolations, type RuleViolation } from '#server/providers/message-rules.js';
 import type { Interactive, InteractiveButtons, InteractiveHeader, InteractiveList, OutboundMessage } from '#server/providers/types.js';
 import type { Part } from './record-and-send.js';
 import type { MediaUrl } from './template-fit.js';
@@ -110,8 +110,6 @@ export function interactivePart(body: Kinds, urls: MediaUrl[]): Part {
       break;
   }
   const message: OutboundMessage = { type: 'interactive', interactive };
-  const screen = flowScreenViolation(message);
-  if (screen) throw violationProblem([screen]);
   checkProviderRules(message);
   return { type: 'interactive', message, content: { text: body.message, interactive } };
 }

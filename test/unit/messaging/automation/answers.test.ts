@@ -126,5 +126,9 @@ describe('the locale an answer is read in', () => {
     expect(answerLocale(undefined, '+4915112345678')).toBe('de-DE');
     expect(answerLocale(undefined, '+14155550100')).toBe('en-US');
     expect(answerLocale(undefined, null)).toBe('en-US');
+    // The workspace's locale comes after the node's and before the contact's country.
+    expect(answerLocale(undefined, '+14155550100', 'pt-PT')).toBe('pt-PT');
+    expect(answerLocale('de-DE', '+14155550100', 'pt-PT')).toBe('de-DE');
+    expect(answerLocale(undefined, null, 'pt-PT')).toBe('pt-PT');
   });
 });
