@@ -21,12 +21,12 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSH
  * An operation of each document's first tag (Scalar opens only that one), and a webhook of the
  * 3.1 `webhooks:` section with the tag Scalar groups it under, as Scalar titles them.
  */
-const RENDERED: Record<string, { operation: string; webhook?: { group: string; name: string } }> = {
-  // An operation of the first tag of the first group (x-tagGroups), which the sidebar opens with.
-  account: { operation: 'Create a workspace and its owner' },
-  connect: { operation: 'Create a Connect client', webhook: { group: 'Connect events', name: 'link.opened' } },
-  login: { operation: 'Create a Login app', webhook: { group: 'Login events', name: 'chatapp.auth.verified' } },
-  messaging: { operation: 'List contacts', webhook: { group: 'Messaging events', name: 'campaign.completed' } },
+const RENDERED: Record<string, { tag: string; operation: string; webhook?: { group: string; name: string } }> = {
+  // An operation of the first tag of the first group (x-tagGroups).
+  account: { tag: 'Workspaces', operation: 'Create a workspace and its owner' },
+  connect: { tag: 'Clients', operation: 'Create a Connect client', webhook: { group: 'Connect events', name: 'link.opened' } },
+  login: { tag: 'Login apps', operation: 'Create a Login app', webhook: { group: 'Login events', name: 'chatapp.auth.verified' } },
+  messaging: { tag: 'Contacts', operation: 'List contacts', webhook: { group: 'Messaging events', name: 'campaign.completed' } },
 };
 
 describe('docs pages in Chromium', () => {
@@ -87,10 +87,14 @@ describe('docs pages in Chromium', () => {
     it(`/docs/${api.name} renders its operations${RENDERED[api.name]!.webhook ? ' and webhooks' : ''} from this server only`, async () => {
       const page = await context.newPage();
       await page.goto(`${origin}/docs/${api.name}`);
-      const { operation, webhook } = RENDERED[api.name]!;
+      const { tag, operation, webhook } = RENDERED[api.name]!;
       // The server Scalar offers for "Test Request" is this one, not the document's 127.0.0.1:3000.
       await page.getByText(origin, { exact: true }).first().waitFor({ timeout: 60_000 });
-      await page.getByText(operation, { exact: true }).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
+      // The sidebar may open with every tag collapsed: the tag is opened when its operation is hidden.
+      const listed = page.getByText(operation, { exact: true }).filter({ visible: true }).first();
+      await page.getByText(tag, { exact: true }).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
+      if (!(await listed.isVisible())) await page.getByText(tag, { exact: true }).filter({ visible: true }).first().click();
+      await listed.waitFor({ timeout: 60_000 });
       if (webhook) {
         // Open the webhook's group in the sidebar: the webhook is listed and its section renders.
         await page.getByText(webhook.group, { exact: true }).first().click();
