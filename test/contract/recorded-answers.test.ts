@@ -29,7 +29,9 @@ const NO_SUCCESS_HERE: Record<string, string> = {
   getChatbot: "createChatbot's example hands off to an agent this workspace does not have",
 };
 
-const server = inject('contractTargets').find((t) => t.name === 'server');
+// The server itself: through the validating proxies (`test:proxy`) the seeding's pages and
+// cross-API calls would be routes no one API's proxy knows; that run checks the suites' cases.
+const server = process.env.CONTRACT_TARGETS?.includes('proxy') ? undefined : inject('contractTargets').find((t) => t.name === 'server');
 
 describe.skipIf(!server)('recorded answers of every list and get operation', () => {
   let recorded: Recorded[] = [];
