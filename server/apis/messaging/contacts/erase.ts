@@ -143,9 +143,8 @@ export const deleteContact: Handler<operations['deleteContact']> = async (reques
       .returningAll()
       .executeTakeFirstOrThrow();
   });
-  // The media area's cache (getMessageMedia) keys its copies by workspace and message.
-  const cache = (request.server as { inboundMediaCache?: { remove(key: string): Promise<void> } }).inboundMediaCache;
-  if (cache) for (const key of cachedMedia) await cache.remove(key);
+  // The media area's cache (getMessageMedia, decorated on the app) keys its copies by workspace and message.
+  for (const key of cachedMedia) await request.server.inboundMediaCache.remove(key);
   request.log.info({ erasureId: row.id, contactId: id }, 'contact erased');
   return view(row);
 };
