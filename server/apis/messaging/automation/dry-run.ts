@@ -10,7 +10,7 @@ import type { components } from '#generated/messaging/types.js';
 import type { Platform } from '#server/platform.js';
 import { workspaceLocale } from '../configuration/messaging-settings.js';
 import { formByFlowId } from '../forms/by-flow-id.js';
-import { sendParts } from '../outbound/parts.js';
+import { checkMediaUrls, sendParts } from '../outbound/parts.js';
 import { resolveSender, type Sender } from '../sender.js';
 import type { ContactState, RunState } from './contact-state.js';
 import { sendError } from './effects.js';
@@ -75,7 +75,15 @@ async function checkSend(
   const to = contact.phone ?? '';
   const recipient = { to, contact: { name: contact.name, email: contact.email, custom_fields: contact.fields } };
   try {
-    await sendParts(platform, workspaceId, sender, recipient, { ...body, contact_no: to, chatapp_phone_number: sender.number.id } as SendBody, platform.now());
+    const built = await sendParts(
+      platform,
+      workspaceId,
+      sender,
+      recipient,
+      { ...body, contact_no: to, chatapp_phone_number: sender.number.id } as SendBody,
+      platform.now(),
+    );
+    await checkMediaUrls(platform, built.mediaUrls);
   } catch (error) {
     const mapped = sendError(error, nodeId);
     if (mapped) throw new NodeFailure(mapped);

@@ -2,15 +2,16 @@
 // `POST /api/chatapp/send` does after authentication. Automation, bots and order webhooks send
 // through here so the 24-hour window, storage and the inbox cannot differ from the API's.
 // In order: the sender, the recipient and the quoted message; the parts (parts.ts: template,
-// media URLs); the 24-hour rule (service-window.ts); a device file's upload; then the parts are
-// recorded and sent (record-and-send.ts). Refusals throw HttpProblem.
+// uploads); the 24-hour rule (service-window.ts) and the opt-out; the media URLs (last of the
+// checks: one may wait on DNS); a device file's upload; then the parts are recorded and sent
+// (record-and-send.ts). Refusals throw HttpProblem.
 import type { components } from '#generated/messaging/types.js';
 import { requireE164 } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import { requireNotOptedOut } from '../contacts/opt-out.js';
 import { senderOf } from '../sender.js';
-import { devicePart, sendParts, type DeviceSend } from './parts.js';
+import { checkMediaUrls, devicePart, sendParts, type DeviceSend } from './parts.js';
 import { recordAndSend } from './record-and-send.js';
 import { requireOpenWindow } from './service-window.js';
 
@@ -45,9 +46,10 @@ export async function deliver(platform: Platform, workspaceId: string, body: Bod
     replyTo = quoted.provider_message_id;
   }
 
-  const { parts, options, route, templateId } = await sendParts(platform, workspaceId, sender, { to, contact }, body, now);
+  const { parts, options, route, templateId, mediaUrls } = await sendParts(platform, workspaceId, sender, { to, contact }, body, now);
   requireOpenWindow(body.messageType, contact?.last_inbound_at, now);
   await requireNotOptedOut(db, contact, templateId);
+  await checkMediaUrls(platform, mediaUrls); // last: a URL's check may wait on DNS
   if ('file' in body) parts.push(await devicePart(platform, workspaceId, sender, body));
 
   const { contactId, chatId, results } = await recordAndSend(platform, {

@@ -40,6 +40,8 @@ export interface SendParts {
   options: SendOptions;
   route: S['SendRoute'];
   templateId: string | null;
+  /** The media URLs to check (`checkMediaUrls`) once the cheaper rules have passed: a check may wait on DNS. */
+  mediaUrls: MediaUrl[];
 }
 
 /** The send's recipient as the parts need it: the number, and its contact row when there is one. */
@@ -80,7 +82,7 @@ function mediaPart(type: 'image' | 'video' | 'document' | 'audio', source: Media
   };
 }
 
-/** The parts of a send (none yet for a device file), every media URL checked. */
+/** The parts of a send (none yet for a device file); its media URLs are listed, not checked yet. */
 export async function sendParts(
   platform: Platform,
   workspaceId: string,
@@ -89,8 +91,8 @@ export async function sendParts(
   body: Body | DeviceSend,
   now: Date,
 ): Promise<SendParts> {
-  const out: SendParts = { parts: [], options: {}, route: 'cloud_api', templateId: null };
   const urls: MediaUrl[] = [];
+  const out: SendParts = { parts: [], options: {}, route: 'cloud_api', templateId: null, mediaUrls: urls };
   const parts = out.parts;
   if (!('file' in body))
     switch (body.messageType) {
@@ -182,8 +184,12 @@ export async function sendParts(
         break;
       }
     }
-  for (const u of urls) await checkMediaUrl(platform, u.url, u.pointer);
   return out;
+}
+
+/** Each media URL of a send is a public target (422 `unsafe-url`, 400 for one that is no URL). */
+export async function checkMediaUrls(platform: Platform, urls: MediaUrl[]): Promise<void> {
+  for (const u of urls) await checkMediaUrl(platform, u.url, u.pointer);
 }
 
 /**

@@ -123,6 +123,22 @@ describe('the 24-hour window (H15)', () => {
     expect(sent.statusCode, sent.body).toBe(201);
   });
 
+  it('outside the window the media URL is not looked at: 422 outside-window before the URL check (which may wait on DNS)', async () => {
+    const t = await tenant(strictApp);
+    const stranger = '+4915112340009';
+    for (const body of [
+      { messageType: 'image', mediaUrl: 'http://127.0.0.1/a.jpg' },
+      { messageType: 'buttons', message: 'Pick', header: { type: 'image', mediaUrl: 'http://127.0.0.1/h.jpg' }, buttons: [{ id: 'a', title: 'A' }] },
+    ]) {
+      const res = await send(t, { ...body, contact_no: stranger }, {}, strictApp);
+      expect(res.json().type, res.body).toBe(`${PROBLEMS}outside-window`);
+    }
+    // Inside the window the same URL is checked and refused.
+    await customerWrites(strictApp, t, stranger, 'hello');
+    const res = await send(t, { messageType: 'image', mediaUrl: 'http://127.0.0.1/a.jpg', contact_no: stranger }, {}, strictApp);
+    expect(res.json().type, res.body).toBe(`${PROBLEMS}unsafe-url`);
+  });
+
   it('a number that never wrote: free-form refused without creating the contact; an approved template creates it', async () => {
     const t = await tenant(app);
     await storeTemplate(app, t, {
