@@ -2148,21 +2148,21 @@ export interface components {
              *     `unsupported_grant_type`, none `invalid_request`.
              */
             grant_type?: string;
-            /** @description The authorization code from the redirect (at most 512 characters). */
+            /** @description The authorization code from the redirect. */
             code?: string;
-            /** @description The redirect URI sent to authorize, character for character (at most 2,048 characters). */
+            /** @description The redirect URI sent to authorize, character for character. */
             redirect_uri?: string;
             /** @description The PKCE verifier (RFC 7636 §4.1): 43–128 unreserved characters. */
             code_verifier?: string;
-            /** @description The refresh token (with `refresh_token`; at most 512 characters). */
+            /** @description The refresh token (with `refresh_token`). */
             refresh_token?: string;
-            /** @description A space-separated subset of the granted scopes (with `refresh_token`; at most 512 characters); never more. */
+            /** @description A space-separated subset of the granted scopes (with `refresh_token`); never more. */
             scope?: string;
-            /** @description The client id, unless sent with HTTP Basic (at most 128 characters). */
+            /** @description The client id, unless sent with HTTP Basic. */
             client_id?: string;
             /**
              * Format: password
-             * @description The client secret, unless sent with HTTP Basic (confidential clients; at most 256 characters).
+             * @description The client secret, unless sent with HTTP Basic (confidential clients).
              */
             client_secret?: string;
         };
@@ -2496,7 +2496,7 @@ export interface components {
         "AuthorizeQuery.email": string;
         /** @description Prefill: the owner's name, for sign-up. */
         "AuthorizeQuery.name": string;
-        /** @description Prefill for a new workspace created in the same step: its display name (at most 100 characters; longer prefills are ignored). */
+        /** @description Prefill for a new workspace created in the same step: its display name. */
         "AuthorizeQuery.org_name": string;
         /**
          * @description Where to send the browser back. Must equal one of the client's registered redirect URIs
@@ -2508,14 +2508,14 @@ export interface components {
         /**
          * @description The scopes asked for, space-separated (`documents:write links:write`), from
          *     `documents:write`, `links:write`, `analytics:read`, `webhooks:write`. Empty or unknown
-         *     scopes redirect with `invalid_scope`. At most 512 characters.
+         *     scopes redirect with `invalid_scope`.
          */
         "AuthorizeQuery.scope": string;
         /** @description Prefill: the new workspace's handle (`acme-travel`). */
         "AuthorizeQuery.slug": string;
         /**
          * @description An opaque value chosen by the client against CSRF. Returned byte for byte in the
-         *     redirect (URL-encoded once) and HTML-escaped wherever shown. At most 1,024 characters.
+         *     redirect (URL-encoded once) and HTML-escaped wherever shown.
          */
         "AuthorizeQuery.state": string;
         /** @description The first day (default: 29 days before `to`). */
@@ -7714,6 +7714,22 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description 413 `invalid_request`: the body is larger than the endpoint reads (64 KiB as a form, 1 MiB as JSON). */
+            413: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -7810,6 +7826,22 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
+            /** @description 413 `invalid_request`: the body is larger than the endpoint reads (64 KiB as a form, 1 MiB as JSON). */
+            413: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
             /** @description Too many requests. */
             429: {
                 headers: {
@@ -7856,12 +7888,12 @@ export interface operations {
                 /**
                  * @description The scopes asked for, space-separated (`documents:write links:write`), from
                  *     `documents:write`, `links:write`, `analytics:read`, `webhooks:write`. Empty or unknown
-                 *     scopes redirect with `invalid_scope`. At most 512 characters.
+                 *     scopes redirect with `invalid_scope`.
                  */
                 scope?: components["parameters"]["AuthorizeQuery.scope"];
                 /**
                  * @description An opaque value chosen by the client against CSRF. Returned byte for byte in the
-                 *     redirect (URL-encoded once) and HTML-escaped wherever shown. At most 1,024 characters.
+                 *     redirect (URL-encoded once) and HTML-escaped wherever shown.
                  */
                 state?: components["parameters"]["AuthorizeQuery.state"];
                 /**
@@ -7872,7 +7904,7 @@ export interface operations {
                 code_challenge?: components["parameters"]["AuthorizeQuery.code_challenge"];
                 /** @description Must be `S256` when `code_challenge` is sent; `plain` redirects with `invalid_request`. */
                 code_challenge_method?: components["parameters"]["AuthorizeQuery.code_challenge_method"];
-                /** @description Prefill for a new workspace created in the same step: its display name (at most 100 characters; longer prefills are ignored). */
+                /** @description Prefill for a new workspace created in the same step: its display name. */
                 org_name?: components["parameters"]["AuthorizeQuery.org_name"];
                 /** @description Prefill: the new workspace's handle (`acme-travel`). */
                 slug?: components["parameters"]["AuthorizeQuery.slug"];

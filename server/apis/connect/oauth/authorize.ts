@@ -14,6 +14,8 @@ import { CODE_TTL_SECONDS, SCOPES, newCode, orderScopes } from './tokens.js';
 
 /** Parameters of the authorization request that the consent form carries through its post. */
 export const CARRIED = ['client_id', 'redirect_uri', 'response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+// The lengths are the contract's (AuthorizeQuery), which GET /connect/authorize validates before
+// this runs; the decision form's post has no schema, so they are checked here too.
 const PREFILL_LIMITS = { org_name: 100, slug: 40, email: 254, name: 100 } as const;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 

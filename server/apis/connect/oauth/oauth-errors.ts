@@ -53,7 +53,7 @@ export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, 
 }
 
 /**
- * The authorize page's: a query the contract refuses (a parameter repeated, say) is a browser's
+ * The authorize page's: a query the contract refuses (a parameter repeated or too long) is a browser's
  * request too, so it gets the HTML error page at the same status and never a redirect (bad-inputs C1).
  */
 export function authorizePageErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -62,12 +62,9 @@ export function authorizePageErrorHandler(error: FastifyError, request: FastifyR
     if (body.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, body, headers);
   }
-  return sendConsentPage(
-    reply,
-    body.status,
-    'Authorization request refused',
-    errorView('The authorization request is malformed: each parameter must appear once.'),
-  );
+  const first = body.errors?.[0];
+  const what = first ? `${first.pointer.replace(/^\/query\//, '')}: ${first.detail}` : 'each parameter must appear once, within its length';
+  return sendConsentPage(reply, body.status, 'Authorization request refused', errorView(`The authorization request is malformed (${what}).`));
 }
 
 /**

@@ -307,6 +307,9 @@ describe('C. OAuth consent and token', () => {
       ['/api/oauth/token', 'application/x-www-form-urlencoded', 'grant_type=a&grant_type=b', 400],
       ['/api/oauth/token', 'application/x-www-form-urlencoded', `code=${'x'.repeat(70 * 1024)}`, 413],
       ['/api/oauth/revoke', 'application/json', '{"token":', 400],
+      ['/api/oauth/revoke', 'application/x-www-form-urlencoded', `token=${'x'.repeat(70 * 1024)}`, 413],
+      ['/api/oauth/revoke', 'application/x-www-form-urlencoded', `token=${'x'.repeat(513)}`, 400],
+      ['/api/oauth/token', 'application/x-www-form-urlencoded', `grant_type=${'x'.repeat(65)}`, 400],
     ] as const;
     for (const [url, type, payload, status] of sent) {
       const res = await app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload });
@@ -327,6 +330,23 @@ describe('C. OAuth consent and token', () => {
     expect(String(res.headers['content-type'])).toMatch(/^text\/html/);
     expect(res.headers.location).toBeUndefined();
     expect(res.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('C1 an authorize parameter over its length (the contract bounds all of them to fit 8 KiB): 400 page naming it, no Location', async () => {
+    for (const [name, length] of [
+      ['state', 1025],
+      ['org_name', 101],
+      ['client_id', 129],
+    ] as const) {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/connect/authorize?response_type=code&client_id=cli_x&redirect_uri=https%3A%2F%2Fcrm.test%2Fcb&${name}=${'a'.repeat(length)}`,
+      });
+      expect(res.statusCode, name).toBe(400);
+      expect(String(res.headers['content-type'])).toMatch(/^text\/html/);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.body).toContain(`(${name}: `);
+    }
   });
 
   it("C15 consent POST without its CSRF token, with another browser session's, or Origin: https://evil.test: 403 page, no code", async () => {
