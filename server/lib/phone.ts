@@ -3,6 +3,9 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
 import { HttpProblem } from './problems.js';
 
+/** The contract's E164 (spec/common/ids.tsp): `+` and 8–15 digits. */
+const E164 = /^\+[1-9][0-9]{7,14}$/;
+
 /** E.164 of `input`, or null when it is not a valid number. Digits without `+` are read as international. */
 export function toE164(input: string): string | null {
   const text = input.trim();
@@ -10,7 +13,9 @@ export function toE164(input: string): string | null {
   const parsed = parsePhoneNumberFromString(text.startsWith('+') ? text : `+${text}`);
   // Possible (right length for its country), not "valid": the 555-01xx test range Meta and the
   // sandbox use is assigned to no one, and real new ranges reach libphonenumber's data late.
-  return parsed?.isPossible() ? parsed.number : null;
+  // And 8–15 digits, as the contract's E164 says: libphonenumber deems a few 7-digit numbers
+  // possible (`+2710508`), which no answer could then carry.
+  return parsed?.isPossible() && E164.test(parsed.number) ? parsed.number : null;
 }
 
 /** E.164 of `input`, or a 400 validation problem pointing at `pointer`. */

@@ -11,7 +11,7 @@ import type { MessageBilling } from '#server/store/schema/inbound.js';
 type S = components['schemas'];
 type ContactRef = { id: string; name: string | null; phone: string; last_inbound_at: Date | null };
 
-const WA_ID = /^[1-9]\d{6,14}$/;
+const WA_ID = /^[1-9]\d{7,14}$/; // 8–15 digits: the contract's E164 without `+`
 
 /**
  * With `user_changed_number`, the contact (found by the old number the notice comes from) takes

@@ -35,7 +35,7 @@ type Ctx = {
 };
 
 /** E.164 digits without `+`, as the provider writes `from`. */
-const WA_ID = /^[1-9]\d{6,14}$/;
+const WA_ID = /^[1-9]\d{7,14}$/; // 8–15 digits: the contract's E164 without `+`
 /** Outbound states in order; `failed` can follow any of them and nothing follows it. */
 const RANK = new Map([
   ['pending', 0],

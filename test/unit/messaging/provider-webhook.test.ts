@@ -309,6 +309,17 @@ describe('messages and statuses', () => {
     });
   });
 
+  it('a sender id that is no E.164 number (7 digits, letters): 200, ignored, no contact a response could not carry', async () => {
+    const f = await fixture();
+    for (const [i, from] of ['2710508', 'abc12345678'].entries()) {
+      const res = await post(inbound(f, text(`wamid.BADFROM${i}`, 'hi', from)));
+      expect(res.statusCode).toBe(200);
+    }
+    const db = app.platform.store.db;
+    expect(await db.selectFrom('contacts').select('id').where('workspace_id', '=', f.workspaceId).execute()).toEqual([]);
+    expect(await db.selectFrom('messages').select('id').where('provider_message_id', 'like', 'wamid.BADFROM%').execute()).toEqual([]);
+  });
+
   it('a failed status records the provider error; nothing moves after it', async () => {
     const f = await fixture();
     const id = await outbound(f, 'wamid.F1', 'sent');
