@@ -14,6 +14,11 @@ export interface SafeFetchOptions extends UrlPolicy {
   lookup?: Resolver;
   /** Whole exchange, redirects and body included. */
   timeoutMs?: number;
+  /**
+   * One name's resolution (default 3 s). A resolver that gets no answer retries for 10 s or more
+   * before it fails; a name that slow is treated as unresolvable, so a check answers promptly.
+   */
+  dnsTimeoutMs?: number;
   maxResponseBytes?: number;
   /** Webhooks: 0 (a 3xx is returned as is). Media fetches: 3. */
   maxRedirects?: number;
@@ -90,7 +95,7 @@ const defaultResolver: Resolver = async (hostname) =>
 const unbracket = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 
 export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
-  const { timeoutMs = 10_000, maxResponseBytes = 1024 * 1024, maxRedirects = 0 } = options;
+  const { timeoutMs = 10_000, dnsTimeoutMs = 3_000, maxResponseBytes = 1024 * 1024, maxRedirects = 0 } = options;
   const resolver = options.lookup ?? defaultResolver;
 
   const checkSyntax = (raw: string): URL => {
@@ -102,10 +107,16 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   // Every address must pass (bad-inputs G8): which one the socket picks is not ours to choose.
   const resolveChecked = async (hostname: string) => {
     let addresses: Awaited<ReturnType<Resolver>>;
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${dnsTimeoutMs} ms`)), dnsTimeoutMs);
+    });
     try {
-      addresses = await resolver(hostname);
+      addresses = await Promise.race([resolver(hostname), slow]);
     } catch (err) {
       throw new FetchFailedError('dns', `could not resolve ${hostname}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
     if (addresses.length === 0) throw new FetchFailedError('dns', `${hostname} has no addresses`);
     if (addresses.some((a) => !isAllowedAddress(a.address, options))) throw new UnsafeUrlError(422, 'the host resolves to an address that is not allowed');

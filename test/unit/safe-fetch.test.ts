@@ -371,6 +371,15 @@ describe('safe fetch of allowed targets', () => {
     expect((err as FetchFailedError).reason).toBe('timeout');
   });
 
+  it('a resolver that does not answer within dnsTimeoutMs is a DNS failure, for the check and the fetch', async () => {
+    const silent = guard({ lookup: () => new Promise(() => {}), dnsTimeoutMs: 20 });
+    for (const attempt of [silent.check('http://slow.test/'), silent(withPort('http://slow.test:PORT/'))]) {
+      const err = await attempt.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FetchFailedError);
+      expect((err as FetchFailedError).reason).toBe('dns');
+    }
+  });
+
   it('a name that does not resolve is a DNS failure, not a refusal', async () => {
     const err = await failure(lab(withPort('http://nowhere.test:PORT/')));
     expect(err).toBeInstanceOf(FetchFailedError);
