@@ -99,6 +99,12 @@ export class CampaignWorker {
   private readonly halted = new Map<string, { status: string; seq: number }>();
   private stateEvents = 0;
   private readonly failures = new Map<string, string>();
+  /**
+   * Campaigns whose last lease found fewer due recipients than it asked for: only their flushes
+   * look for completion (a query over the recipients that each flush of a long campaign would
+   * otherwise pay for nothing). A cycle that leases none checks completion itself.
+   */
+  private readonly draining = new Set<string>();
   private readonly numberPausedUntil = new Map<string, number>();
   /** Per number: no lease before this time (its slots are reserved until then). */
   private readonly numberBusyUntil = new Map<string, number>();
@@ -287,6 +293,7 @@ export class CampaignWorker {
         .forUpdate()
         .skipLocked()
         .execute();
+      if (claimed.length < n) this.draining.add(c.id);
       if (!claimed.length) {
         await completeIfDone(trx, c.id, now);
         return null;
@@ -506,12 +513,15 @@ export class CampaignWorker {
       return sql`(${o.r.id}::bigint, ${state}, ${messageId}::text, ${providerId}::text, ${error}::jsonb, ${next}::timestamptz, ${undo}::int)`;
     });
     // Only rows this instance still holds: if its lease ran out and another worker took the
-    // recipient, that worker's result is the one recorded.
+    // recipient, that worker's result is the one recorded. `(state = 'sending') is true` keeps
+    // the plan on the primary key, one probe per result: stated plainly, the state index looks
+    // cheaper whenever the statistics count few rows `sending`, and that plan reads the values
+    // list once per held row (a flush took 10–40 ms instead of 1–2 on the embedded store).
     await sql`update campaign_recipients r set state = v.state, message_id = coalesce(v.message_id, r.message_id),
         provider_message_id = coalesce(v.provider_id, r.provider_message_id), error = v.error, next_attempt_at = v.next_at,
         attempts = r.attempts - v.undo, lease_until = null, leased_by = null, updated_at = ${now}
       from (values ${sql.join(values)}) as v(id, state, message_id, provider_id, error, next_at, undo)
-      where r.id = v.id and r.leased_by = ${this.platform.instanceId} and r.state = 'sending'`.execute(trx);
+      where r.id = v.id and r.leased_by = ${this.platform.instanceId} and (r.state = 'sending') is true`.execute(trx);
     for (const id of new Set(batch.map((o) => o.r.campaign_id))) {
       const reason = this.failures.get(id);
       if (reason) {
@@ -522,7 +532,8 @@ export class CampaignWorker {
       }
       const c = await trx.selectFrom('campaigns').select('status').where('id', '=', id).executeTakeFirst();
       if (c?.status === 'cancelled' || c?.status === 'failed') await skipUnsent(trx, id, `Campaign ${c.status}.`);
-      else if (c?.status === 'sending') await completeIfDone(trx, id, now);
+      else if (c?.status === 'sending' && this.draining.has(id) && (await completeIfDone(trx, id, now))) this.draining.delete(id);
+      if (c?.status !== 'sending') this.draining.delete(id);
     }
   }
 }
