@@ -140,6 +140,9 @@ export async function enrolNewContacts(platform: Platform): Promise<boolean> {
     let candidates: { id: string }[] = [];
     const notEnrolled = (col: 'contacts.id' | 'contact_tags.contact_id') =>
       sql<boolean>`not exists (select 1 from automation_sequence_enrolments e where e.sequence_id = ${seq.id} and e.contact_id = ${sql.ref(col)})`;
+    // An opted-out contact is not enrolled by a tag or its creation (a keyword it sends still enrols it).
+    const optedIn = (col: 'contacts.id' | 'contact_tags.contact_id') =>
+      sql<boolean>`not exists (select 1 from contacts o where o.id = ${sql.ref(col)} and o.opted_out_at is not null)`;
     if (trigger.type === 'tag_added' && trigger.tag_id) {
       candidates = await db
         .selectFrom('contact_tags')
@@ -147,6 +150,7 @@ export async function enrolNewContacts(platform: Platform): Promise<boolean> {
         .where('contact_tags.tag_id', '=', trigger.tag_id)
         .where('contact_tags.created_at', '>=', seq.created_at)
         .where(notEnrolled('contact_tags.contact_id'))
+        .where(optedIn('contact_tags.contact_id'))
         .limit(500)
         .execute();
     } else if (trigger.type === 'contact_created') {
@@ -156,6 +160,7 @@ export async function enrolNewContacts(platform: Platform): Promise<boolean> {
         .where('workspace_id', '=', seq.workspace_id)
         .where('created_at', '>=', seq.created_at)
         .where(notEnrolled('contacts.id'))
+        .where(optedIn('contacts.id'))
         .limit(500)
         .execute();
     }

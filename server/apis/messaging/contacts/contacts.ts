@@ -10,6 +10,7 @@ import { requireE164 } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
+import { stopEnrolments } from './opt-out.js';
 import { isUniqueViolation } from './storable.js';
 import { ensureTags } from './tags.js';
 import { CONTACT_COLUMNS, contactViews, type ContactRow } from './views.js';
@@ -142,6 +143,7 @@ export const updateContact: Handler<operations['updateContact']> = async (reques
         .executeTakeFirst();
       if (!updated) throw notFound(id);
       if (body.tags !== undefined) await setTags(trx, workspaceId, id, body.tags, at);
+      if (body.opted_out === true) await stopEnrolments(trx, [id], at);
       return updated;
     }),
   );

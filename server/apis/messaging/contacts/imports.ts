@@ -19,6 +19,7 @@ import { fileParts } from '../media/parts.js';
 import { CsvError, parseCsv, TooManyRows, unguard, type CsvRow } from './csv.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
 import type { FieldDefinitions } from './segment-filter.js';
+import { stopEnrolments } from './opt-out.js';
 import { ensureTags } from './tags.js';
 
 type Job = components['schemas']['ContactImport'];
@@ -222,6 +223,11 @@ async function writeContacts(trx: Transaction<Database>, workspaceId: string, co
         .values(links.slice(k, k + CHUNK))
         .onConflict((oc) => oc.doNothing())
         .execute();
+    await stopEnrolments(
+      trx,
+      chunk.filter((c) => c.optedOut === true).map((c) => idOf.get(c.phone)!),
+      at,
+    );
     const optedIn = chunk.filter((c) => c.optedOut === false).map((c) => c.phone);
     if (optedIn.length)
       await trx

@@ -3,7 +3,8 @@
 // allows: authentication templates, and free-form replies while the customer's latest message is
 // the opt-out itself or came after it (a service reply; the 24-hour rule still applies). An
 // opt-in keyword clears the state. Keywords are per workspace, matched against the whole text of
-// an inbound text message, ignoring case, accents and surrounding punctuation.
+// an inbound text message, ignoring case, accents and surrounding punctuation. Opting out ends
+// the contact's sequence enrolments.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
@@ -94,6 +95,20 @@ export const updateOptOutSettings: Handler<operations['updateOptOutSettings']> =
 };
 
 /**
+ * Ends a contact's active sequence enrolments when it opts out (by keyword, the API or an
+ * import): no later step is sent, and opting back in does not resume them.
+ */
+export async function stopEnrolments(trx: Transaction<Database>, contactIds: string[], at: Date): Promise<void> {
+  if (!contactIds.length) return;
+  await trx
+    .updateTable('automation_sequence_enrolments')
+    .set({ status: 'stopped', fire_at: null, updated_at: at })
+    .where('contact_id', 'in', contactIds)
+    .where('status', '=', 'active')
+    .execute();
+}
+
+/**
  * The inbound step (in the transaction that stores the message): an opt-out keyword opts the
  * contact out (source `keyword`, at the message's time), an opt-in keyword opts it back in.
  */
@@ -111,6 +126,7 @@ export async function applyOptOutKeywords(trx: Transaction<Database>, platform: 
       .where('id', '=', message.contactId)
       .where('opted_out_at', 'is', null)
       .execute();
+    await stopEnrolments(trx, [message.contactId], at);
   } else if (settings.opt_in_keywords.some((k) => normalizeKeyword(k) === text)) {
     await trx
       .updateTable('contacts')

@@ -141,3 +141,47 @@ it('A-14 a keyword enrols the contact; a reply stops the enrolment (stop_on_repl
   );
   expect(await outbound(app, phone)).toHaveLength(0);
 }, 60_000);
+
+it('A-15 opting out (keyword or API) ends active enrolments; a tag does not enrol an opted-out contact', async () => {
+  const app = await build({ env });
+  const w = await workspace(app);
+  const db = app.platform.store.db;
+  const call = api(app, w.key);
+  const tag = await addTag(app, w.workspaceId, 'vip');
+  const now = new Date();
+  const sequence = (name: string, trigger: object) => ({
+    id: newId('seq'),
+    workspace_id: w.workspaceId,
+    business_account_id: w.accountId,
+    phone_number_id: w.numberId,
+    name,
+    status: 'active',
+    trigger: JSON.stringify(trigger),
+    steps: JSON.stringify([{ position: 1, delay: 10, delay_unit: 'minutes', message_type: 'text', text: 'Tip 1', template_id: null, language: null }]),
+    stop_on_reply: false, // a reply alone would not stop it
+    created_at: now,
+    updated_at: now,
+  });
+  await db
+    .insertInto('automation_sequences')
+    .values([sequence('Tips', { type: 'keyword', tag_id: null, keyword: 'TIPS' }), sequence('VIP', { type: 'tag_added', tag_id: tag, keyword: null })])
+    .execute();
+  const statusOf = async (contactId: string) =>
+    (await db.selectFrom('automation_sequence_enrolments').select('status').where('contact_id', '=', contactId).executeTakeFirst())?.status;
+  const byKeyword = await inboundText(app, w, '+4915112340021', 'tips');
+  const byApi = await inboundText(app, w, '+4915112340022', 'tips');
+  await until(async () => (await statusOf(byKeyword.contactId)) === 'active' && (await statusOf(byApi.contactId)) === 'active', 10_000, 'the enrolments');
+
+  await inboundText(app, w, '+4915112340021', 'STOP');
+  expect((await call('PUT', `/api/contacts/${byApi.contactId}`, { opted_out: true })).statusCode).toBe(200);
+  await until(async () => (await statusOf(byKeyword.contactId)) === 'stopped', 10_000, 'the keyword opt-out');
+  expect(await statusOf(byApi.contactId)).toBe('stopped');
+
+  // Tagged after opting out: not enrolled; a contact tagged beside it is.
+  const optedOut = (await call('POST', '/api/contacts', { contact_no: '+4915112340023' })).json();
+  expect((await call('PUT', `/api/contacts/${optedOut.id}`, { opted_out: true })).statusCode).toBe(200);
+  const control = (await call('POST', '/api/contacts', { contact_no: '+4915112340024' })).json();
+  for (const id of [optedOut.id, control.id]) expect((await call('PUT', `/api/contacts/${id}`, { tags: ['vip'] })).statusCode).toBe(200);
+  await until(async () => (await statusOf(control.id)) === 'active', 10_000, 'the control enrolment');
+  expect(await statusOf(optedOut.id)).toBeUndefined();
+}, 60_000);
