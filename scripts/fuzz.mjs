@@ -106,6 +106,10 @@ function pathValue(api, path, method, name) {
     return Object.entries(byPrefix).find(([prefix]) => path.startsWith(prefix))?.[1];
   }
   if (name === 'appId' && path.startsWith('/api/chatapp-auth/webhook/')) return ids.hostedAppId; // the app must have a hosted webhook
+  // Account and Login: rotate on a key of its own, the code operations on code-mode sessions (seedAccountLogin).
+  if (name === 'keyId' && path.endsWith('/rotate')) return ids.rotateKeyId;
+  if (name === 'sessionId' && path.startsWith('/v1/auth/chatapp/resend/')) return ids.resendSessionId;
+  if (name === 'sessionId' && path.startsWith('/v1/auth/chatapp/check/')) return ids.checkSessionId;
   if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
   if (name === 'deliveryId' && api === 'messaging') return ids.messagingDeliveryId;
   const byName = { waba_id: ids.wabaId, catalog_id: ids.catalogId };
@@ -204,7 +208,13 @@ for (const api of APIS) {
     const child = spawn(st, stArgs, {
       cwd: work,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py'), FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields) },
+      env: {
+        ...process.env,
+        SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py'),
+        FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields),
+        // The owner's email and password, the Login code and hosted-webhook secret (hooks.py's Account and Login block).
+        FUZZ_ACCOUNT_LOGIN: JSON.stringify(seeded.workspaces[api].accountLogin),
+      },
     });
     const echo = unframedLines();
     child.stdout.on('data', (chunk) => {

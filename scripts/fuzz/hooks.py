@@ -21,7 +21,7 @@ from schemathesis import GenerationMode
 
 @schemathesis.hook
 def map_case(context, case):
-    return _positive_fixed(case)
+    return _account_login(_positive_fixed(case))
 
 
 @schemathesis.hook
@@ -30,7 +30,7 @@ def before_add_examples(context, examples):
     # a parameter's examples are merged across an operation's examples (a 400 example's bad cursor
     # becomes the only cursor example, sent with every positive example).
     for case in examples:
-        _positive_fixed(case)
+        _account_login(_positive_fixed(case))
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
@@ -62,6 +62,90 @@ def _positive_fixed(case):
     ):
         case.body["file"] = b"fuzz"
     return case
+
+
+# ---- Account and Login ------------------------------------------------------------------------
+# Values a schema cannot give (scripts/fuzz/server.ts's seedAccountLogin, passed by scripts/fuzz.mjs):
+# - createSession: a positive case signs in as the seeded owner (a made-up email or password is
+#   the same 401 every time, and 10 of them from one IP answer 429 for 15 minutes);
+# - createWorkspace: a positive case gets an email and a slug no earlier case used (hypothesis
+#   repeats its small values, and a taken one is 409): a counter prefixed to the email's local
+#   part and suffixed to the slug, the rest as generated;
+# - checkLoginCode and resendLoginCode: a positive case takes the next session of a seeded pool
+#   (`before_call`; a session sends one code per 30 s and verifies once), and a check sends the
+#   code the seeded sessions hold; once a pool is used up, the pinned session answers 409 or 429;
+# - receiveHostedLoginWebhook: a positive case that carries an X-Login-Signature is signed with the
+#   hosted app's webhook secret over the exact bytes sent (`before_call`), and its X-Login-Event-Id,
+#   if any, is the body's id. One without the header, or with a well-formed `sha256=<64 hex>`
+#   (the documents' examples), and every negative case go as generated: the 401 stays tested.
+import hashlib
+import hmac
+import itertools
+import re
+
+ACCOUNT_LOGIN = json.loads(os.environ.get("FUZZ_ACCOUNT_LOGIN") or "{}")
+_unique = itertools.count(1)
+_DOT_ATOM = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$")
+_SIGNATURE = re.compile(r"^sha256=[0-9a-f]{64}$")
+HOSTED_WEBHOOK = "/api/chatapp-auth/webhook/{appId}"
+
+
+def _is_positive(case):
+    meta = case.meta
+    return (
+        meta is not None
+        and meta.generation.mode == GenerationMode.POSITIVE
+        and all(info.mode == GenerationMode.POSITIVE for info in meta.components.values())
+    )
+
+
+def _account_login(case):
+    if not ACCOUNT_LOGIN or not _is_positive(case) or not isinstance(case.body, dict) or case.method.upper() != "POST":
+        return case
+    body, path = case.body, case.operation.path
+    if path == "/api/account/sessions" and ACCOUNT_LOGIN.get("email"):
+        body["email"], body["password"] = ACCOUNT_LOGIN["email"], ACCOUNT_LOGIN["password"]
+    elif path == "/api/account/workspaces":
+        n = next(_unique)
+        local, _, domain = str(body.get("email", "")).rpartition("@")
+        email = f"fuzz{n}.{local}@{domain}"
+        body["email"] = email if _DOT_ATOM.match(local) and len(local) < 50 and len(email) <= 254 else f"fuzz{n}@example.test"
+        slug = str(body.get("workspace_slug", "ws"))
+        body["workspace_slug"] = f"{slug[:32]}-{n}"
+    elif path == "/v1/auth/chatapp/check/{sessionId}" and ACCOUNT_LOGIN.get("loginCode"):
+        body["code"] = ACCOUNT_LOGIN["loginCode"]
+    return case
+
+
+# Positive resend and check cases each take the next fresh session of the seeded pools.
+_pools = {
+    "/v1/auth/chatapp/resend/{sessionId}": iter(ACCOUNT_LOGIN.get("resendSessions") or []),
+    "/v1/auth/chatapp/check/{sessionId}": iter(ACCOUNT_LOGIN.get("checkSessions") or []),
+}
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    pool = _pools.get(case.operation.path)
+    if pool is not None and _is_positive(case) and isinstance(case.path_parameters, dict):
+        session = next(pool, None)
+        if session:
+            case.path_parameters["sessionId"] = session
+    secret = ACCOUNT_LOGIN.get("hostedWebhookSecret")
+    if not secret or case.operation.path != HOSTED_WEBHOOK or not _is_positive(case) or not isinstance(case.body, dict):
+        return
+    headers = case.headers or {}
+    name = next((k for k in headers if k.lower() == "x-login-signature"), None)
+    if name is None or _SIGNATURE.match(str(headers[name])):
+        return
+    event_id = next((k for k in headers if k.lower() == "x-login-event-id"), None)
+    if event_id is not None and isinstance(case.body.get("id"), str):
+        headers[event_id] = case.body["id"]
+    # Sent as these bytes (`data` replaces the serialised body), so the HMAC covers what arrives.
+    raw = json.dumps(case.body).encode()
+    headers[name] = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    case.headers = headers
+    kwargs["data"] = raw
 
 
 # ---- positive_data_acceptance, as this contract states it ------------------------------------

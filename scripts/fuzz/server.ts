@@ -15,6 +15,8 @@ import { connectBearer } from '#test/support/connect.js';
 import { FakeProvider } from '#test/fakes/fake-provider.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 import { storeTemplate } from '#test/unit/messaging/inbox/support.js';
+import { hashPassword } from '#server/lib/secrets.js';
+import { codeDigest, newOneTimeCode } from '#server/apis/login/codes.js';
 
 const PDF = Buffer.from(
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
@@ -35,7 +37,62 @@ async function call(app: FastifyInstance, method: 'GET' | 'POST', url: string, h
 const idOf = (body: any): string | undefined => body?.id ?? body?.client_id ?? body?.data?.id;
 const firstId = (list: any): string | undefined => idOf((list?.data ?? list?.items ?? [])[0]);
 
-async function seed(app: FastifyInstance) {
+/**
+ * What the Account and Login operations need past their credentials (scripts/fuzz/hooks.py uses
+ * `secrets`, passed as FUZZ_ACCOUNT_LOGIN): the owner's password (the fixture stores none), a key
+ * for rotateApiKey of its own (revokeApiKey, which runs first, revokes the seeded one: a revoked
+ * key answers rotate with 409), and two code-mode Login sessions, one for resendLoginCode (its
+ * first code's 30-second cool-down already over) and one for checkLoginCode with a code we know.
+ * In the Login workspace, `pool` more of each: a session sends one code per 30 s and verifies
+ * once, so hooks.py gives each positive resend or check case a fresh one (else nearly every
+ * resend is the documented 429, which schemathesis reports as "rate limited").
+ */
+async function seedAccountLogin(
+  app: FastifyInstance,
+  t: { ownerId: string; loginKey: string },
+  owner: Headers,
+  hostedWebhookSecret: string | undefined,
+  pool: number,
+) {
+  const db = app.platform.store.db;
+  const password = 'fuzz-owner-password';
+  const [row] = await db
+    .updateTable('owners')
+    .set({ password_hash: await hashPassword(password, app.platform.passwordCost) })
+    .where('id', '=', t.ownerId)
+    .returning('email')
+    .execute();
+  const rotateKey = await call(app, 'POST', '/api/account/api-keys', owner, { name: 'fuzz rotate' });
+  const loginCode = newOneTimeCode();
+  // A code-mode session whose code is `loginCode` and whose first resend is allowed at once.
+  const codeSession = async () => {
+    const started = await call(app, 'POST', '/v1/auth/chatapp/start', { 'x-api-key': t.loginKey }, { phone: '+4915112345678', mode: 'code' });
+    const id: string | undefined = started.sessionId;
+    if (id)
+      await db
+        .updateTable('login_sessions')
+        .set({ code_digest: codeDigest(app.platform, id, loginCode), code_sent_at: null })
+        .where('id', '=', id)
+        .execute();
+    return id;
+  };
+  const sessions = async (n: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = await codeSession();
+      if (id) ids.push(id);
+    }
+    return ids;
+  };
+  const resendSessionId = await codeSession();
+  const checkSessionId = await codeSession();
+  return {
+    ids: { rotateKeyId: idOf(rotateKey), resendSessionId, checkSessionId },
+    secrets: { email: row?.email, password, loginCode, hostedWebhookSecret, resendSessions: await sessions(pool), checkSessions: await sessions(pool) },
+  };
+}
+
+async function seed(app: FastifyInstance, api: string) {
   const t = await loginTenant(app);
   const { token } = await issueOwnerToken(app.platform, { workspaceId: t.workspaceId, ownerId: t.ownerId });
   const owner = { authorization: `Bearer ${token}` };
@@ -185,6 +242,7 @@ async function seed(app: FastifyInstance) {
   });
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
   const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
+  const accountLogin = await seedAccountLogin(app, t, owner, hostedLoginApp.webhook_secret, api === 'login' ? 60 : 0);
 
   return {
     credentials: {
@@ -221,7 +279,10 @@ async function seed(app: FastifyInstance) {
       wabaId: t.wabaId,
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
+      ...accountLogin.ids,
     },
+    // Sign-in, signing and code values of the Account and Login hooks (scripts/fuzz/hooks.py).
+    accountLogin: accountLogin.secrets,
     // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
     fields: {
       waba_id: t.wabaId,
@@ -272,7 +333,7 @@ async function main() {
   // One workspace per API: a run that revokes or deletes what it may (keys, grants, apps) cannot
   // take the credentials of the next API's run with it.
   const workspaces: Record<string, Awaited<ReturnType<typeof seed>>> = {};
-  for (const api of ['account', 'connect', 'login', 'messaging']) workspaces[api] = await seed(app);
+  for (const api of ['account', 'connect', 'login', 'messaging']) workspaces[api] = await seed(app, api);
   console.log(`FUZZ_READY ${JSON.stringify({ url, workspaces })}`);
 }
 
