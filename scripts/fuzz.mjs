@@ -108,6 +108,7 @@ function pathValue(api, path, method, name) {
   if (name === 'appId' && path.startsWith('/api/chatapp-auth/webhook/')) return ids.hostedAppId; // the app must have a hosted webhook
   if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
   if (name === 'deliveryId' && api === 'messaging') return ids.messagingDeliveryId;
+  if (name === 'deliveryId' && path.startsWith('/api/connect/client/')) return ids.clientDeliveryId;
   const byName = { waba_id: ids.wabaId, catalog_id: ids.catalogId };
   return byName[name] ?? ids[name];
 }
@@ -204,7 +205,12 @@ for (const api of APIS) {
     const child = spawn(st, stArgs, {
       cwd: work,
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py'), FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields) },
+      env: {
+        ...process.env,
+        SCHEMATHESIS_HOOKS: join(root, 'scripts', 'fuzz', 'hooks.py'),
+        FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields),
+        FUZZ_CONNECT: JSON.stringify(api === 'connect' ? seeded.workspaces[api].connect : {}),
+      },
     });
     const echo = unframedLines();
     child.stdout.on('data', (chunk) => {
