@@ -23,8 +23,7 @@ from schemathesis import GenerationMode
 
 @schemathesis.hook
 def map_case(context, case):
-    _connect_fixed(case, generated=True)
-    return _positive_fixed(case)
+    return _connect_fixed(_positive_fixed(case), generated=True)
 
 
 @schemathesis.hook
@@ -33,8 +32,7 @@ def before_add_examples(context, examples):
     # a parameter's examples are merged across an operation's examples (a 400 example's bad cursor
     # becomes the only cursor example, sent with every positive example).
     for case in examples:
-        _connect_fixed(case, generated=False)
-        _positive_fixed(case)
+        _connect_fixed(_positive_fixed(case), generated=False)
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
@@ -119,7 +117,7 @@ def _live_refresh_token():
 
 def _connect_fixed(case, generated):
     if not CONNECT or not _positive(case):
-        return
+        return case
     op = (case.method.upper(), case.operation.path)
     query = case.query if isinstance(case.query, dict) else None
     body = case.body if isinstance(case.body, dict) else None
@@ -152,6 +150,7 @@ def _connect_fixed(case, generated):
             body.update(kept, grant_type="refresh_token", refresh_token="")
         elif body.get("grant_type") == "refresh_token" and "client_id" in body:
             body["client_id"] = CONNECT["client_id"]
+    return case
 
 
 @schemathesis.hook
