@@ -112,6 +112,7 @@ function pathValue(api, path, method, name) {
   if (name === 'sessionId' && path.startsWith('/v1/auth/chatapp/check/')) return ids.checkSessionId;
   if (name === 'endpointId' && api === 'messaging') return ids.messagingEndpointId;
   if (name === 'deliveryId' && api === 'messaging') return ids.messagingDeliveryId;
+  if (name === 'deliveryId' && path.startsWith('/api/connect/client/')) return ids.clientDeliveryId;
   const byName = { waba_id: ids.wabaId, catalog_id: ids.catalogId };
   return byName[name] ?? ids[name];
 }
@@ -214,6 +215,7 @@ for (const api of APIS) {
         FUZZ_FIELDS: JSON.stringify(seeded.workspaces[api].fields),
         // The owner's email and password, the Login code and hosted-webhook secret (hooks.py's Account and Login block).
         FUZZ_ACCOUNT_LOGIN: JSON.stringify(seeded.workspaces[api].accountLogin),
+        FUZZ_CONNECT: JSON.stringify(api === 'connect' ? seeded.workspaces[api].connect : {}),
       },
     });
     const echo = unframedLines();

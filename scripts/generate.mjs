@@ -48,7 +48,7 @@ const emitted = (version, service) => parse(readFileSync(join(out, 'openapi3', v
 const files = new Map();
 for (const api of APIS) {
   const doc30 = fixNullableRefs30(normalise(emitted('3.0.0', api.service)));
-  const doc31 = normalise(emitted('3.1.0', api.service));
+  const doc31 = markFileParts(normalise(emitted('3.1.0', api.service)));
   for (const doc of [doc30, doc31]) {
     closeObjects(doc, api.name);
     boundRequestStrings(doc);
@@ -95,6 +95,28 @@ function normalise(doc) {
         for (const media of Object.values(res?.content ?? {})) {
           const schema = media.schema;
           if (schema && typeof schema.contentMediaType === 'string' && Object.keys(schema).length === 1) media.schema = { type: 'string', ...schema };
+        }
+      }
+    }
+  }
+  return doc;
+}
+
+/**
+ * Marks each file part of a 3.1 multipart body (`HttpPart<File>`, which the emitter writes as a
+ * schema with no type) `contentMediaType: application/octet-stream`: OpenAPI 3.1's spelling of
+ * 3.0's `format: binary` (the 3.0 document has it), so tools send the part as a file, with a
+ * `filename` in its Content-Disposition, rather than as a text field.
+ */
+function markFileParts(doc) {
+  const schemaOf = (s) => (s?.$ref ? doc.components?.schemas?.[s.$ref.split('/').pop()] : s);
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const [type, media] of Object.entries(op?.requestBody?.content ?? {})) {
+        if (!type.startsWith('multipart/')) continue;
+        for (const part of Object.values(schemaOf(media.schema)?.properties ?? {})) {
+          const untyped = part && Object.keys(part).every((k) => k === 'description');
+          if (untyped) part.contentMediaType = 'application/octet-stream';
         }
       }
     }

@@ -12,8 +12,10 @@ so the part is left out; or an object sent as a text field): never a file. Posit
 few bytes there instead.
 """
 
+import itertools
 import json
 import os
+from datetime import datetime, timedelta, timezone
 
 import schemathesis
 from schemathesis import GenerationMode
@@ -21,7 +23,7 @@ from schemathesis import GenerationMode
 
 @schemathesis.hook
 def map_case(context, case):
-    return _account_login(_positive_fixed(case))
+    return _account_login(_connect_fixed(_positive_fixed(case), generated=True))
 
 
 @schemathesis.hook
@@ -30,7 +32,7 @@ def before_add_examples(context, examples):
     # a parameter's examples are merged across an operation's examples (a 400 example's bad cursor
     # becomes the only cursor example, sent with every positive example).
     for case in examples:
-        _account_login(_positive_fixed(case))
+        _account_login(_connect_fixed(_positive_fixed(case), generated=False))
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
@@ -39,14 +41,18 @@ def before_add_examples(context, examples):
 FIELDS = json.loads(os.environ.get("FUZZ_FIELDS") or "{}")
 
 
-def _positive_fixed(case):
+def _positive(case):
     meta = case.meta
     # A case can be positive as a whole with one component (e.g. the body) made invalid on purpose.
-    if (
+    return not (
         meta is None
         or meta.generation.mode != GenerationMode.POSITIVE
         or any(info.mode != GenerationMode.POSITIVE for info in meta.components.values())
-    ):
+    )
+
+
+def _positive_fixed(case):
+    if not _positive(case):
         return case
     if isinstance(case.query, dict):
         case.query.pop("cursor", None)
@@ -146,6 +152,115 @@ def before_call(context, case, kwargs):
     headers[name] = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
     case.headers = headers
     kwargs["data"] = raw
+
+
+# ---- Connect: the values a positive case needs to get past the server's business rules ------
+# From the seed (scripts/fuzz/server.ts, passed as FUZZ_CONNECT for the Connect run only):
+# - uploads: a file the server can type by content (PDF): any other bytes are a 415;
+# - `version` (analytics, links): the seeded document's version 1, the one sure to exist;
+# - createLink: a `recipient.phone` libphonenumber accepts (the seeded link's), an `expires_at`
+#   in the future, and (generated cases) an `external_id` of its own: a document has one active
+#   link per external_id, and the generator repeats the schema's example, so all but the first
+#   were 409;
+# - authorize: the credential client's `client_id` and its registered `redirect_uri` (anything
+#   else is the 400 page that never redirects, RFC 6749 §4.1.2.1); the other parameters stay
+#   generated, and their errors redirect (302, documented);
+# - createToken: a refresh-token grant with a live refresh token of that client. Codes exist only
+#   after an owner's consent in a browser, so no generated case can carry one; refresh tokens
+#   rotate, so the token sent is set just before the call and the answer's replaces it.
+# The examples phase keeps its examples (their documented refusals), with these ids swapped in.
+CONNECT = json.loads(os.environ.get("FUZZ_CONNECT") or "{}")
+PDF = (
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj "
+    b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+)
+UPLOADS = {("POST", "/api/connect/documents"), ("POST", "/api/connect/documents/{documentId}/versions")}
+LINK = ("POST", "/api/connect/links")
+AUTHORIZE = ("GET", "/connect/authorize")
+TOKEN = ("POST", "/api/oauth/token")
+_refresh = {"pool": list(CONNECT.get("refresh_tokens") or []), "live": None}
+_links = itertools.count(1)
+
+
+def _future(value):
+    """Whether an RFC 3339 date-time is ahead of now (a day's margin for the run)."""
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when > datetime.now(timezone.utc) + timedelta(days=1)
+
+
+def _live_refresh_token():
+    if _refresh["live"] is None and _refresh["pool"]:
+        _refresh["live"] = _refresh["pool"].pop(0)
+    return _refresh["live"]
+
+
+def _connect_fixed(case, generated):
+    if not CONNECT or not _positive(case):
+        return case
+    op = (case.method.upper(), case.operation.path)
+    query = case.query if isinstance(case.query, dict) else None
+    body = case.body if isinstance(case.body, dict) else None
+    if op in UPLOADS and body is not None and (case.media_type or "").startswith("multipart/form-data"):
+        body["file"] = PDF
+    if case.operation.path.startswith("/api/connect/"):
+        for container in (query, body):
+            if container is not None and "version" in container:
+                container["version"] = 1
+        if body is not None and isinstance(body.get("recipient"), dict) and "phone" in body["recipient"]:
+            body["recipient"]["phone"] = CONNECT["phone"]
+    if op == LINK and body is not None:
+        if "expires_at" in body and not _future(body["expires_at"]):
+            body["expires_at"] = (datetime.now(timezone.utc) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if generated and isinstance(body.get("external_id"), str):
+            body["external_id"] = f"{body['external_id'][:240]}~{next(_links)}"
+    if op == AUTHORIZE:
+        if generated:
+            case.query = query = query if query is not None else {}
+            query["redirect_uri"] = CONNECT["redirect_uri"]
+        if generated or (query is not None and "client_id" in query):
+            query["client_id"] = CONNECT["client_id"]
+    if op == TOKEN and body is not None:
+        if generated:
+            # The client authenticates with HTTP Basic (OAuthClientBasic): no secret in the body.
+            kept = {"client_id": CONNECT["client_id"]} if "client_id" in body else {}
+            if "scope" in body:
+                kept["scope"] = "documents:write"
+            body.clear()
+            body.update(kept, grant_type="refresh_token", refresh_token="")
+        elif body.get("grant_type") == "refresh_token" and "client_id" in body:
+            body["client_id"] = CONNECT["client_id"]
+    return case
+
+
+@schemathesis.hook
+def before_call(context, case, **kwargs):
+    # The live refresh token, set at the last moment: one sent earlier has rotated since.
+    if CONNECT and _positive(case) and (case.method.upper(), case.operation.path) == TOKEN:
+        body = case.body if isinstance(case.body, dict) else None
+        if body is not None and body.get("grant_type") == "refresh_token" and _live_refresh_token():
+            body["refresh_token"] = _refresh["live"]
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    if not CONNECT or (case.method.upper(), case.operation.path) != TOKEN:
+        return
+    body = case.body if isinstance(case.body, dict) else {}
+    if body.get("grant_type") != "refresh_token" or body.get("refresh_token") != _refresh["live"]:
+        return
+    try:
+        answer = response.json()
+    except Exception:
+        return
+    if response.status_code == 200 and isinstance(answer, dict) and answer.get("refresh_token"):
+        _refresh["live"] = answer["refresh_token"]  # rotated
+    elif isinstance(answer, dict) and answer.get("error") == "invalid_grant":
+        _refresh["live"] = None  # revoked meanwhile (revokeToken, a replay): the next of the pool
 
 
 # ---- positive_data_acceptance, as this contract states it ------------------------------------

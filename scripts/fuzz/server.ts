@@ -11,7 +11,7 @@ import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
 import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant } from '#test/unit/messaging/operations/support.js';
-import { connectBearer } from '#test/support/connect.js';
+import { connectBearer, grantClient } from '#test/support/connect.js';
 import { FakeProvider } from '#test/fakes/fake-provider.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 import { storeTemplate } from '#test/unit/messaging/inbox/support.js';
@@ -152,6 +152,16 @@ async function seed(app: FastifyInstance, api: string) {
   const endpoint = await call(app, 'POST', '/api/connect/webhook-endpoints', bearer, { url: 'https://receiver.example/hook', enabled_events: ['*'] });
   await call(app, 'POST', `/api/connect/webhook-endpoints/${idOf(endpoint)}/test`, bearer, {});
   const deliveries = await call(app, 'GET', `/api/connect/webhook-endpoints/${idOf(endpoint)}/deliveries`, bearer);
+  // The credential client's own (client-level) endpoint, with one delivery, and a spare for the DELETE.
+  const basic = { authorization: `Basic ${Buffer.from(`${idOf(client)}:${client.client_secret}`).toString('base64')}` };
+  const clientEndpoint = await call(app, 'POST', '/api/connect/client/webhook-endpoints', basic, { url: 'https://crm.test/hook', enabled_events: ['*'] });
+  await call(app, 'POST', `/api/connect/client/webhook-endpoints/${idOf(clientEndpoint)}/test`, basic, {});
+  const clientDeliveries = await call(app, 'GET', `/api/connect/client/webhook-endpoints/${idOf(clientEndpoint)}/deliveries`, basic);
+  const spareClientEndpoint = await call(app, 'POST', '/api/connect/client/webhook-endpoints', basic, { url: 'https://crm.test/spare', enabled_events: ['*'] });
+  // Refresh tokens of the credential client, each its own family (scripts/fuzz/hooks.py sends
+  // them, then the ones their answers rotate to): a made-up refresh token is never valid data.
+  const refreshTokens: string[] = [];
+  for (let i = 0; i < 8 && idOf(client); i++) refreshTokens.push((await grantClient(app, idOf(client)!, t.workspaceId)).refresh_token);
   const session = await call(app, 'POST', '/v1/auth/chatapp/start', { 'x-api-key': t.loginKey }, {});
 
   // The custom fields the documents' examples use (`custom_field=city:Berlin`, `custom_fields.orders`).
@@ -262,6 +272,8 @@ async function seed(app: FastifyInstance, api: string) {
       linkId: idOf(link),
       endpointId: idOf(endpoint),
       deliveryId: firstId(deliveries),
+      clientEndpointId: idOf(clientEndpoint),
+      clientDeliveryId: firstId(clientDeliveries),
       appId: idOf(spareLoginApp) ?? spareLoginApp?.app_id,
       hostedAppId: idOf(hostedLoginApp) ?? hostedLoginApp?.app_id,
       sessionId: session.sessionId ?? session.session_id ?? idOf(session),
@@ -293,6 +305,14 @@ async function seed(app: FastifyInstance, api: string) {
       chat_id: firstId(chats),
       template_id: template.id,
     },
+    // What positive Connect OAuth cases need (scripts/fuzz/hooks.py): the client behind
+    // OAuthClientBasic, its registered redirect URI, refresh tokens; and the seeded link's phone.
+    connect: {
+      client_id: idOf(client),
+      redirect_uri: 'https://crm.test/cb',
+      refresh_tokens: refreshTokens,
+      phone: '+4915112345678',
+    },
     // Path ids of the DELETE operations, by path prefix.
     spares: {
       '/api/contacts/': idOf(spareContact),
@@ -301,6 +321,7 @@ async function seed(app: FastifyInstance, api: string) {
       '/api/webhook-endpoints/': idOf(spareMsgEndpoint),
       '/api/chatapp/connections/': idOf(spareConnection),
       '/api/connect/webhook-endpoints/': idOf(spareEndpoint),
+      '/api/connect/client/webhook-endpoints/': idOf(spareClientEndpoint),
       '/api/connect/documents/': idOf(spareDocument),
       '/api/login/apps/': idOf(deletableLoginApp) ?? deletableLoginApp?.app_id,
     },
@@ -313,7 +334,15 @@ async function main() {
   // unreachable (502, which the fuzz rightly counts as a server error).
   const fake = await new FakeProvider().start();
   const config = loadConfig({ AUTH_FAILURES_PER_IP: '1000000', ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO: 'false', GRAPH_API_URL: fake.baseUrl });
-  const app = await buildApp(config);
+  // Outbound URLs (webhook endpoints, media) resolve no name: the URL checks take a name that
+  // does not resolve as one that may later, and deliveries record a DNS failure, at once. The
+  // real resolver made the fuzz depend on the network, and one that drops queries under load held
+  // URL checks 5 or 10 s (schemathesis's response-time check failed on them). IP literals are
+  // still checked by the policy.
+  const lookup = async (hostname: string): Promise<never> => {
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
+  };
+  const app = await buildApp(config, { lookup });
   const stop = () => app.close().then(() => fake.stop());
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () =>

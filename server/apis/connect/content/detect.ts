@@ -17,8 +17,12 @@ export type DocumentType = (typeof ALLOWED_TYPES)[number];
 
 const OFFICE = new Set<string>(ALLOWED_TYPES.filter((t) => t.includes('officedocument')));
 
-/** Declared types that say nothing about the content, or name the container of an office file. */
-const GENERIC = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
+/**
+ * Declared types that say nothing about the content, or name the container of an office file.
+ * `*\/*` is the file part's `encoding.contentType` in the documents (any type), which clients
+ * built from them send as is.
+ */
+const GENERIC = new Set(['', '*/*', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
 const ALIASES: Record<string, string> = {
   'image/jpg': 'image/jpeg',
   'image/pjpeg': 'image/jpeg',

@@ -51,6 +51,16 @@ describe('Connect uploads: the I and J5 catalogue', () => {
     expect(problem.detail).toMatch(/content is (application\/x-msdownload|application\/octet-stream)/);
   });
 
+  it("I1 declared */* (the file part's encoding in the documents): typed by content, PNG stored as image/png", async () => {
+    const doc = await newDocument(app, a, { bytes: PNG, filename: 'photo.png', type: '*/*' });
+    expect(doc.content_type).toBe('image/png');
+  });
+
+  it('I1 declared */*, content HTML: 415 naming text/html', async () => {
+    const problem = await refused({ bytes: Buffer.from('<!doctype html><html><body>hi</body></html>'), type: '*/*' }, 415, 'unsupported-media-type');
+    expect(problem.detail).toContain('text/html');
+  });
+
   it('I1 SVG declared as an image: 415 naming image/svg+xml', async () => {
     const svg = Buffer.from('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script></svg>');
     const problem = await refused({ bytes: svg, type: 'image/png', filename: 'logo.png' }, 415, 'unsupported-media-type');
