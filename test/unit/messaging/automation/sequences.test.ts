@@ -155,7 +155,7 @@ it('A-15 opting out (keyword or API) ends active enrolments; a tag does not enro
     business_account_id: w.accountId,
     phone_number_id: w.numberId,
     name,
-    status: 'active',
+    status: 'active' as const,
     trigger: JSON.stringify(trigger),
     steps: JSON.stringify([{ position: 1, delay: 10, delay_unit: 'minutes', message_type: 'text', text: 'Tip 1', template_id: null, language: null }]),
     stop_on_reply: false, // a reply alone would not stop it
