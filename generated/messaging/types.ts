@@ -4690,32 +4690,23 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description A new message bot. `keyword` bots need `keywords`; `schedule` bots need `schedule`; a
-         *     missing one is a 400 naming it.
+         * @description A new message bot, by `kind`: `keyword` bots need `keywords`, `schedule` bots need
+         *     `schedule`; a missing one, or one of the other kind's, is a 400 naming it.
          */
-        MessageBotCreate: {
+        MessageBotCreate: components["schemas"]["MessageBotKeywordCreate"] | components["schemas"]["MessageBotScheduleCreate"];
+        /** @description A new keyword bot: it needs `keywords` and takes no `schedule`. */
+        MessageBotKeywordCreate: {
             /** @description Name shown in the dashboard. */
             name: string;
             /** @description The business account it answers on. */
             waba_id: components["schemas"]["WabaRefExtras"];
             /** @description Only this sender number (of `waba_id`); omit for every number. */
             phone_number_id?: components["schemas"]["ResourceId"];
-            /** @description Keyword or schedule. */
-            kind: components["schemas"]["MessageBotKind"];
             /**
              * @description Whether it answers from the start.
              * @default active
              */
             status?: components["schemas"]["BotStatus"];
-            /** @description The keywords (`keyword`). */
-            keywords?: components["schemas"]["FlowKeyword"][];
-            /**
-             * @description How keywords compare.
-             * @default exact
-             */
-            match?: components["schemas"]["MessageBotMatch"];
-            /** @description When it answers (`schedule`). */
-            schedule?: components["schemas"]["MessageBotSchedule"];
             /** @description What it sends. */
             reply: components["schemas"]["MessageBotReply"];
             /**
@@ -4724,6 +4715,18 @@ export interface components {
              * @default 0
              */
             cooldown_minutes?: number;
+            /**
+             * @description `keyword`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "keyword";
+            /** @description The keywords. */
+            keywords: components["schemas"]["FlowKeyword"][];
+            /**
+             * @description How keywords compare.
+             * @default exact
+             */
+            match?: components["schemas"]["MessageBotMatch"];
         };
         /**
          * @description What starts a message bot.
@@ -4771,6 +4774,35 @@ export interface components {
              * @enum {string}
              */
             reply_when: "inside" | "outside";
+        };
+        /** @description A new schedule bot: it needs `schedule` and takes no `keywords` or `match`. */
+        MessageBotScheduleCreate: {
+            /** @description Name shown in the dashboard. */
+            name: string;
+            /** @description The business account it answers on. */
+            waba_id: components["schemas"]["WabaRefExtras"];
+            /** @description Only this sender number (of `waba_id`); omit for every number. */
+            phone_number_id?: components["schemas"]["ResourceId"];
+            /**
+             * @description Whether it answers from the start.
+             * @default active
+             */
+            status?: components["schemas"]["BotStatus"];
+            /** @description What it sends. */
+            reply: components["schemas"]["MessageBotReply"];
+            /**
+             * Format: int32
+             * @description Answer one contact at most once in this many minutes (0: every time).
+             * @default 0
+             */
+            cooldown_minutes?: number;
+            /**
+             * @description `schedule`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "schedule";
+            /** @description When it answers. */
+            schedule: components["schemas"]["MessageBotSchedule"];
         };
         /** @description A weekly time window. */
         MessageBotScheduleWindow: {

@@ -120,16 +120,13 @@ export const createMessageBot: Handler<operations['createMessageBot']> = async (
   const body = request.body;
   let keywords: string[] = [];
   let schedule: MessageBotScheduleRow | null = null;
+  // The contract's union by `kind` (validated before this runs) gives each kind its own fields.
   if (body.kind === 'keyword') {
-    if (!body.keywords) throw invalid('/body/keywords', 'required for keyword bots');
-    if (body.schedule) throw invalid('/body/schedule', 'not allowed for keyword bots');
     body.keywords.forEach((k, i) => {
       if (!words(k).length) throw invalid(`/body/keywords/${i}`, 'has no letters or digits');
     });
     keywords = [...new Set(body.keywords.map((k) => k.trim()))];
   } else {
-    if (!body.schedule) throw invalid('/body/schedule', 'required for schedule bots');
-    if (body.keywords) throw invalid('/body/keywords', 'not allowed for schedule bots');
     schedule = checkSchedule(body.schedule);
   }
   const account = await accountFor(db, workspaceId, body.waba_id, '/body/waba_id');
