@@ -1486,7 +1486,7 @@ export interface paths {
          *     document with `header_url`, location), body with numbered variables and examples, footer,
          *     buttons (quick reply, URL, phone, copy code, OTP, catalog, multi-product, voice call, form),
          *     carousel cards, limited-time offer and call permission request. Answers with status `PENDING`
-         *     (or the review result when the provider decides at once).
+         *     (or the review result when the provider decides at once). A JSON body over 1 MB is 413.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -17136,6 +17136,18 @@ export interface operations {
             };
             /** @description The request conflicts with the current state of the resource. */
             409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
