@@ -165,6 +165,11 @@ describe('message bot bad inputs (one each, nothing stored)', () => {
     const t = await tenant(app);
     await refused(t, keywordBot(t, { reply: { type: 'text' } }), 400, '/body/reply/text');
   });
+  it('template reply without template_id, media reply without media_url: 400 naming the field', async () => {
+    const t = await tenant(app);
+    await refused(t, keywordBot(t, { reply: { type: 'template', language: 'en_US' } }), 400, '/body/reply/template_id');
+    await refused(t, keywordBot(t, { reply: { type: 'media', media_type: 'image' } }), 400, '/body/reply/media_url');
+  });
   it('a reply field of another type: 400', async () => {
     const t = await tenant(app);
     await refused(t, keywordBot(t, { reply: { type: 'text', text: 'x', media_url: 'https://example.com/a.png' } }), 400, '/body/reply/media_url');
