@@ -56,6 +56,7 @@ const server = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts',
     ...process.env,
     DATA_DIR: join(work, 'data'),
     FUZZ_TALLY: tally,
+    FUZZ_REFUSALS: join(work, 'refusals.log'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'error',
     // Rate limits are tested in test/security/k-rate-limits.test.ts; here they would turn most cases into 429.
     RATE_LIMIT_PER_MINUTE: '1000000',
@@ -72,10 +73,17 @@ const stop = () => {
 };
 process.on('exit', () => {
   stop();
-  writeFileSync(serverLog, logText);
+  // The app logs to stdout: kept in the server log, all but the line with the credentials.
+  writeFileSync(
+    serverLog,
+    `${logText}${out
+      .split('\n')
+      .filter((l) => !l.startsWith('FUZZ_READY '))
+      .join('\n')}`,
+  );
 });
+let out = '';
 const seeded = await new Promise((resolve, reject) => {
-  let out = '';
   server.stdout.on('data', (chunk) => {
     out += chunk;
     const line = out.split('\n').find((l) => l.startsWith('FUZZ_READY '));
@@ -147,7 +155,16 @@ const NOT_STATEFUL = ['revokeGrant', 'deleteConnectClient', 'rotateConnectClient
 const toml = (value) => JSON.stringify(String(value));
 
 function configFor(api, doc) {
-  const lines = [`base-url = ${toml(seeded.url)}`, 'request-timeout = 20', ''];
+  const lines = [
+    `base-url = ${toml(seeded.url)}`,
+    'request-timeout = 20',
+    '',
+    // A body over the server's size limit (1 MB of JSON) is refused before it is validated: 413,
+    // documented where generated bodies reach it, is a rejection of invalid data too.
+    '[checks.negative_data_rejection]',
+    `expected-statuses = ${JSON.stringify(['400', '401', '403', '404', '405', '406', '409', '413', '415', '422', '428', '429', '5xx'])}`,
+    '',
+  ];
   for (const [scheme, values] of Object.entries(authFor(api))) {
     if (!doc.components?.securitySchemes?.[scheme]) continue;
     const set = Object.entries(values).filter(([, v]) => v !== undefined);
@@ -216,6 +233,7 @@ for (const api of APIS) {
         // The owner's email and password, the Login code and hosted-webhook secret (hooks.py's Account and Login block).
         FUZZ_ACCOUNT_LOGIN: JSON.stringify(seeded.workspaces[api].accountLogin),
         FUZZ_CONNECT: JSON.stringify(api === 'connect' ? seeded.workspaces[api].connect : {}),
+        FUZZ_SIGNING: JSON.stringify(seeded.workspaces[api].signing),
       },
     });
     const echo = unframedLines();

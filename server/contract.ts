@@ -146,7 +146,10 @@ function routeSchema(op: any, parameters: Parameter[]): FastifySchema {
   if (where('path').length) schema.params = acyclic(parameterObject(where('path')));
   const query = where('query');
   if (query.length) schema.querystring = acyclic(queryObject(query));
-  if (where('header').length) schema.headers = acyclic(parameterObject(where('header')));
+  // Node gives header names in lower case, and Fastify lowercases a header schema's names only
+  // for its own compiler, not ours (lib/validation.ts): named as they arrive, or never checked.
+  const headers = where('header').map((p) => ({ ...p, name: p.name.toLowerCase() }));
+  if (headers.length) schema.headers = acyclic(parameterObject(headers));
   const body = byMediaType(op.requestBody?.content);
   if (body) schema.body = { content: body };
   const response: Record<string, unknown> = {};

@@ -1486,7 +1486,7 @@ export interface paths {
          *     document with `header_url`, location), body with numbered variables and examples, footer,
          *     buttons (quick reply, URL, phone, copy code, OTP, catalog, multi-product, voice call, form),
          *     carousel cards, limited-time offer and call permission request. Answers with status `PENDING`
-         *     (or the review result when the provider decides at once).
+         *     (or the review result when the provider decides at once). A JSON body over 1 MB is 413.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -4690,40 +4690,43 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description A new message bot. `keyword` bots need `keywords`; `schedule` bots need `schedule`; a
-         *     missing one is a 400 naming it.
+         * @description A new message bot, by `kind`: `keyword` bots need `keywords`, `schedule` bots need
+         *     `schedule`; a missing one, or one of the other kind's, is a 400 naming it.
          */
-        MessageBotCreate: {
+        MessageBotCreate: components["schemas"]["MessageBotKeywordCreate"] | components["schemas"]["MessageBotScheduleCreate"];
+        /** @description A new keyword bot: it needs `keywords` and takes no `schedule`. */
+        MessageBotKeywordCreate: {
             /** @description Name shown in the dashboard. */
             name: string;
             /** @description The business account it answers on. */
             waba_id: components["schemas"]["WabaRefExtras"];
             /** @description Only this sender number (of `waba_id`); omit for every number. */
             phone_number_id?: components["schemas"]["ResourceId"];
-            /** @description Keyword or schedule. */
-            kind: components["schemas"]["MessageBotKind"];
             /**
              * @description Whether it answers from the start.
              * @default active
              */
             status?: components["schemas"]["BotStatus"];
-            /** @description The keywords (`keyword`). */
-            keywords?: components["schemas"]["FlowKeyword"][];
-            /**
-             * @description How keywords compare.
-             * @default exact
-             */
-            match?: components["schemas"]["MessageBotMatch"];
-            /** @description When it answers (`schedule`). */
-            schedule?: components["schemas"]["MessageBotSchedule"];
             /** @description What it sends. */
-            reply: components["schemas"]["MessageBotReply"];
+            reply: Omit<components["schemas"]["MessageBotReplyCreate"], "type">;
             /**
              * Format: int32
              * @description Answer one contact at most once in this many minutes (0: every time).
              * @default 0
              */
             cooldown_minutes?: number;
+            /**
+             * @description `keyword`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "keyword";
+            /** @description The keywords. */
+            keywords: components["schemas"]["FlowKeyword"][];
+            /**
+             * @description How keywords compare.
+             * @default exact
+             */
+            match?: components["schemas"]["MessageBotMatch"];
         };
         /**
          * @description What starts a message bot.
@@ -4735,6 +4738,23 @@ export interface components {
          * @enum {string}
          */
         MessageBotMatch: "exact" | "contains" | "starts_with";
+        /** @description A new bot's media reply. */
+        MessageBotMediaReplyCreate: {
+            /**
+             * @description `media`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "media";
+            /**
+             * @description The kind of media.
+             * @enum {string}
+             */
+            media_type: "image" | "video" | "audio" | "document";
+            /** @description Public `https` URL of the media; unsafe addresses are a 422 `unsafe-url`. */
+            media_url: components["schemas"]["HttpUrl"];
+            /** @description Caption of the media (not for audio: 400). */
+            caption?: string;
+        };
         /** @description What a message bot sends. */
         MessageBotReply: {
             /** @description The kind of reply. */
@@ -4755,6 +4775,8 @@ export interface components {
             /** @description Caption of the media. */
             caption?: string;
         };
+        /** @description What a new message bot sends, by `type`, each with its own fields (a field of another type is a 400). */
+        MessageBotReplyCreate: components["schemas"]["MessageBotTextReplyCreate"] | components["schemas"]["MessageBotTemplateReplyCreate"] | components["schemas"]["MessageBotMediaReplyCreate"];
         /**
          * @description Kinds of message bot reply.
          * @enum {string}
@@ -4772,6 +4794,35 @@ export interface components {
              */
             reply_when: "inside" | "outside";
         };
+        /** @description A new schedule bot: it needs `schedule` and takes no `keywords` or `match`. */
+        MessageBotScheduleCreate: {
+            /** @description Name shown in the dashboard. */
+            name: string;
+            /** @description The business account it answers on. */
+            waba_id: components["schemas"]["WabaRefExtras"];
+            /** @description Only this sender number (of `waba_id`); omit for every number. */
+            phone_number_id?: components["schemas"]["ResourceId"];
+            /**
+             * @description Whether it answers from the start.
+             * @default active
+             */
+            status?: components["schemas"]["BotStatus"];
+            /** @description What it sends. */
+            reply: Omit<components["schemas"]["MessageBotReplyCreate"], "type">;
+            /**
+             * Format: int32
+             * @description Answer one contact at most once in this many minutes (0: every time).
+             * @default 0
+             */
+            cooldown_minutes?: number;
+            /**
+             * @description `schedule`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "schedule";
+            /** @description When it answers. */
+            schedule: components["schemas"]["MessageBotSchedule"];
+        };
         /** @description A weekly time window. */
         MessageBotScheduleWindow: {
             /** @description The days it applies to. */
@@ -4780,6 +4831,28 @@ export interface components {
             start: components["schemas"]["MessageBotTime"];
             /** @description End, exclusive; earlier than `start` means the window runs past midnight. */
             end: components["schemas"]["MessageBotTime"];
+        };
+        /** @description A new bot's template reply. */
+        MessageBotTemplateReplyCreate: {
+            /**
+             * @description `template`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "template";
+            /** @description The template (`tpl_…`); it must be approved, without variables or a media header. */
+            template_id: components["schemas"]["ResourceId"];
+            /** @description The template language. */
+            language?: components["schemas"]["LanguageCodeExtras"];
+        };
+        /** @description A new bot's text reply. */
+        MessageBotTextReplyCreate: {
+            /**
+             * @description `text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "text";
+            /** @description The text; placeholders `{{contact.name}}`, `{{contact.fields.<key>}}` allowed. */
+            text: string;
         };
         /** @description A local time of day, `HH:MM` (24-hour). */
         MessageBotTime: string;
@@ -6807,6 +6880,14 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description A new sequence enrolling contacts created from now on. */
+        SequenceContactCreatedTriggerCreate: {
+            /**
+             * @description `contact_created`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "contact_created";
+        };
         /** @description A new drip sequence. */
         SequenceCreate: {
             /** @description Name shown in the dashboard (names need not be unique). */
@@ -6816,7 +6897,7 @@ export interface components {
             /** @description Send from this number (it must belong to `waba_id`); omitted: as described on `Sequence`. */
             phone_number_id?: components["schemas"]["ResourceId"];
             /** @description What enrols a contact. */
-            trigger: components["schemas"]["SequenceTriggerCreate"];
+            trigger: Omit<components["schemas"]["SequenceTriggerCreate"], "type">;
             /** @description The messages, in order. */
             steps: components["schemas"]["SequenceStepCreate"][];
             /**
@@ -6835,6 +6916,24 @@ export interface components {
          * @enum {string}
          */
         SequenceDelayUnit: "minutes" | "hours" | "days";
+        /** @description A new sequence enrolling contacts that send a keyword. */
+        SequenceKeywordTriggerCreate: {
+            /**
+             * @description `keyword`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "keyword";
+            /** @description The keyword, matched trimmed, any case (blank: 400). */
+            keyword: string;
+        };
+        /** @description A new sequence enrolled only explicitly. */
+        SequenceManualTriggerCreate: {
+            /**
+             * @description `manual`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "manual";
+        };
         /**
          * @description Whether a sequence enrols contacts.
          * @enum {string}
@@ -6866,8 +6965,23 @@ export interface components {
             /** @description The template language (`template`). */
             language: components["schemas"]["LanguageCodeExtras"] | null;
         };
-        /** @description One message of a new sequence. */
-        SequenceStepCreate: {
+        /** @description One message of a new sequence, by `message_type`: `text` needs `text`, `template` needs `template_id`. */
+        SequenceStepCreate: components["schemas"]["SequenceTextStepCreate"] | components["schemas"]["SequenceTemplateStepCreate"];
+        /** @description A new sequence enrolling contacts that get a tag. */
+        SequenceTagAddedTriggerCreate: {
+            /**
+             * @description `tag_added`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "tag_added";
+            /** @description The tag. */
+            tag_id: components["schemas"]["ResourceId"];
+        };
+        /**
+         * @description A template step of a new sequence: approved, of the sequence's business account, without
+         *     variables or dynamic buttons (the sequence sends it as it is).
+         */
+        SequenceTemplateStepCreate: {
             /**
              * Format: int32
              * @description Wait after the previous step (the first: after enrolment); at most 365 days in all.
@@ -6876,17 +6990,31 @@ export interface components {
             /** @description The unit of `delay`. */
             delay_unit: components["schemas"]["SequenceDelayUnit"];
             /**
-             * @description `template` (approved, of the sequence's business account, without variables or dynamic
-             *     buttons: the sequence sends it as it is) or `text` (only inside the 24-hour window).
+             * @description `template`. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            message_type: "template" | "text";
-            /** @description The text: required with `text`, refused with `template`. */
-            text?: string;
-            /** @description The template: required with `template`, refused with `text`. */
-            template_id?: components["schemas"]["ResourceId"];
-            /** @description The template's language (`template`); defaults to the template's, must equal it when given. */
+            message_type: "template";
+            /** @description The template. */
+            template_id: components["schemas"]["ResourceId"];
+            /** @description The template's language; defaults to the template's, must equal it when given. */
             language?: components["schemas"]["LanguageCodeExtras"];
+        };
+        /** @description A text step of a new sequence (sent only inside the 24-hour window). */
+        SequenceTextStepCreate: {
+            /**
+             * Format: int32
+             * @description Wait after the previous step (the first: after enrolment); at most 365 days in all.
+             */
+            delay: number;
+            /** @description The unit of `delay`. */
+            delay_unit: components["schemas"]["SequenceDelayUnit"];
+            /**
+             * @description `text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            message_type: "text";
+            /** @description The text (blank: 400). */
+            text: string;
         };
         /** @description A sequence's enrolment trigger. */
         SequenceTrigger: {
@@ -6897,15 +7025,11 @@ export interface components {
             /** @description The keyword (`keyword`). */
             keyword: string | null;
         };
-        /** @description What enrols a contact in a new sequence. */
-        SequenceTriggerCreate: {
-            /** @description The kind. */
-            type: components["schemas"]["SequenceTriggerType"];
-            /** @description The tag: required with `tag_added`, refused with the other kinds. */
-            tag_id?: components["schemas"]["ResourceId"];
-            /** @description The keyword: required with `keyword` (matched trimmed, any case), refused with the other kinds. */
-            keyword?: string;
-        };
+        /**
+         * @description What enrols a contact in a new sequence, by `type`: `tag_added` needs `tag_id`, `keyword`
+         *     needs `keyword`; a field of another kind is a 400.
+         */
+        SequenceTriggerCreate: components["schemas"]["SequenceManualTriggerCreate"] | components["schemas"]["SequenceTagAddedTriggerCreate"] | components["schemas"]["SequenceContactCreatedTriggerCreate"] | components["schemas"]["SequenceKeywordTriggerCreate"];
         /**
          * @description What enrols a contact in a sequence.
          * @enum {string}
@@ -17104,6 +17228,18 @@ export interface operations {
             };
             /** @description The request conflicts with the current state of the resource. */
             409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 from datetime import datetime, timedelta, timezone
+import uuid
 
 import schemathesis
 from schemathesis import GenerationMode
@@ -38,6 +39,8 @@ def before_add_examples(context, examples):
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
 # the sender number, a contact, a chat, a template, a Connect document), from the seed (scripts/fuzz.mjs
 # passes them): a made-up id or number is a 404, never a case that reaches the handler. Positive cases carrying such a field get the seeded value.
+# `operations` holds values for one operation only (by operationId): the sender's contact with an
+# open 24-hour window, a message of its chat to reply or react to, a stored template.
 FIELDS = json.loads(os.environ.get("FUZZ_FIELDS") or "{}")
 
 
@@ -56,11 +59,26 @@ def _positive_fixed(case):
         return case
     if isinstance(case.query, dict):
         case.query.pop("cursor", None)
+    by_operation = (FIELDS.get("operations") or {}).get(case.operation.definition.raw.get("operationId"), {})
     for container in (case.query, case.body):
         if isinstance(container, dict):
             for name, value in FIELDS.items():
-                if name in container and value:
+                if name != "operations" and name in container and value:
                     container[name] = value
+            for name, value in by_operation.items():
+                # `a.b` names the field `b` of the object in `a`
+                *outer, last = name.split(".")
+                target = container
+                for part in outer:
+                    target = target.get(part) if isinstance(target, dict) else None
+                if isinstance(target, dict) and last in target and value:
+                    target[last] = json.loads(json.dumps(value))  # a copy: cases must not share objects
+    # An Idempotency-Key names one request: a key the generator repeats with another body is
+    # rightly a 409. Positive cases get a fresh key.
+    if isinstance(case.headers, dict):
+        for name in list(case.headers):
+            if name.lower() == "idempotency-key":
+                case.headers[name] = uuid.uuid4().hex
     if (
         (case.media_type or "").startswith("multipart/form-data")
         and isinstance(case.body, dict)
@@ -130,8 +148,44 @@ _pools = {
 }
 
 
-@schemathesis.hook
-def before_call(context, case, kwargs):
+# ---- the Messaging API's webhooks: signed or completed in positive cases ----------------------
+# The provider's webhook (POST /api/webhook/chatapp) is authenticated by X-Hub-Signature-256, the
+# hex HMAC-SHA256 of the raw body under the app secret; its subscription check (GET) by
+# hub.verify_token; a storefront's order events (POST /api/ecommerce-webhook/{id}/orders) by the
+# base64 HMAC-SHA256 of the raw body under the order webhook's secret (the seeded one is
+# WooCommerce's: X-WC-Webhook-Signature). The seed gives the secrets (scripts/fuzz.mjs passes them).
+# Positive cases are signed over the exact bytes sent (the body is serialized here and passed as
+# the request's data); negative cases keep whatever signature the generator made, so the 401 and
+# 403 answers stay checked.
+import base64
+import hashlib
+import hmac
+
+SIGNING = json.loads(os.environ.get("FUZZ_SIGNING") or "null") or {}
+
+
+def _json_bytes(case):
+    if not (case.media_type or "").startswith("application/json") or not isinstance(case.body, (dict, list, str, int, float, bool)):
+        return None
+    try:
+        return json.dumps(case.body, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError):
+        return None
+
+
+def _sign(case, kwargs, header, secret, encode):
+    raw = _json_bytes(case)
+    if raw is None or not secret:
+        return
+    digest = hmac.new(secret.encode("utf-8"), raw, hashlib.sha256).digest()
+    if case.headers is None:
+        case.headers = {}
+    case.headers[header] = encode(digest)
+    kwargs["data"] = raw
+
+
+@schemathesis.hook("before_call")
+def account_login_before_call(context, case, kwargs):
     pool = _pools.get(case.operation.path)
     if pool is not None and _is_positive(case) and isinstance(case.path_parameters, dict):
         session = next(pool, None)
@@ -237,8 +291,8 @@ def _connect_fixed(case, generated):
     return case
 
 
-@schemathesis.hook
-def before_call(context, case, **kwargs):
+@schemathesis.hook("before_call")
+def connect_before_call(context, case, **kwargs):
     # The live refresh token, set at the last moment: one sent earlier has rotated since.
     if CONNECT and _positive(case) and (case.method.upper(), case.operation.path) == TOKEN:
         body = case.body if isinstance(case.body, dict) else None
@@ -261,6 +315,20 @@ def after_call(context, case, response):
         _refresh["live"] = answer["refresh_token"]  # rotated
     elif isinstance(answer, dict) and answer.get("error") == "invalid_grant":
         _refresh["live"] = None  # revoked meanwhile (revokeToken, a replay): the next of the pool
+
+
+@schemathesis.hook("before_call")
+def messaging_before_call(context, case, kwargs):
+    if not SIGNING or not _positive(case):
+        return
+    path, method = case.operation.path, case.method.upper()
+    if path == "/api/webhook/chatapp" and method == "GET" and isinstance(case.query, dict):
+        case.query["hub.mode"] = "subscribe"
+        case.query["hub.verify_token"] = SIGNING.get("provider_verify_token")
+    elif path == "/api/webhook/chatapp" and method == "POST":
+        _sign(case, kwargs, "X-Hub-Signature-256", SIGNING.get("provider_app_secret"), lambda d: "sha256=" + d.hex())
+    elif path == "/api/ecommerce-webhook/{id}/orders" and method == "POST":
+        _sign(case, kwargs, "X-WC-Webhook-Signature", SIGNING.get("order_webhook_secret"), lambda d: base64.b64encode(d).decode())
 
 
 # ---- positive_data_acceptance, as this contract states it ------------------------------------

@@ -22,6 +22,9 @@ const PDF = Buffer.from(
   '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n',
 );
 
+/** A 1×1 PNG: the seeded customer's inbound image (getMessageMedia needs an inbound media message). */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
 type Headers = Record<string, string>;
 
 /** Calls the app in process; answers the parsed body, or logs the refusal and answers {} (the id stays unseeded). */
@@ -240,6 +243,12 @@ async function seed(app: FastifyInstance, api: string) {
   await sendFromSandboxPhone(app, { phoneNumberId: t.pnId, from: '+4915112345679', text: 'Hello' }).catch((error) =>
     console.error(`seed: inbound message failed: ${error.message}`),
   );
+  const image = await sendFromSandboxPhone(app, {
+    phoneNumberId: t.pnId,
+    from: '+4915112345679',
+    text: '',
+    file: { bytes: PNG, filename: 'photo.png', declaredType: 'image/png' },
+  }).catch((error) => console.error(`seed: inbound image failed: ${error.message}`));
   const chats = await call(app, 'GET', `/api/chatapp/chats?chatapp_phone_number=${encodeURIComponent(t.number)}`, key);
   // An approved template (a sandbox cannot have one approved through the API), hence a campaign.
   const template = await storeTemplate(app, t as never, { name: 'welcome_offer', components: [{ type: 'BODY', text: 'Welcome! Our new store is open.' }] });
@@ -292,6 +301,14 @@ async function seed(app: FastifyInstance, api: string) {
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
       ...accountLogin.ids,
+      messageId: image?.messageId,
+    },
+    // What signs or completes the Messaging API's provider and order webhooks in positive cases
+    // (scripts/fuzz/hooks.py): the provider's app secret and verify token, the order webhook's secret.
+    signing: {
+      provider_app_secret: app.platform.providerAppSecret,
+      provider_verify_token: app.platform.providerVerifyToken,
+      order_webhook_secret: orderHook.secret,
     },
     // Sign-in, signing and code values of the Account and Login hooks (scripts/fuzz/hooks.py).
     accountLogin: accountLogin.secrets,
@@ -304,6 +321,20 @@ async function seed(app: FastifyInstance, api: string) {
       document_id: idOf(document),
       chat_id: firstId(chats),
       template_id: template.id,
+      // Values for one operation's positive cases (business rules JSON Schema cannot state):
+      // a free-form send needs a contact with an open 24-hour window (the seeded one wrote in),
+      // a reply or reaction a message of that chat, a template send an approved template.
+      operations: {
+        sendMessage: {
+          contact_no: '+4915112345679',
+          reply_to: image?.messageId,
+          message_id: image?.messageId,
+          template: { name: 'welcome_offer', language: 'en_US' },
+        },
+        createCampaign: { template: { name: 'welcome_offer', language: 'en_US' } },
+        // An IANA time zone (the contract says so in words; no pattern can).
+        createMessageBot: { 'schedule.timezone': 'Europe/Berlin' },
+      },
     },
     // What positive Connect OAuth cases need (scripts/fuzz/hooks.py): the client behind
     // OAuthClientBasic, its registered redirect URI, refresh tokens; and the seeded link's phone.
@@ -333,7 +364,17 @@ async function main() {
   // generated access token is then refused as Meta refuses it, instead of the provider being
   // unreachable (502, which the fuzz rightly counts as a server error).
   const fake = await new FakeProvider().start();
-  const config = loadConfig({ AUTH_FAILURES_PER_IP: '1000000', ...process.env, PORT: '0', HOST: '127.0.0.1', DEMO: 'false', GRAPH_API_URL: fake.baseUrl });
+  const config = loadConfig({
+    AUTH_FAILURES_PER_IP: '1000000',
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DEMO: 'false',
+    GRAPH_API_URL: fake.baseUrl,
+    // A Google OAuth client, so getGoogleConnectUrl builds its URL instead of answering 422.
+    GOOGLE_CLIENT_ID: '401234567890-fuzz.apps.googleusercontent.com',
+    GOOGLE_REDIRECT_URI: 'https://api.chatapp.example/api/google/callback',
+  });
   // Outbound URLs (webhook endpoints, media) resolve no name: the URL checks take a name that
   // does not resolve as one that may later, and deliveries record a DNS failure, at once. The
   // real resolver made the fuzz depend on the network, and one that drops queries under load held
@@ -358,6 +399,18 @@ async function main() {
     app.server.on('request', (req, res) =>
       res.once('finish', () => appendFileSync(tally, `${req.method} ${(req.url ?? '').split('?')[0]} ${res.statusCode}\n`)),
     );
+  // The body of every 4xx answer, one line each in FUZZ_REFUSALS: what an operation near 0% 2xx
+  // refuses (docs/fuzzing.md).
+  const refusals = process.env.FUZZ_REFUSALS;
+  if (refusals)
+    app.server.on('request', (req, res) => {
+      const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+      res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+        if (res.statusCode >= 400 && res.statusCode < 500 && chunk)
+          appendFileSync(refusals, `${req.method} ${(req.url ?? '').split('?')[0]} ${res.statusCode} ${String(chunk).slice(0, 2000).replace(/\n/g, ' ')}\n`);
+        return end(chunk, ...rest);
+      }) as typeof res.end;
+    });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   // One workspace per API: a run that revokes or deletes what it may (keys, grants, apps) cannot
   // take the credentials of the next API's run with it.

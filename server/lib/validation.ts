@@ -98,7 +98,7 @@ export const MAX_LISTED_ERRORS = 50;
 
 export function toInvalidParams(error: { validation?: unknown; validationContext?: string }): InvalidParam[] {
   const part = PART[error.validationContext ?? 'body'] ?? 'body';
-  const list = (error.validation ?? []) as ErrorObject[];
+  const list = matchingBranches((error.validation ?? []) as ErrorObject[]);
   return list.slice(0, MAX_LISTED_ERRORS).map((e) => {
     let pointer = `/${part}${e.instancePath}`;
     if (e.keyword === 'required') pointer += `/${escapePointer(String(e.params.missingProperty))}`;
@@ -106,6 +106,36 @@ export function toInvalidParams(error: { validation?: unknown; validationContext
       pointer += `/${escapePointer(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;
     return { pointer, detail: describe(e) };
   });
+}
+
+/**
+ * The errors of a discriminated union (`oneOf` by a kind field) from the branch the kind picks:
+ * a branch whose own enum refuses the value of one field while another branch accepts it is
+ * not the one the client meant, so its errors (and the bare `oneOf` error) are dropped. A schedule
+ * bot missing its `schedule` is told that, not also that `keywords` is required. When no branch
+ * accepts the kind (an unknown one), every error stays.
+ */
+export function matchingBranches(list: ErrorObject[]): ErrorObject[] {
+  const BRANCH = /^(.*\/oneOf)\/(\d+)\/properties\/([^/]+)\/(?:enum|const)$/;
+  const dropped = new Set<string>(); // `<oneOf path>/<branch>/`
+  const unions = new Map<string, Map<string, Set<string>>>(); // oneOf path → field → branches refusing it
+  for (const e of list) {
+    const m = BRANCH.exec(e.schemaPath);
+    if (!m || !e.instancePath.endsWith(`/${m[3]}`)) continue;
+    const fields = unions.get(m[1]) ?? new Map<string, Set<string>>();
+    unions.set(m[1], fields);
+    fields.set(m[3], (fields.get(m[3]) ?? new Set()).add(m[2]));
+  }
+  for (const [path, fields] of unions) {
+    const branches = new Set(list.flatMap((e) => (e.schemaPath.startsWith(`${path}/`) ? [e.schemaPath.slice(path.length + 1).split('/')[0]] : [])));
+    for (const refusing of fields.values()) {
+      // Some branch with errors accepts the field's value: that is the branch meant.
+      if ([...branches].some((b) => !refusing.has(b))) for (const b of refusing) dropped.add(`${path}/${b}/`);
+    }
+  }
+  if (!dropped.size) return list;
+  const droppedUnions = new Set([...dropped].map((d) => d.replace(/\/\d+\/$/, '')));
+  return list.filter((e) => ![...dropped].some((d) => e.schemaPath.startsWith(d)) && !(e.keyword === 'oneOf' && droppedUnions.has(e.schemaPath)));
 }
 
 function escapePointer(token: string) {

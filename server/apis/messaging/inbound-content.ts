@@ -149,7 +149,8 @@ async function kindContent(trx: Transaction<Database>, workspaceId: string, m: P
   return { type: 'unsupported', content: { text: `Unsupported message (${m.type.slice(0, 40)})`, ...(errors.length ? { errors } : {}) } };
 }
 
-function contactCard(c: S['ProviderSharedContact']): S['SharedContactCard'] {
+/** A contact card in the contract's shape (every part present, `null` when absent); applying it again changes nothing. */
+export function contactCard(c: S['ProviderSharedContact']): S['SharedContactCard'] {
   const n = c.name;
   const labelled = <T extends { type?: string }>(list: T[] | undefined, key: keyof T) =>
     (list ?? []).flatMap((x) => (typeof x[key] === 'string' && x[key] !== '' ? [{ [key]: x[key] as string, type: str(x.type) }] : []));

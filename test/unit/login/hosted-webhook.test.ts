@@ -91,7 +91,7 @@ describe('hosted webhook', () => {
       `sha1=${createHmac('sha1', hosted.webhook_secret).update(body).digest('hex')}`,
       hmac(hosted.webhook_secret, JSON.stringify(JSON.parse(body))),
       'sha256=zz',
-      `${hmac('x', body)},${hmac('y', body)},${hmac('z', body)},${hmac('w', body)},${hmac(hosted.webhook_secret, body)}`, // too many values
+      `sha256=a,sha256=b,sha256=c,sha256=d,${hmac(hosted.webhook_secret, body)}`, // too many values
     ];
     for (const signature of cases) {
       const res = await post(hosted.id, body, signature);
@@ -100,6 +100,16 @@ describe('hosted webhook', () => {
       expect(res.headers['www-authenticate']).toBeDefined();
       expect(res.body).not.toContain(hosted.webhook_secret);
     }
+    expect(await count()).toBe(before);
+  });
+
+  it('a signature header longer than the contract allows (256 characters): 400 naming it, nothing stored', async () => {
+    const body = JSON.stringify(event(hosted.id));
+    const before = await count();
+    const long = `${hmac('x', body)},${hmac('y', body)},${hmac('z', body)},${hmac(hosted.webhook_secret, body)}`;
+    const res = await post(hosted.id, body, long);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().errors).toEqual([{ pointer: '/header/x-login-signature', detail: expect.any(String) }]);
     expect(await count()).toBe(before);
   });
 

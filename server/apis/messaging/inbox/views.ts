@@ -3,7 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database, MessagesTable } from '#server/store/schema.js';
 import { WINDOW_MS } from '../outbound/service-window.js';
-import { previewOf } from '../inbound-content.js';
+import { contactCard, previewOf } from '../inbound-content.js';
 
 type S = components['schemas'];
 
@@ -16,7 +16,7 @@ export function mediaUrl(baseUrl: string, messageId: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/api/chatapp/messages/${messageId}/media`;
 }
 
-const CONTENT_PARTS = ['location', 'reply', 'form_response', 'reaction', 'order', 'contacts', 'system', 'errors', 'referral', 'referred_product'] as const;
+const CONTENT_PARTS = ['location', 'reply', 'form_response', 'reaction', 'order', 'system', 'errors', 'referral', 'referred_product'] as const;
 
 /**
  * Only the contract's parts of a stored content (the row may hold provider ids the API does not
@@ -42,6 +42,8 @@ function contentView(raw: unknown, inboundMedia?: { baseUrl: string; messageId: 
     };
   }
   if (c.template) out.template = { name: c.template.name, language: c.template.language, template_id: c.template.template_id };
+  // Sent cards are stored as the sender gave them (optional parts left out): shown in the card's full shape.
+  if (Array.isArray(c.contacts)) out.contacts = c.contacts.map(contactCard);
   for (const part of CONTENT_PARTS) if (c[part] !== undefined && c[part] !== null) (out as Record<string, unknown>)[part] = c[part];
   if (c.forwarded === true) out.forwarded = true;
   if (c.frequently_forwarded === true) out.frequently_forwarded = true;

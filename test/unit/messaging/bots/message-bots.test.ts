@@ -116,6 +116,12 @@ describe('message bot bad inputs (one each, nothing stored)', () => {
     const t = await tenant(app);
     await refused(t, keywordBot(t, { schedule: SCHEDULE }), 400, '/body/schedule');
   });
+  it("schedule bot with keywords or a match (the other kind's fields): 400", async () => {
+    const t = await tenant(app);
+    const away = { name: 'Away', waba_id: t.wabaId, kind: 'schedule', schedule: SCHEDULE, reply: { type: 'text', text: 'Closed' } };
+    await refused(t, { ...away, keywords: ['hours'] }, 400, '/body/keywords');
+    await refused(t, { ...away, match: 'contains' }, 400, '/body/match');
+  });
   it('unknown IANA time zone: 400', async () => {
     const t = await tenant(app);
     await refused(
@@ -158,6 +164,11 @@ describe('message bot bad inputs (one each, nothing stored)', () => {
   it('text reply without text: 400', async () => {
     const t = await tenant(app);
     await refused(t, keywordBot(t, { reply: { type: 'text' } }), 400, '/body/reply/text');
+  });
+  it('template reply without template_id, media reply without media_url: 400 naming the field', async () => {
+    const t = await tenant(app);
+    await refused(t, keywordBot(t, { reply: { type: 'template', language: 'en_US' } }), 400, '/body/reply/template_id');
+    await refused(t, keywordBot(t, { reply: { type: 'media', media_type: 'image' } }), 400, '/body/reply/media_url');
   });
   it('a reply field of another type: 400', async () => {
     const t = await tenant(app);

@@ -132,6 +132,20 @@ describe('sendMessage: interactive kinds on the sandbox', () => {
     const row = await app.platform.store.db.selectFrom('messages').select(['type', 'content']).where('id', '=', contacts.json().id).executeTakeFirstOrThrow();
     expect(row.type).toBe('contacts');
     expect((row.content as { contacts: unknown }).contacts).toEqual([card]);
+    // Listed in the card's full shape (parts not given are null), as a received card is: the
+    // stored card lacks them, which made listMessages fail to serialize (500).
+    const listed = await shown(contacts.json().id);
+    expect(listed.content.contacts).toEqual([
+      {
+        name: { formatted_name: 'Acme Support', first_name: 'Acme', last_name: null, middle_name: null, prefix: null, suffix: null },
+        phones: [{ phone: '+1 415 555 0100', wa_id: '14155550100', type: null }],
+        emails: [],
+        org: null,
+        urls: [],
+        addresses: [],
+        birthday: null,
+      },
+    ]);
   });
 
   it('H15 every new kind outside the 24-hour window: 422 outside-window, nothing stored', async () => {

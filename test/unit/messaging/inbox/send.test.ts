@@ -387,4 +387,11 @@ describe('Idempotency-Key', () => {
     expect(other.statusCode).toBe(409);
     await settle();
   });
+  it("a key longer than 255 characters (the header's maxLength): 400 naming the header, nothing sent", async () => {
+    const before = await counts(app);
+    const res = await send(a, { messageType: 'text', message: 'long key' }, { 'Idempotency-Key': 'k'.repeat(256) });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().errors).toEqual([{ pointer: '/header/idempotency-key', detail: expect.any(String) }]);
+    expect(await counts(app)).toEqual(before);
+  });
 });
