@@ -44,6 +44,49 @@ export async function touchChat(db: Db, t: ChatTouch): Promise<string> {
 }
 
 /** The chat of a number and contact, created without messages when absent (a send before its message row). */
+/**
+ * `ensureChat` for many messages at once (a campaign's flush): the chat of each (number, contact)
+ * pair, by `chatKey`, made where none exists. Two statements per number, whatever the count.
+ */
+export async function ensureChats(db: Db, pairs: { workspaceId: string; phoneNumberId: string; contactId: string }[], at: Date): Promise<Map<string, string>> {
+  const chats = new Map<string, string>();
+  const byNumber = new Map<string, Map<string, string>>();
+  for (const p of pairs) {
+    const contacts = byNumber.get(p.phoneNumberId) ?? byNumber.set(p.phoneNumberId, new Map()).get(p.phoneNumberId)!;
+    contacts.set(p.contactId, p.workspaceId);
+  }
+  for (const [phoneNumberId, contacts] of byNumber) {
+    const existing = await db
+      .selectFrom('chats')
+      .select(['id', 'contact_id'])
+      .where('phone_number_id', '=', phoneNumberId)
+      .where('contact_id', 'in', [...contacts.keys()])
+      .execute();
+    for (const c of existing) chats.set(chatKey(phoneNumberId, c.contact_id), c.id);
+    const missing = [...contacts].filter(([contactId]) => !chats.has(chatKey(phoneNumberId, contactId)));
+    if (!missing.length) continue;
+    const made = await db
+      .insertInto('chats')
+      .values(
+        missing.map(([contactId, workspaceId]) => ({
+          id: newId('chat'),
+          workspace_id: workspaceId,
+          phone_number_id: phoneNumberId,
+          contact_id: contactId,
+          last_message_at: at,
+          created_at: at,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['phone_number_id', 'contact_id']).doUpdateSet({ workspace_id: sql`chats.workspace_id` }))
+      .returning(['id', 'contact_id'])
+      .execute();
+    for (const c of made) chats.set(chatKey(phoneNumberId, c.contact_id), c.id);
+  }
+  return chats;
+}
+
+export const chatKey = (phoneNumberId: string, contactId: string): string => `${phoneNumberId} ${contactId}`;
+
 export async function ensureChat(db: Db, workspaceId: string, phoneNumberId: string, contactId: string, at: Date): Promise<string> {
   const existing = await db
     .selectFrom('chats')

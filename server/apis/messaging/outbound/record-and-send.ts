@@ -14,7 +14,7 @@ import { newId } from '#server/lib/ids.js';
 import type { Platform } from '#server/platform.js';
 import { ProviderError, type OutboundMessage, type SendOptions, type SendResult } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
-import { ensureChat, touchChat } from '../chats.js';
+import { chatKey, ensureChat, ensureChats, touchChat } from '../chats.js';
 import type { Sender } from '../sender.js';
 
 type S = components['schemas'];
@@ -98,12 +98,16 @@ export function sendOutbound(sender: Sender, to: string, message: OutboundMessag
   return sender.provider.sendMessage(sender.providerNumber, to, message, options);
 }
 
-/** Records messages the provider has accepted, in one statement of the caller's transaction. */
+/**
+ * Records messages the provider has accepted, in the caller's transaction, each in its chat (made
+ * where the customer has none yet: a message is always listed with its chat's id).
+ */
 export async function recordAccepted(db: Db, sent: AcceptedMessage[]): Promise<void> {
   if (!sent.length) return;
+  const chats = await ensureChats(db, sent, sent[0]!.at);
   await db
     .insertInto('messages')
-    .values(sent.map((m) => messageRow({ ...m, chatId: null, status: 'accepted', replyToId: null })))
+    .values(sent.map((m) => messageRow({ ...m, chatId: chats.get(chatKey(m.phoneNumberId, m.contactId)) ?? null, status: 'accepted', replyToId: null })))
     .execute();
 }
 

@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
 import { addContacts, call, recipientStates, tag, until, workspace, type Workspace } from './support.js';
 import { elapse } from '#test/support/eventually.js';
+import { recordAccepted } from '#server/apis/messaging/outbound/record-and-send.js';
+import { newId } from '#server/lib/ids.js';
 
 let app: FastifyInstance;
 beforeAll(async () => {
@@ -70,6 +72,45 @@ describe('createCampaign', () => {
     const [m] = listed.json().data;
     expect(m).toMatchObject({ campaign_id: res.json().id, type: 'template', direction: 'outbound' });
     expect(m.content).toMatchObject({ text: 'Hi Contact 1, {{1}} literal ships Friday.', template: { name: 'order_shipped', language: 'en_US' } });
+  });
+
+  it("a campaign's messages are recorded in their chats: an existing one, else one made for the contact", async () => {
+    const w = await workspace(app);
+    const db = app.platform.store.db;
+    const [fresh, known] = await addContacts(db, w.workspaceId, 2);
+    const at = new Date();
+    const existing = newId('chat');
+    await db
+      .insertInto('chats')
+      .values({ id: existing, workspace_id: w.workspaceId, phone_number_id: w.numberId, contact_id: known!, last_message_at: at, created_at: at })
+      .execute();
+    const message = (contactId: string) => ({
+      id: newId('msg'),
+      workspaceId: w.workspaceId,
+      phoneNumberId: w.numberId,
+      contactId,
+      type: 'template',
+      content: { text: 'Hi' },
+      providerMessageId: `wamid.${newId('x')}`,
+      templateId: null,
+      campaignId: newId('cmp'),
+      at,
+    });
+    const sent = [message(fresh!), message(fresh!), message(known!)];
+    await db.transaction().execute((trx) => recordAccepted(trx, sent));
+    const rows = await db
+      .selectFrom('messages')
+      .select(['id', 'chat_id'])
+      .where(
+        'id',
+        'in',
+        sent.map((m) => m.id),
+      )
+      .execute();
+    const chatOf = new Map(rows.map((r) => [r.id, r.chat_id]));
+    const made = await db.selectFrom('chats').select('id').where('contact_id', '=', fresh!).execute();
+    expect(made).toHaveLength(1);
+    expect(sent.map((m) => chatOf.get(m.id))).toEqual([made[0]!.id, made[0]!.id, existing]);
   });
 
   it('scheduled by tags: waits for scheduled_at, then fires once', async () => {
