@@ -92,7 +92,15 @@ describe('createSequence', () => {
     const first = await inboundText(app, w, phone, 'hello');
     await db.insertInto('contact_tags').values({ contact_id: first.contactId, tag_id: tag }).execute();
     await until(async () => (await outbound(app, phone)).length === 1, 10_000, 'step 1');
-    const enrolment = await db.selectFrom('automation_sequence_enrolments').selectAll().where('sequence_id', '=', seq.id).executeTakeFirstOrThrow();
+    // The step is settled in its own write after the send: wait for it rather than race it.
+    const enrolment = await until(
+      async () => {
+        const row = await db.selectFrom('automation_sequence_enrolments').selectAll().where('sequence_id', '=', seq.id).executeTakeFirstOrThrow();
+        return row.next_step === 2 ? row : undefined;
+      },
+      10_000,
+      'step 1 settled',
+    );
     expect(enrolment).toMatchObject({ contact_id: first.contactId, status: 'active', next_step: 2, phone_number_id: w.numberId });
     expect((await outbound(app, phone))[0]!.type).toBe('text');
 
