@@ -128,6 +128,7 @@ async function seed(app: FastifyInstance, api: string) {
   const apiKey = await call(app, 'POST', '/api/account/api-keys', owner, { name: 'fuzz' });
   const client = await call(app, 'POST', '/api/connect/clients', owner, { name: 'Fuzz CRM', redirect_uris: ['https://crm.test/cb'] });
   const spareClient = await call(app, 'POST', '/api/connect/clients', owner, { name: 'Spare CRM', redirect_uris: ['https://crm.test/cb'] });
+  const deletableClient = await call(app, 'POST', '/api/connect/clients', owner, { name: 'Deletable CRM', redirect_uris: ['https://crm.test/cb'] });
   const spareLoginApp = await call(app, 'POST', '/api/login/apps', owner, { name: 'Spare shop' });
   const boundary = 'fuzzboundary';
   const multipart = Buffer.concat([
@@ -353,6 +354,9 @@ async function seed(app: FastifyInstance, api: string) {
       '/api/chatapp/connections/': idOf(spareConnection),
       '/api/connect/webhook-endpoints/': idOf(spareEndpoint),
       '/api/connect/client/webhook-endpoints/': idOf(spareClientEndpoint),
+      // The client operations' own spare stays: a deleted one made the stateful phase's check that
+      // a client just created can be read or changed get the pinned id's 404.
+      '/api/connect/clients/': idOf(deletableClient),
       '/api/connect/documents/': idOf(spareDocument),
       '/api/login/apps/': idOf(deletableLoginApp) ?? deletableLoginApp?.app_id,
     },
