@@ -44,6 +44,11 @@ export async function touchChat(db: Db, t: ChatTouch): Promise<string> {
 }
 
 /** The chat of a number and contact, created without messages when absent (a send before its message row). */
+export async function ensureChat(db: Db, workspaceId: string, phoneNumberId: string, contactId: string, at: Date): Promise<string> {
+  const chats = await ensureChats(db, [{ workspaceId, phoneNumberId, contactId }], at);
+  return chats.get(chatKey(phoneNumberId, contactId))!;
+}
+
 /**
  * `ensureChat` for many messages at once (a campaign's flush): the chat of each (number, contact)
  * pair, by `chatKey`, made where none exists. Two statements per number, whatever the count.
@@ -86,20 +91,3 @@ export async function ensureChats(db: Db, pairs: { workspaceId: string; phoneNum
 }
 
 export const chatKey = (phoneNumberId: string, contactId: string): string => `${phoneNumberId} ${contactId}`;
-
-export async function ensureChat(db: Db, workspaceId: string, phoneNumberId: string, contactId: string, at: Date): Promise<string> {
-  const existing = await db
-    .selectFrom('chats')
-    .select('id')
-    .where('phone_number_id', '=', phoneNumberId)
-    .where('contact_id', '=', contactId)
-    .executeTakeFirst();
-  if (existing) return existing.id;
-  const row = await db
-    .insertInto('chats')
-    .values({ id: newId('chat'), workspace_id: workspaceId, phone_number_id: phoneNumberId, contact_id: contactId, last_message_at: at, created_at: at })
-    .onConflict((oc) => oc.columns(['phone_number_id', 'contact_id']).doUpdateSet({ workspace_id: sql`chats.workspace_id` }))
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
