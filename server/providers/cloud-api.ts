@@ -424,22 +424,8 @@ export class CloudApiProvider implements ChatProvider {
       // The parsed body on success, otherwise the ProviderError to retry or throw.
       let outcome: unknown;
       try {
-        if (opts.body instanceof FormData) {
-          const response = await fetch(url, { method, headers, body: opts.body, redirect: 'error', signal: AbortSignal.timeout(this.timeoutMs) });
-          const text = await response.text();
-          outcome = response.ok ? parseOk(text, response.status) : graphError(response.status, text, response.headers.get('retry-after'));
-        } else {
-          // undici's request, not fetch: no Request, Response, web streams or AbortSignal per call,
-          // which made most of a campaign send's CPU. A 3xx is not followed (a Graph error).
-          const body = opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
-          const response = await request(url, { method, headers, body, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
-          const text = await response.body.text();
-          const retryAfter = response.headers['retry-after'];
-          outcome =
-            response.statusCode >= 200 && response.statusCode < 300
-              ? parseOk(text, response.statusCode)
-              : graphError(response.statusCode, text, typeof retryAfter === 'string' ? retryAfter : null);
-        }
+        const answer = await exchange(url, method, headers, opts.body, this.timeoutMs);
+        outcome = answer.status >= 200 && answer.status < 300 ? parseOk(answer.text, answer.status) : graphError(answer.status, answer.text, answer.retryAfter);
       } catch (err) {
         outcome = fetchFailure(err);
       }
@@ -461,6 +447,29 @@ export class CloudApiProvider implements ChatProvider {
     }
     return this.random() * Math.min(this.maxRetryDelayMs, this.backoffBaseMs * 2 ** attempt);
   }
+}
+
+/**
+ * One HTTP exchange with Graph: its status, body and Retry-After. JSON and bytes go through
+ * undici's request, not fetch: no Request, Response, web streams or AbortSignal per call, which
+ * made most of a campaign send's CPU; a 3xx is not followed (a Graph error). A multipart form
+ * (an upload) goes through fetch, which encodes FormData.
+ */
+async function exchange(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+): Promise<{ status: number; text: string; retryAfter: string | null }> {
+  if (body instanceof FormData) {
+    const response = await fetch(url, { method, headers, body, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
+    return { status: response.status, text: await response.text(), retryAfter: response.headers.get('retry-after') };
+  }
+  const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const response = await request(url, { method, headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const retryAfter = response.headers['retry-after'];
+  return { status: response.statusCode, text: await response.body.text(), retryAfter: typeof retryAfter === 'string' ? retryAfter : null };
 }
 
 /** The parsed body, or the error to report: a 2xx that is not JSON is the provider's failure. */
