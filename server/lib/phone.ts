@@ -6,6 +6,9 @@ import { HttpProblem } from './problems.js';
 /** The contract's E164 (spec/common/ids.tsp): `+` and 8–15 digits. */
 const E164 = /^\+[1-9][0-9]{7,14}$/;
 
+/** A WhatsApp id as the provider sends it: the contract's E164 without `+`. */
+export const WA_ID = /^[1-9]\d{7,14}$/;
+
 /** E.164 of `input`, or null when it is not a valid number. Digits without `+` are read as international. */
 export function toE164(input: string): string | null {
   const text = input.trim();

@@ -35,11 +35,9 @@ import {
   type TemplateStatus,
   type TemplateStatusInfo,
 } from './types.js';
+import { WA_ID } from '../lib/phone.js';
 
 const WINDOW_MS = 24 * 60 * 60 * 1000;
-/** E.164 digits without `+`: what the provider accepts as `to`. */
-const WA_ID = /^[1-9]\d{7,14}$/;
-
 export interface StatusDelays {
   sent: number;
   delivered: number;

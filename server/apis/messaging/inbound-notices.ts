@@ -7,11 +7,10 @@ import { sql, type Transaction } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database } from '#server/store/schema.js';
 import type { MessageBilling } from '#server/store/schema/inbound.js';
+import { WA_ID } from '#server/lib/phone.js';
 
 type S = components['schemas'];
 type ContactRef = { id: string; name: string | null; phone: string; last_inbound_at: Date | null };
-
-const WA_ID = /^[1-9]\d{7,14}$/; // 8–15 digits: the contract's E164 without `+`
 
 /**
  * With `user_changed_number`, the contact (found by the old number the notice comes from) takes

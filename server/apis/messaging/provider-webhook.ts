@@ -25,6 +25,7 @@ import { eventContent } from './inbox/views.js';
 import { inboundContent } from './inbound-content.js';
 import { applyNumberChange, billingOf } from './inbound-notices.js';
 import { WINDOW_MS } from './outbound/service-window.js';
+import { WA_ID } from '#server/lib/phone.js';
 
 type S = components['schemas'];
 type Ctx = {
@@ -35,7 +36,6 @@ type Ctx = {
 };
 
 /** E.164 digits without `+`, as the provider writes `from`. */
-const WA_ID = /^[1-9]\d{7,14}$/; // 8–15 digits: the contract's E164 without `+`
 /** Outbound states in order; `failed` can follow any of them and nothing follows it. */
 const RANK = new Map([
   ['pending', 0],
