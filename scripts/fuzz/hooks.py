@@ -115,17 +115,8 @@ _EVENT_ID = re.compile(r"[a-z]{2,6}_[0-9A-Za-z]{8,48}")
 HOSTED_WEBHOOK = "/api/chatapp-auth/webhook/{appId}"
 
 
-def _is_positive(case):
-    meta = case.meta
-    return (
-        meta is not None
-        and meta.generation.mode == GenerationMode.POSITIVE
-        and all(info.mode == GenerationMode.POSITIVE for info in meta.components.values())
-    )
-
-
 def _account_login(case):
-    if not ACCOUNT_LOGIN or not _is_positive(case) or not isinstance(case.body, dict) or case.method.upper() != "POST":
+    if not ACCOUNT_LOGIN or not _positive(case) or not isinstance(case.body, dict) or case.method.upper() != "POST":
         return case
     body, path = case.body, case.operation.path
     if path == "/api/account/sessions" and ACCOUNT_LOGIN.get("email"):
@@ -188,12 +179,12 @@ def _sign(case, kwargs, header, secret, encode):
 @schemathesis.hook("before_call")
 def account_login_before_call(context, case, kwargs):
     pool = _pools.get(case.operation.path)
-    if pool is not None and _is_positive(case) and isinstance(case.path_parameters, dict):
+    if pool is not None and _positive(case) and isinstance(case.path_parameters, dict):
         session = next(pool, None)
         if session:
             case.path_parameters["sessionId"] = session
     secret = ACCOUNT_LOGIN.get("hostedWebhookSecret")
-    if not secret or case.operation.path != HOSTED_WEBHOOK or not _is_positive(case) or not isinstance(case.body, dict):
+    if not secret or case.operation.path != HOSTED_WEBHOOK or not _positive(case) or not isinstance(case.body, dict):
         return
     headers = case.headers or {}
     event_id = next((k for k in headers if k.lower() == "x-login-event-id"), None)
