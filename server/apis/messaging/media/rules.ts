@@ -53,8 +53,11 @@ export const EXTENSIONS: Record<string, string[]> = {
   'application/vnd.ms-powerpoint': ['ppt'],
 };
 
-/** Declared types that say nothing about the content. */
-const GENERIC = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
+/**
+ * Declared types that say nothing about the content. `*\/*` is the file part's
+ * `encoding.contentType` in the documents (any type), which clients built from them send as is.
+ */
+const GENERIC = new Set(['', '*/*', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
 const ALIASES: Record<string, string> = {
   'image/jpg': 'image/jpeg',
   'image/pjpeg': 'image/jpeg',

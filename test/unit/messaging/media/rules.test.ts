@@ -17,6 +17,8 @@ async function refusal(p: Promise<unknown>): Promise<HttpProblem> {
 describe('checkMedia', () => {
   it('the kind follows from the bytes, never from the declared type', async () => {
     expect(await checkMedia(FILES.png(), 'application/octet-stream')).toEqual({ kind: 'image', mimeType: 'image/png' });
+    // What a client generated from the documents declares (the file part's encoding: any type).
+    expect(await checkMedia(FILES.png(), '*/*')).toEqual({ kind: 'image', mimeType: 'image/png' });
     expect(await checkMedia(FILES.jpeg(), 'image/jpg')).toEqual({ kind: 'image', mimeType: 'image/jpeg' });
     expect(await checkMedia(FILES.mp4(), 'video/mp4')).toEqual({ kind: 'video', mimeType: 'video/mp4' });
     expect(await checkMedia(FILES.mp3(), 'audio/mp3')).toEqual({ kind: 'audio', mimeType: 'audio/mpeg' });
