@@ -885,7 +885,8 @@ export interface paths {
         put?: never;
         /**
          * Create a custom field
-         * @description Adds a custom field.
+         * @description Adds a custom field. The key is unique in the workspace (409 naming it); a `choice` field
+         *     needs its `choices`, each once and not blank, and other types take none (422 naming `choices`).
          */
         post: operations["createCustomField"];
         delete?: never;
@@ -1050,7 +1051,12 @@ export interface paths {
          * Create a form
          * @description Creates a form and its provider Flow (status `DRAFT`). The response's `flow.flow_id` is
          *     what automations reference. A name already used in the account is a 409; the provider
-         *     refusing the Flow is a 502 and nothing is stored.
+         *     refusing the Flow is a 502 and nothing is stored. The fields are checked before the provider
+         *     is called, each finding a 400 `validation` naming the field (see `FormField`): a repeated or
+         *     reserved name (`form_id`, `flow_token`), options missing on a type that takes them or given
+         *     to one that does not, a repeated option id, a label over the provider's limit for its type,
+         *     and a `custom_field` that is neither `name`, `email` nor a custom field of the workspace, or
+         *     that another field already fills.
          */
         post: operations["createForm"];
         delete?: never;
@@ -1312,7 +1318,11 @@ export interface paths {
         put?: never;
         /**
          * Create a segment
-         * @description Saves a segment.
+         * @description Saves a segment. Each condition is checked against the field it names (see
+         *     `SegmentCondition`): a custom field that does not exist, an operator its kind does not take, or
+         *     a value of the wrong type (absent for `exists`/`not_exists`, whole days 0–36500 for
+         *     `within_days`, a number for number fields, `YYYY-MM-DD` for dates, one of the choices for a
+         *     choice field) answers 422 naming the condition.
          */
         post: operations["createSegment"];
         delete?: never;
@@ -3886,9 +3896,16 @@ export interface components {
         };
         /** @description One field of a form. */
         FormField: {
-            /** @description The answer's key: in submissions and, unless `custom_field` says otherwise, on the contact. */
+            /**
+             * @description The answer's key: in submissions and, unless `custom_field` says otherwise, on the contact.
+             *     Unique in the form; `form_id` and `flow_token` are reserved.
+             */
             name: string;
-            /** @description The label shown. */
+            /**
+             * @description The label shown, within the provider's limit for the component the type becomes: 20
+             *     characters for `text`, `email`, `phone`, `number`, `textarea` and `dropdown`; 30 for `radio`
+             *     and `checkbox`; 40 for `date`; 80 for `opt_in`.
+             */
             label: string;
             /** @description The input kind. */
             type: components["schemas"]["FormFieldType"];
@@ -3897,11 +3914,14 @@ export interface components {
              * @default false
              */
             required?: boolean;
-            /** @description The choices (`dropdown`, `radio`, `checkbox`: required; other types: not allowed). */
+            /** @description The choices (`dropdown`, `radio`, `checkbox`: required; other types: not allowed), ids distinct. */
             options?: components["schemas"]["FormFieldOption"][];
             /** @description A hint under the field. */
             helper_text?: string;
-            /** @description Store the answer in this contact attribute or custom field key instead of `name`. */
+            /**
+             * @description Store the answer in this contact attribute (`name`, `email`) or existing custom field key
+             *     instead of `name`; at most one field per target.
+             */
             custom_field?: string;
         };
         /** @description A choice of a `dropdown`, `radio` or `checkbox` field. */
