@@ -24,7 +24,7 @@ from schemathesis import GenerationMode
 
 @schemathesis.hook
 def map_case(context, case):
-    return _account_login(_connect_fixed(_positive_fixed(case), generated=True))
+    return _messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=True)))
 
 
 @schemathesis.hook
@@ -33,7 +33,7 @@ def before_add_examples(context, examples):
     # a parameter's examples are merged across an operation's examples (a 400 example's bad cursor
     # becomes the only cursor example, sent with every positive example).
     for case in examples:
-        _account_login(_connect_fixed(_positive_fixed(case), generated=False))
+        _messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=False)))
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
@@ -313,6 +313,138 @@ def after_call(context, case, response):
         _refresh["live"] = answer["refresh_token"]  # rotated
     elif isinstance(answer, dict) and answer.get("error") == "invalid_grant":
         _refresh["live"] = None  # revoked meanwhile (revokeToken, a replay): the next of the pool
+
+
+# ---- Messaging: what a positive case needs past rules JSON Schema cannot state ----------------
+# Each rule is in the operation's description and has a 4xx example; these hooks make positive
+# cases obey it (the generated parts around it stay as generated), so the handlers' success paths
+# are fuzzed too. Negative cases are left alone: their refusals stay checked.
+# - createFlow, updateFlow: a graph whose connections join nodes of the flow, of catalogue types
+#   with their parameters (the seeded flow's: a message trigger and a text reply); an update goes
+#   without `version` (a stale one is a 409, covered by the unit tests);
+# - createContact: a valid number no other contact has (libphonenumber decides validity), and
+#   custom values only for `city`, a text field the seed made;
+# - createContactImport: a CSV (a header and one new number);
+# - createForm: field names unique, options exactly on the types that take them, with unique ids,
+#   labels within the provider's limits, no custom field target;
+# - createSegment: each condition on a built-in field its operator applies to, with a value of
+#   that field's kind;
+# - createTemplate: a new name, a language of the provider, one BODY (Meta's component rules), a
+#   category other than AUTHENTICATION (which needs an OTP button);
+# - mapOrderWebhookTemplate: the seeded template with one body variable (`FUZZ_FIELDS`), mapped
+#   once;
+# - createCustomField: a new key, choices (distinct) on a choice field only;
+# - createSequence: a keyword no active sequence has, the seeded tag and template in triggers and
+#   steps; createMessageBot: the seeded template, a media URL on a public name (an IP literal is
+#   refused by the URL policy).
+# setupProviderWebhooks needs a Cloud API account: its path is pinned to one on the fake provider.
+_FLOW = {
+    "triggers": [{"id": "hello", "type": "message_received", "parameters": {}}],
+    "nodes": [{"id": "greet", "type": "send_text", "parameters": {"text": "Hi!"}}],
+    "connections": [{"from_node": "hello", "to_node": "greet"}],
+}
+_numbers = itertools.count(1)
+_LABEL_LIMIT = {"text": 20, "email": 20, "phone": 20, "number": 20, "textarea": 20, "date": 40, "dropdown": 20, "radio": 30, "checkbox": 30, "opt_in": 120}
+_WITH_OPTIONS = {"dropdown", "radio", "checkbox"}
+
+
+def _new_number():
+    return f"+4915190{next(_numbers) + 10000:06d}"  # +49 151 numbers libphonenumber accepts
+
+
+def _flow(body):
+    for part in ("triggers", "nodes"):
+        generated = body.get(part) if isinstance(body.get(part), list) else []
+        first = generated[0] if generated and isinstance(generated[0], dict) else {}
+        body[part] = [{**{k: v for k, v in first.items() if k in ("label", "position")}, **_FLOW[part][0]}]
+    body["connections"] = json.loads(json.dumps(_FLOW["connections"]))
+
+
+def _form_fields(fields):
+    for i, f in enumerate(fields):
+        if not isinstance(f, dict):
+            continue
+        f["name"] = f"f{i}_{str(f.get('name', ''))[:50]}"
+        f["label"] = str(f.get("label") or "Field")[: _LABEL_LIMIT.get(f.get("type"), 20)]
+        f.pop("custom_field", None)
+        if f.get("type") in _WITH_OPTIONS:
+            options = [o for o in (f.get("options") or []) if isinstance(o, dict)] or [{"title": "Yes"}]
+            f["options"] = [{**o, "id": f"o{j}"} for j, o in enumerate(options)]
+        else:
+            f.pop("options", None)
+
+
+def _segment_condition(c):
+    operator = c.get("operator")
+    c.pop("value", None)
+    if operator in ("exists", "not_exists"):
+        c["field"] = "email"
+    elif operator == "within_days":
+        c.update(field="last_inbound_at", value=7)
+    elif operator in ("gt", "gte", "lt", "lte"):
+        c.update(field="created_at", value="2026-01-01")
+    else:
+        c.update(field="name", value="Ann")
+
+
+def _seeded_template(part):
+    if isinstance(part, dict) and "template_id" in part:
+        part["template_id"] = FIELDS.get("template_id")
+        if "language" in part:
+            part["language"] = "en_US"
+
+
+def _messaging_fixed(case):
+    if not SIGNING or not _positive(case):
+        return case
+    op = case.operation.definition.raw.get("operationId")
+    body = case.body if isinstance(case.body, dict) else None
+    if body is None:
+        return case
+    if op in ("createFlow", "updateFlow"):
+        _flow(body)
+        body.pop("version", None)
+    elif op == "createContact":
+        body["contact_no"] = _new_number()
+        if isinstance(body.get("custom_fields"), dict):
+            body["custom_fields"] = {"city": "Berlin"}
+    elif op == "createContactImport":
+        body["file"] = f"contact_no\n{_new_number()}\n".encode()
+    elif op == "createForm" and isinstance(body.get("fields"), list):
+        _form_fields(body["fields"])
+    elif op == "createSegment" and isinstance(body.get("filter"), dict) and isinstance(body["filter"].get("conditions"), list):
+        for c in body["filter"]["conditions"]:
+            if isinstance(c, dict):
+                _segment_condition(c)
+    elif op == "createTemplate":
+        body["name"] = f"fuzz_{next(_unique)}_{str(body.get('name', ''))[:400]}"
+        body["language"] = "en_US"
+        body["components"] = [{"type": "BODY", "text": "Hello from the fuzz run."}]
+        if body.get("category") == "AUTHENTICATION":
+            body["category"] = "UTILITY"
+    elif op == "createCustomField":
+        body["key"] = f"{str(body.get('key') or 'f')[:30]}_{next(_unique)}"
+        if body.get("type") == "choice":
+            body["choices"] = [f"choice {i}" for i in range(max(2, len(body.get("choices") or [])))]
+        else:
+            body.pop("choices", None)
+    elif op == "createSequence":
+        trigger = body.get("trigger") if isinstance(body.get("trigger"), dict) else {}
+        if trigger.get("type") == "keyword":
+            trigger["keyword"] = f"{str(trigger.get('keyword') or 'k')[:80]} {next(_unique)}"
+        if trigger.get("type") == "tag_added":
+            trigger["tag_id"] = FIELDS.get("tag_id")
+        for step in body.get("steps") or []:
+            _seeded_template(step)
+    elif op == "createMessageBot" and isinstance(body.get("reply"), dict):
+        reply = body["reply"]
+        _seeded_template(reply)
+        if reply.get("type") == "media":
+            reply["media_url"] = "https://media.example/reply"
+    elif op == "mapOrderWebhookTemplate":
+        generated = [v for v in (body.get("variables") or []) if isinstance(v, dict)]
+        body["variables"] = [{**(generated[0] if generated else {"source": "order.number"}), "target": "body.1"}]
+    return case
 
 
 @schemathesis.hook("before_call")

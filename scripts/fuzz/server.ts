@@ -12,7 +12,7 @@ import { loadConfig } from '#server/config.js';
 import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant } from '#test/unit/messaging/operations/support.js';
 import { connectBearer, grantClient } from '#test/support/connect.js';
-import { FakeProvider } from '#test/fakes/fake-provider.js';
+import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 import { storeTemplate } from '#test/unit/messaging/inbox/support.js';
 import { hashPassword } from '#server/lib/secrets.js';
@@ -171,6 +171,14 @@ async function seed(app: FastifyInstance, api: string) {
   // The custom fields the documents' examples use (`custom_field=city:Berlin`, `custom_fields.orders`).
   await call(app, 'POST', '/api/custom-fields', key, { key: 'city', label: 'City', type: 'text' });
   await call(app, 'POST', '/api/custom-fields', key, { key: 'orders', label: 'Orders', type: 'number' });
+  const tag = await call(app, 'POST', '/api/tags', key, { name: 'vip' });
+  const spareField = await call(app, 'POST', '/api/custom-fields', key, { key: 'spare_field', label: 'Spare', type: 'text' });
+  // A Cloud API account on the fake provider, for setupProviderWebhooks (a sandbox account needs
+  // no provider webhook: 422). One workspace only: a provider account belongs to one workspace.
+  const cloud =
+    api === 'messaging'
+      ? await call(app, 'POST', '/api/chatapp/connections', owner, { kind: 'cloud_api', provider_waba_id: FAKE_WABA_ID, access_token: FAKE_TOKEN })
+      : undefined;
   const csv = Buffer.concat([
     Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="contacts.csv"\r\ncontent-type: text/csv\r\n\r\n`),
     Buffer.from('contact_no\n+4915190000201\n'),
@@ -253,6 +261,8 @@ async function seed(app: FastifyInstance, api: string) {
   const chats = await call(app, 'GET', `/api/chatapp/chats?chatapp_phone_number=${encodeURIComponent(t.number)}`, key);
   // An approved template (a sandbox cannot have one approved through the API), hence a campaign.
   const template = await storeTemplate(app, t as never, { name: 'welcome_offer', components: [{ type: 'BODY', text: 'Welcome! Our new store is open.' }] });
+  // A template with one body variable, for mapOrderWebhookTemplate (every variable mapped, once).
+  const orderTemplate = await storeTemplate(app, t as never, { name: 'order_update', components: [{ type: 'BODY', text: 'Your order {{1}} is on its way.' }] });
   const spareTemplate = await storeTemplate(app, t as never, { name: 'spare_offer', components: [{ type: 'BODY', text: 'Spare.' }] });
   const campaign = await call(app, 'POST', '/api/campaigns', key, {
     name: 'Store opening',
@@ -299,6 +309,7 @@ async function seed(app: FastifyInstance, api: string) {
       chatId: firstId(chats),
       campaignId: idOf(campaign),
       wabaId: t.wabaId,
+      cloudWabaId: idOf(cloud),
       slug: (packs?.data ?? packs?.items ?? packs ?? [])[0]?.slug,
       catalogId: firstId(catalogs) ?? (catalogs?.catalogs ?? [])[0]?.id,
       ...accountLogin.ids,
@@ -322,6 +333,7 @@ async function seed(app: FastifyInstance, api: string) {
       document_id: idOf(document),
       chat_id: firstId(chats),
       template_id: template.id,
+      tag_id: idOf(tag),
       // Values for one operation's positive cases (business rules JSON Schema cannot state):
       // a free-form send needs a contact with an open 24-hour window (the seeded one wrote in),
       // a reply or reaction a message of that chat, a template send an approved template.
@@ -335,6 +347,7 @@ async function seed(app: FastifyInstance, api: string) {
         createCampaign: { template: { name: 'welcome_offer', language: 'en_US' } },
         // An IANA time zone (the contract says so in words; no pattern can).
         createMessageBot: { 'schedule.timezone': 'Europe/Berlin' },
+        mapOrderWebhookTemplate: { template_id: orderTemplate.id, language: 'en_US' },
       },
     },
     // What positive Connect OAuth cases need (scripts/fuzz/hooks.py): the client behind
@@ -348,6 +361,7 @@ async function seed(app: FastifyInstance, api: string) {
     // Path ids of the DELETE operations, by path prefix.
     spares: {
       '/api/contacts/': idOf(spareContact),
+      '/api/custom-fields/': idOf(spareField),
       '/api/templates/': spareTemplate.id,
       '/api/automation/': idOf(spareFlow),
       '/api/webhook-endpoints/': idOf(spareMsgEndpoint),
