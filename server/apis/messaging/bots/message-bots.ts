@@ -8,9 +8,9 @@ import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
-import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
 import type { Platform } from '#server/platform.js';
 import type { MessageBotReplyRow, MessageBotScheduleRow, MessageBotsTable } from '#server/store/schema/bots.js';
+import { checkMediaUrl } from '../outbound/media-url.js';
 import { accountFor, findAccountNumber, type AccountRow } from './scope.js';
 import { isTimeZone } from './schedule.js';
 import { words } from './text-match.js';
@@ -45,19 +45,6 @@ function checkSchedule(schedule: S['MessageBotSchedule']): MessageBotScheduleRow
     if (new Set(w.days).size !== w.days.length) throw invalid(`/body/schedule/windows/${i}/days`, 'names a day twice');
   });
   return { timezone: schedule.timezone, windows: schedule.windows.map((w) => ({ days: w.days, start: w.start, end: w.end })), reply_when: schedule.reply_when };
-}
-
-async function checkMediaUrl(platform: Platform, url: string, pointer: string): Promise<void> {
-  try {
-    await platform.mediaFetch.check(url);
-  } catch (error) {
-    if (error instanceof UnsafeUrlError) {
-      if (error.status === 400) throw invalid(pointer, `not an acceptable media URL: ${error.reason}`);
-      throw new HttpProblem(422, 'unsafe-url', `The URL is not a public target: ${error.reason}.`, { errors: [{ pointer, detail: error.reason }] });
-    }
-    // A name that does not resolve from here may still resolve for the provider.
-    if (!(error instanceof FetchFailedError)) throw error;
-  }
 }
 
 /** The reply with only the fields of its type; 400/404/422 naming the field at fault. */
