@@ -4,7 +4,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/min';
 import { HttpProblem } from './problems.js';
 
 /** The contract's E164 (spec/common/ids.tsp): `+` and 8–15 digits. */
-const E164 = /^\+[1-9][0-9]{7,14}$/;
+export const E164 = /^\+[1-9][0-9]{7,14}$/;
 
 /** A WhatsApp id as the provider sends it: the contract's E164 without `+`. */
 export const WA_ID = /^[1-9]\d{7,14}$/;

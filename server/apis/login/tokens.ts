@@ -9,6 +9,7 @@ import { compactVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKey
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { base62 } from '#server/lib/ids.js';
+import { E164 } from '#server/lib/phone.js';
 import type { Platform } from '#server/platform.js';
 import type { components, operations } from '#generated/login/types.js';
 import type { Handler } from '#server/lib/handler-types.js';
@@ -24,7 +25,6 @@ export const TOKEN_LIFETIME_SECONDS = 300;
 const NBF_LEEWAY_SECONDS = 30;
 /** The longest token the contract accepts; ours are ~600 bytes. */
 const MAX_TOKEN_LENGTH = 8192;
-const E164 = /^\+[1-9]\d{7,14}$/;
 
 interface KeyRing {
   kid: string;

@@ -15,6 +15,7 @@ import { setCapped } from '#server/lib/capped-map.js';
 import { DueLoop } from '#server/lib/due-loop.js';
 import { DEFAULT_IDLE_MS } from '#server/lib/wake-up.js';
 import { newId } from '#server/lib/ids.js';
+import { WA_ID } from '#server/lib/phone.js';
 import { enqueue } from '#server/outbox/outbox.js';
 import type { Platform } from '#server/platform.js';
 import type { Database, LoginAppsTable } from '#server/store/schema.js';
@@ -44,7 +45,6 @@ const SPACE = /[\p{Zs}\t\n\v\f\r\u0085\u2028\u2029]/gu;
 export function loginText(text: string): string {
   return text.normalize('NFKC').replace(FORMAT, '').replace(SPACE, ' ');
 }
-const E164 = /^\+?([1-9]\d{7,14})$/;
 export const OUTBOX_KIND = 'login_app';
 const EVENT_TYPE = 'chatapp.auth.verified';
 
@@ -134,9 +134,9 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
     .where(sql<SqlBool>`s.status = 'pending'`)
     .where('s.expires_at', '>', now)
     .executeTakeFirst();
-  const digits = E164.exec(message.from)?.[1];
+  const digits = message.from.replace(/^\+/, '');
   if (!found) recordMiss(misses, guesser, now.getTime());
-  if (!found || !digits || !found.webhook_destination) return false; // no destination: the app is gone
+  if (!found || !WA_ID.test(digits) || !found.webhook_destination) return false; // no destination: the app is gone
   const phone = `+${digits}`;
   if (found.bound_phone && found.bound_phone !== phone) {
     // A phone-bound session: another number's LOGIN changes nothing but the counter. Not a

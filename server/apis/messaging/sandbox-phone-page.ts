@@ -20,6 +20,7 @@ import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sandboxPhoneServed, sendDemoPage }
 import { csrfField, formField, refuseCrossSitePost } from '#server/html/forms.js';
 import { html, type Html } from '#server/html/html.js';
 import { HttpProblem } from '#server/lib/problems.js';
+import { E164 } from '#server/lib/phone.js';
 import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
 import { sendFromSandboxPhone } from './sandbox-phone.js';
 import { offerControls, postedReply, REPLY_PATH } from './sandbox-phone-reply-forms.js';
@@ -28,7 +29,6 @@ import { type Offer, offerOf, replyFromSandboxPhone } from './sandbox-phone-repl
 const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
 const HISTORY = 30;
 const MAX_CONVERSATIONS = 10;
-const E164 = /^\+[1-9]\d{7,14}$/;
 /** The largest file the phone sends; the sandbox keeps it in the database. */
 const MAX_FILE_BYTES = 16 * 1024 * 1024;
 const ACCEPT = 'image/jpeg,image/png,application/pdf,text/plain,.doc,.docx,.xls,.xlsx,.ppt,.pptx,audio/*,video/mp4,video/3gpp';

@@ -2,6 +2,7 @@
 // workspace through the provider's path (signed webhook, dedupe, contact, event), as a real one would.
 import type { FastifyInstance } from 'fastify';
 import { HttpProblem } from '#server/lib/problems.js';
+import { WA_ID } from '#server/lib/phone.js';
 import { SandboxProvider } from '#server/providers/sandbox.js';
 import type { InboundContent } from '#server/providers/types.js';
 import { checkMedia, displayName } from './media/rules.js';
@@ -21,7 +22,6 @@ export interface SandboxPhoneMessage {
   workspaceId?: string;
 }
 
-const E164 = /^\+?[1-9]\d{7,14}$/;
 /** The provider's limit for a text message body. */
 const MAX_TEXT = 4096;
 
@@ -30,7 +30,7 @@ export async function sendFromSandboxPhone(app: FastifyInstance, input: SandboxP
   if (!(sandbox instanceof SandboxProvider)) throw new Error('the sandbox provider is not configured');
   const from = input.from.trim();
   const errors = [
-    ...(E164.test(from) ? [] : [{ pointer: '/body/from', detail: 'must be a phone number in E.164 (+15550100123)' }]),
+    ...(WA_ID.test(from.replace(/^\+/, '')) ? [] : [{ pointer: '/body/from', detail: 'must be a phone number in E.164 (+15550100123)' }]),
     ...((input.text.length > 0 || input.file) && input.text.length <= MAX_TEXT
       ? []
       : [{ pointer: '/body/text', detail: `must have ${input.file ? 0 : 1} to ${MAX_TEXT} characters` }]),

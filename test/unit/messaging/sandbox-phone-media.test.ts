@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildShared } from '#test/helper.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
 import { tenant, type Tenant } from './inbox/support.js';
 import { FILES, multipart, type FilePartSpec } from './media/support.js';
 
@@ -83,5 +84,17 @@ describe('the sandbox phone sends media', () => {
     const big = await send({ from: '+15550100205', text: 'x' }, { filename: 'big.png', type: 'image/png', bytes: FILES.png(5 * 1024 * 1024 + 1) });
     expect(big.statusCode).toBe(413);
     expect(await lastMessage('+15550100205')).toBeUndefined();
+  });
+
+  it('a sender that is not a phone number of 8–15 digits: 400 naming from, nothing stored', async () => {
+    for (const from of ['+1555010', 'abc12345678', '+0155501002', '+1555010020312345']) {
+      await expect(sendFromSandboxPhone(app, { phoneNumberId: t.pnId, from, text: 'hi' })).rejects.toMatchObject({
+        status: 400,
+        problem: { errors: [{ pointer: '/body/from' }] },
+      });
+    }
+    // With or without `+`, as the provider writes wa_ids.
+    await sendFromSandboxPhone(app, { phoneNumberId: t.pnId, from: '15550100206', text: 'hi' });
+    expect(await lastMessage('+15550100206')).toMatchObject({ type: 'text', content: { text: 'hi' } });
   });
 });
