@@ -43,7 +43,7 @@ async function render(ctx: PageContext, extras: Extras) {
     ) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${k.scopes.join(', ')}</td><td>${k.status}</td><td>${when(k.last_used_at)}</td><td>${when(k.created_at)}</td><td>${when(k.expires_at)}</td>
 <td>${k.status === 'active' ? html`${actionForm(`${API_KEYS_PATH}/${k.id}/rotate`, ctx.csrf, 'Rotate')}${actionForm(`${API_KEYS_PATH}/${k.id}/revoke`, ctx.csrf, 'Revoke…')}` : ''}</td></tr>`,
   );
-  return html`<p>Keys for the Messaging API (<code>X-API-Key</code> or <code>Authorization: Bearer</code>). A key is shown once, when it is created or rotated; the list shows its prefix.</p>
+  return html`<p>Keys for the Messaging API (<code>X-API-Key: mk_…</code>, or <code>Authorization: ApiKey mk_…</code>). A key is shown once, when it is created or rotated; the list shows its prefix.</p>
 ${extras.error ? html`<p role="alert">${extras.error}</p>` : ''}
 ${extras.notice ?? ''}
 ${keys.length ? scrollingTable(html`<table><thead><tr><th>Name</th><th>Prefix</th><th>Scopes</th><th>Status</th><th>Last used</th><th>Created</th><th>Expires</th><th></th></tr></thead><tbody>${rows}</tbody></table>`) : html`<p>No API keys yet.</p>`}

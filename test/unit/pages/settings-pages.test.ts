@@ -81,8 +81,10 @@ describe('API keys page', () => {
     const later = await a.open('/account/api-keys');
     expect(later.body).not.toContain(secret);
     expect(later.body).toContain(row!.prefix);
-    // The key works against the Messaging API.
+    // The key works against the Messaging API, in each of the two headers the page names.
+    expect(later.body).toContain('<code>Authorization: ApiKey mk_…</code>');
     expect((await app.inject({ url: '/api/chatapp/phone-numbers', headers: { 'x-api-key': secret } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/chatapp/phone-numbers', headers: { authorization: `ApiKey ${secret}` } })).statusCode).toBe(200);
   });
 
   it('a refused create (no scope, past expiry) keeps the form and says why; nothing is created', async () => {
