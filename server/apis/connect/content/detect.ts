@@ -2,6 +2,7 @@
 // apart by their [Content_Types].xml, which file-type inflates with a 1 MiB cap), a zip-bomb check
 // of office files from their central directory (never inflated here), and the page count.
 import { fileTypeFromBuffer } from 'file-type';
+import { saysNothing } from '#server/lib/declared-type.js';
 import { HttpProblem } from '#server/lib/problems.js';
 
 export const ALLOWED_TYPES = [
@@ -17,12 +18,6 @@ export type DocumentType = (typeof ALLOWED_TYPES)[number];
 
 const OFFICE = new Set<string>(ALLOWED_TYPES.filter((t) => t.includes('officedocument')));
 
-/**
- * Declared types that say nothing about the content, or name the container of an office file.
- * `*\/*` is the file part's `encoding.contentType` in the documents (any type), which clients
- * built from them send as is.
- */
-const GENERIC = new Set(['', '*/*', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
 const ALIASES: Record<string, string> = {
   'image/jpg': 'image/jpeg',
   'image/pjpeg': 'image/jpeg',
@@ -62,7 +57,7 @@ export async function detectType(bytes: Buffer, declared: string | undefined): P
   }
   const given = (declared ?? '').split(';')[0]!.trim().toLowerCase();
   const normalised = ALIASES[given] ?? given;
-  const agrees = GENERIC.has(normalised) || normalised === detected || (normalised === 'application/zip' && OFFICE.has(detected));
+  const agrees = saysNothing(normalised) || normalised === detected || (normalised === 'application/zip' && OFFICE.has(detected));
   if (!agrees) throw unsupported(`The file is declared as ${given} but its content is ${detected}.`);
   return detected as DocumentType;
 }

@@ -2,6 +2,7 @@
 // told from the bytes with file-type (never from the declared type or the file name), and the
 // size caps. Checked before any provider call, so a refused file costs nothing and stores nothing.
 import { fileTypeFromBuffer } from 'file-type';
+import { saysNothing } from '#server/lib/declared-type.js';
 import { HttpProblem } from '#server/lib/problems.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document';
@@ -53,11 +54,6 @@ export const EXTENSIONS: Record<string, string[]> = {
   'application/vnd.ms-powerpoint': ['ppt'],
 };
 
-/**
- * Declared types that say nothing about the content. `*\/*` is the file part's
- * `encoding.contentType` in the documents (any type), which clients built from them send as is.
- */
-const GENERIC = new Set(['', '*/*', 'application/octet-stream', 'binary/octet-stream', 'application/x-download']);
 const ALIASES: Record<string, string> = {
   'image/jpg': 'image/jpeg',
   'image/pjpeg': 'image/jpeg',
@@ -137,7 +133,7 @@ export async function checkMedia(bytes: Buffer, declaredType: string, kind?: Med
     );
   }
   const agrees =
-    GENERIC.has(declared) || declared === asKind || declared === detected || (declared === 'application/zip' && [DOCX, XLSX, PPTX].includes(asKind));
+    saysNothing(declared) || declared === asKind || declared === detected || (declared === 'application/zip' && [DOCX, XLSX, PPTX].includes(asKind));
   if (!agrees) throw unsupported(`file is declared ${declared} but its bytes are ${detected}.`, `content does not match ${declared}`);
   const rule = MEDIA_RULES[found];
   if (bytes.length > rule.maxBytes) {
