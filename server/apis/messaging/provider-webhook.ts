@@ -35,7 +35,6 @@ type Ctx = {
   pn: { id: string; workspace_id: string; display_phone_number: string; business_account_id: string | null };
 };
 
-/** E.164 digits without `+`, as the provider writes `from`. */
 /** Outbound states in order; `failed` can follow any of them and nothing follows it. */
 const RANK = new Map([
   ['pending', 0],
