@@ -12,11 +12,15 @@ so the part is left out; or an object sent as a text field): never a file. Posit
 few bytes there instead.
 """
 
+import base64
+import hashlib
+import hmac
 import itertools
 import json
 import os
-from datetime import datetime, timedelta, timezone
+import re
 import uuid
+from datetime import datetime, timedelta, timezone
 
 import schemathesis
 from schemathesis import GenerationMode
@@ -42,6 +46,8 @@ def before_add_examples(context, examples):
 # `operations` holds values for one operation only (by operationId): the sender's contact with an
 # open 24-hour window, a message of its chat to reply or react to, a stored template.
 FIELDS = json.loads(os.environ.get("FUZZ_FIELDS") or "{}")
+# A counter for values no earlier case used (emails, slugs, event ids, names, numbers).
+_unique = itertools.count(1)
 
 
 def _positive(case):
@@ -102,13 +108,8 @@ def _positive_fixed(case):
 #   hosted app's webhook secret over the exact bytes sent (`before_call`), and its X-Login-Event-Id,
 #   if any, is the body's id. One without the header, or with a well-formed `sha256=<64 hex>`
 #   (the documents' examples), and every negative case go as generated: the 401 stays tested.
-import hashlib
-import hmac
-import itertools
-import re
 
 ACCOUNT_LOGIN = json.loads(os.environ.get("FUZZ_ACCOUNT_LOGIN") or "{}")
-_unique = itertools.count(1)
 _DOT_ATOM = re.compile(r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$")
 _SIGNATURE = re.compile(r"^sha256=[0-9a-f]{64}$")
 _EVENT_ID = re.compile(r"[a-z]{2,6}_[0-9A-Za-z]{8,48}")
@@ -149,9 +150,6 @@ _pools = {
 # Positive cases are signed over the exact bytes sent (the body is serialized here and passed as
 # the request's data); negative cases keep whatever signature the generator made, so the 401 and
 # 403 answers stay checked.
-import base64
-import hashlib
-import hmac
 
 SIGNING = json.loads(os.environ.get("FUZZ_SIGNING") or "null") or {}
 
@@ -231,7 +229,6 @@ LINK = ("POST", "/api/connect/links")
 AUTHORIZE = ("GET", "/connect/authorize")
 TOKEN = ("POST", "/api/oauth/token")
 _refresh = {"pool": list(CONNECT.get("refresh_tokens") or []), "live": None}
-_links = itertools.count(1)
 
 
 def _future(value):
@@ -269,7 +266,7 @@ def _connect_fixed(case, generated):
         if "expires_at" in body and not _future(body["expires_at"]):
             body["expires_at"] = (datetime.now(timezone.utc) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
         if generated and isinstance(body.get("external_id"), str):
-            body["external_id"] = f"{body['external_id'][:240]}~{next(_links)}"
+            body["external_id"] = f"{body['external_id'][:240]}~{next(_unique)}"
     if op == AUTHORIZE:
         if generated:
             case.query = query = query if query is not None else {}
@@ -343,13 +340,12 @@ _FLOW = {
     "nodes": [{"id": "greet", "type": "send_text", "parameters": {"text": "Hi!"}}],
     "connections": [{"from_node": "hello", "to_node": "greet"}],
 }
-_numbers = itertools.count(1)
 _LABEL_LIMIT = {"text": 20, "email": 20, "phone": 20, "number": 20, "textarea": 20, "date": 40, "dropdown": 20, "radio": 30, "checkbox": 30, "opt_in": 120}
 _WITH_OPTIONS = {"dropdown", "radio", "checkbox"}
 
 
 def _new_number():
-    return f"+4915190{next(_numbers) + 10000:06d}"  # +49 151 numbers libphonenumber accepts
+    return f"+4915190{next(_unique) + 10000:06d}"  # +49 151 numbers libphonenumber accepts
 
 
 def _flow(body):
@@ -395,7 +391,7 @@ def _seeded_template(part):
 
 
 def _messaging_fixed(case):
-    if not SIGNING or not _positive(case):
+    if not FIELDS or not _positive(case):
         return case
     op = case.operation.definition.raw.get("operationId")
     body = case.body if isinstance(case.body, dict) else None
@@ -474,7 +470,6 @@ def messaging_before_call(context, case, kwargs):
 # - a 400 `validation` names each field in `errors[]` with a JSON pointer;
 # - no error is the schema validator's own message: a schema-valid request the validator refuses
 #   means the server's schema differs from the document, which is exactly the drift to catch.
-import re
 
 PROBLEMS = "https://chatapp.example/problems/"
 ACCEPTED = {401, 403, 404, 409, 429}
