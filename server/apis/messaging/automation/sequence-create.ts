@@ -30,24 +30,21 @@ export function refuse(status: 400 | 404 | 409 | 422, findings: Finding[], summa
 }
 
 /**
- * The body with its trigger and steps as flat records. The contract's unions by kind (validated
- * before the handler runs) give each kind exactly its fields; openapi-typescript types the
- * trigger union without its `type` (Omit<…, 'type'>), so it is read through this shape.
+ * The body with its trigger as the contract's union by `type` (validated before the handler
+ * runs, so each kind has exactly its fields): openapi-typescript types a union nested in an
+ * object without its discriminator (Omit<…, 'type'>), though the validated body has it.
  */
-type Body = Omit<S['SequenceCreate'], 'trigger' | 'steps'> & {
-  trigger: { type: S['SequenceTriggerType']; tag_id?: string; keyword?: string };
-  steps: { delay: number; delay_unit: S['SequenceDelayUnit']; message_type: 'text' | 'template'; text?: string; template_id?: string; language?: string }[];
-};
+type Body = Omit<S['SequenceCreate'], 'trigger'> & { trigger: S['SequenceTriggerCreate'] };
 
 /** What the schema cannot say: a blank keyword or text, delays over a year in all. */
 function shapeFindings(body: Body): Finding[] {
   const out: Finding[] = [];
   const t = body.trigger;
-  if (t.type === 'keyword' && !t.keyword?.trim()) out.push({ pointer: '/body/trigger/keyword', detail: "trigger 'keyword' needs keyword" });
+  if (t.type === 'keyword' && !t.keyword.trim()) out.push({ pointer: '/body/trigger/keyword', detail: "trigger 'keyword' needs keyword" });
   let total = 0;
   body.steps.forEach((step, i) => {
     total += step.delay * UNIT_MS[step.delay_unit];
-    if (step.message_type === 'text' && !step.text?.trim()) out.push({ pointer: `/body/steps/${i}/text`, detail: `step ${i + 1}: a 'text' step needs text` });
+    if (step.message_type === 'text' && !step.text.trim()) out.push({ pointer: `/body/steps/${i}/text`, detail: `step ${i + 1}: a 'text' step needs text` });
   });
   if (total > MAX_TOTAL_MS) out.push({ pointer: '/body/steps', detail: 'the delays add up to more than 365 days' });
   return out;
@@ -100,16 +97,16 @@ async function referenceFindings(
         summary: `No phone number ${body.phone_number_id} in business account ${accountId} of this workspace.`,
       });
   }
-  const tagId = body.trigger.tag_id;
+  const tagId = body.trigger.type === 'tag_added' ? body.trigger.tag_id : undefined;
   if (tagId !== undefined) {
     const tag = await db.selectFrom('tags').select('id').where('id', '=', tagId).where('workspace_id', '=', workspaceId).executeTakeFirst();
     if (!tag) missing.push({ pointer: '/body/trigger/tag_id', detail: 'unknown tag', summary: `No tag ${tagId} in this workspace.` });
   }
-  const ids = [...new Set(body.steps.flatMap((s) => (s.template_id ? [s.template_id] : [])))];
+  const ids = [...new Set(body.steps.flatMap((s) => (s.message_type === 'template' ? [s.template_id] : [])))];
   const rows = ids.length ? await db.selectFrom('message_templates').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
   const templates = new Map(rows.map((r) => [r.id, r]));
   body.steps.forEach((s, i) => {
-    if (s.template_id && !templates.has(s.template_id))
+    if (s.message_type === 'template' && !templates.has(s.template_id))
       missing.push({
         pointer: `/body/steps/${i}/template_id`,
         detail: `step ${i + 1}: unknown template ${s.template_id}`,
@@ -169,7 +166,7 @@ export const createSequence: Handler<operations['createSequence']> = async (requ
   body.steps.forEach((step, i) => {
     elapsed += step.delay * UNIT_MS[step.delay_unit];
     if (step.message_type === 'template') {
-      const fault = templateFault(templates.get(step.template_id!)!, step, account.id, status === 'active', now);
+      const fault = templateFault(templates.get(step.template_id)!, step, account.id, status === 'active', now);
       if (fault) faults.push({ pointer: `/body/steps/${i}${fault.pointer}`, detail: fault.detail });
     } else if (stopOnReply && elapsed >= DAY_MS) {
       // Every reply ends the enrolment, so no reply can have reopened the 24-hour window by then.
@@ -181,7 +178,7 @@ export const createSequence: Handler<operations['createSequence']> = async (requ
   });
   if (faults.length) throw refuse(422, faults, 'The sequence could not send some of its steps.');
 
-  const keyword = body.trigger.keyword?.trim() ?? null;
+  const keyword = body.trigger.type === 'keyword' ? body.trigger.keyword.trim() : null;
   if (keyword !== null && status === 'active') await refuseKeywordClash(db, workspaceId, account.id, keyword, '/body/trigger/keyword');
 
   const steps: S['SequenceStep'][] = body.steps.map((s, i) => ({
@@ -189,11 +186,11 @@ export const createSequence: Handler<operations['createSequence']> = async (requ
     delay: s.delay,
     delay_unit: s.delay_unit,
     message_type: s.message_type,
-    text: s.message_type === 'text' ? s.text! : null,
-    template_id: s.message_type === 'template' ? s.template_id! : null,
-    language: s.message_type === 'template' ? (s.language ?? templates.get(s.template_id!)!.language) : null,
+    text: s.message_type === 'text' ? s.text : null,
+    template_id: s.message_type === 'template' ? s.template_id : null,
+    language: s.message_type === 'template' ? (s.language ?? templates.get(s.template_id)!.language) : null,
   }));
-  const trigger: S['SequenceTrigger'] = { type: body.trigger.type, tag_id: body.trigger.tag_id ?? null, keyword };
+  const trigger: S['SequenceTrigger'] = { type: body.trigger.type, tag_id: body.trigger.type === 'tag_added' ? body.trigger.tag_id : null, keyword };
   const row = await db
     .insertInto('automation_sequences')
     .values({
