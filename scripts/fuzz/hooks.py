@@ -335,6 +335,7 @@ def after_call(context, case, response):
 #   steps; createMessageBot: the seeded template, a media URL on a public name (an IP literal is
 #   refused by the URL policy).
 # setupProviderWebhooks needs a Cloud API account: its path is pinned to one on the fake provider.
+# The seeded flows' graph (FLOW_GRAPH in scripts/fuzz/server.ts).
 _FLOW = {
     "triggers": [{"id": "hello", "type": "message_received", "parameters": {}}],
     "nodes": [{"id": "greet", "type": "send_text", "parameters": {"text": "Hi!"}}],

@@ -37,6 +37,12 @@ async function call(app: FastifyInstance, method: 'GET' | 'POST', url: string, h
   return res.body ? JSON.parse(res.body) : {};
 }
 
+/** The seeded flows' graph: a message trigger joined to a text reply (scripts/fuzz/hooks.py's `_FLOW` is the same). */
+const FLOW_GRAPH = {
+  triggers: [{ id: 'hello', type: 'message_received', parameters: {} }],
+  nodes: [{ id: 'greet', type: 'send_text', parameters: { text: 'Hi!' } }],
+  connections: [{ from_node: 'hello', to_node: 'greet' }],
+};
 const idOf = (body: any): string | undefined => body?.id ?? body?.client_id ?? body?.data?.id;
 const firstId = (list: any): string | undefined => idOf((list?.data ?? list?.items ?? [])[0]);
 
@@ -196,9 +202,7 @@ async function seed(app: FastifyInstance, api: string) {
   const flow = await call(app, 'POST', '/api/automation', key, {
     name: 'Fuzz flow',
     waba_id: t.wabaId,
-    triggers: [{ id: 'hello', type: 'message_received', parameters: {} }],
-    nodes: [{ id: 'greet', type: 'send_text', parameters: { text: 'Hi!' } }],
-    connections: [{ from_node: 'hello', to_node: 'greet' }],
+    ...FLOW_GRAPH,
   });
   const chatbot = await call(app, 'POST', '/api/chatbots', key, { name: 'Fuzz bot', waba_id: t.wabaId, fallback: { action: 'reply', text: 'Sorry?' } });
   const form = await call(app, 'POST', '/api/forms', key, {
@@ -233,9 +237,7 @@ async function seed(app: FastifyInstance, api: string) {
   const spareFlow = await call(app, 'POST', '/api/automation', key, {
     name: 'Spare flow',
     waba_id: t.wabaId,
-    triggers: [{ id: 'hello', type: 'message_received', parameters: {} }],
-    nodes: [{ id: 'greet', type: 'send_text', parameters: { text: 'Hi!' } }],
-    connections: [{ from_node: 'hello', to_node: 'greet' }],
+    ...FLOW_GRAPH,
   });
   const spareMsgEndpoint = await call(app, 'POST', '/api/webhook-endpoints', key, {
     url: 'https://receiver.example/spare',
