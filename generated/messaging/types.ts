@@ -1244,7 +1244,7 @@ export interface paths {
         get: operations["getMessagingSettings"];
         /**
          * Update Messaging settings
-         * @description Changes the workspace's Messaging settings (422 for a locale that is not a supported BCP 47 tag).
+         * @description Changes the workspace's Messaging settings (422 for a locale that is not a supported BCP 47 tag or a country that is not an ISO 3166-1 alpha-2 code with phone numbers).
          */
         put: operations["updateMessagingSettings"];
         post?: never;
@@ -4093,6 +4093,11 @@ export interface components {
             description: string;
             /** @description The language of its texts. */
             language: components["schemas"]["LanguageCodeExtras"];
+            /**
+             * @description Every language the pack's texts exist in (`en_US`, `de`, `pt_BR`, `es`); applying takes the
+             *     one of the workspace's locale (Messaging settings), else `language`.
+             */
+            languages?: components["schemas"]["LanguageCodeExtras"][];
             /** @description The pack's version; applying a newer version adds only what is new. */
             version: string;
             /** @description The placeholders it fills in. */
@@ -4135,6 +4140,12 @@ export interface components {
              *     missing is a 400 naming `/body/variables/<name>`; unknown names are a 400 too.
              */
             variables?: Record<string, never>;
+            /**
+             * @description The language of the texts to set up (one of the pack's `languages`). Omitted: the one of
+             *     the workspace's locale (Messaging settings, else its country's language), else the pack's
+             *     `language`. A language the pack lacks is a 400 naming `/body/language`.
+             */
+            language?: components["schemas"]["LanguageCodeExtras"];
         };
         /** @description What applying a pack did. */
         IndustryPackApplyResult: {
@@ -4148,6 +4159,10 @@ export interface components {
             created: components["schemas"]["IndustryPackAppliedItems"];
             /** @description Items that already existed (matched by name, key or shortcut) and were left unchanged. */
             already_present: components["schemas"]["IndustryPackAppliedItems"];
+            /** @description The language of the texts set up (templates, flows, replies, tags). */
+            language?: components["schemas"]["LanguageCodeExtras"];
+            /** @description What the caller should know (empty when nothing): e.g. the texts are not in the workspace's language. */
+            warnings?: components["schemas"]["IndustryPackWarning"][];
         };
         /** @description How many items of each kind a pack holds. */
         IndustryPackCounts: {
@@ -4338,6 +4353,17 @@ export interface components {
         };
         /** @description A value filled into a pack's placeholders (`{{company_name}}`). */
         IndustryPackVariableValue: string;
+        /** @description Something the caller should know about an apply that succeeded. */
+        IndustryPackWarning: {
+            /**
+             * @description What it is: `language_mismatch` when the texts set up are not in the workspace's language
+             *     (the pack has none in it, or another was asked for).
+             * @enum {string}
+             */
+            code: "language_mismatch";
+            /** @description What happened, for a person. */
+            message: string;
+        };
         /** @description A document header by URL (fetched through the SSRF guard). */
         InteractiveDocumentHeader: {
             /**
@@ -5118,6 +5144,16 @@ export interface components {
              *     each contact's country (from its phone number), else `en-US`.
              */
             locale: string | null;
+            /**
+             * @description The workspace's country (ISO 3166-1 alpha-2, `US`, `DE`, `BR`): a phone number written
+             *     without `+` and country code (`617 555 9008`, `030 1234567`) in contacts, CSV imports and
+             *     flow answers is read as a national number of it; a contact's own country wins for their
+             *     answers. The one set, else the country of the workspace's first number; `null` when neither
+             *     is known (numbers are then read as international).
+             */
+            country?: string | null;
+            /** @description Where `country` comes from: `settings` (set here), `phone_number` (the first number's), `null` (unknown). */
+            country_source?: ("settings" | "phone_number") | null;
             /** @description When the settings last changed; `null` while they are the defaults. */
             updated_at: string | null;
         };
@@ -5128,6 +5164,11 @@ export interface components {
              * @example pt-PT
              */
             locale?: string | null;
+            /**
+             * @description The workspace's country, ISO 3166-1 alpha-2 (`US`, `de` is taken as `DE`); `null` clears it (back to the first number's).
+             * @example US
+             */
+            country?: string | null;
         };
         /** @description `t=<unix seconds>,v1=<64 hex>` (one `v1` per active signing secret). */
         MessagingSignature: string;
@@ -5583,9 +5624,10 @@ export interface components {
         OtpType: "COPY_CODE" | "ONE_TAP" | "ZERO_TAP";
         /**
          * @description A phone number as given by a client, in any common layout (`+49 151 1234 5678`,
-         *     `+1 (415) 555-0123`, `14155550123`). Characters other than digits, spaces, `+`, `(`, `)`,
-         *     `.` and `-` answer 400 `validation`; a number that is not a valid phone number answers 422
-         *     `unprocessable` naming the field. Stored and returned in E.164.
+         *     `+1 (415) 555-0123`, `14155550123`, and for contacts a national number of the workspace's
+         *     country: `(617) 555-9008`). Characters other than digits, spaces, `+`, `(`, `)`, `.` and `-`
+         *     answer 400 `validation`, and so does a number that is not a valid phone number, naming the
+         *     field. Stored and returned in E.164.
          * @example +49 151 1234 5678
          */
         PhoneInput: string;

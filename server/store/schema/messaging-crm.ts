@@ -79,6 +79,8 @@ export interface OptOutSettingsTable {
 export interface MessagingSettingsTable {
   workspace_id: string;
   locale: string | null;
+  /** ISO 3166-1 alpha-2; null: the country of the workspace's first number. */
+  country: ColumnType<string | null, string | null | undefined, string | null>;
   updated_at: ColumnType<Date, Date | string, Date | string>;
 }
 

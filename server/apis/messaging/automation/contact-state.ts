@@ -1,6 +1,7 @@
 // What a run knows while it runs: the contact (attributes, custom fields, tags), the flow's
 // variables, the trigger and the last reply. Placeholders are expanded from it once when a node
 // runs (an expanded value is never expanded again), and conditions are evaluated against it.
+import type { CountryCode } from 'libphonenumber-js/min';
 
 /** Contact attributes a flow may read and set besides custom fields. */
 export const CONTACT_ATTRIBUTES = ['name', 'email'] as const;
@@ -28,6 +29,10 @@ export interface RunState {
   reply: ReplyState | null;
   /** The workspace's locale for reading answers (Messaging settings), or null. */
   locale: string | null;
+  /** The workspace's country national phone numbers are read in (Messaging settings, else its first number's), or null. */
+  country?: CountryCode | null;
+  /** The locale values go back to the contact in (the workspace's, else the contact's country's); unset: raw values. */
+  writeLocale?: string;
 }
 
 function lookup(state: RunState, path: string): unknown {
@@ -54,14 +59,61 @@ function lookup(state: RunState, path: string): unknown {
   return undefined;
 }
 
-/** `text` with its placeholders filled in; an unknown or empty one becomes an empty string. */
-export function expand(text: string, state: RunState): string {
+/** Where a run keeps what each saved answer was (hidden from placeholders: `$` is no name). */
+export const KINDS_KEY = '$kinds';
+
+/** What a saved answer was, so it goes back to the customer formatted: an amount (with its currency) or a date. */
+export type AnswerKind = { type: 'number'; currency?: string } | { type: 'date' };
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** `value` as the customer's locale writes it: numbers with its separators (and currency), dates in words. */
+function formatted(path: string, value: unknown, state: RunState): string | null {
+  const locale = state.writeLocale;
+  if (!locale) return null;
+  const [head, ...rest] = path.split('.');
+  let kind: AnswerKind | undefined;
+  if (head === 'vars' && rest.length === 1) kind = (state.vars[KINDS_KEY] as Record<string, AnswerKind> | undefined)?.[rest[0]!];
+  else if (head === 'contact' && rest[0] === 'fields') {
+    // Custom fields: a number field holds a number, a date field an ISO date.
+    if (typeof value === 'number') kind = { type: 'number' };
+    else if (typeof value === 'string' && ISO_DATE.test(value)) kind = { type: 'date' };
+  }
+  if (!kind) return null;
+  try {
+    if (kind.type === 'date') {
+      const m = ISO_DATE.exec(String(value));
+      if (!m) return null;
+      return new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+    }
+    const amount = String(value) as unknown as number; // exact: Intl reads a decimal string without a float
+    if (!/^-?\d+(\.\d+)?$/.test(String(value))) return null;
+    const options: Intl.NumberFormatOptions = kind.currency ? { style: 'currency', currency: kind.currency } : { maximumFractionDigits: 20 };
+    return new Intl.NumberFormat(locale, options).format(amount);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `text` with its placeholders filled in; an unknown or empty one becomes an empty string.
+ * `forCustomer`: for a message to the contact, where saved amounts and dates are written as
+ * the contact's locale writes them (`1.5` is "1,5" in de-DE, `2026-12-03` "3. Dezember 2026").
+ */
+export function expand(text: string, state: RunState, forCustomer = false): string {
   return text.replace(/\{\{\s*([a-z][a-z0-9_.]{0,200})\s*\}\}/gi, (_, path: string) => {
     const value = lookup(state, path);
     if (value === undefined || value === null) return '';
+    if (forCustomer) {
+      const shown = formatted(path, value, state);
+      if (shown !== null) return shown;
+    }
     return typeof value === 'object' ? JSON.stringify(value) : String(value);
   });
 }
+
+/** `expand` for a message the contact reads. */
+export const say = (text: string, state: RunState) => expand(text, state, true);
 
 export interface ConditionRule {
   subject: 'contact_field' | 'tag' | 'reply' | 'variable';

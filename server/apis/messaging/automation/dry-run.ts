@@ -8,7 +8,8 @@
 // fails the dry run with the error the live execution would record.
 import type { components } from '#generated/messaging/types.js';
 import type { Platform } from '#server/platform.js';
-import { workspaceLocale } from '../configuration/messaging-settings.js';
+import { readingSettings } from '../configuration/messaging-settings.js';
+import { answerLocale } from './answers.js';
 import { formByFlowId } from '../forms/by-flow-id.js';
 import { checkMediaUrls, sendParts } from '../outbound/parts.js';
 import { resolveSender, type Sender } from '../sender.js';
@@ -151,7 +152,8 @@ export async function dryRun(
 
   const messages: S['FlowTestOutboundMessage'][] = [];
   const steps: S['FlowTestStep'][] = [{ node_id: trigger.id, node_type: trigger.type, port: 'out', detail: 'the trigger matched', simulated: false }];
-  const state: RunState = { contact, vars: {}, trigger: { text: inbound.text }, reply: null, locale: await workspaceLocale(platform.store.db, workspaceId) };
+  const state: RunState = { contact, vars: {}, trigger: { text: inbound.text }, reply: null, ...(await readingSettings(platform.store.db, workspaceId)) };
+  state.writeLocale = answerLocale(undefined, contact.phone, state.locale);
   const effects = recordingEffects(platform, workspaceId, messages, contact, await flowSender(platform, workspaceId, flow));
   const queue = [...replies];
   let current = target(graph, trigger.id, 'out');

@@ -3,11 +3,12 @@
 // A node answers where the run goes on (a port), that it waits (ask, delay, start_form), that
 // it keeps waiting (a wrong answer with retries left), or that it failed.
 import type { components } from '#generated/messaging/types.js';
+import type { CountryCode } from 'libphonenumber-js/min';
 import type { OutboundMessage } from '#server/providers/types.js';
 import type { SendableForm } from '../forms/by-flow-id.js';
 import { answerLocale, type Parsed, parseDate, parseNumber, parsePhone } from './answers.js';
 import { buttonsInteractive, listInteractive } from '../outbound/interactive.js';
-import { evaluate, expand, type ConditionRule, type RunState } from './contact-state.js';
+import { type AnswerKind, evaluate, expand, KINDS_KEY, say, type ConditionRule, type RunState } from './contact-state.js';
 import type { FlowNode } from './validate.js';
 
 type S = components['schemas'];
@@ -76,6 +77,8 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export interface AnswerContext {
   locale: string;
   contactPhone: string | null;
+  /** The workspace's country, for national numbers of a contact whose own country is unknown. */
+  country?: CountryCode | null;
   now: Date;
 }
 
@@ -94,7 +97,7 @@ export function acceptAnswer(expect: string, reply: Inbound, context: AnswerCont
     case 'email':
       return fits(EMAIL.test(text) && text.length <= 254 ? text.toLowerCase() : null, 'not an e-mail address');
     case 'phone':
-      return parsePhone(text, context.contactPhone);
+      return parsePhone(text, context.contactPhone, context.country ?? null);
     case 'date':
       return parseDate(text, context.locale, context.now);
     default:
@@ -104,18 +107,18 @@ export function acceptAnswer(expect: string, reply: Inbound, context: AnswerCont
 
 function interactiveBase(p: { body: string; header_text?: string; footer?: string }, state: RunState) {
   return {
-    ...(p.header_text ? { header: { type: 'text' as const, text: expand(p.header_text, state) } } : {}),
-    body: { text: expand(p.body, state) },
-    ...(p.footer ? { footer: { text: expand(p.footer, state) } } : {}),
+    ...(p.header_text ? { header: { type: 'text' as const, text: say(p.header_text, state) } } : {}),
+    body: { text: say(p.body, state) },
+    ...(p.footer ? { footer: { text: say(p.footer, state) } } : {}),
   };
 }
 
 /** The body, header and footer of an interactive node, expanded, for the shared builders. */
 function frameOf(p: { body: string; header_text?: string; footer?: string }, state: RunState) {
   return {
-    body: expand(p.body, state),
-    ...(p.header_text ? { header: { type: 'text' as const, text: expand(p.header_text, state) } } : {}),
-    ...(p.footer ? { footer: expand(p.footer, state) } : {}),
+    body: say(p.body, state),
+    ...(p.header_text ? { header: { type: 'text' as const, text: say(p.header_text, state) } } : {}),
+    ...(p.footer ? { footer: say(p.footer, state) } : {}),
   };
 }
 
@@ -140,7 +143,7 @@ export async function runNode(
   try {
     switch (node.type) {
       case 'send_text': {
-        const text = expand(p.text, state);
+        const text = say(p.text, state);
         const id = await effects.send(node.id, {
           kind: 'text',
           preview: text,
@@ -150,7 +153,7 @@ export async function runNode(
       }
       case 'send_media': {
         const url = expand(p.url, state);
-        const caption = p.caption !== undefined ? expand(p.caption, state) : undefined;
+        const caption = p.caption !== undefined ? say(p.caption, state) : undefined;
         const body = {
           messageType: p.media_type,
           mediaUrl: url,
@@ -172,10 +175,10 @@ export async function runNode(
         const values: S['TemplateSendParameters'] = {
           name: template.name,
           language: p.language,
-          ...(p.header_variables?.length ? { header: { type: 'text', text: expand(p.header_variables[0], state) } as never } : {}),
-          ...(p.body_variables?.length ? { body: (p.body_variables as string[]).map((v) => expand(v, state)) } : {}),
+          ...(p.header_variables?.length ? { header: { type: 'text', text: say(p.header_variables[0], state) } as never } : {}),
+          ...(p.body_variables?.length ? { body: (p.body_variables as string[]).map((v) => say(v, state)) } : {}),
           ...(p.button_variables?.length
-            ? { buttons: (p.button_variables as string[]).map((v, index) => ({ type: 'url' as const, index, text: expand(v, state) })) }
+            ? { buttons: (p.button_variables as string[]).map((v, index) => ({ type: 'url' as const, index, text: say(v, state) })) }
             : {}),
         };
         const mediaUrl = p.header_media_url ? expand(p.header_media_url, state) : undefined;
@@ -188,21 +191,21 @@ export async function runNode(
         return next('out', `sent template ${template.name}`, id);
       }
       case 'send_buttons': {
-        const buttons = (p.buttons as { id: string; title: string }[]).map((b) => ({ id: b.id, title: expand(b.title, state) }));
+        const buttons = (p.buttons as { id: string; title: string }[]).map((b) => ({ id: b.id, title: say(b.title, state) }));
         const message: OutboundMessage = { type: 'interactive', interactive: buttonsInteractive({ ...frameOf(p as never, state), buttons }) };
-        const id = await effects.send(node.id, { kind: 'buttons', preview: expand(p.body, state), message });
+        const id = await effects.send(node.id, { kind: 'buttons', preview: say(p.body, state), message });
         return next('out', 'sent buttons', id);
       }
       case 'send_list': {
         const sections = (p.sections as { title?: string; rows: { id: string; title: string; description?: string }[] }[]).map((s) => ({
-          ...(s.title ? { title: expand(s.title, state) } : {}),
-          rows: s.rows.map((r) => ({ id: r.id, title: expand(r.title, state), ...(r.description ? { description: expand(r.description, state) } : {}) })),
+          ...(s.title ? { title: say(s.title, state) } : {}),
+          rows: s.rows.map((r) => ({ id: r.id, title: say(r.title, state), ...(r.description ? { description: say(r.description, state) } : {}) })),
         }));
         const message: OutboundMessage = {
           type: 'interactive',
-          interactive: listInteractive({ ...frameOf(p as never, state), button: expand(p.button_text, state), sections }),
+          interactive: listInteractive({ ...frameOf(p as never, state), button: say(p.button_text, state), sections }),
         };
-        const id = await effects.send(node.id, { kind: 'list', preview: expand(p.body, state), message });
+        const id = await effects.send(node.id, { kind: 'list', preview: say(p.body, state), message });
         return next('out', 'sent a list', id);
       }
       case 'ask':
@@ -290,7 +293,7 @@ async function ask(
   if (input.kind === 'enter') {
     let messageId: string | null = null;
     if (p.question) {
-      const question = expand(p.question, state);
+      const question = say(p.question, state);
       messageId = await effects.send(node.id, { kind: 'text', preview: question, body: { messageType: 'text', message: question, preview_url: false } });
     }
     const fireAt = new Date(now.getTime() + (p.timeout_minutes ?? 1440) * 60_000);
@@ -302,6 +305,7 @@ async function ask(
   const parsed = acceptAnswer(p.expect ?? 'any', reply, {
     locale: answerLocale(p.locale, state.contact.phone, state.locale),
     contactPhone: state.contact.phone,
+    country: state.country ?? null,
     now,
   });
   if (!parsed.ok) {
@@ -310,14 +314,23 @@ async function ask(
     if (retries >= (p.max_retries ?? 1)) return { kind: 'next', port: 'invalid', detail: `${why}; retries used up`, messageId: null, simulated: false };
     let messageId: string | null = null;
     if (p.retry_text) {
-      const text = expand(p.retry_text, state);
+      const text = say(p.retry_text, state);
       messageId = await effects.send(node.id, { kind: 'text', preview: text, body: { messageType: 'text', message: text, preview_url: false } });
     }
     return { kind: 'stay', waitState: { retries: retries + 1 }, detail: `${why}; asked again`, messageId };
   }
   const answer = parsed.value;
   state.reply = { text: reply.text, id: reply.replyId };
-  if (p.save_as) state.vars[p.save_as] = answer;
+  if (p.save_as) {
+    state.vars[p.save_as] = answer;
+    // Remembered so `{{vars.<name>}}` goes back to the customer formatted for their locale.
+    const kind: AnswerKind | null =
+      p.expect === 'number' ? { type: 'number', ...(parsed.currency ? { currency: parsed.currency } : {}) } : p.expect === 'date' ? { type: 'date' } : null;
+    const kinds = { ...((state.vars[KINDS_KEY] as Record<string, AnswerKind> | undefined) ?? {}) };
+    if (kind) kinds[p.save_as] = kind;
+    else delete kinds[p.save_as];
+    state.vars[KINDS_KEY] = kinds;
+  }
   if (p.save_to_field) await effects.setField(p.save_to_field, answer);
   return {
     kind: 'next',
@@ -353,7 +366,7 @@ async function startForm(
           parameters: {
             flow_message_version: '3',
             flow_id: p.flow_id,
-            flow_cta: expand(p.cta, state),
+            flow_cta: say(p.cta, state),
             flow_action: 'navigate',
             // The provider requires the screen a `navigate` Flow opens on.
             flow_action_payload: { screen: form.firstScreen },
@@ -362,7 +375,7 @@ async function startForm(
         },
       },
     };
-    const id = await effects.send(node.id, { kind: 'form', preview: expand(p.body, state), message });
+    const id = await effects.send(node.id, { kind: 'form', preview: say(p.body, state), message });
     const fireAt = new Date(now.getTime() + (p.timeout_minutes ?? 1440) * 60_000);
     return { kind: 'wait', waitKind: 'form', fireAt, waitState: {}, detail: `sent form ${p.flow_id}; waiting for the submission`, messageId: id };
   }

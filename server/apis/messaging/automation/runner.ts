@@ -8,7 +8,8 @@ import { sql } from 'kysely';
 import { newId } from '#server/lib/ids.js';
 import type { Platform } from '#server/platform.js';
 import type { ExecutionStatusValue } from '#server/store/schema/automation.js';
-import { workspaceLocale } from '../configuration/messaging-settings.js';
+import { readingSettings } from '../configuration/messaging-settings.js';
+import { answerLocale } from './answers.js';
 import type { RunState } from './contact-state.js';
 import { realEffects } from './effects.js';
 import { runNode, type ExecutionError, type Inbound, type NodeInput, type NodeResult } from './engine.js';
@@ -189,8 +190,9 @@ export async function drive(platform: Platform, executionId: string, hooks: Runn
     vars,
     trigger: { text: (vars[TRIGGER_KEY] as string | null) ?? null },
     reply: (vars[REPLY_KEY] as RunState['reply']) ?? null,
-    locale: await workspaceLocale(platform.store.db, row.workspace_id),
+    ...(await readingSettings(platform.store.db, row.workspace_id)),
   };
+  state.writeLocale = answerLocale(undefined, contact.phone, state.locale);
   const effects = realEffects(platform, { workspaceId: row.workspace_id, phoneNumberId: row.phone_number_id, contact });
   for (let i = 0; i < MAX_STEPS_PER_DRIVE && row; i++) {
     const nodeId = row.current_node_id;

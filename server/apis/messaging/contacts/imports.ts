@@ -6,15 +6,17 @@
 // failed at the next start (nothing of it was committed).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql, type Selectable, type Transaction } from 'kysely';
+import type { CountryCode } from 'libphonenumber-js/min';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
-import { toE164 } from '#server/lib/phone.js';
+import { readPhone } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import type { Database } from '#server/store/schema.js';
 import type { ContactImportError, ContactImportsTable } from '#server/store/schema/messaging-crm.js';
+import { workspaceCountry } from '../configuration/messaging-settings.js';
 import { fileParts } from '../media/parts.js';
 import { CsvError, parseCsv, TooManyRows, unguard, type CsvRow } from './csv.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
@@ -95,7 +97,7 @@ function checkHeader(header: CsvRow | undefined, fields: FieldDefinitions): stri
 }
 
 /** The row's values, or its errors. */
-function parseRow(row: CsvRow, columns: string[], fields: FieldDefinitions): Parsed | ContactImportError[] {
+function parseRow(row: CsvRow, columns: string[], fields: FieldDefinitions, country: CountryCode | null): Parsed | ContactImportError[] {
   if (row.cells.length !== columns.length) return [{ line: row.line, column: null, detail: `has ${row.cells.length} cells; the header has ${columns.length}` }];
   const errors: ContactImportError[] = [];
   const fail = (column: string, detail: string) => errors.push({ line: row.line, column, detail });
@@ -106,9 +108,10 @@ function parseRow(row: CsvRow, columns: string[], fields: FieldDefinitions): Par
     if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.test(value)) return fail(column, 'contains control characters');
     switch (column) {
       case 'contact_no': {
-        const phone = value ? toE164(value) : null;
-        if (!phone) return fail(column, value ? 'is not a valid phone number' : 'is empty');
-        out.phone = phone;
+        if (!value) return fail(column, 'is empty');
+        const phone = readPhone(value, country);
+        if (!phone.ok) return fail(column, phone.reason);
+        out.phone = phone.e164;
         return;
       }
       case 'name':
@@ -241,14 +244,17 @@ async function writeContacts(trx: Transaction<Database>, workspaceId: string, co
 }
 
 /** Checks every row, then writes them all or none. */
-async function runImport(platform: Platform, job: { id: string; workspaceId: string; columns: string[]; rows: CsvRow[]; fields: FieldDefinitions }) {
+async function runImport(
+  platform: Platform,
+  job: { id: string; workspaceId: string; columns: string[]; rows: CsvRow[]; fields: FieldDefinitions; country: CountryCode | null },
+) {
   const db = platform.store.db;
   const errors: ContactImportError[] = [];
   let errorCount = 0;
   const byPhone = new Map<string, Parsed>();
   let merged = 0;
   for (let i = 0; i < job.rows.length; i++) {
-    const parsed = parseRow(job.rows[i]!, job.columns, job.fields);
+    const parsed = parseRow(job.rows[i]!, job.columns, job.fields, job.country);
     if (Array.isArray(parsed)) {
       errorCount++;
       if (errors.length < KEPT_ERRORS) errors.push(...parsed.slice(0, KEPT_ERRORS - errors.length));
@@ -329,6 +335,7 @@ export const createContactImport: Handler<operations['createContactImport']> = a
   }
   const fields = await loadFieldDefinitions(platform.store.db, workspaceId);
   const columns = checkHeader(rows[0], fields);
+  const country = await workspaceCountry(platform.store.db, workspaceId);
   const data = rows.slice(1);
   const job = await platform.store.db
     .insertInto('contact_imports')
@@ -337,7 +344,7 @@ export const createContactImport: Handler<operations['createContactImport']> = a
     .executeTakeFirstOrThrow();
   const imports = request.server.contactImports;
   imports.queue = imports.queue.then(() =>
-    runImport(platform, { id: job.id, workspaceId, columns, rows: data, fields }).catch(async (error: unknown) => {
+    runImport(platform, { id: job.id, workspaceId, columns, rows: data, fields, country }).catch(async (error: unknown) => {
       request.server.log.error({ err: error, importId: job.id }, 'contact import failed');
       await platform.store.db
         .updateTable('contact_imports')

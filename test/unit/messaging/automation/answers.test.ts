@@ -4,6 +4,7 @@
 // read in when the node names none.
 import { describe, expect, it } from 'vitest';
 import { answerLocale, parseDate, parseNumber, parsePhone } from '#server/apis/messaging/automation/answers.js';
+import { expand, KINDS_KEY, type RunState } from '#server/apis/messaging/automation/contact-state.js';
 
 const NOW = new Date('2026-11-27T14:00:00Z'); // a Friday
 
@@ -99,6 +100,117 @@ describe('dates by locale', () => {
   for (const [locale, text] of refused) it(`${locale}: "${text}" is not one date`, () => expect(parseDate(text, locale, NOW).ok).toBe(false));
 });
 
+// The forms customers of a business write, per locale: input → the value stored. The closing
+// table of issue 41 is this one.
+describe('answer forms per locale (as customers write them)', () => {
+  const dates: [string, string, string][] = [
+    ['en-US', 'today', '2026-11-27'],
+    ['en-US', 'tomorrow', '2026-11-28'],
+    ['en-US', 'the day after tomorrow', '2026-11-29'],
+    ['en-US', 'day after tomorrow', '2026-11-29'],
+    ['en-US', '12/3', '2026-12-03'], // month first
+    ['en-US', '12/3/2026', '2026-12-03'],
+    ['en-US', 'Dec 3', '2026-12-03'],
+    ['de-DE', 'heute', '2026-11-27'],
+    ['de-DE', 'morgen', '2026-11-28'],
+    ['de-DE', 'übermorgen', '2026-11-29'],
+    ['de-DE', 'Übermorgen!', '2026-11-29'],
+    ['de-DE', '03.12.', '2026-12-03'], // day.month. without a year: the next to come
+    ['de-DE', '3.12.2026', '2026-12-03'],
+    ['de-DE', '3.12.26', '2026-12-03'],
+    ['de-DE', 'am 3.12.', '2026-12-03'],
+    ['de-DE', '3. Dezember', '2026-12-03'],
+    ['de-DE', '01.11.', '2027-11-01'], // already past this year
+    ['pt-BR', 'hoje', '2026-11-27'],
+    ['pt-BR', 'amanhã', '2026-11-28'],
+    ['pt-BR', 'depois de amanhã', '2026-11-29'], // not tomorrow
+    ['pt-BR', 'Depois de amanha', '2026-11-29'],
+    ['pt-BR', '3/12', '2026-12-03'], // day first
+    ['pt-BR', '03/12/2026', '2026-12-03'],
+    ['pt-BR', 'dia 3/12', '2026-12-03'],
+    ['pt-BR', '3 de dezembro', '2026-12-03'],
+    ['es-ES', 'hoy', '2026-11-27'],
+    ['es-ES', 'mañana', '2026-11-28'],
+    ['es-ES', 'pasado mañana', '2026-11-29'], // not tomorrow
+    ['es-ES', '3/12', '2026-12-03'],
+    ['es-ES', '3 de diciembre', '2026-12-03'],
+  ];
+  for (const [locale, text, expected] of dates)
+    it(`${locale}: date "${text}" is ${expected}`, () => {
+      const parsed = parseDate(text, locale, NOW);
+      expect(parsed.ok ? parsed.value : parsed.reason).toBe(expected);
+    });
+  for (const [locale, text] of [
+    ['de-DE', '31.02.'],
+    ['es-ES', '31/2'],
+    ['pt-BR', 'depois'],
+  ] as const)
+    it(`${locale}: "${text}" is no date`, () => expect(parseDate(text, locale, NOW).ok).toBe(false));
+
+  const amounts: [string, string, string, string | undefined][] = [
+    ['pt-BR', 'R$ 1.234,56', '1234.56', 'BRL'],
+    ['pt-BR', '1.234,56 R$', '1234.56', 'BRL'],
+    ['pt-BR', 'R$1.234,56', '1234.56', 'BRL'],
+    ['pt-BR', 'BRL 10,5', '10.5', 'BRL'],
+    ['en-US', 'USD 250,000', '250000', 'USD'],
+    ['en-US', '250,000 USD', '250000', 'USD'],
+    ['en-US', 'usd 12', '12', 'USD'],
+    ['en-US', '$250,000', '250000', 'USD'],
+    ['en-US', 'US$ 99.90', '99.9', 'USD'],
+    ['de-DE', 'EUR 250.000', '250000', 'EUR'],
+    ['de-DE', '250.000 €', '250000', 'EUR'],
+    ['de-DE', '250.000,50 EUR', '250000.5', 'EUR'],
+    ['de-DE', '1,5', '1.5', undefined],
+    ['es-ES', '250.000 €', '250000', 'EUR'],
+    ['es-ES', '1.500,75 €', '1500.75', 'EUR'],
+    ['de-CH', "CHF 1'250.50", '1250.5', 'CHF'],
+  ];
+  for (const [locale, text, expected, currency] of amounts)
+    it(`${locale}: amount "${text}" is ${expected}${currency ? ` ${currency}` : ''}`, () => {
+      const parsed = parseNumber(text, locale);
+      expect(parsed).toEqual({ ok: true, value: expected, ...(currency ? { currency } : {}) });
+    });
+  it('three letters that are no currency are not an amount', () => expect(parseNumber('ABC 12', 'en-US').ok).toBe(false));
+});
+
+describe('values written back to the customer in their locale', () => {
+  const state = (writeLocale: string, vars: Record<string, unknown>, fields: Record<string, string | number> = {}): RunState => ({
+    contact: { id: null, name: null, phone: null, email: null, fields, tags: new Set() },
+    vars,
+    trigger: { text: null },
+    reply: null,
+    locale: null,
+    writeLocale,
+  });
+  const vars = {
+    rooms: '1.5',
+    budget: '250000',
+    price: '1234.56',
+    day: '2026-12-03',
+    note: '2026-12-03',
+    [KINDS_KEY]: { rooms: { type: 'number' }, budget: { type: 'number', currency: 'EUR' }, price: { type: 'number', currency: 'BRL' }, day: { type: 'date' } },
+  };
+  const cases: [string, string, string][] = [
+    ['de-DE', '{{vars.rooms}} Zimmer', '1,5 Zimmer'],
+    ['de-DE', '{{vars.budget}}', '250.000,00\u00a0€'],
+    ['de-DE', '{{vars.day}}', '3. Dezember 2026'],
+    ['pt-BR', '{{vars.price}}', 'R$\u00a01.234,56'],
+    ['pt-BR', '{{vars.day}}', '3 de dezembro de 2026'],
+    ['en-US', '{{vars.rooms}} rooms on {{vars.day}}', '1.5 rooms on December 3, 2026'],
+    ['es-ES', '{{vars.day}}', '3 de diciembre de 2026'],
+    // A text answer that looks like a date is the customer's own words: kept as written.
+    ['de-DE', '{{vars.note}}', '2026-12-03'],
+    // Custom fields: numbers and ISO dates.
+    ['de-DE', '{{contact.fields.party_size}} / {{contact.fields.visit}}', '1.234 / 3. Dezember 2026'],
+  ];
+  for (const [locale, text, expected] of cases)
+    it(`${locale}: "${text}" → "${expected}"`, () => {
+      expect(expand(text, state(locale, vars, { party_size: 1234, visit: '2026-12-03' }), true)).toBe(expected);
+      // Elsewhere (HTTP bodies, field values) the stored value is used as it is.
+      if (text === '{{vars.rooms}} Zimmer') expect(expand(text, state(locale, vars))).toBe('1.5 Zimmer');
+    });
+});
+
 describe('phones without +, in the contact’s country', () => {
   const cases: [string, string | null, string][] = [
     ['912 000 004', '+351912000004', '+351912000004'], // not +912000004
@@ -117,6 +229,23 @@ describe('phones without +, in the contact’s country', () => {
 
   for (const text of ['912 000 004', 'call me', '12', '+1 23'])
     it(`"${text}" without a country to read it in is refused`, () => expect(parsePhone(text, null).ok).toBe(false));
+
+  // Only *valid* numbers: "possible" let +10301234567 (a Berlin number read as American) through.
+  const withWorkspace: [string, string | null, 'US' | 'DE' | null, string | null][] = [
+    ['617 555 9008', null, 'US', '+16175559008'], // the workspace's country when the contact's is unknown
+    ['030 1234567', '+16175559008', null, null], // a US customer: no US number, asked again
+    ['030 1234567', '+16175559008', 'DE', null], // the contact's own country wins over the workspace's
+    ['030 1234567', null, 'DE', '+49301234567'],
+    ['+10301234567', null, 'US', null], // with +, but valid nowhere
+    ['0049 30 1234567', '+16175559008', null, '+49301234567'],
+    ['011 49 30 1234567', '+16175559008', null, '+49301234567'], // the US international prefix
+    ['+1 555 010 0202', null, null, '+15550100202'], // Meta's test numbers (555) are kept
+  ];
+  for (const [text, contact, country, expected] of withWorkspace)
+    it(`"${text}" from ${contact ?? 'a contact of unknown country'} in a ${country ?? 'countryless'} workspace is ${expected ?? 'asked again'}`, () => {
+      const parsed = parsePhone(text, contact, country);
+      expect(parsed.ok ? parsed.value : null).toBe(expected);
+    });
 });
 
 describe('the locale an answer is read in', () => {

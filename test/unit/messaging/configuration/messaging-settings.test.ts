@@ -29,7 +29,8 @@ it('defaults to no locale; a locale is canonicalised, kept when not given, and c
   const call = api(app, w.key);
   const initial = await call('GET', '/api/messaging-settings');
   expect(initial.statusCode, initial.body).toBe(200);
-  expect(initial.json()).toEqual({ locale: null, updated_at: null });
+  // The country defaults to the first number's (the sandbox's +1 555 test numbers are US).
+  expect(initial.json()).toEqual({ locale: null, country: 'US', country_source: 'phone_number', updated_at: null });
   const set = await call('PUT', '/api/messaging-settings', { locale: 'pt-pt' });
   expect(set.statusCode, set.body).toBe(200);
   expect(set.json()).toMatchObject({ locale: 'pt-PT', updated_at: expect.any(String) });
@@ -54,7 +55,7 @@ it.each([[{ locale: 351 }], [{ locale: 'x'.repeat(65) }], [{ language: 'pt-PT' }
   const res = await api(app, w.key)('PUT', '/api/messaging-settings', body);
   expect(res.statusCode, res.body).toBe(400);
   expect(JSON.stringify(res.json().errors)).toMatch(/\/body/);
-  expect((await api(app, w.key)('GET', '/api/messaging-settings')).json()).toEqual({ locale: null, updated_at: null });
+  expect((await api(app, w.key)('GET', '/api/messaging-settings')).json()).toMatchObject({ locale: null, country: 'US', updated_at: null });
 });
 
 it('an answer "250.000" is 250000 for a workspace in pt-PT with no node locale; another workspace still reads en-US', async () => {
@@ -69,7 +70,9 @@ it('an answer "250.000" is 250000 for a workspace in pt-PT with no node locale; 
   await until(async () => (await texts()).length === 1, 10_000, 'the question');
   await inboundText(app, pt, phone, '250.000');
   await until(async () => (await executions(app, flow.id)).find((e) => e.status === 'completed'), 10_000, 'completion');
-  expect((await texts()).at(-1)).toBe('250000');
+  // Read as 250000, and written back as pt-PT writes it.
+  expect((await executions(app, flow.id)).find((e) => e.status === 'completed')).toBeTruthy();
+  expect((await texts()).at(-1)).toBe('250\u00a0000');
 
   const dry = async (w: Awaited<ReturnType<typeof workspace>>) => {
     const f = await createFlow(app, w, amountFlow, { status: 'inactive', name: 'Amount dry' });
@@ -81,9 +84,26 @@ it('an answer "250.000" is 250000 for a workspace in pt-PT with no node locale; 
     expect(res.statusCode, res.body).toBe(200);
     return res.json();
   };
-  expect((await dry(pt)).messages.at(-1).preview).toBe('250000');
+  const read = await dry(pt);
+  expect(read.steps.map((x: { detail: string }) => x.detail).join('\n')).toMatch(/reply "250000"/);
+  expect(read.messages.at(-1).preview).toBe('250\u00a0000');
   const english = await dry(other);
   expect(english).toMatchObject({ outcome: 'waiting', waiting_at: 'amount' });
   expect(english.steps.map((x: { detail: string }) => x.detail).join('\n')).toMatch(/reads two ways in en-US/);
-  expect((await api(app, other.key)('GET', '/api/messaging-settings')).json()).toEqual({ locale: null, updated_at: null });
+  expect((await api(app, other.key)('GET', '/api/messaging-settings')).json()).toMatchObject({ locale: null, updated_at: null });
+});
+
+it('a country is upper-cased, kept when not given, cleared back to the first number’s with null; a bad one is 422 naming /body/country', async () => {
+  const w = await workspace(app);
+  const call = api(app, w.key);
+  expect((await call('PUT', '/api/messaging-settings', { country: 'de' })).json()).toMatchObject({ country: 'DE', country_source: 'settings' });
+  expect((await call('PUT', '/api/messaging-settings', { locale: 'de-DE' })).json()).toMatchObject({ locale: 'de-DE', country: 'DE' });
+  for (const country of ['USA', 'XX', '', '1', 'D E']) {
+    const res = await call('PUT', '/api/messaging-settings', { country });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().errors).toEqual([{ pointer: '/body/country', detail: 'is not an ISO 3166-1 alpha-2 country code' }]);
+  }
+  expect((await call('GET', '/api/messaging-settings')).json()).toMatchObject({ country: 'DE', country_source: 'settings' });
+  expect((await call('PUT', '/api/messaging-settings', { country: null })).json()).toMatchObject({ country: 'US', country_source: 'phone_number' });
 });
