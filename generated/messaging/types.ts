@@ -15055,6 +15055,8 @@ export interface operations {
                 website?: components["schemas"]["IndustryPackVariableValue"];
                 /** @description Fills `{{opening_hours}}`. */
                 opening_hours?: components["schemas"]["IndustryPackVariableValue"];
+                /** @description The language of the texts (one of the pack's `languages`); omitted: the pack's `language`. Another is a 400 naming `/query/language`. */
+                language?: components["schemas"]["LanguageCodeExtras"];
             };
             header?: never;
             path: {

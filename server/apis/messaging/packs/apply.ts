@@ -16,7 +16,20 @@ import type { Platform } from '#server/platform.js';
 import { ProviderError, type ProviderKind, type TemplateCreated, type TemplateDefinitionComponent } from '#server/providers/types.js';
 import type { BusinessAccountsTable, Database } from '#server/store/schema.js';
 import type { PackItemKind } from '#server/store/schema/packs.js';
-import { componentTexts, fill, fillDeep, industryPacks, templateCreate, templateProblem, variablesIn, type PackData, type PackFlow } from './catalog.js';
+import { workspaceWritingLocale } from '../configuration/messaging-settings.js';
+import {
+  componentTexts,
+  fill,
+  fillDeep,
+  industryPackIn,
+  industryPacks,
+  templateCreate,
+  templateProblem,
+  variablesIn,
+  type PackData,
+  type PackFlow,
+} from './catalog.js';
+import { languageFor, sameLanguage } from './languages.js';
 import { holdsPlaceholder, packValues, placeholderProblem, unknownPack } from './values.js';
 
 type S = components['schemas'];
@@ -201,8 +214,9 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
   const platform = request.server.platform;
   const db = platform.store.db;
   const body = request.body;
-  const pack = industryPacks().get(body.slug);
-  if (!pack) throw unknownPack(body.slug, '/body/slug');
+  const base = industryPacks().get(body.slug);
+  if (!base) throw unknownPack(body.slug, '/body/slug');
+  const { pack, warnings } = await packForWorkspace(db, workspaceId, base, body.language);
   const values = checkVariables(pack, body.variables ?? {});
   const account = await accountOf(db, workspaceId, body.waba_id);
 
@@ -368,8 +382,33 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
       .onConflict((oc) => oc.columns(['workspace_id', 'business_account_id', 'slug']).doUpdateSet({ version: pack.version, last_applied_at: now }))
       .execute();
   });
-  return { slug: pack.slug, version: pack.version, waba_id: account.id, created, already_present: present };
+  return { slug: pack.slug, version: pack.version, waba_id: account.id, created, already_present: present, language: pack.language, warnings };
 };
+
+/**
+ * The pack in the language asked for, else in the workspace's (its locale, else its country's
+ * language), else in its base language; with a warning when the texts set up are not in the
+ * workspace's language, so nobody applies English replies to a German business unknowingly.
+ */
+async function packForWorkspace(db: Kysely<Database>, workspaceId: string, base: PackData, asked: string | undefined) {
+  const languages = base.languages ?? [base.language];
+  if (asked !== undefined && !languages.includes(asked))
+    throw new HttpProblem(400, 'validation', `Pack ${base.slug} has no texts in ${asked}; it has ${languages.join(', ')}.`, {
+      errors: [{ pointer: '/body/language', detail: `is not one of the pack's languages (${languages.join(', ')})` }],
+    });
+  const locale = await workspaceWritingLocale(db, workspaceId);
+  const chosen = asked ?? (locale ? languageFor(locale, languages) : null) ?? base.language;
+  const pack = industryPackIn(base.slug, chosen) ?? base;
+  const warnings: S['IndustryPackWarning'][] = [];
+  if (locale && !sameLanguage(pack.language, locale))
+    warnings.push({
+      code: 'language_mismatch',
+      message: languageFor(locale, languages)
+        ? `The workspace writes ${locale}; pack ${base.slug}'s ${pack.language} texts were set up as asked.`
+        : `The workspace writes ${locale}; pack ${base.slug} has no texts in it (only ${languages.join(', ')}), so its ${pack.language} texts were set up.`,
+    });
+  return { pack, warnings };
+}
 
 /** A flow of the pack, inactive, its references and variables resolved; its first version stored. */
 async function insertFlow(

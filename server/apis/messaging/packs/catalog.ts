@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { components } from '#generated/messaging/types.js';
 import { checkGraph } from '../automation/validate.js';
 import { checkTemplate } from '../templates/rules.js';
+import { localise, type PackOverlay } from './languages.js';
 import { contractSchema, schemaErrors } from './schemas.js';
 
 type S = components['schemas'];
@@ -54,6 +55,8 @@ export interface PackData {
   quick_replies: { shortcut: string; title: string | null; text: string }[];
   flows: PackFlow[];
   funnels: S['IndustryPackFunnelPreview'][];
+  /** Every language its texts exist in, the base's first (set when loaded). */
+  languages?: string[];
 }
 
 /** The variables the preview operation takes as query parameters; packs use only these. */
@@ -267,6 +270,7 @@ export function listing(pack: PackData): S['IndustryPack'] {
     industry: pack.industry,
     description: pack.description,
     language: pack.language,
+    languages: pack.languages ?? [pack.language],
     version: pack.version,
     variables: pack.variables.map(({ name, label, required, example }) => ({ name, label, required, example })),
     contents: {
@@ -308,20 +312,47 @@ export function preview(pack: PackData, values: Record<string, string>, missing:
 }
 
 let packs: Map<string, PackData> | undefined;
+let translations: Map<string, Map<string, PackData>> | undefined;
 
-/** Every pack, by slug (read and checked on first use). */
+/** Every pack, by slug, in its base language (read and checked on first use). */
 export function industryPacks(): Map<string, PackData> {
   if (packs) return packs;
   const dir = new URL('./data/', import.meta.url);
   const loaded = new Map<string, PackData>();
-  for (const file of readdirSync(dir)
+  const languages = new Map<string, Map<string, PackData>>();
+  const files = readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
-    .sort()) {
+    .sort();
+  // `<slug>.json` is a pack; `<slug>.<language>.json` its texts in another language.
+  for (const file of files.filter((f) => f.split('.').length === 2)) {
     const pack = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as PackData;
     if (`${pack.slug}.json` !== file) throw new Error(`industry pack ${file}: the file is named after its slug`);
     checkPack(pack, file);
     loaded.set(pack.slug, pack);
+    languages.set(pack.slug, new Map([[pack.language, pack]]));
+  }
+  for (const file of files.filter((f) => f.split('.').length === 3)) {
+    const [slug = '', language = ''] = file.split('.');
+    const base = loaded.get(slug);
+    if (!base) throw new Error(`industry pack ${file}: no pack ${slug}.json to translate`);
+    const overlay = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as PackOverlay;
+    if (overlay.language !== language) throw new Error(`industry pack ${file}: the file is named after its language (${overlay.language})`);
+    const translated = localise(base, overlay, file);
+    checkPack(translated, file);
+    languages.get(slug)!.set(language, translated);
+  }
+  for (const [slug, byLanguage] of languages) {
+    const all = [...byLanguage.keys()];
+    for (const pack of byLanguage.values()) pack.languages = all;
+    loaded.get(slug)!.languages = all;
   }
   packs = loaded;
+  translations = languages;
   return packs;
+}
+
+/** A pack in one of its languages, or undefined. */
+export function industryPackIn(slug: string, language: string): PackData | undefined {
+  industryPacks();
+  return translations?.get(slug)?.get(language);
 }

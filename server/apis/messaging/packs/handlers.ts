@@ -3,7 +3,8 @@
 import type { operations } from '#generated/messaging/types.js';
 import type { Handler, Handlers } from '#server/lib/handler-types.js';
 import { applyIndustryPack } from './apply.js';
-import { industryPacks, listing, preview } from './catalog.js';
+import { HttpProblem } from '#server/lib/problems.js';
+import { industryPackIn, industryPacks, listing, preview } from './catalog.js';
 import { holdsPlaceholder, packValues, placeholderProblem, unknownPack } from './values.js';
 
 const listIndustryPacks: Handler<operations['listIndustryPacks']> = async () => {
@@ -13,9 +14,14 @@ const listIndustryPacks: Handler<operations['listIndustryPacks']> = async () => 
 
 const previewIndustryPack: Handler<operations['previewIndustryPack']> = async (request) => {
   const { slug } = request.params;
-  const pack = industryPacks().get(slug);
-  if (!pack) throw unknownPack(slug);
-  const query = (request.query ?? {}) as Record<string, string | undefined>;
+  const base = industryPacks().get(slug);
+  if (!base) throw unknownPack(slug);
+  const { language, ...query } = (request.query ?? {}) as Record<string, string | undefined>;
+  const pack = language === undefined ? base : industryPackIn(slug, language);
+  if (!pack)
+    throw new HttpProblem(400, 'validation', `Pack ${slug} has no texts in ${language}.`, {
+      errors: [{ pointer: '/query/language', detail: `is not one of the pack's languages (${(base.languages ?? [base.language]).join(', ')})` }],
+    });
   const given = Object.fromEntries(Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string'));
   const bad = Object.entries(given)
     .filter(([, v]) => holdsPlaceholder(v))
