@@ -12,6 +12,7 @@
 // (kept by the sandbox as the provider keeps inbound media, downloadable through the API).
 import multipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
 import type {} from '@fastify/cookie';
 import type {} from '@fastify/csrf-protection';
 import { currentOwner } from '#server/auth/owner-session.js';
@@ -20,7 +21,9 @@ import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, sandboxPhoneServed, sendDemoPage }
 import { csrfField, formField, refuseCrossSitePost } from '#server/html/forms.js';
 import { html, type Html } from '#server/html/html.js';
 import { HttpProblem } from '#server/lib/problems.js';
-import { E164 } from '#server/lib/phone.js';
+import { E164, readPhone } from '#server/lib/phone.js';
+import type { Database } from '#server/store/schema.js';
+import { workspaceCountry } from './configuration/messaging-settings.js';
 import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
 import { sendFromSandboxPhone } from './sandbox-phone.js';
 import { offerControls, postedReply, REPLY_PATH } from './sandbox-phone-reply-forms.js';
@@ -166,6 +169,18 @@ function findNumber(numbers: SandboxNumber[], to: string | undefined): SandboxNu
 function normalizePhone(value: string): string {
   const digits = value.replace(/\D/g, '');
   return digits ? `+${digits}` : '';
+}
+
+/**
+ * The customer's number typed on the phone: with `+` as written (any possible number, as the
+ * sandbox's test numbers are); without, a national number of the business's country (Messaging
+ * settings, else its first number's), taken only when valid: `(617) 555-9008` typed to a US
+ * business is +16175559008, never +6175559008. '' when it is neither.
+ */
+async function senderNumber(db: Kysely<Database>, value: string, workspaceId: string | undefined): Promise<string> {
+  if (value.trim().startsWith('+') || !workspaceId) return normalizePhone(value);
+  const read = readPhone(value, await workspaceCountry(db, workspaceId));
+  return read.ok ? read.e164 : '';
 }
 
 interface ChatLine {
@@ -436,11 +451,11 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     };
     const numbers = await visibleNumbers(request);
     const number = findNumber(numbers, draft.to);
-    const from = normalizePhone(draft.from);
+    const from = await senderNumber(app.platform.store.db, draft.from, number?.workspaceId);
     const problem = !number
       ? 'Choose one of the sandbox numbers.'
       : !E164.test(from)
-        ? 'Your number must be a phone number in international format, such as +15550100123.'
+        ? 'Your number must be a phone number in international format, such as +15550100123, or a valid national number of the business’s country.'
         : !draft.text.trim() && !request.sandboxPhoneFile
           ? 'Write a message or choose a file.'
           : undefined;

@@ -269,6 +269,11 @@ describe('demo pages', () => {
     const bad = await post({ _csrf: csrf, to, from: 'not a number', text: 'hi' });
     expect(bad.statusCode).toBe(400);
     expect(bad.body).toContain('international format');
+    // Without +, a national number of the business's country (the demo's +1 555 numbers: US), only when valid.
+    expect((await post({ _csrf: csrf, to, from: '030 1234567', text: 'hi' })).statusCode).toBe(400);
+    expect((await post({ _csrf: csrf, to, from: '(617) 555-9018', text: 'hi' })).statusCode).toBe(303);
+    const sender = await app.platform.store.db.selectFrom('contacts').select('phone').where('phone', 'in', ['+16175559018', '+6175559018']).execute();
+    expect(sender).toEqual([{ phone: '+16175559018' }]);
     expect((await post({ _csrf: csrf, to: 'pn_doesnotexist000000', from: '+15550100002', text: 'hi' })).statusCode).toBe(400);
     expect((await post({ to, from: '+15550100002', text: 'hi' })).statusCode).toBe(403);
     expect((await post({ _csrf: csrf, to, from: '+15550100002', text: 'hi' }, { 'sec-fetch-site': 'cross-site' })).statusCode).toBe(403);
