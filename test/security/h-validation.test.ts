@@ -89,6 +89,17 @@ describe('H validation', async () => {
     }
   });
 
+  it('H16 a national number not valid in the workspace’s country (030 1234567 in a US workspace), or valid nowhere (+10301234567): 400 /body/contact_no', async () => {
+    // The workspace's number is a +1 555 sandbox number: national numbers are read as US ones.
+    for (const phone of ['030 1234567', '+10301234567', '(030) 123-4567']) {
+      const body = await refused('/api/contacts', { contact_no: phone });
+      expect(body.errors, phone).toEqual([{ pointer: '/body/contact_no', detail: expect.stringMatching(/^is not a valid phone number/) }]);
+    }
+    const res = await post('/api/contacts', { contact_no: '(617) 555-9031' });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().contact_no).toBe('+16175559031');
+  });
+
   it('H6 a 100,000-character name; 10,000 tags: 400 (maxLength, maxItems), never truncated', async () => {
     expect(pointers(await refused('/api/contacts', { contact_no: '+4915112345672', name: 'x'.repeat(100_000) }))).toContain('/body/name');
     const tags = Array.from({ length: 10_000 }, (_, i) => `t${i}`);
