@@ -67,32 +67,40 @@ export type AnswerKind = { type: 'number'; currency?: string } | { type: 'date' 
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** `value` as the customer's locale writes it: numbers with its separators (and currency), dates in words. */
-function formatted(path: string, value: unknown, state: RunState): string | null {
-  const locale = state.writeLocale;
-  if (!locale) return null;
-  const [head, ...rest] = path.split('.');
-  let kind: AnswerKind | undefined;
-  if (head === 'vars' && rest.length === 1) kind = (state.vars[KINDS_KEY] as Record<string, AnswerKind> | undefined)?.[rest[0]!];
-  else if (head === 'contact' && rest[0] === 'fields') {
-    // Custom fields: a number field holds a number, a date field an ISO date.
-    if (typeof value === 'number') kind = { type: 'number' };
-    else if (typeof value === 'string' && ISO_DATE.test(value)) kind = { type: 'date' };
-  }
-  if (!kind) return null;
+/** What a custom field value is, for writing it back: a number field holds a number, a date field an ISO date. */
+export function fieldKind(value: unknown): AnswerKind | undefined {
+  if (typeof value === 'number') return { type: 'number' };
+  if (typeof value === 'string' && ISO_DATE.test(value)) return { type: 'date' };
+  return undefined;
+}
+
+/** `value` as `locale` writes it (numbers with its separators and currency, dates in words), or null when it is not of `kind`. */
+export function formatForCustomer(value: unknown, kind: AnswerKind, locale: string): string | null {
   try {
     if (kind.type === 'date') {
       const m = ISO_DATE.exec(String(value));
       if (!m) return null;
       return new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
     }
-    const amount = String(value) as unknown as number; // exact: Intl reads a decimal string without a float
-    if (!/^-?\d+(\.\d+)?$/.test(String(value))) return null;
+    const text = String(value);
+    if (!/^-?\d+(\.\d+)?$/.test(text)) return null;
     const options: Intl.NumberFormatOptions = kind.currency ? { style: 'currency', currency: kind.currency } : { maximumFractionDigits: 20 };
-    return new Intl.NumberFormat(locale, options).format(amount);
+    // Intl reads a decimal string exactly, without a float.
+    return new Intl.NumberFormat(locale, options).format(text as unknown as number);
   } catch {
     return null;
   }
+}
+
+/** `value` as the customer's locale writes it, when it is a saved amount or date (or a number or date field). */
+function formatted(path: string, value: unknown, state: RunState): string | null {
+  const locale = state.writeLocale;
+  if (!locale) return null;
+  const [head, ...rest] = path.split('.');
+  let kind: AnswerKind | undefined;
+  if (head === 'vars' && rest.length === 1) kind = (state.vars[KINDS_KEY] as Record<string, AnswerKind> | undefined)?.[rest[0]!];
+  else if (head === 'contact' && rest[0] === 'fields') kind = fieldKind(value);
+  return kind ? formatForCustomer(value, kind, locale) : null;
 }
 
 /**

@@ -3,6 +3,9 @@
 import type { components } from '#generated/messaging/types.js';
 import type { Platform } from '#server/platform.js';
 import type { MessageBotReplyRow } from '#server/store/schema/bots.js';
+import { answerLocale } from '../automation/answers.js';
+import { fieldKind, formatForCustomer } from '../automation/contact-state.js';
+import { workspaceLocale } from '../configuration/messaging-settings.js';
 import { deliver } from '../outbound/deliver.js';
 
 type SendBody = components['schemas']['SendMessageRequest'];
@@ -24,16 +27,26 @@ export async function contactFacts(platform: Platform, workspaceId: string, cont
   return row && { id: row.id, phone: row.phone, name: row.name, custom_fields: (row.custom_fields ?? {}) as Record<string, unknown> };
 }
 
-/** `{{contact.name}}` and `{{contact.fields.<key>}}`; a missing value becomes empty text. */
-export function fillPlaceholders(text: string, contact: ContactFacts): string {
+/**
+ * `{{contact.name}}` and `{{contact.fields.<key>}}`; a missing value becomes empty text. With a
+ * `locale`, number and date fields are written as it writes them (`1,5`, `3. Dezember 2026`).
+ */
+export function fillPlaceholders(text: string, contact: ContactFacts, locale?: string): string {
   return text
     .replace(/\{\{\s*contact\.name\s*\}\}/g, () => contact.name ?? '')
     .replace(/\{\{\s*contact\.fields\.([a-z][a-z0-9_]{0,63})\s*\}\}/g, (_m, key: string) => {
       const value = Object.hasOwn(contact.custom_fields, key) ? contact.custom_fields[key] : undefined;
-      return value === undefined || value === null ? '' : String(value);
+      if (value === undefined || value === null) return '';
+      const kind = locale ? fieldKind(value) : undefined;
+      return (kind && locale && formatForCustomer(value, kind, locale)) || String(value);
     })
     .replace(/ +([!?.,])/g, '$1')
     .trim();
+}
+
+/** The locale a contact reads values in: the workspace's, else the contact's country's, else en-US. */
+async function readerLocale(platform: Platform, workspaceId: string, contact: ContactFacts): Promise<string> {
+  return answerLocale(undefined, contact.phone, await workspaceLocale(platform.store.db, workspaceId));
 }
 
 export async function sendText(platform: Platform, workspaceId: string, phoneNumberId: string, contact: ContactFacts, text: string) {
@@ -41,7 +54,7 @@ export async function sendText(platform: Platform, workspaceId: string, phoneNum
     contact_no: contact.phone,
     chatapp_phone_number: phoneNumberId,
     messageType: 'text',
-    message: fillPlaceholders(text, contact) || text,
+    message: fillPlaceholders(text, contact, await readerLocale(platform, workspaceId, contact)) || text,
     preview_url: false,
   });
 }
@@ -62,7 +75,7 @@ export async function sendBotReply(platform: Platform, workspaceId: string, phon
     if (!template) throw new Error(`template ${reply.template_id} of a message bot is gone`);
     body = { ...base, messageType: 'template', template: { name: template.name, language: reply.language ?? template.language } } as SendBody;
   } else {
-    const caption = reply.caption ? fillPlaceholders(reply.caption, contact) : undefined;
+    const caption = reply.caption ? fillPlaceholders(reply.caption, contact, await readerLocale(platform, workspaceId, contact)) : undefined;
     body = {
       ...base,
       messageType: reply.media_type ?? 'document',

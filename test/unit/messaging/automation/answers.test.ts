@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerLocale, parseDate, parseNumber, parsePhone } from '#server/apis/messaging/automation/answers.js';
 import { expand, KINDS_KEY, type RunState } from '#server/apis/messaging/automation/contact-state.js';
+import { fillPlaceholders } from '#server/apis/messaging/bots/replies.js';
 
 const NOW = new Date('2026-11-27T14:00:00Z'); // a Friday
 
@@ -209,6 +210,14 @@ describe('values written back to the customer in their locale', () => {
       // Elsewhere (HTTP bodies, field values) the stored value is used as it is.
       if (text === '{{vars.rooms}} Zimmer') expect(expand(text, state(locale, vars))).toBe('1.5 Zimmer');
     });
+});
+
+it('bot replies: number and date fields in the reader’s locale, raw without one', () => {
+  const contact = { id: 'ct_1', phone: '+4915112345678', name: 'Lena', custom_fields: { orders: 1234.5, visit: '2026-12-03', city: 'Köln' } };
+  const text = '{{contact.name}}: {{contact.fields.orders}} / {{contact.fields.visit}} / {{contact.fields.city}}';
+  expect(fillPlaceholders(text, contact, 'de-DE')).toBe('Lena: 1.234,5 / 3. Dezember 2026 / Köln');
+  expect(fillPlaceholders(text, contact, 'pt-BR')).toBe('Lena: 1.234,5 / 3 de dezembro de 2026 / Köln');
+  expect(fillPlaceholders(text, contact)).toBe('Lena: 1234.5 / 2026-12-03 / Köln');
 });
 
 describe('phones without +, in the contact’s country', () => {
