@@ -739,8 +739,9 @@ export interface paths {
         put?: never;
         /**
          * Create a contact
-         * @description Creates a contact. The number is normalised to E.164 (400 when it is not a possible phone
-         *     number) and must be unique in the workspace (409 naming the contact that has it). Text with
+         * @description Creates a contact. The number is normalised to E.164 (a number without `+` is a national one
+         *     of the workspace's country, Messaging settings; 400 when it is not a valid phone number) and
+         *     must be unique in the workspace (409 naming the contact that has it). Text with
          *     NUL characters or lone surrogates answers 400; custom field values of the wrong type 422.
          */
         post: operations["createContact"];
