@@ -6,12 +6,13 @@
 // checks: one may wait on DNS); a device file's upload; then the parts are recorded and sent
 // (record-and-send.ts). Refusals throw HttpProblem.
 import type { components } from '#generated/messaging/types.js';
-import { requireE164 } from '#server/lib/phone.js';
+import { requireE164, requirePhone } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import { requireNotOptedOut } from '../contacts/opt-out.js';
 import { senderOf } from '../sender.js';
 import { checkMediaUrls, devicePart, sendParts, type DeviceSend } from './parts.js';
+import { workspaceCountry } from '../configuration/messaging-settings.js';
 import { recordAndSend } from './record-and-send.js';
 import { requireOpenWindow } from './service-window.js';
 
@@ -24,7 +25,11 @@ export async function deliver(platform: Platform, workspaceId: string, body: Bod
   const db = platform.store.db;
   const now = platform.now();
   const sender = await senderOf(platform, workspaceId, body.chatapp_phone_number);
-  const to = requireE164(body.contact_no, '/body/contact_no');
+  // Written with +, as the contract's E.164 (stored contacts come so); without, a national number
+  // of the workspace's country, taken only when valid (`617 555 9008` is never +6175559008).
+  const to = body.contact_no.trim().startsWith('+')
+    ? requireE164(body.contact_no, '/body/contact_no')
+    : requirePhone(body.contact_no, await workspaceCountry(db, workspaceId), '/body/contact_no');
   const contact = await db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('phone', '=', to).executeTakeFirst();
 
   let replyTo: string | undefined;

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { beforeAll, expect, it } from 'vitest';
 import { buildShared } from '#test/helper.js';
 import { eventually } from '#test/support/eventually.js';
-import { api, workspace } from '../automation/support.js';
+import { api, inboundText, workspace } from '../automation/support.js';
 import { multipart } from '../media/support.js';
 import { crmCounts, tenant, type Tenant } from './support.js';
 
@@ -80,4 +80,17 @@ it('without a country set, the workspace’s first number’s is used (the sandb
   const res = await api(app, w.key)('POST', '/api/contacts', { contact_no: '617 555 9208' });
   expect(res.statusCode, res.body).toBe(201);
   expect(res.json().contact_no).toBe('+16175559208');
+});
+
+it('sending to a national number reaches the customer of the workspace’s country; an invalid one is a 400', async () => {
+  const w = await workspace(app);
+  const call = api(app, w.key);
+  const written = await inboundText(app, w, '+16175559408', 'hello');
+  const send = (contact_no: string) => call('POST', '/api/chatapp/send', { contact_no, chatapp_phone_number: w.phone, messageType: 'text', message: 'Hi!' });
+  const sent = await send('(617) 555-9408');
+  expect(sent.statusCode, sent.body).toBeLessThan(300);
+  expect(sent.json().contact_id).toBe(written.contactId);
+  const refused = await send('030 1234567');
+  expect(refused.statusCode, refused.body).toBe(400);
+  expect(refused.json().errors).toEqual([{ pointer: '/body/contact_no', detail: expect.stringMatching(/^is not a valid phone number in US/) }]);
 });
