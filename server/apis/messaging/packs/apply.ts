@@ -16,7 +16,18 @@ import type { Platform } from '#server/platform.js';
 import { ProviderError, type ProviderKind, type TemplateCreated, type TemplateDefinitionComponent } from '#server/providers/types.js';
 import type { BusinessAccountsTable, Database } from '#server/store/schema.js';
 import type { PackItemKind } from '#server/store/schema/packs.js';
-import { componentTexts, fill, fillDeep, industryPacks, templateCreate, templateProblem, variablesIn, type PackData, type PackFlow } from './catalog.js';
+import {
+  componentTexts,
+  fill,
+  fillDeep,
+  industryPacks,
+  packFlowPriority,
+  templateCreate,
+  templateProblem,
+  variablesIn,
+  type PackData,
+  type PackFlow,
+} from './catalog.js';
 import { holdsPlaceholder, packValues, placeholderProblem, unknownPack } from './values.js';
 
 type S = components['schemas'];
@@ -315,8 +326,8 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
     }
 
     const flows = await recorded(trx, workspaceId, account, pack.slug, 'flow');
-    for (const flow of pack.flows) {
-      const id = flows.get(flow.key) ?? (await insertFlow(trx, workspaceId, account, flow, values, ids, now));
+    for (const [index, flow] of pack.flows.entries()) {
+      const id = flows.get(flow.key) ?? (await insertFlow(trx, workspaceId, account, flow, packFlowPriority(flow, index), values, ids, now));
       note('flows', !flows.has(flow.key), { key: flow.key, id, name: flow.name });
     }
 
@@ -377,6 +388,7 @@ async function insertFlow(
   workspaceId: string,
   account: Account,
   flow: PackFlow,
+  priority: number,
   values: Record<string, string>,
   ids: { tag: Map<string, string>; template: Map<string, string> },
   now: Date,
@@ -393,6 +405,7 @@ async function insertFlow(
       name: flow.name,
       description: flow.description,
       status: 'inactive',
+      priority,
       version: 1,
       created_at: now,
       updated_at: now,
