@@ -82,7 +82,12 @@ it('counters add up to the audience through opt-outs mid-send and erasures, and 
   const gone = [...erased, waiting];
   expect(await db.selectFrom('contacts').select('id').where('id', 'in', gone).execute()).toEqual([]);
   expect(await db.selectFrom('messages').select('id').where('contact_id', 'in', gone).execute()).toEqual([]);
-  const anonymous = await db.selectFrom('campaign_recipients').select(['contact_id', 'phone', 'state']).where('campaign_id', '=', id).where('contact_id', 'is', null).execute();
+  const anonymous = await db
+    .selectFrom('campaign_recipients')
+    .select(['contact_id', 'phone', 'state'])
+    .where('campaign_id', '=', id)
+    .where('contact_id', 'is', null)
+    .execute();
   expect(anonymous).toHaveLength(5); // the waiting one, three readers, the one who opted out during sending
   expect(anonymous.every((r) => r.phone === null)).toBe(true);
   console.log(
