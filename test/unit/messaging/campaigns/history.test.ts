@@ -95,3 +95,19 @@ it('counters add up to the audience through opt-outs mid-send and erasures, and 
       `after erasing ${erased.length} (+1 while waiting) ${JSON.stringify({ ...after.progress, opted_out_skipped: after.opted_out_skipped })}, usage ${await usage()}`,
   );
 });
+
+it('the sender by our pn_ id, as sends and uploads take it; shown back in E.164; an unknown pn_ id is 404', async () => {
+  const api = call(app, w.key);
+  const body = {
+    name: 'By id',
+    audience: { type: 'all_contacts' },
+    template: { name: 'welcome_offer', language: 'en_US' },
+    scheduled_at: new Date(Date.now() + 3_600_000).toISOString(),
+  };
+  const res = await api('POST', '/api/campaigns', { ...body, chatapp_phone_number: w.numberId });
+  expect(res.statusCode, res.body).toBe(201);
+  expect(res.json().chatapp_phone_number).toBe(w.phone);
+  const unknown = await api('POST', '/api/campaigns', { ...body, chatapp_phone_number: 'pn_00000000000000000000' });
+  expect(unknown.statusCode).toBe(404);
+  expect(unknown.json().errors[0].pointer).toBe('/body/chatapp_phone_number');
+});
