@@ -66,9 +66,9 @@ const FORM_OVERHEAD = LIMITS.fields * (LIMITS.fieldSize + 1024) + 64 * 1024;
 
 /**
  * The `preParsing` hook of a route that takes a file of at most `maxBytes` (`what` names that
- * limit in the 413): a declared Content-Length that cannot fit answers 413 before any byte is
- * read, and the parser stops the file at `maxBytes` while it streams, so a larger body is never
- * buffered whole.
+ * limit in the 413; bad-inputs I9 for the contact import): a declared Content-Length that cannot
+ * fit answers 413 before any byte is read, and the parser stops the file at `maxBytes` while it
+ * streams, so a larger body is never buffered whole.
  */
 export function captureParts(maxBytes: number, what: string): preParsingAsyncHookHandler {
   const limits = { ...LIMITS, fileSize: maxBytes };
