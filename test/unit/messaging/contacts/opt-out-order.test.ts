@@ -9,6 +9,7 @@ import { confirmationText, defaultKeywords, keywordKind } from '#server/apis/mes
 import { keywordMatches } from '#server/apis/messaging/bots/text-match.js';
 import { triggerMatches } from '#server/apis/messaging/automation/triggers.js';
 import { normalizeKeyword } from '#server/lib/keywords.js';
+import { industryPacks, packFlowPriority } from '#server/apis/messaging/packs/catalog.js';
 import { api, createFlow, executions, inboundText, outbound, until, workspace, type Workspace } from '../automation/support.js';
 
 let app: FastifyInstance;
@@ -73,6 +74,38 @@ describe('trigger order', () => {
       await until(async () => (await texts(phone)).length === 1, 15_000, 'answer');
       expect(await texts(phone)).toEqual([expected]);
     }
+  });
+});
+
+describe('pack priorities', () => {
+  it("every pack's flows have distinct priorities, a new-contact welcome above the rest, in the pack's order", () => {
+    for (const pack of industryPacks().values()) {
+      const priorities = pack.flows.map((f, i) => packFlowPriority(f, i));
+      expect(new Set(priorities).size, pack.slug).toBe(priorities.length);
+      expect(
+        [...priorities].sort((x, y) => y - x),
+        pack.slug,
+      ).toEqual(priorities.slice().sort((x, y) => y - x));
+      pack.flows.forEach((f, i) => {
+        const welcome = f.triggers.some((t) => t.type === 'message_received' && (t.parameters as { new_contacts_only?: boolean }).new_contacts_only);
+        if (welcome) expect(priorities[i], `${pack.slug} ${f.key}`).toBe(Math.max(...priorities));
+      });
+    }
+  });
+
+  it('an applied pack shows each flow with its priority', async () => {
+    const w = await workspace(app);
+    const res = await api(app, w.key)('POST', '/api/industry-packs/apply', {
+      slug: 'dental-clinic',
+      variables: { company_name: 'Smile', city: 'Berlin' },
+      waba_id: w.accountId,
+    });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+    const flows = (await api(app, w.key)('GET', '/api/automation')).json().data as { name: string; priority: number; trigger_types: string[] }[];
+    const welcome = flows.find((f) => f.trigger_types.includes('message_received'))!;
+    const others = flows.filter((f) => f !== welcome);
+    expect(others.length).toBeGreaterThan(0);
+    for (const f of others) expect(welcome.priority, f.name).toBeGreaterThan(f.priority);
   });
 });
 
