@@ -357,9 +357,35 @@ export interface paths {
         put?: never;
         /**
          * Mark a chat read
-         * @description Marks a chat's inbound messages read: its unread count drops to 0 and the customer sees read receipts.
+         * @description Marks a chat's inbound messages read: its unread count drops to 0, and the provider is told
+         *     that the customer's latest message was read (`status: read`), so the customer sees the blue
+         *     ticks on every message up to it. A chat without an inbound message only resets the count.
          */
         post: operations["markChatRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chatapp/chats/{chatId}/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Show the typing indicator
+         * @description Shows the customer the typing indicator ("typing…") while an agent writes a reply, as the
+         *     Cloud API allows: it is sent with a read receipt for the customer's latest message (the chat
+         *     is marked read too), and the customer's phone shows it until the reply arrives or for at
+         *     most 25 seconds. Only while the customer's 24-hour window is open (422 `outside-window`,
+         *     since no reply could follow), and only for a chat with an inbound message (422).
+         */
+        post: operations["showTypingIndicator"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1264,8 +1290,9 @@ export interface paths {
         };
         /**
          * Get opt-out keywords
-         * @description The keywords matched against inbound text messages. Until changed they are the defaults:
-         *     STOP and its common translations to opt out, START and its translations to opt back in.
+         * @description The keywords matched against inbound text messages, before any flow, bot or sequence sees
+         *     the message. Until changed they are the defaults: STOP and its common translations to opt
+         *     out, START and its translations to opt back in, the workspace locale's language first.
          */
         get: operations["getOptOutSettings"];
         /**
@@ -2026,6 +2053,11 @@ export interface components {
              * @description Audience contacts left out because they had opted out (when sending started, or before their turn).
              */
             opted_out_skipped: number;
+            /**
+             * Format: int32
+             * @description The contacts the audience matched when sending started (`progress.total + opted_out_skipped`); 0 before.
+             */
+            audience_size: number;
             /** @description With `failed`: why; otherwise `null`. */
             failure_reason: string | null;
             /** @description When sending started; `null` before. */
@@ -2100,8 +2132,8 @@ export interface components {
         CampaignCreate: {
             /** @description The name. */
             name: string;
-            /** @description The sender: a number of a connected account. */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account, or its `pn_…` id. */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description Who receives it. */
             audience: Omit<components["schemas"]["CampaignAudience"], "type">;
             /** @description The approved template and its values. */
@@ -2169,7 +2201,10 @@ export interface components {
         CampaignProgress: {
             /**
              * Format: int32
-             * @description Recipients; fixed when sending starts (0 before).
+             * @description Recipients: the audience when sending started, less the contacts that had opted out then
+             *     or opted out before their turn (`opted_out_skipped`), so `total + opted_out_skipped` is the
+             *     audience and `queued + sent + delivered + read + failed + skipped = total`. 0 before sending.
+             *     Erasing a contact later changes none of these counts.
              */
             total: number;
             /**
@@ -2197,6 +2232,11 @@ export interface components {
              * @description Failed (the message's `error` says why).
              */
             failed: number;
+            /**
+             * Format: int32
+             * @description Not sent for another reason than an opt-out: the campaign was cancelled or failed first, or the contact was erased before its turn.
+             */
+            skipped: number;
         };
         /**
          * @description A campaign's state. `draft` → (start) → `scheduled` or `sending`; `scheduled` → `sending` at
@@ -2882,6 +2922,11 @@ export interface components {
              * @description Failed.
              */
             failed: number;
+            /**
+             * Format: int32
+             * @description Not sent for another reason than an opt-out (cancelled, failed first, contact erased).
+             */
+            skipped: number;
         };
         /** @description The customer who sent a message. */
         EventContact: {
@@ -3178,6 +3223,13 @@ export interface components {
             status: components["schemas"]["FlowStatus"];
             /**
              * Format: int32
+             * @description Which flow an inbound message starts when several triggers match: the highest priority
+             *     first; equal priorities by `created_at`, then by `id` (both ascending), so the order never
+             *     depends on chance. Opt-out and opt-in keywords are handled before any flow.
+             */
+            priority: number;
+            /**
+             * Format: int32
              * @description Increases by one on every save; executions record the version they run.
              */
             version: number;
@@ -3340,6 +3392,11 @@ export interface components {
             waba_id: components["schemas"]["WabaRefExtras"];
             /** @description Listen on this sender number only (it must belong to `waba_id`); omit for every number. */
             phone_number_id?: components["schemas"]["ResourceId"];
+            /**
+             * Format: int32
+             * @description Trigger priority (higher first; equal: older flow first). Default 0.
+             */
+            priority?: number;
             /**
              * @description `active` starts listening at once; the default keeps the flow off until toggled.
              * @default inactive
@@ -3642,6 +3699,13 @@ export interface components {
             status: components["schemas"]["FlowStatus"];
             /**
              * Format: int32
+             * @description Which flow an inbound message starts when several triggers match: the highest priority
+             *     first; equal priorities by `created_at`, then by `id` (both ascending), so the order never
+             *     depends on chance. Opt-out and opt-in keywords are handled before any flow.
+             */
+            priority: number;
+            /**
+             * Format: int32
              * @description The saved version.
              */
             version: number;
@@ -3815,6 +3879,11 @@ export interface components {
             waba_id: components["schemas"]["WabaRefExtras"];
             /** @description Listen on this sender number only; omitted: every number of the account. */
             phone_number_id?: components["schemas"]["ResourceId"];
+            /**
+             * Format: int32
+             * @description Trigger priority (higher first; equal: older flow first); omitted: unchanged.
+             */
+            priority?: number;
             /** @description What starts the flow: at least one. */
             triggers: components["schemas"]["FlowTrigger"][];
             /** @description The steps. */
@@ -4610,7 +4679,7 @@ export interface components {
             created_at: string;
         };
         MediaUploadForm: {
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The file: an image, video, audio or document within the provider's limits. */
             file: unknown;
         };
@@ -4998,7 +5067,7 @@ export interface components {
             size_bytes: number | null;
             /** @description Inbound media: the provider's media id. */
             provider_media_id?: string;
-            /** @description Inbound media: SHA-256 of the file as the provider gives it. */
+            /** @description Inbound media: SHA-256 of the file, 64 lower-case hex digits like every `sha256` of this API (the Cloud API's base64 converted). */
             sha256?: string;
             /** @description Inbound audio: whether it is a voice note. */
             voice?: boolean;
@@ -5415,7 +5484,14 @@ export interface components {
             description: string;
         };
         /**
-         * @description An opt-out or opt-in keyword: matched against a whole inbound text, case- and accent-insensitively.
+         * @description A confirmation text sent after an opt-out or opt-in keyword.
+         * @example You will get no more messages from us. Reply START to subscribe again.
+         */
+        OptOutConfirmation: string;
+        /**
+         * @description An opt-out or opt-in keyword: matched against a whole inbound text after the shared keyword
+         *     normalisation (NFKC, invisible format characters dropped, every space folded, case and accents
+         *     folded, surrounding punctuation ignored).
          * @example STOP
          */
         OptOutKeyword: string;
@@ -5425,7 +5501,16 @@ export interface components {
             opt_out_keywords: components["schemas"]["OptOutKeyword"][];
             /** @description An inbound text equal to one of these opts the contact back in. */
             opt_in_keywords: components["schemas"]["OptOutKeyword"][];
-            /** @description When the keywords last changed; `null` while they are the defaults. */
+            /**
+             * @description Whether an opt-out (or opt-in) keyword is answered at once with a confirmation, sent as a
+             *     free-form reply inside the customer's service window; `false` until set.
+             */
+            confirmation: boolean;
+            /** @description The opt-out confirmation; `null`: the default text in the language of the keyword the customer wrote (else the workspace's locale, else English). */
+            opt_out_confirmation: components["schemas"]["OptOutConfirmation"] | null;
+            /** @description The opt-in confirmation; `null`: the default text, chosen the same way. */
+            opt_in_confirmation: components["schemas"]["OptOutConfirmation"] | null;
+            /** @description When the settings last changed; `null` while they are the defaults. */
             updated_at: string | null;
         };
         /** @description The body of `PUT /api/opt-out-settings`; a list not given keeps its keywords. A keyword may not be in both lists. */
@@ -5434,6 +5519,12 @@ export interface components {
             opt_out_keywords?: components["schemas"]["OptOutKeyword"][];
             /** @description The opt-in keywords. */
             opt_in_keywords?: components["schemas"]["OptOutKeyword"][];
+            /** @description Whether keywords are answered with a confirmation. */
+            confirmation?: boolean;
+            /** @description The opt-out confirmation; `null`: the default text. */
+            opt_out_confirmation?: components["schemas"]["OptOutConfirmation"] | null;
+            /** @description The opt-in confirmation; `null`: the default text. */
+            opt_in_confirmation?: components["schemas"]["OptOutConfirmation"] | null;
         };
         /**
          * @description How a contact opted out.
@@ -6343,8 +6434,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6368,8 +6459,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6455,8 +6546,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6474,8 +6565,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6501,8 +6592,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6542,8 +6633,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6584,8 +6675,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6611,8 +6702,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6654,8 +6745,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6673,8 +6764,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6695,8 +6786,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6709,7 +6800,7 @@ export interface components {
         };
         SendMediaUpload: {
             contact_no: components["schemas"]["PhoneInput"];
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             messageType: components["schemas"]["UploadMediaType"];
             message?: components["schemas"]["CaptionText"];
             filename?: components["schemas"]["DisplayFileName"];
@@ -6762,8 +6853,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6795,8 +6886,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6817,8 +6908,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6843,8 +6934,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6867,8 +6958,8 @@ export interface components {
              *     becomes one (only templates can reach it: it has no open 24-hour window).
              */
             contact_no: components["schemas"]["PhoneInput"];
-            /** @description The sender: a number of a connected account of the workspace (404 otherwise). */
-            chatapp_phone_number: components["schemas"]["PhoneInput"];
+            /** @description The sender: a number of a connected account of the workspace, or its `pn_…` id (404 otherwise). */
+            chatapp_phone_number: components["schemas"]["SenderInput"];
             /** @description The id (`msg_…`) of a message of the same chat this one replies to. */
             reply_to?: components["schemas"]["ResourceId"];
             /**
@@ -6887,6 +6978,12 @@ export interface components {
             /** @description A caption, up to 1,024 characters. */
             message?: string;
         };
+        /**
+         * @description The sender number: E.164 in any common layout (as PhoneInput), or our id of the number
+         *     (`pn_…`, as `GET /api/phone-numbers` lists it). Another workspace's or an unknown number answers 404.
+         * @example +49 151 1234 5678
+         */
+        SenderInput: string;
         /** @description One message created by a send (a media group creates several). */
         SentMessagePart: {
             /** @description Our message id (`msg_…`). */
@@ -10251,6 +10348,134 @@ export interface operations {
                      * @example 42
                      */
                     "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    showTypingIndicator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chatId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example ApiKey realm="messaging", Bearer realm="messaging"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The credential is valid but lacks the scope or role this operation needs. */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The request is well-formed but violates a rule (unsafe URL, outside the 24-hour window, state). */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description The chat provider failed or returned an error. */
+            502: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -132,6 +132,18 @@ export class CloudApiProvider implements ChatProvider {
     return { providerMessageId: id, waId: res.contacts?.[0]?.wa_id ?? null };
   }
 
+  async markRead(number: ProviderNumber, messageId: string, options: { typing?: boolean } = {}): Promise<void> {
+    const body = {
+      messaging_product: 'whatsapp',
+      status: 'read',
+      message_id: messageId,
+      ...(options.typing ? { typing_indicator: { type: 'text' } } : {}),
+    };
+    // Marking read twice changes nothing: safe to retry like a read.
+    const res = await this.call<{ success?: boolean }>(number, 'POST', `${number.phoneNumberId}/messages`, { body, retry: 'idempotent' });
+    if (res.success !== true) throw new ProviderError({ kind: 'invalid_response', httpStatus: 200, message: 'The provider did not confirm the read receipt.' });
+  }
+
   async listPhoneNumbers(account: ProviderAccount): Promise<ProviderPhoneNumber[]> {
     const fields = 'id,display_phone_number,verified_name,status,quality_rating,messaging_limit_tier';
     const rows = await this.list<Record<string, string | undefined>>(account, `${account.wabaId}/phone_numbers`, { fields });

@@ -37,6 +37,9 @@ import {
 } from './types.js';
 import { WA_ID } from '../lib/phone.js';
 
+/** How long the typing indicator shows at most (Meta: 25 seconds, or until the reply). */
+export const TYPING_MS = 25_000;
+
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 export interface StatusDelays {
   sent: number;
@@ -127,6 +130,8 @@ export class SandboxProvider implements ChatProvider {
   private readonly timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   /** Media uploaded since start, `phone-number-id:media-id`; older uploads are found in uploaded_media. */
   private readonly media = new Set<string>();
+  /** What the simulated phone shows per chat (`phone-number-id:wa-id`): read through which message, typing until when. */
+  private readonly receipts = new Map<string, { readThrough: Date; typingUntil: Date | null }>();
   private closed = false;
 
   constructor(private readonly options: SandboxOptions) {
@@ -195,6 +200,47 @@ export class SandboxProvider implements ChatProvider {
     const category = message.type !== 'template' ? 'service' : options.route === 'marketing_messages' ? 'marketing' : 'utility';
     this.track(this.emitStatuses(pn, waId, wamid, category, options.bizOpaqueCallbackData));
     return { providerMessageId: wamid, waId };
+  }
+
+  async markRead(number: ProviderNumber, messageId: string, options: { typing?: boolean } = {}): Promise<void> {
+    const pn = await this.number(number.phoneNumberId);
+    // As Meta: only a message the customer sent to this number can be marked read.
+    const row = await this.options.db
+      .selectFrom('messages')
+      .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+      .select(['messages.created_at', 'contacts.phone'])
+      .where('messages.phone_number_id', '=', pn.id)
+      .where('messages.direction', '=', 'inbound')
+      .where('messages.provider_message_id', '=', messageId)
+      .executeTakeFirst();
+    if (!row) {
+      throw new ProviderError({
+        code: 100,
+        httpStatus: 400,
+        message: '(#100) Invalid parameter',
+        details: `Message ${messageId} was not received by this number.`,
+      });
+    }
+    const key = `${pn.provider_phone_number_id}:${row.phone.replace(/^\+/, '')}`;
+    const before = this.receipts.get(key);
+    const at = new Date(row.created_at);
+    this.receipts.set(key, {
+      readThrough: before && before.readThrough > at ? before.readThrough : at,
+      // Meta shows the indicator for up to 25 seconds, or until the reply.
+      typingUntil: options.typing ? new Date(this.now().getTime() + TYPING_MS) : (before?.typingUntil ?? null),
+    });
+  }
+
+  /**
+   * What the simulated phone `waId` shows of its chat with `phoneNumberId` (the provider's id):
+   * its messages up to `readThrough` with blue ticks, "typing…" while `typing`.
+   */
+  phoneState(phoneNumberId: string, waId: string, lastOutboundAt: Date | null): { readThrough: Date | null; typing: boolean } {
+    const state = this.receipts.get(`${phoneNumberId}:${waId.replace(/^\+/, '')}`);
+    if (!state) return { readThrough: null, typing: false };
+    const typing =
+      state.typingUntil !== null && state.typingUntil > this.now() && !(lastOutboundAt && lastOutboundAt >= new Date(state.typingUntil.getTime() - TYPING_MS));
+    return { readThrough: state.readThrough, typing };
   }
 
   /** The simulated phone: `from` writes to the sandbox number `phoneNumberId`. `at` backdates it (window tests). */

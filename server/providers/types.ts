@@ -275,6 +275,13 @@ export interface ChatProvider {
    * URL with the token). A declared size over `maxBytes` is refused before any byte is read (413).
    */
   downloadMedia(number: ProviderNumber, mediaId: string, maxBytes: number): Promise<MediaDownload>;
+  /**
+   * Tells the provider the business read the customer's message `messageId` (its wamid) and
+   * every earlier one: the customer sees blue ticks (Graph `POST /{phone-number-id}/messages`
+   * `{messaging_product, status: "read", message_id}`). With `typing`, the customer also sees
+   * the typing indicator until the next reply or for 25 seconds (`typing_indicator: {type: "text"}`).
+   */
+  markRead(number: ProviderNumber, messageId: string, options?: { typing?: boolean }): Promise<void>;
 }
 
 // ---- Inbound webhook payloads (spec/webhooks/provider.tsp; only what the sandbox builds) ----

@@ -35,6 +35,7 @@ import * as m032 from './migrations/032_client_webhook_endpoints.js';
 import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
 import * as m035 from './migrations/035_messaging_settings_country.js';
+import * as m036 from './migrations/036_opt_out_priority_history.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '033_document_versions': m033,
   '034_messaging_settings': m034,
   '035_messaging_settings_country': m035,
+  '036_opt_out_priority_history': m036,
 };
 
 class StaticProvider implements MigrationProvider {

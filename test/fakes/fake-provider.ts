@@ -265,6 +265,20 @@ export class FakeProvider {
 
   private send(res: ServerResponse, phoneNumberId: string, edge: string, body: any) {
     if (!this.phoneNumbers.some((n) => n.id === phoneNumberId)) return graphError(res, 400, 100, `Object with ID '${phoneNumberId}' does not exist`);
+    // A read receipt (and typing indicator), as Meta takes it: no `to`, no `type`; answers success.
+    if (edge === 'messages' && body?.status === 'read') {
+      const keys = Object.keys(body).sort().join(',');
+      const typing = body.typing_indicator;
+      if (
+        body.messaging_product !== 'whatsapp' ||
+        typeof body.message_id !== 'string' ||
+        !body.message_id.startsWith('wamid.') ||
+        (typing !== undefined && (typeof typing !== 'object' || typing?.type !== 'text' || Object.keys(typing).length !== 1)) ||
+        !['message_id,messaging_product,status', 'message_id,messaging_product,status,typing_indicator'].includes(keys)
+      )
+        return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'messaging_product, status read and message_id are required');
+      return json(res, 200, { success: true });
+    }
     if (body?.messaging_product !== 'whatsapp' || typeof body?.type !== 'string' || !(body.type in body)) {
       return graphError(res, 400, 100, '(#100) Invalid parameter', 'OAuthException', 'messaging_product, type and the object named by type are required');
     }

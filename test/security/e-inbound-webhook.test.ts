@@ -4,7 +4,8 @@
 // bad-inputs E6's "one flow run" half (a message dispatched twice starts one run) is proven in
 // test/unit/messaging/automation/bad-inputs.test.ts; here: one row and one event.
 // Added cases: bad-inputs E11 (A's order webhook id with B's webhook secret); bad-inputs E12–E14 (per-IP limits and
-// the signature, on an app with the default limits, with the provider's own published payloads).
+// the signature, on an app with the default limits, with the provider's own published payloads); bad-inputs E15
+// (a location out of range refused at the webhook, delivery acknowledged, a log line).
 import { createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -17,6 +18,7 @@ import { expectNoChange, expectProblem, workspace, type Workspace } from './supp
 import { CUSTOMER, INBOUND_URL, envelope, inbound, postInbound, settle, textMessage } from './inbound.js';
 import { metaStatusDelivery, metaTextDelivery } from '../fakes/meta-webhook-examples.js';
 import { eventually } from '../support/eventually.js';
+import { loggedApp } from './logged-app.js';
 
 const app = await buildShared({ env: { RATE_LIMIT_IP_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' } });
 const events: PlatformEvent[] = [];
@@ -386,5 +388,34 @@ describe('E. Inbound provider webhook', () => {
       const malformed = '{"object": "whatsapp_business_account", "entry": [';
       expectProblem(await from('203.0.113.16', malformed, signed(malformed)), 400, 'malformed-body');
     });
+  });
+});
+
+describe('E15 location out of range', async () => {
+  const { app: logged, lines } = await loggedApp({ level: 'info' });
+  it('E15 a shared location beyond ±90/±180 degrees: delivery acknowledged (200), the message refused with a log line, never stored as another value', async () => {
+    const a = await workspace(logged);
+    const location = (id: string, latitude: unknown, longitude: unknown) => ({
+      from: CUSTOMER,
+      id,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      type: 'location',
+      location: { latitude, longitude, name: 'Somewhere' },
+    });
+    const bad = [location('wamid.E15.lat', 123.4, 13.4), location('wamid.E15.lng', 52.5, -180.5), location('wamid.E15.edge', 90.000001, 0)];
+    await expectNoChange(logged, async () => {
+      const res = await postInbound(logged, inbound(a, bad));
+      expect(res.statusCode).toBe(200); // acknowledged: the provider does not retry it
+    });
+    expect(lines.filter((l) => l.includes('location out of range')).length).toBe(3);
+    // Alongside them, the edges themselves are places: stored exactly.
+    const good = await postInbound(logged, inbound(a, [location('wamid.E15.ok', -90, 180), location('wamid.E15.bad', -91, 0)]));
+    expect(good.statusCode).toBe(200);
+    const stored = await logged.platform.store.db
+      .selectFrom('messages')
+      .select(['provider_message_id', 'content'])
+      .where('workspace_id', '=', a.workspaceId)
+      .execute();
+    expect(stored).toEqual([{ provider_message_id: 'wamid.E15.ok', content: { location: { latitude: -90, longitude: 180, name: 'Somewhere' } } }]);
   });
 });

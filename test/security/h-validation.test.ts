@@ -1,6 +1,7 @@
 // Group H of the catalogue: validation. Each refusal is a 400 (or 413/415/422) problem that
 // names the field, and changes nothing. Most cases run against POST /api/contacts and
-// POST /api/chatapp/send, the two bodies every Messaging user sends first.
+// POST /api/chatapp/send, the two bodies every Messaging user sends first. Added: bad-inputs H16
+// (the fields of issue 41: opt-out confirmations, flow priority, the pn_ sender, the typing indicator).
 import { describe, expect, it, vi } from 'vitest';
 import { buildShared } from '../helper.js';
 import { customerWrites, sandbox, storeTemplate } from '../unit/messaging/inbox/support.js';
@@ -300,5 +301,37 @@ describe('H validation', async () => {
     expect(ok.statusCode, ok.body).toBeLessThan(300);
     expect(sends()).toBe(1);
     spy.mockRestore();
+  });
+
+  it('H17 the new fields of issue 41: confirmation texts blank (422) or too long, a flow priority out of range or not an integer, a sender id of another form (400); a foreign pn_ sender or chat (404)', async () => {
+    const put = (payload: unknown) =>
+      app.inject({
+        method: 'PUT',
+        url: '/api/opt-out-settings',
+        headers: { ...w.headers, 'content-type': 'application/json' },
+        payload: JSON.stringify(payload),
+      });
+    const other = await workspace(app);
+    const flow = {
+      name: 'F',
+      waba_id: w.wabaId,
+      triggers: [{ id: 't', type: 'message_received', parameters: {} }],
+      nodes: [{ id: 'n', type: 'send_text', parameters: { text: 'x' } }],
+      connections: [{ from_node: 't', to_node: 'n' }],
+    };
+    await expectNoChange(app, async () => {
+      expect(pointers(expectProblem(await put({ opt_out_confirmation: ' \t ' }), 422, 'unprocessable'))).toEqual(['/body/opt_out_confirmation']);
+      expectProblem(await put({ opt_in_confirmation: 'x'.repeat(1025) }), 400, 'validation');
+      expectProblem(await put({ opt_in_confirmation: '' }), 400, 'validation');
+      expectProblem(await put({ confirmation: 'true' }), 400, 'validation'); // no coercion
+      for (const priority of [1001, -1001, 1.5, '10', null]) expectProblem(await post('/api/automation', { ...flow, priority }), 400, 'validation');
+      for (const sender of ['pn_../../x', 'pn_', 'PN_3Rt8Yu2WqE6pLkAbCd', 'pn_3Rt8Yu2WqE6pLk; drop table']) {
+        expect(pointers(expectProblem(await post('/api/chatapp/send', text({ chatapp_phone_number: sender })), 400, 'validation'))).toContain(
+          '/body/chatapp_phone_number',
+        );
+      }
+      expectProblem(await post('/api/chatapp/send', text({ chatapp_phone_number: other.pnId })), 404, 'not-found');
+      expectProblem(await post('/api/chatapp/chats/chat_00000000000000000000/typing', {}), 404, 'not-found');
+    });
   });
 });

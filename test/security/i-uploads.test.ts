@@ -2,7 +2,8 @@
 // Messaging media), against the shared fixture. Every refusal leaves no row in any table and no
 // file under DATA_DIR (the only place uploads are written: both parsers buffer in memory).
 // bad-inputs I4 applies to Connect only: Messaging media are never unpacked (a .docx is a `document` passed
-// to the provider as bytes), which the bad-inputs I4 test for Messaging shows.
+// to the provider as bytes), which the bad-inputs I4 test for Messaging shows. Added: bad-inputs I9 (the
+// contact import's own 20 MB cap, from Content-Length and while the file streams, never after buffering it).
 import { readdirSync } from 'node:fs';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -225,5 +226,60 @@ describe('I4 archives', () => {
     const res = await send(UPLOADS[1]!, { bytes: doc, filename: 'a.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().size_bytes).toBe(doc.length);
+  });
+});
+
+describe('I9 the CSV import cap (20 MB) before the bytes are buffered', () => {
+  const MB = 1024 * 1024;
+  const PART = Buffer.from('--B\r\nContent-Disposition: form-data; name="file"; filename="big.csv"\r\nContent-Type: text/csv\r\n\r\ncontact_no\n');
+  /** The body's `i`-th megabyte: the file part's header first, then more of the file. */
+  const megabyte = (i: number) => (i === 0 ? Buffer.concat([PART, Buffer.alloc(MB - PART.length, 0x20)]) : Buffer.alloc(MB, 0x20));
+
+  /** A raw request on a real socket: the head, then up to `chunks` megabytes of body until the server answers; how much was sent by then. */
+  async function raw(head: Record<string, string>, chunks: number, chunked: boolean) {
+    const address = await app.listen({ port: 0, host: '127.0.0.1' }).catch(() => null);
+    const port = address ? Number(new URL(address).port) : (app.server.address() as AddressInfo).port;
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let answer = '';
+    let done = false;
+    const answered = new Promise<void>((resolve) => {
+      socket.on('data', (d) => {
+        answer += d.toString('latin1');
+        if (answer.includes('\r\n\r\n')) resolve();
+      });
+      socket.on('close', () => resolve());
+    }).then(() => {
+      done = true;
+    });
+    socket.on('error', () => {});
+    const lines = Object.entries(head).map(([k, v]) => `${k}: ${v}`);
+    socket.write(`POST /api/contacts/imports HTTP/1.1\r\nhost: 127.0.0.1\r\n${lines.join('\r\n')}\r\n\r\n`);
+    let sent = 0;
+    for (let i = 0; i < chunks && !done && !socket.destroyed; i++) {
+      const chunk = megabyte(i);
+      const piece = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
+      sent += chunk.length;
+      // Backpressure: the next megabyte only once the server read this one (or answered).
+      if (!socket.write(piece)) await Promise.race([new Promise((r) => socket.once('drain', r)), answered]);
+    }
+    await answered;
+    socket.destroy();
+    return { status: Number(answer.split(' ')[1]), sent };
+  }
+
+  it('I9 a declared Content-Length over the cap: 413 after the headers, the body never sent; nothing stored', async () => {
+    await nothing(async () => {
+      const r = await raw({ ...w.headers, 'content-type': 'multipart/form-data; boundary=B', 'content-length': String(100 * MB) }, 0, false);
+      expect(r).toEqual({ status: 413, sent: 0 });
+    });
+  });
+
+  it('I9 a chunked body (no Content-Length) over the cap: 413 once the file passes 20 MB, long before 60 MB are sent; nothing stored', async () => {
+    await nothing(async () => {
+      const r = await raw({ ...w.headers, 'content-type': 'multipart/form-data; boundary=B', 'transfer-encoding': 'chunked' }, 60, true);
+      expect(r.status).toBe(413);
+      expect(r.sent).toBeLessThan(40 * MB);
+    });
   });
 });

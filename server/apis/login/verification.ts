@@ -15,6 +15,7 @@ import { setCapped } from '#server/lib/capped-map.js';
 import { DueLoop } from '#server/lib/due-loop.js';
 import { DEFAULT_IDLE_MS } from '#server/lib/wake-up.js';
 import { newId } from '#server/lib/ids.js';
+import { typedText } from '#server/lib/keywords.js';
 import { WA_ID } from '#server/lib/phone.js';
 import { enqueue } from '#server/outbox/outbox.js';
 import type { Platform } from '#server/platform.js';
@@ -32,19 +33,11 @@ import { ServiceNumber } from './service-phone.js';
  * (the Kelvin sign, the long s) onto ASCII ones; without it, Cyrillic О or Greek Ο never match.
  */
 const LOGIN_TEXT = /^ *login *[:#-]? *([0-9a-z]{8}) *[.!?,;]? *$/i;
-/** Format characters (Cf): zero-width space and joiners, word joiner, BOM, soft hyphen, bidi marks. */
-const FORMAT = /\p{Cf}/gu;
-/** Every Unicode space (Zs), tabs, line breaks and the line and paragraph separators. */
-const SPACE = /[\p{Zs}\t\n\v\f\r\u0085\u2028\u2029]/gu;
-
 /**
- * The text as phones send it, made comparable: NFKC (full-width letters and digits, compatibility
- * spaces), then format characters that keyboards and copy-paste insert invisibly dropped, then
- * every kind of space made a plain space. Letters of other scripts are left as they are.
+ * The text as phones send it, made comparable (the normaliser every keyword matcher shares,
+ * lib/keywords.ts): NFKC, format characters dropped, every kind of space a plain space.
  */
-export function loginText(text: string): string {
-  return text.normalize('NFKC').replace(FORMAT, '').replace(SPACE, ' ');
-}
+export const loginText = typedText;
 export const OUTBOX_KIND = 'login_app';
 const EVENT_TYPE = 'chatapp.auth.verified';
 

@@ -15,6 +15,19 @@ const MEDIA_KINDS = ['image', 'document', 'audio', 'video', 'sticker'] as const;
 /** A value of the provider's that may be missing, as the contract's `string | null`. */
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
+/**
+ * One `sha256` encoding across the API: 64 lower-case hex digits, as uploads give it. The Cloud
+ * API sends an inbound medium's digest in base64; it is converted. Anything that is not a
+ * SHA-256 digest in either form is left out rather than stored as something else.
+ */
+export function sha256Hex(given: string | undefined): string | undefined {
+  if (!given) return undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(given)) return given.toLowerCase();
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(given)) return undefined;
+  const bytes = Buffer.from(given.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return bytes.length === 32 ? bytes.toString('hex') : undefined;
+}
+
 export async function inboundContent(trx: Transaction<Database>, workspaceId: string, m: P): Promise<{ type: string; content: Content }> {
   const kind = await kindContent(trx, workspaceId, m);
   const content: Content = { ...kind.content, ...contextContent(m) };
@@ -67,7 +80,7 @@ async function kindContent(trx: Transaction<Database>, workspaceId: string, m: P
         filename: media.filename ?? null,
         size_bytes: null,
         provider_media_id: media.id,
-        ...(media.sha256 ? { sha256: media.sha256 } : {}),
+        ...(sha256Hex(media.sha256) ? { sha256: sha256Hex(media.sha256)! } : {}),
         ...(typeof media.voice === 'boolean' ? { voice: media.voice } : {}),
         ...(typeof media.animated === 'boolean' ? { animated: media.animated } : {}),
       };

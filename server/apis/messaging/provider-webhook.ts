@@ -155,8 +155,22 @@ function providerTime(timestamp: string, now: Date): Date {
   return Number.isFinite(seconds) && seconds > 0 ? new Date(Math.min(seconds * 1000, now.getTime())) : now;
 }
 
+/** A location a phone can share: finite degrees within ±90 latitude and ±180 longitude. */
+function locationInRange(location: { latitude: unknown; longitude: unknown }): boolean {
+  const { latitude, longitude } = location;
+  return typeof latitude === 'number' && typeof longitude === 'number' && Math.abs(latitude) <= 90 && Math.abs(longitude) <= 180;
+}
+
 async function receiveMessage({ trx, platform, log, pn }: Ctx, m: S['ProviderInboundMessage'], profileName: string | undefined) {
   if (!WA_ID.test(m.from)) return log.warn({ phoneNumberId: pn.id }, 'provider webhook: sender is not a phone number, ignored');
+  // bad-inputs E15: a place no phone can be at is refused, never stored as something else (no
+  // clamping, no 0); the delivery is still acknowledged, so the provider does not retry it.
+  if (m.type === 'location' && m.location && !locationInRange(m.location)) {
+    return log.warn(
+      { phoneNumberId: pn.id, wamid: `${m.id.slice(0, 16)}…`, latitude: m.location.latitude, longitude: m.location.longitude },
+      'provider webhook: location out of range (latitude within ±90, longitude within ±180 degrees), message refused',
+    );
+  }
   // bad-inputs E6: a redelivery, or the same id twice in one batch (the earlier insert is visible here).
   if (await trx.selectFrom('messages').select('id').where('provider_message_id', '=', m.id).executeTakeFirst()) return;
   const at = providerTime(m.timestamp, platform.now());

@@ -24,6 +24,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { E164, readPhone } from '#server/lib/phone.js';
 import type { Database } from '#server/store/schema.js';
 import { workspaceCountry } from './configuration/messaging-settings.js';
+import type { SandboxProvider } from '#server/providers/sandbox.js';
 import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
 import { sendFromSandboxPhone } from './sandbox-phone.js';
 import { offerControls, postedReply, REPLY_PATH } from './sandbox-phone-reply-forms.js';
@@ -191,6 +192,8 @@ interface ChatLine {
   text: string;
   at: Date;
   status: string;
+  /** An inbound message the business marked read (blue ticks on the phone). */
+  read?: boolean;
 }
 
 /** The conversation, or the part of it from `joined`'s first message on (later in time, or that message itself). */
@@ -211,6 +214,14 @@ async function conversation(request: FastifyRequest, number: SandboxNumber, from
     const offer = inbound ? null : await offerOf(db, number.workspaceId, row.content);
     lines.push({ id: row.id, offer, inbound, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status });
   }
+  // The provider's side of the chat: which of the customer's messages the business read
+  // (markChatRead, the typing indicator), and whether it is typing a reply now.
+  const pn = await db.selectFrom('phone_numbers').select('provider_phone_number_id').where('id', '=', number.id).executeTakeFirst();
+  const sandbox = request.server.platform.provider('sandbox') as SandboxProvider;
+  const lastOut = lines.filter((l) => !l.inbound).at(-1)?.at ?? null;
+  const phone = pn ? sandbox.phoneState(pn.provider_phone_number_id, from, lastOut) : { readThrough: null, typing: false };
+  for (const line of lines) if (line.inbound && phone.readThrough && line.at <= phone.readThrough) line.read = true;
+  if (phone.typing) lines.push({ id: 'typing', offer: null, inbound: false, text: '…', at: request.server.platform.now(), status: 'typing' });
   return lines;
 }
 
@@ -330,7 +341,7 @@ ${
     : chat.length
       ? html`<ul class="chat" id="chat">${chat.map(
           (line) =>
-            html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? '' : ` · ${line.status}`}</small>${line.offer ? offerControls(line.offer, { messageId: line.id, to: selected.id, from: draft.from, csrf }) : ''}</li>`,
+            html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? (line.read ? ' · read ✓✓' : '') : ` · ${line.status}`}</small>${line.offer ? offerControls(line.offer, { messageId: line.id, to: selected.id, from: draft.from, csrf }) : ''}</li>`,
         )}</ul>`
       : html`<p class="muted">No messages yet.</p>`
 }

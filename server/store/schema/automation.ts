@@ -20,6 +20,8 @@ export interface AutomationFlowsTable {
   description: string | null;
   status: FlowStatusValue;
   version: number;
+  /** Trigger priority: higher first, then created_at, then id. */
+  priority: Generated<number>;
   last_execution_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;

@@ -37,8 +37,9 @@ export interface CampaignsTable {
 export interface CampaignRecipientsTable {
   id: Generated<string>;
   campaign_id: string;
-  contact_id: string;
-  phone: string;
+  /** null once the contact was erased (the row stays: the campaign's counts do not change). */
+  contact_id: string | null;
+  phone: string | null;
   state: Generated<RecipientState>;
   attempts: Generated<number>;
   next_attempt_at: NullableTimestamp;

@@ -71,9 +71,21 @@ export interface MarketingMessagesSettingsTable {
 
 export interface OptOutSettingsTable {
   workspace_id: string;
-  opt_out_keywords: ColumnType<string[], string, string>;
-  opt_in_keywords: ColumnType<string[], string, string>;
+  /** null: the defaults of the workspace's locale. */
+  opt_out_keywords: ColumnType<string[] | null, string | null, string | null>;
+  opt_in_keywords: ColumnType<string[] | null, string | null, string | null>;
+  confirmation: Generated<boolean>;
+  /** null: the default text in the customer's language. */
+  opt_out_confirmation: string | null;
+  opt_in_confirmation: string | null;
   updated_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** Messages accepted for contacts since erased, per UTC month (usage counts them). */
+export interface MessageUsageErasedTable {
+  workspace_id: string;
+  period_start: ColumnType<Date, Date | string, Date | string>;
+  messages: number;
 }
 
 export interface MessagingSettingsTable {
@@ -120,6 +132,7 @@ export interface ContactImportsTable {
 
 export interface MessagingCrmTables {
   opt_out_settings: OptOutSettingsTable;
+  message_usage_erased: MessageUsageErasedTable;
   messaging_settings: MessagingSettingsTable;
   contact_erasures: ContactErasuresTable;
   contact_imports: ContactImportsTable;

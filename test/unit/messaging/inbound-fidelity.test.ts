@@ -15,6 +15,9 @@ import { sha256Header } from '#server/lib/signatures.js';
 import { contractViolations } from '#test/contract/validate.js';
 import { tenant, type Tenant } from './inbox/support.js';
 
+/** Meta's example digest (base64 `SfInY0gGKTsJlUWbwxC1k+FAD0FZHvzwfpvO0zX0GUI=`) in the API's one encoding, hex. */
+const META_SHA256_HEX = '49f227634806293b0995459bc310b593e1400f41591efcf07e9bced335f41942';
+
 const META = new URL('../../fakes/meta/', import.meta.url);
 const SHARED = new URL('../../../../shared/meta-webhook-examples/', import.meta.url);
 const openapi = JSON.parse(readFileSync(new URL('meta-openapi-webhook-examples.json', META), 'utf8')) as {
@@ -216,7 +219,7 @@ describe("Meta's webhook examples round-trip through the API and the events", ()
           filename: null,
           size_bytes: null,
           provider_media_id: '1003383421387256',
-          sha256: 'SfInY0gGKTsJlUWbwxC1k+FAD0FZHvzwfpvO0zX0GUI=',
+          sha256: META_SHA256_HEX,
         },
       });
       expect(r.preview).toBe('Taj Mahal');
@@ -320,7 +323,7 @@ describe("Meta's webhook examples round-trip through the API and the events", ()
           filename: null,
           size_bytes: null,
           provider_media_id: '1003383421387257',
-          sha256: 'SfInY0gGKTsJlUWbwxC1k+FAD0FZHvzwfpvO0zX0GUI=',
+          sha256: META_SHA256_HEX,
           voice: true,
         },
       });
@@ -340,7 +343,7 @@ describe("Meta's webhook examples round-trip through the API and the events", ()
           filename: 'receipt.pdf',
           size_bytes: null,
           provider_media_id: '1003383421387259',
-          sha256: 'SfInY0gGKTsJlUWbwxC1k+FAD0FZHvzwfpvO0zX0GUI=',
+          sha256: META_SHA256_HEX,
         },
       });
     },
@@ -353,7 +356,7 @@ describe("Meta's webhook examples round-trip through the API and the events", ()
           filename: null,
           size_bytes: null,
           provider_media_id: '1003383421387260',
-          sha256: 'SfInY0gGKTsJlUWbwxC1k+FAD0FZHvzwfpvO0zX0GUI=',
+          sha256: META_SHA256_HEX,
           animated: true,
         },
       });

@@ -2,6 +2,7 @@
 // list row and fills in and submits a form (a Flow) the business sent, each arriving as the
 // provider's payload (button_reply, list_reply with its description, nfm_reply with the Flow's
 // token), quoting the message answered; a flow waiting on them goes on. Bad taps change nothing.
+// It also shows what the business did: blue ticks after markChatRead, typing until the reply.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { SandboxProvider } from '#server/providers/sandbox.js';
@@ -280,5 +281,40 @@ describe('sandbox phone: interactive replies', () => {
     });
     expect(noCsrf.statusCode).toBe(403);
     expect(await inbound(phone)).toHaveLength(1);
+  });
+});
+
+describe('sandbox phone: what the business did', () => {
+  it('shows the blue ticks after markChatRead and "typing" after the typing indicator, until the reply', async () => {
+    const jar = new Jar();
+    const phone = '+15550107099';
+    const page = jar.take(await app.inject('/sandbox/phone'));
+    const sent = jar.take(
+      await app.inject({
+        method: 'POST',
+        url: '/sandbox/phone/send',
+        headers: { ...FORM, cookie: jar.header },
+        payload: new URLSearchParams({ _csrf: csrfOf(page.body), to: w.numberId, from: phone, name: 'Ana', text: 'Are you open?' }).toString(),
+      }),
+    );
+    expect(sent.statusCode).toBe(303);
+    const view = async () => jar.take(await app.inject({ url: `/sandbox/phone?to=${w.numberId}`, headers: { cookie: jar.header } })).body;
+    expect(await view()).not.toContain('read ✓✓');
+    const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
+      app.inject({ method, url, headers: { 'x-api-key': w.key }, ...(payload ? { payload } : {}) });
+    const chat = (await api('GET', '/api/chatapp/chats')).json().data.find((c: { contact: { contact_no: string } }) => c.contact.contact_no === phone);
+    expect((await api('POST', `/api/chatapp/chats/${chat.id}/read`)).statusCode).toBe(200);
+    expect(await view()).toContain('read ✓✓');
+    expect(await view()).not.toContain(' · typing');
+    expect((await api('POST', `/api/chatapp/chats/${chat.id}/typing`)).statusCode).toBe(200);
+    expect(await view()).toContain(' · typing');
+    const reply = await api('POST', '/api/chatapp/send', {
+      contact_no: phone,
+      chatapp_phone_number: w.numberId,
+      messageType: 'text',
+      message: 'Yes, until 10.',
+    });
+    expect(reply.statusCode, reply.body).toBe(201);
+    expect(await view()).not.toContain(' · typing');
   });
 });

@@ -126,6 +126,7 @@ const createFlow: Handler<operations['createFlow']> = async (request, reply) => 
         name: body.name,
         description: body.description ?? null,
         status,
+        priority: body.priority ?? 0,
         version: 1,
         created_at: now,
         updated_at: now,
@@ -171,6 +172,7 @@ const updateFlow: Handler<operations['updateFlow']> = async (request) => {
         description: body.description ?? null,
         business_account_id: account.id,
         phone_number_id: phoneNumberId,
+        ...(body.priority !== undefined ? { priority: body.priority } : {}),
         version: current.version + 1,
         updated_at: now,
       })

@@ -1,5 +1,7 @@
 // The automation's inbound responders: order 10 resumes a run waiting for this contact's reply
-// (or form submission); order 20 starts the oldest active flow with a matching trigger.
+// (or form submission); order 20 starts the first active flow with a matching trigger, in the
+// order the API shows (the flow's `priority`, highest first; then `created_at`, then `id`), so
+// which flow answers never depends on chance. Opt-out keywords never get here (order 0).
 import type { FastifyInstance } from 'fastify';
 import { sql, type SqlBool } from 'kysely';
 import type { Platform } from '#server/platform.js';
@@ -62,6 +64,7 @@ async function startMatchingFlow(platform: Platform, message: InboundMessage, ho
     .where('business_account_id', '=', message.businessAccountId)
     .where('status', '=', 'active')
     .where((eb) => eb.or([eb('phone_number_id', 'is', null), eb('phone_number_id', '=', message.phoneNumberId)]))
+    .orderBy('priority', 'desc')
     .orderBy('created_at')
     .orderBy('id')
     .execute();

@@ -1,8 +1,9 @@
 // The inbound dispatcher's plug-in point: automation (flows), message bots and the chatbot each
 // register a responder; the dispatcher (dispatcher.ts, started by automation/setup.ts) claims each
 // inbound message once across instances and runs the responders by `order` until one answers true.
-// Orders in use: 10 = a flow run waiting for this contact's reply, 20 = active flows whose trigger
-// matches, 30 = message bots' keyword replies, 40 = chatbot.
+// Orders in use: 0 = opt-out and opt-in keywords (contacts/opt-out.ts), 5 = form submissions,
+// 10 = a flow run waiting for this contact's reply, 20 = active flows whose trigger matches
+// (highest priority first), 25 = sequence keywords, 30 = message bots' keyword replies, 40 = chatbot.
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '#server/platform.js';
 

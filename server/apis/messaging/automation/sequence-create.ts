@@ -6,6 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
+import { normalizeKeyword } from '#server/lib/keywords.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
@@ -127,13 +128,15 @@ export async function refuseKeywordClash(
 ): Promise<void> {
   let query = db
     .selectFrom('automation_sequences')
-    .select('id')
+    .select(['id', sql<string>`trigger->>'keyword'`.as('keyword')])
     .where('workspace_id', '=', workspaceId)
     .where('business_account_id', '=', accountId)
     .where('status', '=', 'active')
-    .where(sql<boolean>`trigger->>'type' = 'keyword' and lower(trim(trigger->>'keyword')) = ${keyword.trim().toLocaleLowerCase()}`);
+    .where(sql<boolean>`trigger->>'type' = 'keyword'`);
   if (exceptId) query = query.where('id', '!=', exceptId);
-  const clash = await query.executeTakeFirst();
+  // Compared as the keyword responder compares them (the shared normaliser, lib/keywords.ts).
+  const wanted = normalizeKeyword(keyword);
+  const clash = (await query.orderBy('created_at').execute()).find((s) => normalizeKeyword(s.keyword ?? '') === wanted);
   if (clash)
     throw refuse(409, [{ pointer, detail: `The active sequence ${clash.id} of this business account already has the keyword '${keyword.trim()}'.` }], '');
 }

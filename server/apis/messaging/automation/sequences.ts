@@ -9,6 +9,7 @@ import { sql, type SqlBool } from 'kysely';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import { decodeKeyset, keysetPage } from '#server/lib/cursor.js';
+import { normalizeKeyword } from '#server/lib/keywords.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { yieldToRequests } from '#server/lib/wake-up.js';
@@ -305,7 +306,7 @@ export function registerSequenceResponder(app: FastifyInstance): () => void {
     order: 25,
     async respond(p, message) {
       if (message.type !== 'text' || !message.text) return false;
-      const text = message.text.trim().toLocaleLowerCase();
+      const text = normalizeKeyword(message.text);
       if (!message.businessAccountId) return false;
       const sequences = await p.store.db
         .selectFrom('automation_sequences')
@@ -316,7 +317,8 @@ export function registerSequenceResponder(app: FastifyInstance): () => void {
         .where(sql<boolean>`trigger->>'type' = 'keyword'`)
         .orderBy('created_at')
         .execute();
-      const seq = sequences.find((s) => ((s.trigger as S['SequenceTrigger']).keyword ?? '').trim().toLocaleLowerCase() === text);
+      // Both sides through the shared normaliser (lib/keywords.ts): width, invisible characters, spaces, case, accents.
+      const seq = text ? sequences.find((s) => normalizeKeyword((s.trigger as S['SequenceTrigger']).keyword ?? '') === text) : undefined;
       return seq ? enrol(p, seq, message.contactId, message.phoneNumberId) : false;
     },
   });

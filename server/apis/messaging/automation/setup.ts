@@ -1,12 +1,15 @@
 // Automation at start-up: the inbound dispatcher (each inbound message is recorded as due with it,
-// an inbound step; claimed once across instances, it runs the responders), the automation's own responders (10: waiting runs,
+// an inbound step; claimed once across instances, it runs the responders), the opt-out keywords'
+// responder (0), the automation's own responders (10: waiting runs,
 // 20: flow triggers, 25: sequence keywords), and the timer worker (waits, delays, crashed runs,
 // sequence steps and enrolments). All stop before the store closes.
 import type { FastifyInstance } from 'fastify';
 import { registerInboundStep } from '#server/events/inbound-steps.js';
+import { optOutResponder } from '../contacts/opt-out.js';
+import { sendOptOutConfirmation } from '../outbound/deliver.js';
 import { recordDue, startDispatcher } from './dispatcher.js';
 import { registerAutomationResponders } from './inbound.js';
-import { InboundResponders } from './responders.js';
+import { InboundResponders, registerInboundResponder } from './responders.js';
 import type { RunnerHooks } from './runner.js';
 import { enrolNewContacts, registerSequenceResponder, sendDueSteps, stopOnReply } from './sequences.js';
 import { TimerWorker } from './timers.js';
@@ -42,7 +45,13 @@ export async function setup(app: FastifyInstance): Promise<void> {
     },
   });
   const runner: RunnerHooks = { waited: (at) => worker.waited(at), log };
-  const offResponders = [registerAutomationResponders(app, runner), registerSequenceResponder(app), registerInboundStep(platform, 'automation', recordDue)];
+  const offResponders = [
+    // Order 0: opt-out and opt-in keywords are answered before any flow, bot or sequence.
+    registerInboundResponder(app, optOutResponder(sendOptOutConfirmation, log)),
+    registerAutomationResponders(app, runner),
+    registerSequenceResponder(app),
+    registerInboundStep(platform, 'automation', recordDue),
+  ];
   let stopDispatcher: (() => Promise<void>) | undefined;
   app.addHook('onReady', async () => {
     running = true;

@@ -1,5 +1,6 @@
 // Whether a flow's trigger matches an inbound message. Used by real runs (responder 20) and by
 // dry runs, so a test answers exactly what a real message would do.
+import { normalizeKeyword, normalizeKeywordKeepingCase } from '#server/lib/keywords.js';
 import type { FlowTrigger } from './validate.js';
 
 export interface TriggerInput {
@@ -13,9 +14,9 @@ export interface TriggerInput {
 
 const KIND: Record<string, string> = { button: 'interactive', sticker: 'image' };
 
+/** The shared keyword normaliser (lib/keywords.ts); case and accents kept when case-sensitive. */
 function normalise(s: string, caseSensitive: boolean): string {
-  const t = s.normalize('NFC').trim().replace(/\s+/g, ' ');
-  return caseSensitive ? t : t.toLocaleLowerCase();
+  return caseSensitive ? normalizeKeywordKeepingCase(s) : normalizeKeyword(s);
 }
 
 function escapeRegExp(s: string): string {

@@ -19,6 +19,7 @@ export function flowView(row: FlowRow, graph: FlowGraph): S['Flow'] {
     waba_id: row.business_account_id,
     phone_number_id: row.phone_number_id,
     status: row.status,
+    priority: row.priority,
     version: row.version,
     triggers: graph.triggers,
     nodes: graph.nodes,

@@ -6,6 +6,8 @@
 // of the words (partial credit for "opning" against "opening"). IDF comes from the bot's own
 // phrasings: words every question shares weigh little, distinctive ones ("insurance") much.
 
+import { foldedText } from '#server/lib/keywords.js';
+
 const STOP_WORDS = new Set(
   (
     'a an the and or but if of to in on at by for with from about as into is are was were be been being am do does did ' +
@@ -19,11 +21,12 @@ const STOP_WORDS = new Set(
   ).split(' '),
 );
 
-/** Lower case, accents folded, punctuation dropped, whitespace collapsed. */
+/**
+ * The shared keyword folding (lib/keywords.ts: NFKC, format characters dropped, spaces, accents
+ * and case folded), in lower case, punctuation dropped, whitespace collapsed.
+ */
 export function normalise(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
+  return foldedText(text)
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();

@@ -28,14 +28,16 @@ async function view(platform: Platform, row: CampaignRow): Promise<Campaign> {
   return campaignView(row, (await progressOf(platform.store.db, [row])).get(row.id)!);
 }
 
-async function senderNumber(platform: Platform, workspaceId: string, phone: string) {
+/** The sender: a number of the workspace in any layout, or our `pn_…` id of it (as sends and uploads take it). */
+async function senderNumber(platform: Platform, workspaceId: string, given: string) {
   const pointer = '/body/chatapp_phone_number';
-  const e164 = requireE164(phone, pointer);
+  const byId = given.startsWith('pn_');
+  const e164 = byId ? null : requireE164(given, pointer);
   const number = await platform.store.db
     .selectFrom('phone_numbers')
-    .select('id')
+    .select(['id', 'display_phone_number'])
     .where('workspace_id', '=', workspaceId)
-    .where('display_phone_number', '=', e164)
+    .where(byId ? 'id' : 'display_phone_number', '=', byId ? given : e164!)
     .executeTakeFirst();
   if (!number)
     throw new HttpProblem(404, 'not-found', 'No such phone number in this workspace.', {
@@ -47,7 +49,7 @@ async function senderNumber(platform: Platform, workspaceId: string, phone: stri
       errors: [{ pointer, detail: 'account disconnected' }],
     });
   }
-  return { ...sender, e164 };
+  return { ...sender, e164: e164 ?? number.display_phone_number };
 }
 
 const tooMany = (count: number, status: 400 | 422, cap: number) =>

@@ -18,27 +18,33 @@ export const WAKE_CHANNEL = 'campaigns_due';
 /** Bus event telling workers that a campaign was paused, resumed, cancelled or failed. */
 export const STATE_EVENT = 'campaign.state';
 
-const EMPTY: Progress = { total: 0, queued: 0, sent: 0, delivered: 0, read: 0, failed: 0 };
+const EMPTY: Progress = { total: 0, queued: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0 };
 
-/** Progress of each campaign, from its recipients (`sending` counts as queued; skipped ones in no column). */
+/**
+ * Progress of each campaign, from its recipients (`sending` counts as queued). Recipients who
+ * opted out before their turn are in no column (they count in `opted_out_skipped`, and `total`
+ * leaves them out); other skipped ones are `skipped`. The rows outlive the contact's erasure
+ * (contact and number set null), so the counts never change afterwards.
+ */
 export async function progressOf(db: Db, campaigns: { id: string; total: number }[]): Promise<Map<string, Progress>> {
   const out = new Map(campaigns.map((c) => [c.id, { ...EMPTY, total: c.total }]));
   if (!campaigns.length) return out;
   const rows = await db
     .selectFrom('campaign_recipients')
-    .select(['campaign_id', 'state', (eb) => eb.fn.countAll<string>().as('n')])
+    .select(['campaign_id', 'state', sql<boolean>`coalesce(error->>'code' = 'opted-out', false)`.as('opted_out'), (eb) => eb.fn.countAll<string>().as('n')])
     .where(
       'campaign_id',
       'in',
       campaigns.map((c) => c.id),
     )
-    .groupBy(['campaign_id', 'state'])
+    .groupBy(['campaign_id', 'state', sql`3`])
     .execute();
   for (const r of rows) {
     const p = out.get(r.campaign_id)!;
     const n = Number(r.n);
+    if (r.state === 'skipped' && r.opted_out) continue;
     if (r.state === 'queued' || r.state === 'sending') p.queued += n;
-    else if (r.state === 'sent' || r.state === 'delivered' || r.state === 'read' || r.state === 'failed') p[r.state] += n;
+    else if (r.state === 'sent' || r.state === 'delivered' || r.state === 'read' || r.state === 'failed' || r.state === 'skipped') p[r.state] += n;
   }
   return out;
 }
@@ -58,6 +64,8 @@ export function campaignView(row: CampaignRow, progress: Progress): Campaign {
     rate_per_second: row.rate_per_second,
     progress,
     opted_out_skipped: row.opted_out_skipped,
+    // Every contact the audience matched is either a recipient or left out for its opt-out.
+    audience_size: row.started_at ? row.total + row.opted_out_skipped : 0,
     failure_reason: row.failure_reason,
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
@@ -167,7 +175,11 @@ export async function failCampaign(trx: Transaction<Database>, campaignId: strin
   return row;
 }
 
-/** Recipients (`ids`, claimed by the caller) whose contact opted out since sending started: `skipped` (error `opted-out`) and counted on the campaign. */
+/**
+ * Recipients (`ids`, claimed by the caller) whose contact opted out since sending started:
+ * `skipped` (error `opted-out`), counted in `opted_out_skipped` and taken out of `total`, so
+ * `total + opted_out_skipped` stays the audience and no contact counts twice.
+ */
 export async function skipOptedOut(trx: Transaction<Database>, campaignId: string, ids: string[], now: Date): Promise<void> {
   await trx
     .updateTable('campaign_recipients')
@@ -176,7 +188,7 @@ export async function skipOptedOut(trx: Transaction<Database>, campaignId: strin
     .execute();
   await trx
     .updateTable('campaigns')
-    .set((eb) => ({ opted_out_skipped: eb('opted_out_skipped', '+', ids.length) }))
+    .set((eb) => ({ opted_out_skipped: eb('opted_out_skipped', '+', ids.length), total: eb('total', '-', ids.length) }))
     .where('id', '=', campaignId)
     .execute();
 }
@@ -189,4 +201,12 @@ export async function skipUnsent(trx: Db, campaignId: string, reason: string): P
     .where('campaign_id', '=', campaignId)
     .where('state', '=', 'queued')
     .execute();
+}
+
+/** The error of a recipient whose contact was erased before its turn. */
+export const ERASED_ERROR = JSON.stringify({ code: 'erased', title: 'The contact was erased' });
+
+/** Recipients (`ids`) whose contact was erased before their turn: `skipped`, still counted in `total`. */
+export async function skipErased(trx: Db, ids: string[], now: Date): Promise<void> {
+  await trx.updateTable('campaign_recipients').set({ state: 'skipped', error: ERASED_ERROR, updated_at: now }).where('id', 'in', ids).execute();
 }

@@ -21,6 +21,7 @@ import { recipientFields, renderedOverflow, templateContent, templateMessage, ty
 import {
   completeIfDone,
   failCampaign,
+  skipErased,
   skipOptedOut,
   skipUnsent,
   startSending,
@@ -298,23 +299,29 @@ export class CampaignWorker {
         await completeIfDone(trx, c.id, now);
         return null;
       }
-      const contacts = await trx
-        .selectFrom('contacts')
-        .select(['id', 'name', 'phone', 'email', 'custom_fields', 'opted_out_at'])
-        .where(
-          'id',
-          'in',
-          claimed.map((r) => r.contact_id),
-        )
-        .execute();
+      // A recipient erased meanwhile (contact and number gone) is skipped, never sent to.
+      const erased = claimed.filter((r) => r.contact_id === null || r.phone === null).map((r) => r.id);
+      if (erased.length) await skipErased(trx, erased, now);
+      const present = claimed.filter((r): r is typeof r & { contact_id: string; phone: string } => r.contact_id !== null && r.phone !== null);
+      const contacts = present.length
+        ? await trx
+            .selectFrom('contacts')
+            .select(['id', 'name', 'phone', 'email', 'custom_fields', 'opted_out_at'])
+            .where(
+              'id',
+              'in',
+              present.map((r) => r.contact_id),
+            )
+            .execute()
+        : [];
       // Contacts that opted out since sending started are skipped, never sent to.
       const optedOut = new Set(contacts.filter((k) => k.opted_out_at).map((k) => k.id));
-      const rows = optedOut.size ? claimed.filter((r) => !optedOut.has(r.contact_id)) : claimed;
+      const rows = optedOut.size ? present.filter((r) => !optedOut.has(r.contact_id)) : present;
       if (optedOut.size)
         await skipOptedOut(
           trx,
           c.id,
-          claimed.filter((r) => optedOut.has(r.contact_id)).map((r) => r.id),
+          present.filter((r) => optedOut.has(r.contact_id)).map((r) => r.id),
           now,
         );
       if (!rows.length) return 'skipped' as const;

@@ -2,7 +2,10 @@
 // they hold commas, quotes or line breaks (a quote inside doubled). The reader is strict: a quote
 // inside an unquoted field, text after a closing quote or an unclosed quote is an error naming the
 // line. Cells a spreadsheet would run as a formula are written with a leading `'` (OWASP's advice
-// against CSV injection), which the reader takes off again so an export imports back unchanged.
+// against CSV injection), which the reader takes off again so an export imports back unchanged. A
+// value that itself begins with `'` gets the prefix too (`'=x` is written `''=x`, `'tis` `''tis`),
+// so the reader never takes off a quote that was the value's own. Unquoted cells are read trimmed
+// (hand-written files), quoted ones as they are; a value with spaces at either end is written quoted.
 
 export class CsvError extends Error {
   constructor(
@@ -17,6 +20,8 @@ export interface CsvRow {
   /** The line the row starts on (1-based; the header is line 1). */
   line: number;
   cells: string[];
+  /** Whether each cell was in double quotes (its spaces are then the value's own). */
+  quoted: boolean[];
 }
 
 /** Every row of `text` (the header first); blank lines are skipped. TooManyRows past `maxRows` data rows. */
@@ -28,8 +33,10 @@ export function parseCsv(text: string, maxRows: number): CsvRow[] {
   while (i < n) {
     const start = line;
     const cells: string[] = [];
+    const quoted: boolean[] = [];
     for (;;) {
       let cell = '';
+      quoted.push(text[i] === '"');
       if (text[i] === '"') {
         i++;
         for (;;) {
@@ -66,7 +73,7 @@ export function parseCsv(text: string, maxRows: number): CsvRow[] {
     else if (i < n) throw new CsvError(line, 'a carriage return inside an unquoted field');
     if (!(cells.length === 1 && cells[0] === '')) {
       if (rows.length > maxRows) throw new TooManyRows(maxRows);
-      rows.push({ line: start, cells });
+      rows.push({ line: start, cells, quoted });
     }
     line++;
   }
@@ -81,13 +88,14 @@ export class TooManyRows extends Error {
 
 const FORMULA = /^[=+\-@\t\r]/;
 
-/** A cell as written: guarded against formulas (`guard`), quoted when needed. */
+/** A cell as written: guarded against formulas (`guard`; a leading `'` of the value's own kept by a second one), quoted when needed. */
 export function csvCell(value: string, guard = true): string {
-  const text = guard && FORMULA.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const text = guard && (FORMULA.test(value) || value.startsWith("'")) ? `'${value}` : value;
+  // Quoted too when it starts or ends with spaces: the reader trims only unquoted cells.
+  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** A cell as read: the formula guard taken off. */
+/** A cell as read: the guard taken off (a `'` before a formula character or before another `'`); any other `'` is the value's. */
 export function unguard(value: string): string {
-  return value.length > 1 && value[0] === "'" && FORMULA.test(value.slice(1)) ? value.slice(1) : value;
+  return value.length > 1 && value[0] === "'" && (FORMULA.test(value.slice(1)) || value[1] === "'") ? value.slice(1) : value;
 }

@@ -7,6 +7,10 @@
 // and Connect links to it, undeliverable provider deliveries from the number to the workspace's
 // numbers, and the files the customer sent (the sandbox's bytes; after the commit, the inbound
 // media cache's copies). The erasure is logged with counts only: no number, name or text.
+// History stays true: aggregates do not change. Campaign recipient rows are kept without their
+// contact and number (the campaign's totals, read counts included, stay as they were; a
+// recipient not yet sent becomes `skipped`), and the messages the provider accepted for the
+// contact are tallied per billing month (message_usage_erased) so the month's usage stays.
 import { sql, type Transaction } from 'kysely';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
@@ -15,6 +19,7 @@ import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
+import { ERASED_ERROR } from '../campaigns/lifecycle.js';
 import type { ContactErasuresTable } from '#server/store/schema/messaging-crm.js';
 import type { Selectable } from 'kysely';
 
@@ -104,6 +109,28 @@ async function eraseLooseTraces(trx: Transaction<Database>, workspaceId: string,
   };
 }
 
+/**
+ * What erasing the contact must not change: usage (its accepted outbound messages, added to the
+ * month's erased tally) and campaign counts (its recipient rows lose contact and number; the
+ * foreign key sets contact_id null when the contact row goes).
+ */
+async function keepAggregates(trx: Transaction<Database>, workspaceId: string, contactId: string, now: Date): Promise<void> {
+  // The same rows and months as usage counts (operations/usage.ts: accepted, by UTC calendar month).
+  await sql`insert into message_usage_erased (workspace_id, period_start, messages)
+      select ${workspaceId}, date_trunc('month', created_at at time zone 'UTC') at time zone 'UTC', count(*)
+        from messages
+       where contact_id = ${contactId} and direction = 'outbound' and provider_message_id is not null
+       group by 2
+      on conflict (workspace_id, period_start) do update set messages = message_usage_erased.messages + excluded.messages`.execute(trx);
+  await trx
+    .updateTable('campaign_recipients')
+    .set({ state: 'skipped', error: ERASED_ERROR, updated_at: now })
+    .where('contact_id', '=', contactId)
+    .where('state', '=', 'queued')
+    .execute();
+  await trx.updateTable('campaign_recipients').set({ phone: null }).where('contact_id', '=', contactId).execute();
+}
+
 export const deleteContact: Handler<operations['deleteContact']> = async (request) => {
   const auth = authOf(request);
   const { store, now } = request.server.platform;
@@ -129,6 +156,7 @@ export const deleteContact: Handler<operations['deleteContact']> = async (reques
       ...loose,
     };
     cachedMedia = mediaMessageIds.map((messageId) => `${auth.workspaceId}/${messageId}`);
+    await keepAggregates(trx, auth.workspaceId, id, now());
     await trx.deleteFrom('contacts').where('id', '=', id).execute();
     return trx
       .insertInto('contact_erasures')

@@ -104,7 +104,8 @@ function parseRow(row: CsvRow, columns: string[], fields: FieldDefinitions, coun
   const out: Parsed = { phone: '', tags: [], custom: {} };
   const custom: Record<string, Value> = {};
   columns.forEach((column, i) => {
-    const value = unguard(row.cells[i]!.trim());
+    // A quoted cell keeps its spaces (an export writes values with outer spaces quoted).
+    const value = unguard(row.quoted[i] ? row.cells[i]! : row.cells[i]!.trim());
     if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.test(value)) return fail(column, 'contains control characters');
     switch (column) {
       case 'contact_no': {

@@ -1,6 +1,7 @@
-// The inbox: chats newest first with unread counts, a contact's messages, marking a chat read and
-// assigning it to an agent (an owner of the workspace). Everything is scoped to the caller's
-// workspace: another workspace's chat, contact or agent answers the same 404 as an unknown one.
+// The inbox: chats newest first with unread counts, a contact's messages, marking a chat read (a
+// read receipt to the provider too), the typing indicator, and assigning a chat to an agent (an
+// owner of the workspace). Everything is scoped to the caller's workspace: another workspace's
+// chat, contact or agent answers the same 404 as an unknown one.
 import type { operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '#server/lib/cursor.js';
@@ -8,8 +9,11 @@ import type { Handler } from '#server/lib/handler-types.js';
 import { requireE164 } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
+import { ProviderError } from '#server/providers/types.js';
 import { chatQuery, chatView, messageView } from './views.js';
 import { AGENT_ROLES } from '../operations/agents.js';
+import { windowOpen } from '../outbound/service-window.js';
+import { resolveSender } from '../sender.js';
 
 const notFound = (what: string, pointer?: string) =>
   new HttpProblem(404, 'not-found', `No ${what} in this workspace.`, pointer ? { errors: [{ pointer, detail: `unknown ${what}` }] } : {});
@@ -115,18 +119,74 @@ export const listMessages: Handler<operations['listMessages']> = async (request)
   };
 };
 
-export const markChatRead: Handler<operations['markChatRead']> = async (request) => {
-  const { workspaceId } = authOf(request);
-  const platform = request.server.platform;
-  const { chatId } = request.params;
-  await chatById(platform, workspaceId, chatId);
-  const now = platform.now();
+/** The customer's latest message in the chat that the provider knows (its wamid), with the chat's number. */
+async function latestInbound(platform: Platform, workspaceId: string, chatId: string) {
+  return platform.store.db
+    .selectFrom('messages')
+    .innerJoin('chats', 'chats.id', 'messages.chat_id')
+    .select(['messages.provider_message_id', 'messages.created_at', 'chats.phone_number_id'])
+    .where('messages.chat_id', '=', chatId)
+    .where('messages.workspace_id', '=', workspaceId)
+    .where('messages.direction', '=', 'inbound')
+    .where('messages.provider_message_id', 'is not', null)
+    .orderBy('messages.created_at', 'desc')
+    .orderBy('messages.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+async function resetUnread(platform: Platform, workspaceId: string, chatId: string, now: Date) {
   await platform.store.db
     .updateTable('chats')
     .set({ unread_count: 0, read_at: now })
     .where('id', '=', chatId)
     .where('workspace_id', '=', workspaceId)
     .execute();
+}
+
+/**
+ * Marks the chat read here, then tells the provider (`status: read` for the customer's latest
+ * message, which reads every earlier one too) so the customer sees the blue ticks. The inbox's
+ * state is ours and stays changed when the provider cannot be told (the number disconnected, a
+ * provider error): that is logged, the answer is still the chat.
+ */
+export const markChatRead: Handler<operations['markChatRead']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const { chatId } = request.params;
+  await chatById(platform, workspaceId, chatId);
+  const now = platform.now();
+  await resetUnread(platform, workspaceId, chatId, now);
+  const latest = await latestInbound(platform, workspaceId, chatId);
+  if (latest?.provider_message_id) {
+    try {
+      const sender = await resolveSender(platform, workspaceId, latest.phone_number_id);
+      await sender.provider.markRead(sender.providerNumber, latest.provider_message_id);
+    } catch (error) {
+      request.log.warn({ chatId, error: error instanceof Error ? error.message : String(error) }, 'read receipt not sent to the provider');
+    }
+  }
+  return chatView(await chatById(platform, workspaceId, chatId), now);
+};
+
+/** The typing indicator (with a read receipt for the customer's latest message), while a reply can follow. */
+export const showTypingIndicator: Handler<operations['showTypingIndicator']> = async (request) => {
+  const { workspaceId } = authOf(request);
+  const platform = request.server.platform;
+  const { chatId } = request.params;
+  await chatById(platform, workspaceId, chatId);
+  const now = platform.now();
+  const latest = await latestInbound(platform, workspaceId, chatId);
+  if (!latest?.provider_message_id) throw new HttpProblem(422, 'unprocessable', 'The customer has not written in this chat: there is no message to answer.');
+  if (!windowOpen(latest.created_at, now))
+    throw new HttpProblem(422, 'outside-window', 'The customer has not written in the last 24 hours: no reply can follow the typing indicator.');
+  const sender = await resolveSender(platform, workspaceId, latest.phone_number_id);
+  try {
+    await sender.provider.markRead(sender.providerNumber, latest.provider_message_id, { typing: true });
+  } catch (error) {
+    throw error instanceof ProviderError ? error.toProblem() : error;
+  }
+  await resetUnread(platform, workspaceId, chatId, now);
   return chatView(await chatById(platform, workspaceId, chatId), now);
 };
 

@@ -32,19 +32,20 @@ const LIMITS = { fileSize: MAX_MEDIA_BYTES, files: 1, fields: 10, fieldSize: 409
 
 const field = (detail: string) => ({ errors: [{ pointer: '/body/file', detail }] });
 
-export function parserProblem(error: unknown): HttpProblem {
+/** The 413 of a file over `maxBytes`, `what` naming the limit. */
+const tooLarge = (maxBytes: number, what: string) =>
+  new HttpProblem(413, 'payload-too-large', `The file is larger than ${maxBytes / 1024 / 1024} MB, ${what}.`, field('too large'));
+
+const MEDIA_LIMIT = "the provider's largest limit (documents)";
+
+export function parserProblem(error: unknown, maxBytes = MAX_MEDIA_BYTES, what = MEDIA_LIMIT): HttpProblem {
   if (error instanceof HttpProblem) return error;
   const code = (error as { code?: string }).code;
   switch (code) {
     case 'FST_FILES_LIMIT':
       return new HttpProblem(400, 'validation', 'Send exactly one file part, named file.', field('only one file is accepted'));
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new HttpProblem(
-        413,
-        'payload-too-large',
-        `The file is larger than ${MAX_MEDIA_BYTES / 1024 / 1024} MB, the provider's largest limit (documents).`,
-        field('too large'),
-      );
+      return tooLarge(maxBytes, what);
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       // Too many parts is a form the schema does not allow (unknown or repeated fields), not a size: 400.
@@ -60,31 +61,50 @@ export function parserProblem(error: unknown): HttpProblem {
   return new HttpProblem(400, 'malformed-body', 'The multipart body is malformed (missing or wrong boundary, or cut short).');
 }
 
-/** The `preParsing` hook of a route that takes media (uploadMedia, sendMessage): its `routes` option in the area. */
-export const captureMediaParts: preParsingAsyncHookHandler = async (request) => {
-  const seen: FilePart[] = [];
-  request.mediaFileParts = seen;
-  const original = request.parts;
-  request.parts = function (this: FastifyRequest, options?: Parameters<FastifyRequest['parts']>[0]) {
-    const self = this;
-    return (async function* () {
-      try {
-        // Inside the generator: busboy throws at once on a missing boundary.
-        const iterator = original.call(self, { ...options, limits: { ...options?.limits, ...LIMITS } });
-        for await (const part of iterator) {
-          if (part.type === 'file') {
-            seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
-            const toBuffer = part.toBuffer.bind(part);
-            part.toBuffer = () =>
-              toBuffer().catch((error: unknown) => {
-                throw parserProblem(error);
-              });
+/** What a multipart form may hold besides its file: ten fields of 4 KB and the part headers. */
+const FORM_OVERHEAD = LIMITS.fields * (LIMITS.fieldSize + 1024) + 64 * 1024;
+
+/**
+ * The `preParsing` hook of a route that takes a file of at most `maxBytes` (`what` names that
+ * limit in the 413; bad-inputs I9 for the contact import): a declared Content-Length that cannot
+ * fit answers 413 before any byte is read, and the parser stops the file at `maxBytes` while it
+ * streams, so a larger body is never buffered whole.
+ */
+export function captureParts(maxBytes: number, what: string): preParsingAsyncHookHandler {
+  const limits = { ...LIMITS, fileSize: maxBytes };
+  return async (request) => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes + FORM_OVERHEAD) throw tooLarge(maxBytes, what);
+    const seen: FilePart[] = [];
+    request.mediaFileParts = seen;
+    const original = request.parts;
+    request.parts = function (this: FastifyRequest, options?: Parameters<FastifyRequest['parts']>[0]) {
+      const self = this;
+      return (async function* () {
+        try {
+          // Inside the generator: busboy throws at once on a missing boundary.
+          const iterator = original.call(self, { ...options, limits: { ...options?.limits, ...limits } });
+          for await (const part of iterator) {
+            if (part.type === 'file') {
+              seen.push({ fieldname: part.fieldname, filename: part.filename, mimetype: part.mimetype });
+              const toBuffer = part.toBuffer.bind(part);
+              // Refused the moment the file passes the cap (busboy's `limit`), not once the
+              // client has sent the rest: the bytes beyond it are never held, nor waited for.
+              part.toBuffer = () =>
+                new Promise<Buffer>((resolve, reject) => {
+                  part.file.once('limit', () => reject(tooLarge(maxBytes, what)));
+                  toBuffer().then(resolve, (error: unknown) => reject(parserProblem(error, maxBytes, what)));
+                });
+            }
+            yield part;
           }
-          yield part;
+        } catch (error) {
+          throw parserProblem(error, maxBytes, what);
         }
-      } catch (error) {
-        throw parserProblem(error);
-      }
-    })();
-  } as FastifyRequest['parts'];
-};
+      })();
+    } as FastifyRequest['parts'];
+  };
+}
+
+/** The `preParsing` hook of a route that takes media (uploadMedia, sendMessage): its `routes` option in the area. */
+export const captureMediaParts: preParsingAsyncHookHandler = captureParts(MAX_MEDIA_BYTES, MEDIA_LIMIT);

@@ -1,5 +1,7 @@
 // Usage against the plan, counted from the rows themselves at request time: messages the
-// provider accepted this month, contacts stored now, Login sessions started this month.
+// provider accepted this month (with those of contacts erased since, tallied at their erasure:
+// contacts/erase.ts, so erasure never lowers the month's usage), contacts stored now, Login
+// sessions started this month.
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
@@ -19,7 +21,7 @@ export const getUsage: Handler<operations['getUsage']> = async (request) => {
   const period = billingPeriod(now);
   const workspace = await db.selectFrom('workspaces').select(['plan', 'login_session_cap']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
   const count = (n: { n: string | number | bigint }) => Number(n.n);
-  const [messages, contacts, sessions] = await Promise.all([
+  const [messages, erased, contacts, sessions] = await Promise.all([
     // Sent: accepted by the provider (it gave an id), whether by a direct send, a campaign, a flow or a bot.
     db
       .selectFrom('messages')
@@ -30,6 +32,12 @@ export const getUsage: Handler<operations['getUsage']> = async (request) => {
       .where('created_at', '>=', period.start)
       .where('created_at', '<', period.end)
       .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('message_usage_erased')
+      .select('messages as n')
+      .where('workspace_id', '=', workspaceId)
+      .where('period_start', '=', period.start)
+      .executeTakeFirst(),
     db
       .selectFrom('contacts')
       .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -48,7 +56,7 @@ export const getUsage: Handler<operations['getUsage']> = async (request) => {
     plan: { code: plan.code, name: plan.name },
     period: { start: period.start.toISOString(), end: period.end.toISOString() },
     counters: {
-      messages: counter(count(messages), plan.messagesPerMonth),
+      messages: counter(count(messages) + (erased ? count(erased) : 0), plan.messagesPerMonth),
       contacts: counter(count(contacts), plan.contacts),
       login_sessions: counter(count(sessions), workspace.login_session_cap),
     },

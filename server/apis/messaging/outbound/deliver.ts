@@ -20,8 +20,14 @@ type S = components['schemas'];
 type Body = S['SendMessageRequest'];
 type Result = S['SendMessageResult'];
 
+/** Exceptions the server's own sends may claim (never a client's). */
+export interface DeliverRules {
+  /** The automatic opt-out (or opt-in) confirmation: allowed while the keyword is the customer's latest message. */
+  optOutConfirmation?: boolean;
+}
+
 /** `chatapp_phone_number` may be our `pn_…` id. A DeviceSend is the API's multipart form. */
-export async function deliver(platform: Platform, workspaceId: string, body: Body | DeviceSend): Promise<Result> {
+export async function deliver(platform: Platform, workspaceId: string, body: Body | DeviceSend, rules: DeliverRules = {}): Promise<Result> {
   const db = platform.store.db;
   const now = platform.now();
   const sender = await senderOf(platform, workspaceId, body.chatapp_phone_number);
@@ -53,7 +59,7 @@ export async function deliver(platform: Platform, workspaceId: string, body: Bod
 
   const { parts, options, route, templateId, mediaUrls } = await sendParts(platform, workspaceId, sender, { to, contact }, body, now);
   requireOpenWindow(body.messageType, contact?.last_inbound_at, now);
-  await requireNotOptedOut(db, contact, templateId);
+  await requireNotOptedOut(db, contact, templateId, rules.optOutConfirmation === true);
   await checkMediaUrls(platform, mediaUrls); // last: a URL's check may wait on DNS
   if ('file' in body) parts.push(await devicePart(platform, workspaceId, sender, body));
 
@@ -81,4 +87,14 @@ export async function deliver(platform: Platform, workspaceId: string, body: Bod
     ...(body.messageType === 'media_group' ? { parts: results } : {}),
     created_at: now.toISOString(),
   };
+}
+
+/** The opt-out responder's confirmation (contacts/opt-out.ts), a free-form text through the one send path. */
+export async function sendOptOutConfirmation(platform: Platform, workspaceId: string, phoneNumberId: string, to: string, text: string): Promise<Result> {
+  return deliver(
+    platform,
+    workspaceId,
+    { contact_no: to, chatapp_phone_number: phoneNumberId, messageType: 'text', message: text, preview_url: false },
+    { optOutConfirmation: true },
+  );
 }

@@ -23,6 +23,7 @@ import {
   fillDeep,
   industryPackIn,
   industryPacks,
+  packFlowPriority,
   templateCreate,
   templateProblem,
   variablesIn,
@@ -329,8 +330,8 @@ export const applyIndustryPack: Handler<operations['applyIndustryPack']> = async
     }
 
     const flows = await recorded(trx, workspaceId, account, pack.slug, 'flow');
-    for (const flow of pack.flows) {
-      const id = flows.get(flow.key) ?? (await insertFlow(trx, workspaceId, account, flow, values, ids, now));
+    for (const [index, flow] of pack.flows.entries()) {
+      const id = flows.get(flow.key) ?? (await insertFlow(trx, workspaceId, account, flow, packFlowPriority(flow, index), values, ids, now));
       note('flows', !flows.has(flow.key), { key: flow.key, id, name: flow.name });
     }
 
@@ -416,6 +417,7 @@ async function insertFlow(
   workspaceId: string,
   account: Account,
   flow: PackFlow,
+  priority: number,
   values: Record<string, string>,
   ids: { tag: Map<string, string>; template: Map<string, string> },
   now: Date,
@@ -432,6 +434,7 @@ async function insertFlow(
       name: flow.name,
       description: flow.description,
       status: 'inactive',
+      priority,
       version: 1,
       created_at: now,
       updated_at: now,

@@ -36,6 +36,8 @@ export interface PackFlow {
   key: string;
   name: string;
   description: string;
+  /** Trigger priority of the flow created (packFlowPriority when absent). */
+  priority?: number;
   triggers: S['FlowTrigger'][];
   nodes: S['FlowNode'][];
   connections: S['FlowConnection'][];
@@ -355,4 +357,16 @@ export function industryPacks(): Map<string, PackData> {
 export function industryPackIn(slug: string, language: string): PackData | undefined {
   industryPacks();
   return translations?.get(slug)?.get(language);
+}
+
+/**
+ * The trigger priority a pack's flow is created with: its own `priority`, else 100 for a
+ * new-contact welcome (a new customer is greeted and tagged before anything else) and 50 for
+ * other flows, less the flow's place in the pack, so two flows of one pack that match the same
+ * message always answer in the pack's order (never by their random ids).
+ */
+export function packFlowPriority(flow: PackFlow, index: number): number {
+  if (flow.priority !== undefined) return flow.priority;
+  const welcome = flow.triggers.some((t) => t.type === 'message_received' && (t.parameters as { new_contacts_only?: boolean }).new_contacts_only === true);
+  return (welcome ? 100 : 50) - index;
 }

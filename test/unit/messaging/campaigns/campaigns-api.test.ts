@@ -43,7 +43,7 @@ describe('createCampaign', () => {
       15_000,
       'completion with reads',
     );
-    expect(done.progress).toEqual({ total: 5, queued: 0, sent: 0, delivered: 0, read: 5, failed: 0 });
+    expect(done.progress).toEqual({ total: 5, queued: 0, sent: 0, delivered: 0, read: 5, failed: 0, skipped: 0 });
     expect(done.finished_at).not.toBeNull();
     const messages = await app.platform.store.db.selectFrom('messages').select(['contact_id', 'status']).where('workspace_id', '=', w.workspaceId).execute();
     expect(new Set(messages.map((m) => m.contact_id)).size).toBe(5);

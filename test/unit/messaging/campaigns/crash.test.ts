@@ -106,7 +106,7 @@ it('F-3 kill -9 mid-campaign: resumes after restart, every recipient sent, dupli
   // A lease counts an attempt; the fake never fails here, so a second attempt means the recipient
   // was still `sending` (called, or about to be, with no result written) when the process died.
   // (The fake sees Cloud API numbers: digits without the '+'.)
-  const inFlightAtKill = new Set(recipients.filter((r) => r.attempts > 1).map((r) => r.phone.replace(/^\+/, '')));
+  const inFlightAtKill = new Set(recipients.filter((r) => r.attempts > 1).map((r) => (r.phone ?? '').replace(/^\+/, '')));
   expect(resent).toBe(inFlightAtKill.size);
   // Twice only where the crash fell between the provider call and our write.
   expect(duplicated.filter((phone) => !inFlightAtKill.has(phone))).toEqual([]);

@@ -111,7 +111,7 @@ export async function tag(db: Kysely<Database>, workspaceId: string, name: strin
 }
 
 export function call(app: FastifyInstance, key: string) {
-  return (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+  return (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
     app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload: payload as object } : {}) });
 }
 

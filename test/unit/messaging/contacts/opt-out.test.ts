@@ -1,7 +1,8 @@
 // Opt-out honoured: keywords per workspace (defaults, replaced, refused when in both lists), an
 // inbound keyword opting the contact out and back in, the API setting the state, sends to an
 // opted-out contact refused with 422 opted-out (authentication templates and replies after the
-// customer wrote again allowed), campaigns leaving opted-out contacts out and counting them.
+// customer wrote again after the opt-out allowed; a free-form text right after STOP refused),
+// campaigns leaving opted-out contacts out and counting them.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
@@ -152,10 +153,12 @@ describe('sending to an opted-out contact', () => {
     expect((await text(phone, 'On its way')).status).toBe(201);
   });
 
-  it('STOP itself may be answered (a confirmation), marketing templates may not', async () => {
+  it('after STOP nothing free-form goes out (only the automatic confirmation, opt-out-order.test.ts); templates neither', async () => {
     const phone = '+4915170000004';
     await writes(w, phone, 'STOP');
-    expect((await text(phone, 'You will get no more messages. Write START to come back.')).status).toBe(201);
+    const promo = await text(phone, 'PS: 20% off this weekend!');
+    expect(promo.status).toBe(422);
+    expect(promo.body.type).toBe(`${PROBLEM}opted-out`);
     expect((await template(phone, 'welcome_offer')).status).toBe(422);
   });
 });

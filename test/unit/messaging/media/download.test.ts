@@ -4,7 +4,7 @@
 // a second download comes from the cache in DATA_DIR. On the sandbox: the bytes its phone sent.
 // Refusals: another workspace's or a non-media message (404), a file over the limit (413), the
 // provider failing or answering a URL off its hosts (502, the token never sent there).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -190,7 +190,9 @@ describe('getMessageMedia on the sandbox', () => {
       .select(['id', 'content'])
       .where('provider_message_id', '=', sent.providerMessageId)
       .executeTakeFirstOrThrow();
-    expect(row.content).toMatchObject({ caption: 'my photo', media: { mime_type: 'image/png', sha256: expect.any(String) } });
+    // The provider gives the digest in base64; the API shows it in hex, as uploads do.
+    const hex = createHash('sha256').update(bytes).digest('hex');
+    expect(row.content).toMatchObject({ caption: 'my photo', media: { mime_type: 'image/png', sha256: hex } });
     const res = await download(t, row.id);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['content-type']).toBe('image/png');

@@ -56,6 +56,14 @@ describe('uploadMedia', () => {
     expect(row).toMatchObject({ workspace_id: a.workspaceId, phone_number_id: a.pnId, provider_media_id: body.provider_media_id, sha256: body.sha256 });
   });
 
+  it("the sender by our pn_ id, as the docs say (and as send and campaigns take it); another workspace's pn_ id: 404", async () => {
+    const res = await upload(a, { chatapp_phone_number: a.pnId }, [png]);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().chatapp_phone_number).toBe(a.number);
+    const before = await rows(a);
+    await refused(await upload(a, { chatapp_phone_number: b.pnId }, [png]), 404, 'not-found', before);
+  });
+
   it('the sender in any layout; the kind follows from the bytes (a PDF declared octet-stream)', async () => {
     const spaced = `${a.number.slice(0, 2)} (${a.number.slice(2, 5)}) ${a.number.slice(5)}`;
     const res = await upload(a, { chatapp_phone_number: spaced }, [{ filename: 'spec sheet', type: 'application/octet-stream', bytes: FILES.pdf() }]);
