@@ -11,7 +11,7 @@ export const TAG_GROUPS = {
   ],
   login: [
     { name: 'Set-up', tags: ['Login apps'] },
-    { name: 'Sign-in', tags: ['Login sessions', 'Verification tokens'] },
+    { name: 'Sign-in', tags: ['Login sessions', 'Verification tokens', 'OpenID Connect'] },
     { name: 'Events', tags: ['Hosted webhook', 'Login events'] },
   ],
   messaging: [

@@ -34,6 +34,8 @@ import * as m031 from './migrations/031_phone_verified_links.js';
 import * as m032 from './migrations/032_client_webhook_endpoints.js';
 import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
+import * as m041 from './migrations/041_login_oidc.js';
+import * as m041b from './migrations/041b_connect_oauth_options.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -70,6 +72,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '032_client_webhook_endpoints': m032,
   '033_document_versions': m033,
   '034_messaging_settings': m034,
+  '041_login_oidc': m041,
+  '041b_connect_oauth_options': m041b,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -71,7 +71,7 @@ export function authorizePageErrorHandler(error: FastifyError, request: FastifyR
  * Guards that answer before the route's error handler can (onRequest hooks that send a problem
  * themselves, e.g. the request-body guard's 415) still answer RFC 6749 §5.2's format here (bad-inputs C14).
  */
-async function oauthFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+export async function oauthFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   const status = reply.statusCode;
   if (status < 400 || status === 429 || status >= 500 || typeof payload !== 'string') return payload;
   if (!String(reply.getHeader('content-type') ?? '').startsWith('application/problem+json')) return payload;
