@@ -5,7 +5,7 @@
 export const TAG_GROUPS = {
   account: [{ name: 'Account', tags: ['Workspaces', 'Sessions', 'API keys'] }],
   connect: [
-    { name: 'Set-up', tags: ['Clients', 'OAuth', 'Grants'] },
+    { name: 'Set-up', tags: ['Clients', 'OAuth', 'Grants', 'Client registration'] },
     { name: 'Content', tags: ['Documents', 'Links', 'Analytics'] },
     { name: 'Events', tags: ['Webhook endpoints', 'Client webhook endpoints', 'Connect events'] },
   ],

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '#server/lib/problems.js';
 import { toProblem } from '#server/plugins/problems.js';
 import { errorView, sendConsentPage } from './consent-page.js';
+import { registrationErrorHandler } from './registration.js';
 import type { components } from '#generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
@@ -85,4 +86,7 @@ export const oauthRouteOptions = {
   authorize: { errorHandler: authorizePageErrorHandler },
   createToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
   revokeToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
+  introspectToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
+  registerClient: { errorHandler: registrationErrorHandler },
+  updateRegisteredClient: { errorHandler: registrationErrorHandler },
 };
