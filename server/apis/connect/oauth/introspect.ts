@@ -2,7 +2,7 @@
 // caller authenticates as a client, as at the token endpoint, and learns about its own tokens
 // only: anything else (unknown, malformed, expired, revoked, rotated, of an ended grant, or of
 // another client) is `{"active": false}` alone, the same answer in every case, so a client cannot
-// probe which tokens exist.
+// probe which tokens exist (bad-inputs O8).
 import type { FastifyRequest } from 'fastify';
 import type { operations } from '#generated/connect/types.js';
 import type { Handler } from '#server/lib/handler-types.js';

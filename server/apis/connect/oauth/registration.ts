@@ -1,7 +1,7 @@
 // Dynamic client registration (RFC 7591) and the client configuration endpoint (RFC 7592),
 // and the owner's initial access tokens that open registration. Off by default: without an
 // initial access token the workspace owner issued (and not revoked or expired), registration
-// answers 401. A registered client belongs to that token's workspace, gets a registration
+// answers 401 (bad-inputs O9). A registered client belongs to that token's workspace, gets a registration
 // access token (`rat_…`, stored as a keyed digest) for its configuration endpoint, and never
 // skips the consent page. Metadata errors are RFC 7591 §3.2.2 JSON (`invalid_redirect_uri`,
 // `invalid_client_metadata`), also when the contract's schema refuses the body.

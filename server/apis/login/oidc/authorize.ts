@@ -5,7 +5,8 @@
 // of the app's registered URIs character for character, nothing is redirected: the browser gets
 // the error page (a parameter repeated or too long is refused by the contract's schema and gets
 // it too, from `oidcAuthorizeErrorHandler`). Every other problem goes back to the redirect URI
-// with `error`, `error_description`, `state` and `iss` (RFC 6749 §4.1.2.1, RFC 9207).
+// with `error`, `error_description`, `state` and `iss` (RFC 6749 §4.1.2.1, RFC 9207)
+// (bad-inputs O1, O2).
 //
 // The request is bound to this browser by a random cookie whose keyed digest the request row
 // keeps: the page's calls (complete, codes) need it, so a request id seen elsewhere is no use.
@@ -86,7 +87,7 @@ export async function checkOidcRequest(platform: Platform, appId: string, params
       redirectUri,
       scopes: grantedScopes(asked),
       state,
-      nonce: text(params, 'nonce'),
+      nonce: text(params, 'nonce'), // copied into the ID token as sent, never invented (bad-inputs O3)
       codeChallenge: challenge,
       loginHint: hint ? (toE164(hint) ?? undefined) : undefined,
     },

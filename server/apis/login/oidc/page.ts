@@ -5,7 +5,8 @@
 // nothing inline) follows the session's event stream, then sends the browser back to the client.
 //
 // Every call carries the request id and this browser's cookie; the request row keeps the cookie's
-// keyed digest, so another browser cannot complete (or read the code of) someone else's request.
+// keyed digest, so another browser cannot complete (or read the code of) someone else's request
+// (bad-inputs O7).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { redirectTo } from '#server/apis/connect/oauth/authorize.js';

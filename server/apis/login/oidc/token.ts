@@ -6,7 +6,8 @@
 // Codes are single-use: the exchange locks the request row, and a code presented again answers
 // `invalid_grant` and revokes the access token the first exchange issued (RFC 6749 §4.1.2). A
 // code of another app, or for another redirect URI, or with a wrong PKCE verifier, is
-// `invalid_grant` and changes nothing. Errors are RFC 6749 §5.2 JSON, never cached.
+// `invalid_grant` and changes nothing (bad-inputs O4, O5, O6). Errors are RFC 6749 §5.2 JSON, never
+// cached.
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '#generated/login/types.js';
