@@ -84,7 +84,7 @@ describe('O OpenID Connect and OAuth options', () => {
     const f = await oidcApp(app);
     const { verifier, challenge } = pkce();
     const { code } = await signIn(app, f, { code_challenge: challenge, code_challenge_method: 'S256' });
-    for (const extra of [{ code_verifier: pkce().verifier }, {}, { code_verifier: 'short' }]) {
+    for (const extra of [{ code_verifier: pkce().verifier }, {}, { code_verifier: 'short' }] as Record<string, string>[]) {
       expectOAuthError(await expectNoChange(app, () => exchangeFor(f, code, extra)), 400, 'invalid_grant');
     }
     expectOAuthError(
