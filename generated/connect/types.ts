@@ -1243,7 +1243,7 @@ export interface components {
         /** @description Client metadata (RFC 7591 §2); unknown fields are ignored. */
         ClientMetadata: {
             /** @description The redirect URIs (1–10, distinct): absolute `https` URLs, `http` only for loopback hosts. */
-            redirect_uris: string[];
+            redirect_uris: components["schemas"]["RedirectUri"][];
             /** @description The name shown on the consent page; "Unnamed client" when omitted. */
             client_name?: string;
             /** @description `client_secret_basic` (default), `client_secret_post`, or `none` for a public client. */

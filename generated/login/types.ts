@@ -1202,7 +1202,10 @@ export interface components {
             /** @description What went wrong, for a developer. Never echoes a secret, code or token. */
             error_description?: string;
         };
-        /** @description A Content-Security-Policy that forbids framing and inline script. */
+        /**
+         * @description A Content-Security-Policy that forbids framing and inline script.
+         * @example default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-Qm9xV2cK8pLr4TzN7wYb3JdF6hSa1GeU='; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'
+         */
         OidcPageCsp: string;
         /**
          * @description A redirect URI of the app's OpenID Connect client: an absolute `https` URL (plain `http`

@@ -498,8 +498,8 @@ def positive_data_refused_for_a_reason(ctx, response, case):
         raise AssertionError(f"Schema-valid request refused with {status} and a body that is not JSON")
     if not isinstance(body, dict):
         raise AssertionError(f"Schema-valid request refused with {status} and no problem object")
-    if "error" in body and case.operation.path.startswith("/api/oauth/"):
-        return None  # RFC 6749 §5.2 errors (catalogue C14)
+    if "error" in body and case.operation.path.startswith(("/api/oauth/", "/login/oidc/")):
+        return None  # RFC 6749 §5.2 and RFC 7591 §3.2.2 errors (catalogue C14, O)
     kind = str(body.get("type", ""))
     if not kind.startswith(PROBLEMS):
         raise AssertionError(f"Schema-valid request refused with {status} without a problem type: {body!r:.300}")
