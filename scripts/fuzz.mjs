@@ -29,6 +29,8 @@ const APIS = only.length ? only : ['account', 'connect', 'login', 'messaging'];
 
 /** Operations that cannot be fuzzed meaningfully, with the reason (docs/fuzzing.md repeats them). */
 const EXCLUDED = {
+  createOidcToken:
+    'its codes are single-use, live 60 s and exist only after a chat message on the sign-in page: every generated case is a refusal; its refusals are tested in test/security/o-oidc.test.ts (O4-O6), its answers by openid-client and Authlib (test/e2e/login-oidc, test/smoke/authlib)',
   deleteRegisteredClient:
     "deletes the client whose registration access token is the run's only credential for the RFC 7592 operations; tested in test/unit/connect/oauth/options.test.ts and test/security/o-oidc.test.ts (O9)",
   streamLoginSessionEvents:

@@ -28,7 +28,7 @@ from schemathesis import GenerationMode
 
 @schemathesis.hook
 def map_case(context, case):
-    return _messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=True)))
+    return _oidc_fixed(_messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=True))), generated=True)
 
 
 @schemathesis.hook
@@ -134,6 +134,22 @@ def _account_login(case):
     return case
 
 
+# The OIDC authorization endpoint: the seeded app's `client_id` and its registered `redirect_uri`
+# (anything else is the 400 page that never redirects, catalogue O1); the other parameters stay
+# generated, and their errors redirect (302, documented), or the sign-in page is shown (200).
+OIDC_AUTHORIZE = "/login/oidc/{appId}/authorize"
+
+
+def _oidc_fixed(case, generated):
+    if not ACCOUNT_LOGIN.get("oidcAppId") or not _positive(case) or case.operation.path != OIDC_AUTHORIZE:
+        return case
+    if generated:
+        case.query = case.query if isinstance(case.query, dict) else {}
+        case.query["redirect_uri"] = ACCOUNT_LOGIN["oidcRedirectUri"]
+        case.query["client_id"] = ACCOUNT_LOGIN["oidcAppId"]
+    return case
+
+
 # Positive resend and check cases each take the next fresh session of the seeded pools.
 _pools = {
     "/v1/auth/chatapp/resend/{sessionId}": iter(ACCOUNT_LOGIN.get("resendSessions") or []),
@@ -228,6 +244,7 @@ UPLOADS = {("POST", "/api/connect/documents"), ("POST", "/api/connect/documents/
 LINK = ("POST", "/api/connect/links")
 AUTHORIZE = ("GET", "/connect/authorize")
 TOKEN = ("POST", "/api/oauth/token")
+INTROSPECT = ("POST", "/api/oauth/introspect")
 _refresh = {"pool": list(CONNECT.get("refresh_tokens") or []), "live": None}
 
 
@@ -282,6 +299,11 @@ def _connect_fixed(case, generated):
             body.clear()
             body.update(kept, grant_type="refresh_token", refresh_token="")
         elif body.get("grant_type") == "refresh_token" and "client_id" in body:
+            body["client_id"] = CONNECT["client_id"]
+    if op == INTROSPECT and body is not None and generated:
+        # HTTP Basic authenticates (OAuthClientBasic): a secret in the body too is invalid_request.
+        body.pop("client_secret", None)
+        if "client_id" in body:
             body["client_id"] = CONNECT["client_id"]
     return case
 

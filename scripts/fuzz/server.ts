@@ -389,7 +389,7 @@ async function seed(app: FastifyInstance, api: string) {
       order_webhook_secret: orderHook.secret,
     },
     // Sign-in, signing and code values of the Account and Login hooks (scripts/fuzz/hooks.py).
-    accountLogin: accountLogin.secrets,
+    accountLogin: { ...accountLogin.secrets, oidcAppId: oidc.appId, oidcRedirectUri: 'https://shop.test/auth/callback' },
     // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
     fields: {
       waba_id: t.wabaId,

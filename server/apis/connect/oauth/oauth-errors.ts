@@ -5,7 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '#server/lib/problems.js';
 import { toProblem } from '#server/plugins/problems.js';
 import { errorView, sendConsentPage } from './consent-page.js';
-import { registrationErrorHandler } from './registration.js';
+import { registrationErrorHandler, registrationFormat } from './registration.js';
 import type { components } from '#generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
@@ -87,6 +87,6 @@ export const oauthRouteOptions = {
   createToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
   revokeToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
   introspectToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
-  registerClient: { errorHandler: registrationErrorHandler },
-  updateRegisteredClient: { errorHandler: registrationErrorHandler },
+  registerClient: { errorHandler: registrationErrorHandler, onSend: registrationFormat },
+  updateRegisteredClient: { errorHandler: registrationErrorHandler, onSend: registrationFormat },
 };

@@ -209,6 +209,18 @@ export function registrationErrorHandler(error: FastifyError, request: FastifyRe
   return sendFailure(reply, new RegistrationFailure(code, first ? `${first.pointer.replace('/body/', '')} ${first.detail}.` : (body.detail ?? body.title)));
 }
 
+/**
+ * Refusals sent before the route's error handler runs (a body required but missing, answered by
+ * the request-body guard as a problem): RFC 7591 §3.2.2's format too, for 400.
+ */
+export async function registrationFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (reply.statusCode !== 400 || typeof payload !== 'string') return payload;
+  if (!String(reply.getHeader('content-type') ?? '').startsWith('application/problem+json')) return payload;
+  const problem = JSON.parse(payload) as { detail?: string; title?: string };
+  reply.headers(NO_STORE).type('application/json');
+  return JSON.stringify({ error: 'invalid_client_metadata', error_description: problem.detail ?? problem.title });
+}
+
 // ---- Initial access tokens (owner API) -------------------------------------------------------------
 
 type TokenRow = {

@@ -197,6 +197,10 @@ describe('dynamic registration (RFC 7591, 7592)', () => {
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().error).toBe(error);
     }
+    const empty = await app.inject({ method: 'POST', url: '/api/oauth/register', headers: auth });
+    expect(empty.statusCode).toBe(400);
+    expect(empty.headers['cache-control']).toBe('no-store');
+    expect(empty.json().error).toBe('invalid_client_metadata');
     // A public client: no secret, and PKCE at authorize as for any public client.
     const pub = (await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }, auth)).json();
     expect(pub.client_secret).toBeUndefined();
