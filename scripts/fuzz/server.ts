@@ -56,11 +56,11 @@ async function seedOidc(app: FastifyInstance, owner: Headers, pnId: string) {
     name: 'OIDC shop',
     use_service_phone: false,
     phone_number_id: pnId,
-    oidc_redirect_uris: ['https://shop.test/auth/callback'],
+    oidc_redirect_uris: ['https://shop.example.com/auth/callback'],
   });
   const appId = idOf(created);
   if (!appId) return { appId: undefined, apiKey: undefined, accessToken: undefined };
-  const query = new URLSearchParams({ client_id: appId, redirect_uri: 'https://shop.test/auth/callback', response_type: 'code', scope: 'openid phone' });
+  const query = new URLSearchParams({ client_id: appId, redirect_uri: 'https://shop.example.com/auth/callback', response_type: 'code', scope: 'openid phone' });
   const page = await app.inject({ url: `/login/oidc/${appId}/authorize?${query}` });
   const cookie = String([page.headers['set-cookie'] ?? []].flat()[0] ?? '').split(';')[0]!;
   const requestId = /data-request="([^"]+)"/.exec(page.body)?.[1];
@@ -84,7 +84,7 @@ async function seedOidc(app: FastifyInstance, owner: Headers, pnId: string) {
     ? await call(app, 'POST', `/login/oidc/${appId}/token`, basic, {
         grant_type: 'authorization_code',
         code: new URL(redirect).searchParams.get('code'),
-        redirect_uri: 'https://shop.test/auth/callback',
+        redirect_uri: 'https://shop.example.com/auth/callback',
       })
     : {};
   if (!tokens.access_token) console.error('seed: no OIDC access token');
@@ -389,7 +389,7 @@ async function seed(app: FastifyInstance, api: string) {
       order_webhook_secret: orderHook.secret,
     },
     // Sign-in, signing and code values of the Account and Login hooks (scripts/fuzz/hooks.py).
-    accountLogin: { ...accountLogin.secrets, oidcAppId: oidc.appId, oidcRedirectUri: 'https://shop.test/auth/callback' },
+    accountLogin: { ...accountLogin.secrets, oidcAppId: oidc.appId, oidcRedirectUri: 'https://shop.example.com/auth/callback' },
     // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
     fields: {
       waba_id: t.wabaId,
