@@ -29,6 +29,10 @@ const APIS = only.length ? only : ['account', 'connect', 'login', 'messaging'];
 
 /** Operations that cannot be fuzzed meaningfully, with the reason (docs/fuzzing.md repeats them). */
 const EXCLUDED = {
+  createOidcToken:
+    'its codes are single-use, live 60 s and exist only after a chat message on the sign-in page: every generated case is a refusal; its refusals are tested in test/security/o-oidc.test.ts (O4-O6), its answers by openid-client and Authlib (test/e2e/login-oidc, test/smoke/authlib)',
+  deleteRegisteredClient:
+    "deletes the client whose registration access token is the run's only credential for the RFC 7592 operations; tested in test/unit/connect/oauth/options.test.ts and test/security/o-oidc.test.ts (O9)",
   streamLoginSessionEvents:
     'a server-sent event stream that stays open until the session ends (minutes): every case would hit the request timeout; its refusals are tested in test/security/d-login.test.ts (D1)',
 };
@@ -114,6 +118,8 @@ function pathValue(api, path, method, name) {
     return Object.entries(byPrefix).find(([prefix]) => path.startsWith(prefix))?.[1];
   }
   if (name === 'appId' && path.startsWith('/api/chatapp-auth/webhook/')) return ids.hostedAppId; // the app must have a hosted webhook
+  if (name === 'appId' && path.startsWith('/login/oidc/')) return ids.oidcAppId; // an app with a registered callback and a sign-in
+  if (name === 'clientId' && path.startsWith('/api/oauth/register/')) return ids.registeredClientId; // the client of the registration token
   // Account and Login: rotate on a key of its own, the code operations on code-mode sessions (seedAccountLogin).
   if (name === 'keyId' && path.endsWith('/rotate')) return ids.rotateKeyId;
   if (name === 'sessionId' && path.startsWith('/v1/auth/chatapp/resend/')) return ids.resendSessionId;
@@ -133,8 +139,12 @@ const authFor = (api, cred = seeded.workspaces[api].credentials) =>
       OwnerBearer: { bearer: cred.owner.slice(7) },
       ConnectOAuth: { bearer: cred.connect.slice(7) },
       OAuthClientBasic: { username: cred.clientId, password: cred.clientSecret },
+      RegistrationInitialToken: { bearer: cred.initialToken },
+      RegistrationAccessToken: { bearer: cred.registrationToken },
     },
     login: {
+      OidcClientBasic: { username: cred.oidcAppId, password: cred.oidcSecret },
+      OidcAccessToken: { bearer: cred.oidcAccessToken },
       OwnerBearer: { bearer: cred.owner.slice(7) },
       ApiKeyHeader: { api_key: cred.loginKey },
       SubscribeToken: { api_key: cred.subscribeToken },
@@ -151,7 +161,15 @@ const authFor = (api, cred = seeded.workspaces[api].credentials) =>
  * key, the Basic client): no stateful phase for them. They still run in the other phases, on the
  * spares the seed made.
  */
-const NOT_STATEFUL = ['revokeGrant', 'deleteConnectClient', 'rotateConnectClientSecret', 'deleteLoginApp', 'rotateLoginAppApiKey', 'deleteConnection'];
+const NOT_STATEFUL = [
+  'revokeGrant',
+  'deleteConnectClient',
+  'rotateConnectClientSecret',
+  'deleteLoginApp',
+  'rotateLoginAppApiKey',
+  'deleteConnection',
+  'deleteRegisteredClient',
+];
 
 const toml = (value) => JSON.stringify(String(value));
 

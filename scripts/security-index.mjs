@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const START = '<!-- bad-inputs-index:start -->';
 const END = '<!-- bad-inputs-index:end -->';
-const ID = String.raw`(?:[A-M]\d{1,2}|F-\d{1,2})`;
+const ID = String.raw`(?:[A-Z]\d{1,2}|F-\d{1,2})`;
 // `bad-inputs K3, K10-K12`, `bad-inputs E1/E2`, `bad-inputs D9–D12`, `bad-inputs F-1 and F-2`
 const TAG = new RegExp(String.raw`bad-inputs (${ID}(?:(?:, | and |/|-|–)${ID})*)`, 'g');
 
@@ -23,7 +23,7 @@ function* sources(dir) {
 }
 
 const order = (id) => {
-  const [, group, n] = /^([A-M])-?(\d+)$/.exec(id) ?? [];
+  const [, group, n] = /^([A-Z])-?(\d+)$/.exec(id) ?? [];
   return (id.startsWith('F-') ? 'Z' : group) + String(n).padStart(3, '0');
 };
 
@@ -31,7 +31,7 @@ const order = (id) => {
 function expand(list) {
   const ids = [];
   for (const part of list.split(/, | and |\//)) {
-    const range = /^([A-M])(\d+)[-–]\1?(\d+)$/.exec(part);
+    const range = /^([A-Z])(\d+)[-–]\1?(\d+)$/.exec(part);
     if (range) for (let n = Number(range[2]); n <= Number(range[3]); n++) ids.push(`${range[1]}${n}`);
     else ids.push(part);
   }

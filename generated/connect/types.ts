@@ -619,6 +619,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/registration-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List initial access tokens
+         * @description The workspace's initial access tokens (up to 100, newest first), never the tokens themselves.
+         */
+        get: operations["listRegistrationTokens"];
+        put?: never;
+        /**
+         * Issue an initial access token
+         * @description Issues an initial access token that opens dynamic client registration for this
+         *     workspace until it expires or is revoked. The token is shown this once.
+         */
+        post: operations["createRegistrationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/registration-tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an initial access token
+         * @description Revokes an initial access token; clients registered with it stay.
+         */
+        delete: operations["deleteRegistrationToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -774,6 +819,87 @@ export interface paths {
          */
         post: operations["sendWebhookTestEvent"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Introspect a token
+         * @description Token introspection (RFC 7662) for resource servers that do not parse Connect tokens. The
+         *     caller authenticates as a client (HTTP Basic or in the body, as at the token endpoint) and
+         *     learns about its own tokens only: a token unknown, expired, revoked or issued to another
+         *     client answers `{"active": false}` alone, with 200, so the answer reveals nothing about
+         *     tokens that are not the caller's. Without client authentication: 401 `invalid_client`.
+         */
+        post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a client
+         * @description Dynamic client registration (RFC 7591). Off by default: the request must carry an
+         *     initial access token the workspace owner issued
+         *     (`POST /api/connect/registration-tokens`), and the client belongs to that workspace. Without a
+         *     valid one: 401. Invalid metadata answers 400 with `invalid_redirect_uri` or
+         *     `invalid_client_metadata`. The answer carries the client secret (unless
+         *     `token_endpoint_auth_method` is `none`) and the registration access token for the
+         *     client configuration endpoint, both shown this once. Dynamically registered clients
+         *     never skip the consent page.
+         */
+        post: operations["registerClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oauth/register/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a registered client
+         * @description The client's configuration (RFC 7592 §2.1), with its registration access token.
+         */
+        get: operations["getRegisteredClient"];
+        /**
+         * Update a registered client
+         * @description Replaces the client's metadata (RFC 7592 §2.2): every field as in registration; omitted
+         *     ones take their defaults. `client_id` in the body, if sent, must be this client's. The
+         *     secret and the registration access token stay.
+         */
+        put: operations["updateRegisteredClient"];
+        post?: never;
+        /**
+         * Delete a registered client
+         * @description Deletes the client (RFC 7592 §2.3) with its grants and tokens.
+         */
+        delete: operations["deleteRegisteredClient"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1055,6 +1181,18 @@ export interface components {
             authorization_response_iss_parameter_supported: boolean;
             /**
              * Format: uri
+             * @description The introspection endpoint (`/api/oauth/introspect`, RFC 7662).
+             */
+            introspection_endpoint?: string;
+            /** @description The same methods as for the token endpoint. */
+            introspection_endpoint_auth_methods_supported?: components["schemas"]["ClientAuthMethod"][];
+            /**
+             * Format: uri
+             * @description The dynamic registration endpoint (`/api/oauth/register`, RFC 7591); it needs an initial access token.
+             */
+            registration_endpoint?: string;
+            /**
+             * Format: uri
              * @description Human-readable documentation of the Connect API.
              */
             service_documentation?: string;
@@ -1064,6 +1202,61 @@ export interface components {
          * @enum {string}
          */
         ClientAuthMethod: "client_secret_basic" | "client_secret_post" | "none";
+        /** @description A registered client (RFC 7591 §3.2.1, RFC 7592 §3). */
+        ClientInformation: {
+            /** @description The client id (`cli_…`). */
+            client_id: string;
+            /** @description The secret (`cs_…`); absent for `none`. Shown on registration only. */
+            client_secret?: string;
+            /**
+             * Format: int64
+             * @description When the client id was issued, seconds since the epoch.
+             */
+            client_id_issued_at: number;
+            /**
+             * Format: int64
+             * @description `0`: the secret does not expire. Present with `client_secret`.
+             */
+            client_secret_expires_at?: number;
+            /** @description The token for the client configuration endpoint; shown on registration only. */
+            registration_access_token?: string;
+            /**
+             * Format: uri
+             * @description The client configuration endpoint (RFC 7592).
+             */
+            registration_client_uri: string;
+            /** @description As registered. */
+            redirect_uris: string[];
+            /** @description As registered. */
+            client_name: string;
+            /** @description As registered. */
+            token_endpoint_auth_method: string;
+            /** @description As registered. */
+            grant_types: string[];
+            /** @description As registered. */
+            response_types: string[];
+            /** @description As registered, when given. */
+            scope?: string;
+            /** @description As registered, when given. */
+            client_uri?: string;
+        };
+        /** @description Client metadata (RFC 7591 §2); unknown fields are ignored. */
+        ClientMetadata: {
+            /** @description The redirect URIs (1–10, distinct): absolute `https` URLs, `http` only for loopback hosts. */
+            redirect_uris: components["schemas"]["RedirectUri"][];
+            /** @description The name shown on the consent page; "Unnamed client" when omitted. */
+            client_name?: string;
+            /** @description `client_secret_basic` (default), `client_secret_post`, or `none` for a public client. */
+            token_endpoint_auth_method?: string;
+            /** @description `authorization_code` and `refresh_token`; others are refused. */
+            grant_types?: string[];
+            /** @description `code` only. */
+            response_types?: string[];
+            /** @description Space-separated Connect scopes the client will ask for; informative. */
+            scope?: string;
+            /** @description The client's home page, shown to nobody; returned as registered. */
+            client_uri?: string;
+        };
         /**
          * @description Whether a client can keep a secret (RFC 6749 §2.1).
          * @enum {string}
@@ -1094,6 +1287,24 @@ export interface components {
             /** @description The first 11 characters of the current secret (`cs_T4kW9pL2`); `null` for public clients. */
             secret_prefix: string | null;
             /**
+             * Format: int32
+             * @description Lifetime of this client's access tokens, in seconds (300 to 86,400; 3,600 by default).
+             */
+            access_token_ttl_seconds: number;
+            /**
+             * Format: int32
+             * @description Lifetime of this client's refresh tokens, in seconds (3,600 to 7,776,000, never less than
+             *     the access tokens'; 2,592,000, 30 days, by default). Each rotation starts a new lifetime.
+             */
+            refresh_token_ttl_seconds: number;
+            /**
+             * @description `true`: this workspace's own owner authorizes the client without the consent page (a
+             *     first-party app). Owners of other workspaces always see the consent page.
+             */
+            skip_consent: boolean;
+            /** @description `true` for a client created by dynamic registration (RFC 7591) rather than by the owner. */
+            dynamically_registered: boolean;
+            /**
              * Format: date-time
              * @description When the client was created.
              */
@@ -1115,6 +1326,22 @@ export interface components {
             client_type?: components["schemas"]["ClientType"];
             /** @description The redirect URIs (1–10, distinct). */
             redirect_uris: components["schemas"]["RedirectUri"][];
+            /**
+             * Format: int32
+             * @description Lifetime of access tokens in seconds (300 to 86,400); 3,600 by default.
+             */
+            access_token_ttl_seconds?: number;
+            /**
+             * Format: int32
+             * @description Lifetime of refresh tokens in seconds (3,600 to 7,776,000), not less than the access
+             *     tokens' (400 `validation` otherwise); 2,592,000 by default.
+             */
+            refresh_token_ttl_seconds?: number;
+            /**
+             * @description Skip the consent page when this workspace's own owner authorizes the client; `false` by
+             *     default. Not available to dynamically registered clients (409).
+             */
+            skip_consent?: boolean;
         };
         /** @description Changes to a client; omitted fields stay. `redirect_uris` replaces the whole list. */
         ConnectClientUpdate: {
@@ -1122,6 +1349,22 @@ export interface components {
             name?: string;
             /** @description The complete new list of redirect URIs (1–10, distinct). */
             redirect_uris?: components["schemas"]["RedirectUri"][];
+            /**
+             * Format: int32
+             * @description Lifetime of access tokens in seconds (300 to 86,400); 3,600 by default.
+             */
+            access_token_ttl_seconds?: number;
+            /**
+             * Format: int32
+             * @description Lifetime of refresh tokens in seconds (3,600 to 7,776,000), not less than the access
+             *     tokens' (400 `validation` otherwise); 2,592,000 by default.
+             */
+            refresh_token_ttl_seconds?: number;
+            /**
+             * @description Skip the consent page when this workspace's own owner authorizes the client; `false` by
+             *     default. Not available to dynamically registered clients (409).
+             */
+            skip_consent?: boolean;
         };
         /** @description A client with its secret: the answer to create and rotate, the only time it is shown. */
         ConnectClientWithSecret: {
@@ -1135,6 +1378,24 @@ export interface components {
             redirect_uris: components["schemas"]["RedirectUri"][];
             /** @description The first 11 characters of the current secret (`cs_T4kW9pL2`); `null` for public clients. */
             secret_prefix: string | null;
+            /**
+             * Format: int32
+             * @description Lifetime of this client's access tokens, in seconds (300 to 86,400; 3,600 by default).
+             */
+            access_token_ttl_seconds: number;
+            /**
+             * Format: int32
+             * @description Lifetime of this client's refresh tokens, in seconds (3,600 to 7,776,000, never less than
+             *     the access tokens'; 2,592,000, 30 days, by default). Each rotation starts a new lifetime.
+             */
+            refresh_token_ttl_seconds: number;
+            /**
+             * @description `true`: this workspace's own owner authorizes the client without the consent page (a
+             *     first-party app). Owners of other workspaces always see the consent page.
+             */
+            skip_consent: boolean;
+            /** @description `true` for a client created by dynamic registration (RFC 7591) rather than by the owner. */
+            dynamically_registered: boolean;
             /**
              * Format: date-time
              * @description When the client was created.
@@ -1679,6 +1940,57 @@ export interface components {
          * @description An absolute `https` (or, in development, `http`) URL.
          */
         HttpUrl: string;
+        /** @description An introspection request (RFC 7662 §2.1), as form-urlencoded or JSON. */
+        IntrospectionRequest: {
+            /** @description The access or refresh token. Required: without it the answer is `invalid_request`. */
+            token?: string;
+            /** @description `access_token` or `refresh_token`; a hint only, other values are ignored. */
+            token_type_hint?: string;
+            /** @description The client id, unless sent with HTTP Basic. */
+            client_id?: string;
+            /**
+             * Format: password
+             * @description The client secret, unless sent with HTTP Basic (confidential clients).
+             */
+            client_secret?: string;
+        };
+        /**
+         * @description The state of a token (RFC 7662 §2.2). `active: false` alone for a token that is unknown,
+         *     expired, revoked, of a revoked grant, or issued to another client: the answer never says
+         *     which.
+         */
+        IntrospectionResponse: {
+            /** @description Whether the token is live and the caller's. */
+            active: boolean;
+            /** @description The scopes, space-separated. */
+            scope?: string;
+            /** @description The client the token was issued to: the caller. */
+            client_id?: string;
+            /**
+             * @description `access_token` or `refresh_token`.
+             * @enum {string}
+             */
+            token_type?: "access_token" | "refresh_token";
+            /**
+             * Format: int64
+             * @description Expiry, seconds since the epoch.
+             */
+            exp?: number;
+            /**
+             * Format: int64
+             * @description Issue time, seconds since the epoch.
+             */
+            iat?: number;
+            /**
+             * Format: uri
+             * @description The server's base URL.
+             */
+            iss?: string;
+            /** @description The workspace the token acts in (`ws_…`). */
+            sub?: string;
+            /** @description The same workspace id, as the token endpoint names it. */
+            org_id?: string;
+        };
         /** @description One invalid input, located by a JSON pointer. */
         InvalidParam: {
             /**
@@ -2075,6 +2387,82 @@ export interface components {
          * @example https://crm.test/cb
          */
         RedirectUri: string;
+        /** @description A registration error (RFC 7591 §3.2.2). */
+        RegistrationError: {
+            /** @description The error code. */
+            error: components["schemas"]["RegistrationErrorCode"];
+            /** @description What is wrong, for a developer. */
+            error_description?: string;
+        };
+        /**
+         * @description The `error` codes of registration (RFC 7591 §3.2.2).
+         * @enum {string}
+         */
+        RegistrationErrorCode: "invalid_redirect_uri" | "invalid_client_metadata";
+        /** @description An initial access token for dynamic registration, as listed (never the token itself). */
+        RegistrationToken: {
+            /** @description The id (`rgt_…`). */
+            id: components["schemas"]["ResourceId"];
+            /** @description The first characters of the token. */
+            prefix: string;
+            /** @description What it is for, for the owner. */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description When it stops opening registration.
+             */
+            expires_at: string;
+            /** @description When it was revoked; `null` while not. */
+            revoked_at: string | null;
+            /** @description When it last registered a client; `null` if never. */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was issued.
+             */
+            created_at: string;
+        };
+        /** @description The body of issuing an initial access token. */
+        RegistrationTokenCreate: {
+            /** @description What it is for (a platform's name, say). */
+            description?: string;
+            /**
+             * Format: int32
+             * @description Days until it expires (1 to 365); 30 by default.
+             * @default 30
+             */
+            expires_in_days?: number;
+        };
+        /** @description A new initial access token, shown this once. */
+        RegistrationTokenCreated: {
+            /** @description The id (`rgt_…`). */
+            id: components["schemas"]["ResourceId"];
+            /** @description The first characters of the token. */
+            prefix: string;
+            /** @description What it is for, for the owner. */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description When it stops opening registration.
+             */
+            expires_at: string;
+            /** @description When it was revoked; `null` while not. */
+            revoked_at: string | null;
+            /** @description When it last registered a client; `null` if never. */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was issued.
+             */
+            created_at: string;
+            /** @description The token (`rit_…`): `Authorization: Bearer <token>` on `POST /api/oauth/register`. */
+            token: string;
+        };
+        /** @description The initial access tokens of the workspace, newest first. */
+        RegistrationTokenList: {
+            /** @description The tokens. */
+            data: components["schemas"]["RegistrationToken"][];
+        };
         /**
          * @description An opaque identifier issued by the platform: a short lowercase prefix naming the
          *     resource kind, an underscore, then 8–48 base62 characters (`doc_9KfQ2x7LmT4vP1sZ`).
@@ -6529,6 +6917,259 @@ export interface operations {
             };
         };
     };
+    listRegistrationTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationTokenList"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The initial access token issued, shown this once. */
+            201: {
+                headers: {
+                    /** @description It carries a secret: never cached. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationTokenCreated"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token's id (`rgt_…`). */
+                tokenId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is revoked. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
     listWebhookEndpoints: {
         parameters: {
             query?: {
@@ -7616,6 +8257,453 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["IntrospectionRequest"];
+                "application/json": components["schemas"]["IntrospectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The introspection answer, never cached. */
+            200: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectionResponse"];
+                };
+            };
+            /** @description 400 with an OAuth error. */
+            400: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description 401 `invalid_client`: client authentication failed. */
+            401: {
+                headers: {
+                    /**
+                     * @description `Basic realm="connect"` on every `invalid_client`: required when the client used HTTP
+                     *     Basic (RFC 6749 §5.2), and a hint at the method otherwise.
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description 413 `invalid_request`: the body is larger than the endpoint reads (64 KiB as a form, 1 MiB as JSON). */
+            413: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    registerClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientMetadata"];
+            };
+        };
+        responses: {
+            /** @description A newly registered client. */
+            201: {
+                headers: {
+                    /** @description Never stored: it carries secrets. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientInformation"];
+                };
+            };
+            /** @description 400 with a registration error. */
+            400: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationError"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getRegisteredClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client (`cli_…`). */
+                clientId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A registered client's configuration. */
+            200: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientInformation"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    updateRegisteredClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client (`cli_…`). */
+                clientId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientMetadata"];
+            };
+        };
+        responses: {
+            /** @description A registered client's configuration. */
+            200: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientInformation"];
+                };
+            };
+            /** @description 400 with a registration error. */
+            400: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationError"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    deleteRegisteredClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The client (`cli_…`). */
+                clientId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client is deleted, with its grants and tokens. */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="connect"
+                     */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -180,6 +180,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/login/oidc/{appId}/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an app's OpenID provider metadata
+         * @description The app's OpenID provider metadata (OpenID Connect Discovery 1.0): point a stock OIDC
+         *     client at the issuer `{base_url}/login/oidc/{appId}` with the app id as client id and the
+         *     app's API key as client secret (or none, for a public app with PKCE). Public and
+         *     cacheable. An unknown app answers 404.
+         */
+        get: operations["getOidcConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/login/oidc/{appId}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in with a chat message (authorization endpoint)
+         * @description The authorization endpoint (OpenID Connect Core §3.1.2): the hosted sign-in page. The
+         *     user sends the LOGIN message shown (QR code or chat link), or asks for a code in the chat
+         *     app and types it; the page follows the session's event stream, and once the sign-in is
+         *     verified sends the browser back to `redirect_uri` with `code`, `state` and `iss`. The
+         *     code is single-use, lives 60 seconds and is bound to this browser's request, the client
+         *     and `redirect_uri`.
+         *
+         *     An unknown app, a `client_id` other than the app, or a `redirect_uri` missing or not
+         *     registered for the app exactly answers the 400 HTML error page and never redirects.
+         *     Other errors redirect with `error`, `state` and `iss`: `response_type` other than `code`,
+         *     a scope without `openid`, a parameter repeated or malformed, `code_challenge_method`
+         *     other than `S256`, a public app without `code_challenge`, `prompt=none`, `request` or
+         *     `request_uri`. The page's own calls (start a code, check it, complete) go to
+         *     `{issuer}/authorize/…` routes that are part of the page, not of this contract.
+         */
+        get: operations["oidcAuthorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/login/oidc/{appId}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a code for an ID token
+         * @description The token endpoint (OpenID Connect Core §3.1.3): exchanges the code for an ID token and
+         *     an access token for userinfo. Accepts `application/x-www-form-urlencoded` and JSON. A
+         *     confidential app authenticates with HTTP Basic (app id and API key) or in the body; a
+         *     public app sends only `client_id` and must have sent a PKCE challenge. Codes are
+         *     single-use: a second exchange answers `invalid_grant` and revokes the access token the
+         *     first one issued. Every answer except 429 and 5xx is `application/json` with
+         *     `Cache-Control: no-store`.
+         */
+        post: operations["createOidcToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/login/oidc/{appId}/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the signed-in user's claims
+         * @description The userinfo endpoint (OpenID Connect Core §5.3): the signed-in user's claims, for an
+         *     access token of this app's token endpoint. A missing, expired or revoked token, or one of
+         *     another app, answers 401 with `WWW-Authenticate: Bearer error="invalid_token"`.
+         */
+        get: operations["getOidcUserInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -648,6 +752,15 @@ export interface components {
             hosted_webhook_url: components["schemas"]["HttpUrl"];
             /** @description The provider webhook set-up of the own number. */
             provider_webhook: components["schemas"]["ProviderWebhookSetup"];
+            /**
+             * @description The app's OpenID Connect issuer, `{base_url}/login/oidc/{id}`: discovery at
+             *     `{oidc_issuer}/.well-known/openid-configuration`, client id the app id.
+             */
+            oidc_issuer: components["schemas"]["HttpUrl"];
+            /** @description The redirect URIs registered for the app's OpenID Connect client; empty: sign-in by OIDC is off. */
+            oidc_redirect_uris: components["schemas"]["OidcRedirectUri"][];
+            /** @description How the app authenticates at its token endpoint. */
+            oidc_client_type: components["schemas"]["OidcClientType"];
             /** @description The first characters of the API key, to recognise it; never the key. */
             api_key_prefix: string;
             /** @description The first characters of the webhook secret, to recognise it; never the secret. */
@@ -705,6 +818,13 @@ export interface components {
             production_webhook_url?: string | null;
             /** @description The client's staging receiver (HTTPS). */
             staging_webhook_url?: string | null;
+            /**
+             * @description Redirect URIs of the app's OpenID Connect client (at most 10, no repeats): absolute
+             *     `https` URLs (`http` only for a loopback host), without user info or fragment.
+             */
+            oidc_redirect_uris?: components["schemas"]["OidcRedirectUri"][];
+            /** @description How the app authenticates at its token endpoint (default `confidential`). */
+            oidc_client_type?: components["schemas"]["OidcClientType"];
         };
         /** @description A newly created Login app with its API key and webhook secret, shown this once only. */
         LoginAppCreated: {
@@ -742,6 +862,15 @@ export interface components {
             hosted_webhook_url: components["schemas"]["HttpUrl"];
             /** @description The provider webhook set-up of the own number. */
             provider_webhook: components["schemas"]["ProviderWebhookSetup"];
+            /**
+             * @description The app's OpenID Connect issuer, `{base_url}/login/oidc/{id}`: discovery at
+             *     `{oidc_issuer}/.well-known/openid-configuration`, client id the app id.
+             */
+            oidc_issuer: components["schemas"]["HttpUrl"];
+            /** @description The redirect URIs registered for the app's OpenID Connect client; empty: sign-in by OIDC is off. */
+            oidc_redirect_uris: components["schemas"]["OidcRedirectUri"][];
+            /** @description How the app authenticates at its token endpoint. */
+            oidc_client_type: components["schemas"]["OidcClientType"];
             /** @description The first characters of the API key, to recognise it; never the key. */
             api_key_prefix: string;
             /** @description The first characters of the webhook secret, to recognise it; never the secret. */
@@ -779,6 +908,13 @@ export interface components {
             production_webhook_url?: string | null;
             /** @description The client's staging receiver (HTTPS); `null` clears it. */
             staging_webhook_url?: string | null;
+            /**
+             * @description Redirect URIs of the app's OpenID Connect client (at most 10, no repeats): absolute
+             *     `https` URLs (`http` only for a loopback host), without user info or fragment. Replaces the list.
+             */
+            oidc_redirect_uris?: components["schemas"]["OidcRedirectUri"][];
+            /** @description How the app authenticates at its token endpoint. */
+            oidc_client_type?: components["schemas"]["OidcClientType"];
         };
         /** @description A new webhook signing secret of a Login app, shown this once only. */
         LoginAppWebhookSecret: {
@@ -1055,6 +1191,157 @@ export interface components {
             previous_secret_valid_for?: number;
         };
         /**
+         * @description How the app authenticates as an OpenID Connect client at its token endpoint.
+         * @enum {string}
+         */
+        OidcClientType: "confidential" | "public";
+        /** @description An OAuth error (RFC 6749 §5.2), the error shape of the token endpoint. */
+        OidcOAuthError: {
+            /** @description The error code. */
+            error: components["schemas"]["OidcTokenErrorCode"];
+            /** @description What went wrong, for a developer. Never echoes a secret, code or token. */
+            error_description?: string;
+        };
+        /**
+         * @description A Content-Security-Policy that forbids framing and inline script.
+         * @example default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'sha256-Qm9xV2cK8pLr4TzN7wYb3JdF6hSa1GeU='; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'
+         */
+        OidcPageCsp: string;
+        /**
+         * @description A redirect URI of the app's OpenID Connect client: an absolute `https` URL (plain `http`
+         *     only for a loopback host, RFC 8252 §7.3), no user info, no fragment. The authorization
+         *     endpoint compares it character for character.
+         */
+        OidcRedirectUri: string;
+        /**
+         * @description The `error` codes of the token endpoint (RFC 6749 §5.2).
+         * @enum {string}
+         */
+        OidcTokenErrorCode: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
+        /**
+         * @description A token request (RFC 6749 §4.1.3), as `application/x-www-form-urlencoded` or JSON:
+         *     `grant_type=authorization_code`, `code`, `redirect_uri` (the one sent to authorize) and
+         *     `code_verifier` when a `code_challenge` was sent. A confidential app authenticates with
+         *     HTTP Basic (app id, API key) or `client_id` and `client_secret` here; a public app sends
+         *     only `client_id`. The server checks each parameter and answers `invalid_request` for one
+         *     missing, empty or over-long.
+         */
+        OidcTokenRequest: {
+            /** @description `authorization_code`. */
+            grant_type?: string;
+            /** @description The code from the redirect. */
+            code?: string;
+            /** @description The redirect URI sent to authorize, character for character. */
+            redirect_uri?: string;
+            /** @description The PKCE verifier (RFC 7636 §4.1): 43–128 unreserved characters. */
+            code_verifier?: string;
+            /** @description The app id, unless sent with HTTP Basic. */
+            client_id?: string;
+            /**
+             * Format: password
+             * @description The app's API key, unless sent with HTTP Basic (confidential apps).
+             */
+            client_secret?: string;
+        };
+        /** @description Tokens (OpenID Connect Core §3.1.3.3). */
+        OidcTokenResponse: {
+            /** @description For the userinfo endpoint: `Authorization: Bearer <access_token>`. Lives 10 minutes. */
+            access_token: string;
+            /**
+             * @description Always `Bearer`.
+             * @enum {string}
+             */
+            token_type: "Bearer";
+            /**
+             * Format: int32
+             * @description Seconds until the access token expires.
+             */
+            expires_in: number;
+            /**
+             * @description The ID token, an ES256 JWT signed with the keys of `/v1/auth/.well-known/jwks.json`:
+             *     `iss` (the app's issuer), `sub` (stable per app and phone number, never the number),
+             *     `aud` (the app id), `iat`, `exp` (10 minutes), `auth_time` (when the message was
+             *     verified), `amr` (`["whatsapp"]`, with `"otp"` when a code was typed), `nonce` (as sent),
+             *     and with the `phone` scope `phone_number` and `phone_number_verified`, with `profile`
+             *     `name`.
+             */
+            id_token: string;
+            /** @description The scopes granted, space-separated. */
+            scope: string;
+        };
+        /** @description The claims about the signed-in user (OpenID Connect Core §5.3). */
+        OidcUserInfo: {
+            /** @description The same `sub` as the ID token's. */
+            sub: string;
+            /** @description The verified number in E.164 (scope `phone`). */
+            phone_number?: string;
+            /** @description Always `true` (scope `phone`): the number sent, or received, the chat message. */
+            phone_number_verified?: boolean;
+            /** @description The chat profile name (scope `profile`), when the chat app gave one. */
+            name?: string;
+        };
+        /** @description OpenID Provider metadata (OpenID Connect Discovery 1.0 §3) of one Login app. */
+        OpenIdProviderMetadata: {
+            /**
+             * Format: uri
+             * @description `{base_url}/login/oidc/{appId}`; the `iss` of ID tokens and of authorization responses.
+             */
+            issuer: string;
+            /**
+             * Format: uri
+             * @description `{issuer}/authorize`: the hosted sign-in page.
+             */
+            authorization_endpoint: string;
+            /**
+             * Format: uri
+             * @description `{issuer}/token`.
+             */
+            token_endpoint: string;
+            /**
+             * Format: uri
+             * @description `{issuer}/userinfo`.
+             */
+            userinfo_endpoint: string;
+            /**
+             * Format: uri
+             * @description The Login API's JWKS (`/v1/auth/.well-known/jwks.json`).
+             */
+            jwks_uri: string;
+            /** @description `openid`, `phone`, `profile`. */
+            scopes_supported: string[];
+            /** @description `["code"]`. */
+            response_types_supported: string[];
+            /** @description `["query"]`. */
+            response_modes_supported: string[];
+            /** @description `["authorization_code"]`. */
+            grant_types_supported: string[];
+            /** @description `["pairwise"]`: `sub` differs between apps for the same number. */
+            subject_types_supported: string[];
+            /** @description `["ES256"]`. */
+            id_token_signing_alg_values_supported: string[];
+            /** @description `client_secret_basic`, `client_secret_post`, `none`. */
+            token_endpoint_auth_methods_supported: string[];
+            /** @description `["S256"]`. */
+            code_challenge_methods_supported: string[];
+            /** @description The claims ID tokens and userinfo may carry. */
+            claims_supported: string[];
+            /** @description `["whatsapp", "otp"]`. */
+            amr_values_supported?: string[];
+            /** @description `true`: authorization responses carry `iss` (RFC 9207). */
+            authorization_response_iss_parameter_supported: boolean;
+            /** @description `false`. */
+            claims_parameter_supported: boolean;
+            /** @description `false`. */
+            request_parameter_supported: boolean;
+            /** @description `false`: `request_uri` is not fetched. */
+            request_uri_parameter_supported: boolean;
+            /**
+             * Format: uri
+             * @description The guide to signing in with a chat message.
+             */
+            service_documentation?: string;
+        };
+        /**
          * @description An error, as RFC 9457 problem details (`application/problem+json`). Bodies never carry
          *     stack traces, SQL, file paths, secrets or another workspace's data.
          */
@@ -1177,7 +1464,32 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description The app id (`app_…`): the one client of this issuer. Required. */
+        "OidcAuthorizeQuery.client_id": string;
+        /** @description PKCE (RFC 7636): base64url SHA-256 of the verifier, 43 characters. Required for public clients. */
+        "OidcAuthorizeQuery.code_challenge": string;
+        /** @description `S256`; `plain` redirects with `invalid_request`. */
+        "OidcAuthorizeQuery.code_challenge_method": string;
+        /** @description An E.164 number to prefill the "send me a code" form with. */
+        "OidcAuthorizeQuery.login_hint": string;
+        /** @description Copied into the ID token unchanged; at most 256 characters. */
+        "OidcAuthorizeQuery.nonce": string;
+        /** @description `none` redirects with `login_required` (the user always sends a message); `login` and `consent` are accepted. */
+        "OidcAuthorizeQuery.prompt": string;
+        /** @description One of the app's `oidc_redirect_uris`, character for character. Required. */
+        "OidcAuthorizeQuery.redirect_uri": string;
+        /** @description Must be `code`; anything else redirects with `unsupported_response_type`. */
+        "OidcAuthorizeQuery.response_type": string;
+        /**
+         * @description Space-separated; must contain `openid`. `phone` adds `phone_number` and
+         *     `phone_number_verified`, `profile` adds `name` (the chat profile name). Other scopes are
+         *     ignored and not granted.
+         */
+        "OidcAuthorizeQuery.scope": string;
+        /** @description Opaque to the server, returned byte for byte in the redirect. */
+        "OidcAuthorizeQuery.state": string;
+    };
     requestBodies: never;
     headers: {
         /**
@@ -2230,6 +2542,421 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getOidcConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Login app (`app_…`). */
+                appId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata; public and cacheable. */
+            200: {
+                headers: {
+                    /** @description Cache for up to 5 minutes. */
+                    "Cache-Control": "public, max-age=300";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenIdProviderMetadata"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No such resource in the caller's workspace. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    oidcAuthorize: {
+        parameters: {
+            query?: {
+                /** @description The app id (`app_…`): the one client of this issuer. Required. */
+                client_id?: components["parameters"]["OidcAuthorizeQuery.client_id"];
+                /** @description One of the app's `oidc_redirect_uris`, character for character. Required. */
+                redirect_uri?: components["parameters"]["OidcAuthorizeQuery.redirect_uri"];
+                /** @description Must be `code`; anything else redirects with `unsupported_response_type`. */
+                response_type?: components["parameters"]["OidcAuthorizeQuery.response_type"];
+                /**
+                 * @description Space-separated; must contain `openid`. `phone` adds `phone_number` and
+                 *     `phone_number_verified`, `profile` adds `name` (the chat profile name). Other scopes are
+                 *     ignored and not granted.
+                 */
+                scope?: components["parameters"]["OidcAuthorizeQuery.scope"];
+                /** @description Opaque to the server, returned byte for byte in the redirect. */
+                state?: components["parameters"]["OidcAuthorizeQuery.state"];
+                /** @description Copied into the ID token unchanged; at most 256 characters. */
+                nonce?: components["parameters"]["OidcAuthorizeQuery.nonce"];
+                /** @description PKCE (RFC 7636): base64url SHA-256 of the verifier, 43 characters. Required for public clients. */
+                code_challenge?: components["parameters"]["OidcAuthorizeQuery.code_challenge"];
+                /** @description `S256`; `plain` redirects with `invalid_request`. */
+                code_challenge_method?: components["parameters"]["OidcAuthorizeQuery.code_challenge_method"];
+                /** @description `none` redirects with `login_required` (the user always sends a message); `login` and `consent` are accepted. */
+                prompt?: components["parameters"]["OidcAuthorizeQuery.prompt"];
+                /** @description An E.164 number to prefill the "send me a code" form with. */
+                login_hint?: components["parameters"]["OidcAuthorizeQuery.login_hint"];
+            };
+            header?: never;
+            path: {
+                /** @description The Login app (`app_…`). */
+                appId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The hosted sign-in page: the QR code, the chat link and the LOGIN code to send, a form to
+             *     receive a code in the chat app instead, and the live status over the session's event stream.
+             *     Once the message (or the code) is verified the page sends the browser back to
+             *     `redirect_uri` with `code`, `state` and `iss`.
+             */
+            200: {
+                headers: {
+                    /** @description A strict policy without inline script that includes `frame-ancestors 'none'`. */
+                    "Content-Security-Policy": components["schemas"]["OidcPageCsp"];
+                    /** @description Framing is refused (older browsers). */
+                    "X-Frame-Options": "DENY";
+                    /** @description No `Referer` leaves the page. */
+                    "Referrer-Policy": "no-referrer";
+                    /** @description The page is never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /**
+             * @description A redirect to `redirect_uri` with `error`, `error_description`, `state` and `iss`
+             *     (RFC 6749 §4.1.2.1, RFC 9207): `invalid_request`, `unsupported_response_type`,
+             *     `invalid_scope` (no `openid`), `login_required` (`prompt=none`),
+             *     `request_not_supported`, `request_uri_not_supported`.
+             */
+            302: {
+                headers: {
+                    /** @description The redirect target. */
+                    Location: string;
+                    /** @description The redirect is never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description No `Referer` carries the authorization URL. */
+                    "Referrer-Policy": "no-referrer";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description The error page for an unknown app, a `client_id` other than the app, or a `redirect_uri`
+             *     missing, repeated or not registered exactly. The browser is never redirected then.
+             */
+            400: {
+                headers: {
+                    /** @description A strict policy without inline script that includes `frame-ancestors 'none'`. */
+                    "Content-Security-Policy": components["schemas"]["OidcPageCsp"];
+                    /** @description Framing is refused (older browsers). */
+                    "X-Frame-Options": "DENY";
+                    /** @description No `Referer` leaves the page. */
+                    "Referrer-Policy": "no-referrer";
+                    /** @description The page is never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    createOidcToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Login app (`app_…`). */
+                appId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OidcTokenRequest"];
+                "application/json": components["schemas"]["OidcTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token answer, never cached. */
+            200: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcTokenResponse"];
+                };
+            };
+            /** @description 400 with an OAuth error. */
+            400: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcOAuthError"];
+                };
+            };
+            /** @description 401 `invalid_client`. */
+            401: {
+                headers: {
+                    /**
+                     * @description `Basic realm="login-oidc"`.
+                     * @example Bearer realm="login"
+                     */
+                    "WWW-Authenticate": string;
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcOAuthError"];
+                };
+            };
+            /** @description 413 `invalid_request`: the body is larger than the endpoint reads. */
+            413: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    /** @description For HTTP/1.0 caches. */
+                    Pragma: "no-cache";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcOAuthError"];
+                };
+            };
+            /** @description Too many requests. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds to wait before retrying.
+                     * @example 42
+                     */
+                    "Retry-After": number;
+                    /**
+                     * @description Requests allowed in the current window for this credential or address.
+                     * @example 600
+                     */
+                    "RateLimit-Limit"?: number;
+                    /**
+                     * @description Requests left in the current window (0 here).
+                     * @example 0
+                     */
+                    "RateLimit-Remaining"?: number;
+                    /**
+                     * @description Seconds until the current window ends.
+                     * @example 42
+                     */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    getOidcUserInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The Login app (`app_…`). */
+                appId: components["schemas"]["ResourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's claims; personal data, never cached. */
+            200: {
+                headers: {
+                    /** @description Never stored. */
+                    "Cache-Control": "no-store";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcUserInfo"];
+                };
+            };
+            /** @description The request is invalid: a parameter or body field fails validation, or the body is malformed. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description No valid credential was presented. `WWW-Authenticate` names the accepted scheme. */
+            401: {
+                headers: {
+                    /**
+                     * @description The challenge for the scheme(s) this operation accepts (RFC 9110 §11.6.1).
+                     * @example Bearer realm="login"
+                     */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -28,7 +28,7 @@ from schemathesis import GenerationMode
 
 @schemathesis.hook
 def map_case(context, case):
-    return _messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=True)))
+    return _oidc_fixed(_messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=True))), generated=True)
 
 
 @schemathesis.hook
@@ -37,7 +37,7 @@ def before_add_examples(context, examples):
     # a parameter's examples are merged across an operation's examples (a 400 example's bad cursor
     # becomes the only cursor example, sent with every positive example).
     for case in examples:
-        _messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=False)))
+        _oidc_fixed(_messaging_fixed(_account_login(_connect_fixed(_positive_fixed(case), generated=False))), generated=False)
 
 
 # Fields naming one of the workspace's resources (its business account, a phone number's id,
@@ -131,6 +131,25 @@ def _account_login(case):
         body["workspace_slug"] = f"{slug[:32]}-{n}"
     elif path == "/v1/auth/chatapp/check/{sessionId}" and ACCOUNT_LOGIN.get("loginCode"):
         body["code"] = ACCOUNT_LOGIN["loginCode"]
+    return case
+
+
+# The OIDC authorization endpoint: the seeded app's `client_id` and its registered `redirect_uri`
+# (anything else is the 400 page that never redirects, catalogue O1); the other parameters stay
+# generated, and their errors redirect (302, documented), or the sign-in page is shown (200).
+OIDC_AUTHORIZE = "/login/oidc/{appId}/authorize"
+
+
+def _oidc_fixed(case, generated):
+    if not ACCOUNT_LOGIN.get("oidcAppId") or not _positive(case) or case.operation.path != OIDC_AUTHORIZE:
+        return case
+    query = case.query if isinstance(case.query, dict) else None
+    if generated:
+        case.query = query = query if query is not None else {}
+        query["redirect_uri"] = ACCOUNT_LOGIN["oidcRedirectUri"]
+    # The documents' examples name the seeded callback already (the seed registers it).
+    if generated or (query is not None and "client_id" in query):
+        query["client_id"] = ACCOUNT_LOGIN["oidcAppId"]
     return case
 
 
@@ -228,6 +247,7 @@ UPLOADS = {("POST", "/api/connect/documents"), ("POST", "/api/connect/documents/
 LINK = ("POST", "/api/connect/links")
 AUTHORIZE = ("GET", "/connect/authorize")
 TOKEN = ("POST", "/api/oauth/token")
+INTROSPECT = ("POST", "/api/oauth/introspect")
 _refresh = {"pool": list(CONNECT.get("refresh_tokens") or []), "live": None}
 
 
@@ -282,6 +302,11 @@ def _connect_fixed(case, generated):
             body.clear()
             body.update(kept, grant_type="refresh_token", refresh_token="")
         elif body.get("grant_type") == "refresh_token" and "client_id" in body:
+            body["client_id"] = CONNECT["client_id"]
+    if op == INTROSPECT and body is not None and generated:
+        # HTTP Basic authenticates (OAuthClientBasic): a secret in the body too is invalid_request.
+        body.pop("client_secret", None)
+        if "client_id" in body:
             body["client_id"] = CONNECT["client_id"]
     return case
 
@@ -498,8 +523,8 @@ def positive_data_refused_for_a_reason(ctx, response, case):
         raise AssertionError(f"Schema-valid request refused with {status} and a body that is not JSON")
     if not isinstance(body, dict):
         raise AssertionError(f"Schema-valid request refused with {status} and no problem object")
-    if "error" in body and case.operation.path.startswith("/api/oauth/"):
-        return None  # RFC 6749 §5.2 errors (catalogue C14)
+    if "error" in body and case.operation.path.startswith(("/api/oauth/", "/login/oidc/")):
+        return None  # RFC 6749 §5.2 and RFC 7591 §3.2.2 errors (catalogue C14, O)
     kind = str(body.get("type", ""))
     if not kind.startswith(PROBLEMS):
         raise AssertionError(f"Schema-valid request refused with {status} without a problem type: {body!r:.300}")

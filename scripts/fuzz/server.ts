@@ -47,6 +47,51 @@ const idOf = (body: any): string | undefined => body?.id ?? body?.client_id ?? b
 const firstId = (list: any): string | undefined => idOf((list?.data ?? list?.items ?? [])[0]);
 
 /**
+ * An OpenID Connect Login app (on the workspace's sandbox number, a registered callback) and one
+ * sign-in through its page by HTTP: its access token opens userinfo (10 minutes, as long as a
+ * --ci run of one API lasts). Codes are single-use, so the token endpoint's cases are refusals.
+ */
+async function seedOidc(app: FastifyInstance, owner: Headers, pnId: string) {
+  const created = await call(app, 'POST', '/api/login/apps', owner, {
+    name: 'OIDC shop',
+    use_service_phone: false,
+    phone_number_id: pnId,
+    oidc_redirect_uris: ['https://shop.example.com/auth/callback'],
+  });
+  const appId = idOf(created);
+  if (!appId) return { appId: undefined, apiKey: undefined, accessToken: undefined };
+  const query = new URLSearchParams({ client_id: appId, redirect_uri: 'https://shop.example.com/auth/callback', response_type: 'code', scope: 'openid phone' });
+  const page = await app.inject({ url: `/login/oidc/${appId}/authorize?${query}` });
+  const cookie = String([page.headers['set-cookie'] ?? []].flat()[0] ?? '').split(';')[0]!;
+  const requestId = /data-request="([^"]+)"/.exec(page.body)?.[1];
+  const code = /<code id="message">LOGIN ([0-9A-Z]{8})<\/code>/.exec(page.body)?.[1];
+  await sendFromSandboxPhone(app, { phoneNumberId: pnId, from: '+4915112345677', text: `LOGIN ${code}` }).catch((error) =>
+    console.error(`seed: OIDC LOGIN failed: ${error.message}`),
+  );
+  let redirect: string | undefined;
+  for (let i = 0; i < 100 && !redirect; i++) {
+    const res = await app.inject({
+      method: 'POST',
+      url: `/login/oidc/${appId}/authorize/complete`,
+      headers: { 'content-type': 'application/json', cookie },
+      payload: { request: requestId },
+    });
+    redirect = res.statusCode === 200 ? JSON.parse(res.body).redirect : undefined;
+    if (!redirect) await new Promise((resolve) => setTimeout(resolve, 50)); // verification follows the inbound message's bus event
+  }
+  const basic = { authorization: `Basic ${Buffer.from(`${appId}:${created.api_key}`).toString('base64')}` };
+  const tokens = redirect
+    ? await call(app, 'POST', `/login/oidc/${appId}/token`, basic, {
+        grant_type: 'authorization_code',
+        code: new URL(redirect).searchParams.get('code'),
+        redirect_uri: 'https://shop.example.com/auth/callback',
+      })
+    : {};
+  if (!tokens.access_token) console.error('seed: no OIDC access token');
+  return { appId, apiKey: created.api_key as string, accessToken: tokens.access_token as string | undefined };
+}
+
+/**
  * What the Account and Login operations need past their credentials (scripts/fuzz/hooks.py uses
  * `secrets`, passed as FUZZ_ACCOUNT_LOGIN): the owner's password (the fixture stores none), a key
  * for rotateApiKey of its own (revokeApiKey, which runs first, revokes the seeded one: a revoked
@@ -275,6 +320,18 @@ async function seed(app: FastifyInstance, api: string) {
   const packs = await call(app, 'GET', '/api/industry-packs/public', key);
   const catalogs = await call(app, 'POST', `/api/ecommerce-catalog/waba/${t.wabaId}/sync-catalogs`, key, {});
   const accountLogin = await seedAccountLogin(app, t, owner, hostedLoginApp.webhook_secret, api === 'login' ? 60 : 0);
+  const oidc = await seedOidc(app, owner, t.pnId);
+  // Dynamic registration: an initial access token, and a client registered with it (its
+  // registration access token for the RFC 7592 operations; a spare for their DELETE).
+  const initialToken = await call(app, 'POST', '/api/connect/registration-tokens', owner, { description: 'Fuzz platform' });
+  const spareInitialToken = await call(app, 'POST', '/api/connect/registration-tokens', owner, { description: 'Spare' });
+  const registered = await call(
+    app,
+    'POST',
+    '/api/oauth/register',
+    { authorization: `Bearer ${initialToken.token}` },
+    { redirect_uris: ['https://crm.test/cb'], client_name: 'Registered' },
+  );
 
   return {
     credentials: {
@@ -285,6 +342,11 @@ async function seed(app: FastifyInstance, api: string) {
       clientId: idOf(client),
       clientSecret: client.client_secret,
       subscribeToken: session.subscribeToken ?? session.subscribe_token,
+      oidcAppId: oidc.appId,
+      oidcSecret: oidc.apiKey,
+      oidcAccessToken: oidc.accessToken,
+      initialToken: initialToken.token,
+      registrationToken: registered.registration_access_token,
     },
     ids: {
       keyId: idOf(apiKey),
@@ -298,6 +360,8 @@ async function seed(app: FastifyInstance, api: string) {
       clientDeliveryId: firstId(clientDeliveries),
       appId: idOf(spareLoginApp) ?? spareLoginApp?.app_id,
       hostedAppId: idOf(hostedLoginApp) ?? hostedLoginApp?.app_id,
+      oidcAppId: oidc.appId,
+      registeredClientId: registered.client_id,
       sessionId: session.sessionId ?? session.session_id ?? idOf(session),
       contactId: idOf(contact),
       importId: idOf(contactImport),
@@ -325,7 +389,7 @@ async function seed(app: FastifyInstance, api: string) {
       order_webhook_secret: orderHook.secret,
     },
     // Sign-in, signing and code values of the Account and Login hooks (scripts/fuzz/hooks.py).
-    accountLogin: accountLogin.secrets,
+    accountLogin: { ...accountLogin.secrets, oidcAppId: oidc.appId, oidcRedirectUri: 'https://shop.example.com/auth/callback' },
     // Body and query fields that name a workspace's resource, set in positive cases (scripts/fuzz/hooks.py).
     fields: {
       waba_id: t.wabaId,
@@ -375,6 +439,7 @@ async function seed(app: FastifyInstance, api: string) {
       '/api/connect/clients/': idOf(deletableClient),
       '/api/connect/documents/': idOf(spareDocument),
       '/api/login/apps/': idOf(deletableLoginApp) ?? deletableLoginApp?.app_id,
+      '/api/connect/registration-tokens/': idOf(spareInitialToken),
     },
   };
 }

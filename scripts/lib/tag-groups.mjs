@@ -5,13 +5,13 @@
 export const TAG_GROUPS = {
   account: [{ name: 'Account', tags: ['Workspaces', 'Sessions', 'API keys'] }],
   connect: [
-    { name: 'Set-up', tags: ['Clients', 'OAuth', 'Grants'] },
+    { name: 'Set-up', tags: ['Clients', 'OAuth', 'Grants', 'Client registration'] },
     { name: 'Content', tags: ['Documents', 'Links', 'Analytics'] },
     { name: 'Events', tags: ['Webhook endpoints', 'Client webhook endpoints', 'Connect events'] },
   ],
   login: [
     { name: 'Set-up', tags: ['Login apps'] },
-    { name: 'Sign-in', tags: ['Login sessions', 'Verification tokens'] },
+    { name: 'Sign-in', tags: ['Login sessions', 'Verification tokens', 'OpenID Connect'] },
     { name: 'Events', tags: ['Hosted webhook', 'Login events'] },
   ],
   messaging: [

@@ -36,6 +36,8 @@ import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
 import * as m035 from './migrations/035_messaging_settings_country.js';
 import * as m036 from './migrations/036_opt_out_priority_history.js';
+import * as m041 from './migrations/041_login_oidc.js';
+import * as m041b from './migrations/041b_connect_oauth_options.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -74,6 +76,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '034_messaging_settings': m034,
   '035_messaging_settings_country': m035,
   '036_opt_out_priority_history': m036,
+  '041_login_oidc': m041,
+  '041b_connect_oauth_options': m041b,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -185,6 +185,48 @@ export interface LoginAppsTable {
   updated_at: Timestamp;
   /** `client`: an integrator's app; `verified_links`: the workspace's own, for phone-verified share links (031). */
   purpose: Generated<'client' | 'verified_links'>;
+  /** OpenID Connect (041): redirect URIs registered for the app as a client, compared exactly. */
+  oidc_redirect_uris: Generated<string[]>;
+  /** `confidential`: authenticates with its API key at the token endpoint; `public`: PKCE only. */
+  oidc_client_type: Generated<'confidential' | 'public'>;
+}
+
+/** One authorization request of an app's OpenID Connect sign-in page, and its code (041). */
+export interface LoginOidcRequestsTable {
+  id: string;
+  app_id: string;
+  workspace_id: string;
+  browser_digest: string;
+  redirect_uri: string;
+  state: string | null;
+  nonce: string | null;
+  code_challenge: string | null;
+  scopes: string[];
+  session_id: string | null;
+  code_digest: string | null;
+  code_expires_at: NullableTimestamp;
+  code_used_at: NullableTimestamp;
+  phone: string | null;
+  name: string | null;
+  amr: string[] | null;
+  auth_time: NullableTimestamp;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+/** Access tokens of the userinfo endpoint (041). */
+export interface LoginOidcTokensTable {
+  id: string;
+  digest: string;
+  app_id: string;
+  request_id: string;
+  sub: string;
+  phone: string;
+  name: string | null;
+  scopes: string[];
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  created_at: Timestamp;
 }
 
 export interface LoginSessionsTable {
@@ -276,6 +318,8 @@ export interface Database
   login_sessions: LoginSessionsTable;
   login_session_events: LoginSessionEventsTable;
   login_signing_keys: LoginSigningKeysTable;
+  login_oidc_requests: LoginOidcRequestsTable;
+  login_oidc_tokens: LoginOidcTokensTable;
   hosted_webhook_receipts: HostedWebhookReceiptsTable;
   sign_in_failures: SignInFailuresTable;
 }

@@ -25,6 +25,10 @@ const SCHEMES: Record<string, { in: 'header' | 'query'; name: string; prefix: st
   ConnectOAuth: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'ct_contract_token' },
   SubscribeToken: { in: 'query', name: 'token', prefix: '', placeholder: 'st_contract' },
   OAuthClientBasic: { in: 'header', name: 'authorization', prefix: 'Basic ', placeholder: Buffer.from('cli_contract:secret').toString('base64') },
+  OidcClientBasic: { in: 'header', name: 'authorization', prefix: 'Basic ', placeholder: Buffer.from('app_contract:secret').toString('base64') },
+  OidcAccessToken: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'lat_contract_token' },
+  RegistrationInitialToken: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'rit_contract_token' },
+  RegistrationAccessToken: { in: 'header', name: 'authorization', prefix: 'Bearer ', placeholder: 'rat_contract_token' },
 };
 
 /** The secrets the contract suite's server runs with (test/contract/setup.ts). */

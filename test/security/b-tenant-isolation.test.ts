@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { base62 } from '#server/lib/ids.js';
 import { buildShared } from '../helper.js';
 import { storeTemplate } from '../unit/messaging/inbox/support.js';
-import { CREATORS, PUBLIC } from './creators.js';
+import { BOUND, CREATORS, PUBLIC } from './creators.js';
 import { changedTables, contentDigest, operationsWithPathIds, quiesce, urlOf, type Operation } from './sweep.js';
 import { expectNoChange, expectProblem, workspaces, type Workspace } from './support.js';
 
@@ -15,7 +15,7 @@ import { expectNoChange, expectProblem, workspaces, type Workspace } from './sup
 const KNOWN_BUGS: Record<string, string> = {};
 
 const ops = operationsWithPathIds();
-const swept = ops.filter((op) => !PUBLIC[op.operationId]);
+const swept = ops.filter((op) => !PUBLIC[op.operationId] && !BOUND[op.operationId]);
 const covered = new Set<string>();
 let calls = 0;
 
@@ -87,6 +87,8 @@ describe('B tenant isolation', async () => {
     expect(missing, 'add a creator to test/security/creators.ts').toEqual([]);
     const ids = new Set(ops.map((op) => op.operationId));
     expect(Object.keys(PUBLIC).filter((id) => !ids.has(id))).toEqual([]);
+    expect(Object.keys(BOUND).filter((id) => !ids.has(id))).toEqual([]);
+    expect(ops.filter((op) => BOUND[op.operationId]).every((op) => op.schemes.length > 0)).toBe(true);
     expect(ops.filter((op) => PUBLIC[op.operationId]).every((op) => op.schemes.length === 0)).toBe(true);
     expect(swept.every((op) => op.schemes.length > 0)).toBe(true);
   });

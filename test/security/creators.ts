@@ -23,6 +23,23 @@ export const PUBLIC: Record<string, string> = {
   receiveHostedLoginWebhook: 'public, authenticated by the app webhook secret signature (catalogue E, S3)',
   receiveOrderWebhook: 'public, authenticated by the shop webhook HMAC (commerce tests)',
   previewIndustryPack: 'public catalogue of packs by slug, not a workspace resource',
+  getOidcConfiguration: "public by design: an app's OpenID provider metadata, the same for every caller (OpenID Connect Discovery)",
+  oidcAuthorize: "public by design: the sign-in page of an app's issuer; a client_id or redirect_uri not the app's own gets the error page (catalogue O1)",
+};
+
+/**
+ * Operations whose credential is bound to the path id itself: the app's own client secret or
+ * access token (`/login/oidc/{appId}/…`), a client's own registration access token
+ * (`/api/oauth/register/{clientId}`). B's credential on A's id is that scheme's refusal (401
+ * `invalid_client` or `invalid_token`), as for any credential not of this id, and changes nothing:
+ * catalogue O6 and O9 (test/security/o-oidc.test.ts, test/unit/connect/oauth/options.test.ts).
+ */
+export const BOUND: Record<string, string> = {
+  createOidcToken: "the client is the app of the path: another app's id and key are invalid_client (O6)",
+  getOidcUserInfo: "the access token is the app's of the path: another app's is invalid_token (O6)",
+  getRegisteredClient: "the registration access token is the client's of the path: another's is 401 (RFC 7592 §3, O9)",
+  updateRegisteredClient: "the registration access token is the client's of the path: another's is 401 (RFC 7592 §3, O9)",
+  deleteRegisteredClient: "the registration access token is the client's of the path: another's is 401 (RFC 7592 §3, O9)",
 };
 
 async function created(res: { statusCode: number; body: string; json(): any }, field = 'id'): Promise<string> {
@@ -50,6 +67,7 @@ export const CREATORS: Record<string, Creator> = {
   'connect:clientId': async (ctx) =>
     created(await post(ctx, '/api/connect/clients', { authorization: ctx.w.owner }, { name: 'CRM', redirect_uris: ['https://crm.test/cb'] }), 'client_id'),
   'connect:documentId': document,
+  'connect:tokenId': async (ctx) => created(await post(ctx, '/api/connect/registration-tokens', { authorization: ctx.w.owner }, { description: 'sweep' })),
   'connect:grantId': async ({ app, w }) => {
     const db = app.platform.store.db;
     const before = new Set((await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', w.workspaceId).execute()).map((r) => r.id));

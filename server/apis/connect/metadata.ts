@@ -18,5 +18,8 @@ export function authorizationServerMetadata(publicUrl: string): Metadata {
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     authorization_response_iss_parameter_supported: true,
+    introspection_endpoint: `${publicUrl}/api/oauth/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    registration_endpoint: `${publicUrl}/api/oauth/register`,
   };
 }

@@ -12,7 +12,7 @@ import { csrfField, formField } from '#server/html/forms.js';
 import { html, type Html } from '#server/html/html.js';
 import { secretsNotice } from '#server/html/settings-layout.js';
 import { formError, registerSettingsPage, seeOther, type Extras, type PageContext } from '#server/html/settings-routes.js';
-import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret } from './apps.js';
+import { createApp, deleteApp, listApps, listReceipts, retrySetup, rotateApiKey, rotateWebhookSecret, updateApp } from './apps.js';
 
 type S = components['schemas'];
 type Page = Html;
@@ -42,7 +42,25 @@ function createBody(body: unknown): S['LoginAppCreate'] {
     webhook_destination: destination as S['LoginWebhookDestination'],
     production_webhook_url: url('production_webhook_url'),
     staging_webhook_url: url('staging_webhook_url'),
+    ...oidcFields(body),
   };
+}
+
+/** The OpenID Connect fields of a form: redirect URIs one per line, the client type. */
+function oidcFields(body: unknown): Pick<S['LoginAppUpdate'], 'oidc_redirect_uris' | 'oidc_client_type'> {
+  const uris = formField(body, 'oidc_redirect_uris')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+  if (uris.length > 10 || uris.some((u) => u.length > 2048)) throw formError('At most 10 redirect URIs of at most 2,048 characters each.');
+  const type = formField(body, 'oidc_client_type') || 'confidential';
+  if (type !== 'confidential' && type !== 'public') throw formError('Choose a client type from the list.');
+  return { oidc_redirect_uris: uris, oidc_client_type: type };
+}
+
+function oidcInputs(uris: string, type: string) {
+  return html`<label>OpenID Connect redirect URIs (one per line; none: sign-in by OIDC off) <textarea name="oidc_redirect_uris" rows="3" maxlength="21000">${uris}</textarea></label>
+<label>OpenID Connect client type <select name="oidc_client_type"><option value="confidential">Confidential (server, API key as client secret)</option><option value="public"${type === 'public' ? html` selected` : ''}>Public (browser or mobile app, PKCE only)</option></select></label>`;
 }
 
 // ---- Views ----------------------------------------------------------------------------------
@@ -59,6 +77,7 @@ ${csrfField(csrf)}
 <label>Webhook destination <select name="webhook_destination">${DESTINATIONS.map((d) => html`<option value="${d}"${selected('webhook_destination', d)}>${d}</option>`)}</select></label>
 <label>Production webhook URL <input type="url" name="production_webhook_url" maxlength="2048" value="${value('production_webhook_url')}"></label>
 <label>Staging webhook URL <input type="url" name="staging_webhook_url" maxlength="2048" value="${value('staging_webhook_url')}"></label>
+${oidcInputs(value('oidc_redirect_uris'), value('oidc_client_type'))}
 <button type="submit">Create</button>
 </form>`;
 }
@@ -73,6 +92,8 @@ function appSection(app: S['LoginApp'], receipts: S['HostedWebhookReceipt'][], c
 <p>Number: ${app.use_service_phone ? 'shared service number' : 'own number'} ${app.display_phone_number ?? '(none usable)'}</p>
 <p>Webhook destination: ${app.webhook_destination}${app.production_webhook_url ? html`<br>Production: ${app.production_webhook_url}` : ''}${app.staging_webhook_url ? html`<br>Staging: ${app.staging_webhook_url}` : ''}<br>Hosted: ${app.hosted_webhook_url}</p>
 <p>Provider webhook: <strong>${webhook.status}</strong>${webhook.last_error ? html` — ${webhook.last_error}${webhook.provider_code !== null ? ` (code ${webhook.provider_code})` : ''}` : ''}</p>
+<p>OpenID Connect: issuer <code>${app.oidc_issuer}</code>, client id <code>${app.id}</code>, ${app.oidc_client_type} client${app.oidc_client_type === 'confidential' ? ' (client secret: the API key)' : ''}.</p>
+${action('oidc', 'Save OpenID Connect settings', oidcInputs(app.oidc_redirect_uris.join('\n'), app.oidc_client_type))}
 ${webhook.status === 'failed' || webhook.status === 'pending' ? action('retry-webhook', 'Retry webhook set-up') : ''}
 ${action('rotate-api-key', 'Rotate API key')}
 ${action('rotate-webhook-secret', 'Rotate webhook secret', html`<label>Previous secret keeps signing for <select name="previous_secret_valid_for">${OVERLAPS.map((s) => html`<option value="${s}">${s === 0 ? 'no time' : `${s / 3600} h`}</option>`)}</select></label>`)}
@@ -133,6 +154,15 @@ export default async function loginAppsPages(app: FastifyInstance): Promise<void
       if (!OVERLAPS.includes(overlap)) throw formError('Choose an overlap from the list.');
       const rotated = await rotateWebhookSecret(ctx.request.server.platform, ctx.owner.workspaceId, appIdOf(ctx), overlap);
       return { notice: secretsNotice('New webhook secret', [['Webhook secret', rotated.webhook_secret]]) };
+    },
+    ids,
+  );
+
+  page.post(
+    '/:appId/oidc',
+    async (ctx) => {
+      await updateApp(ctx.request.server, ctx.owner.workspaceId, appIdOf(ctx), oidcFields(ctx.request.body), ctx.request.log);
+      return seeOther(ctx.reply, LOGIN_APPS_PATH);
     },
     ids,
   );

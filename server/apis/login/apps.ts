@@ -15,12 +15,24 @@ import { FetchFailedError, UnsafeUrlError } from '#server/lib/safe-fetch.js';
 import type { Platform } from '#server/platform.js';
 import { ProviderError } from '#server/providers/types.js';
 import type { LoginAppsTable } from '#server/store/schema.js';
+import { checkRedirectUris } from '#server/apis/connect/oauth/clients.js';
 import { LOGIN_KEY_PREFIX_LENGTH } from './auth.js';
+import { oidcIssuer } from './oidc/provider.js';
 import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, unknownNumber, type LoginNumber } from './service-phone.js';
 
 type S = components['schemas'];
 export type LoginAppRow = Selectable<LoginAppsTable>;
-type Settings = Pick<LoginAppRow, 'name' | 'use_service_phone' | 'phone_number_id' | 'webhook_destination' | 'production_webhook_url' | 'staging_webhook_url'>;
+type Settings = Pick<
+  LoginAppRow,
+  | 'name'
+  | 'use_service_phone'
+  | 'phone_number_id'
+  | 'webhook_destination'
+  | 'production_webhook_url'
+  | 'staging_webhook_url'
+  | 'oidc_redirect_uris'
+  | 'oidc_client_type'
+>;
 type Setup = Pick<LoginAppRow, 'provider_webhook_status' | 'provider_webhook_error' | 'provider_webhook_code' | 'provider_webhook_updated_at'>;
 type ListQuery = { limit?: number; cursor?: string };
 /** The set-up's columns, and whether a failure came from the provider (retry answers 502) or our state (409). */
@@ -77,6 +89,9 @@ function appView(platform: Platform, row: LoginAppRow, number: LoginNumber | und
     production_webhook_url: row.production_webhook_url,
     staging_webhook_url: row.staging_webhook_url,
     hosted_webhook_url: `${platform.config.publicUrl}/api/chatapp-auth/webhook/${row.id}`,
+    oidc_issuer: oidcIssuer(platform, row.id),
+    oidc_redirect_uris: row.oidc_redirect_uris,
+    oidc_client_type: row.oidc_client_type,
     provider_webhook: {
       status: row.provider_webhook_status as S['ProviderWebhookSetupStatus'],
       last_error: row.provider_webhook_error,
@@ -123,6 +138,7 @@ async function checkSettings(platform: Platform, workspaceId: string, next: Sett
     const url = sent[field];
     if (url) await checkWebhookUrl(platform, field, url);
   }
+  if (sent.oidc_redirect_uris) checkRedirectUris(sent.oidc_redirect_uris, '/body/oidc_redirect_uris');
   if (sent.phone_number_id) {
     const own = await findOwnNumber(platform.store.db, workspaceId, sent.phone_number_id);
     if (!own) throw unknownNumber(sent.phone_number_id);
@@ -199,6 +215,8 @@ export async function createApp(server: FastifyInstance, workspaceId: string, bo
     webhook_destination: body.webhook_destination ?? 'none',
     production_webhook_url: body.production_webhook_url ?? null,
     staging_webhook_url: body.staging_webhook_url ?? null,
+    oidc_redirect_uris: body.oidc_redirect_uris ?? [],
+    oidc_client_type: body.oidc_client_type ?? 'confidential',
   };
   await checkSettings(platform, workspaceId, settings, settings);
   const { columns: setup } = await providerWebhookSetup(platform, workspaceId, settings, log);
@@ -258,6 +276,8 @@ export async function updateApp(
     webhook_destination: pick('webhook_destination'),
     production_webhook_url: pick('production_webhook_url'),
     staging_webhook_url: pick('staging_webhook_url'),
+    oidc_redirect_uris: pick('oidc_redirect_uris'),
+    oidc_client_type: pick('oidc_client_type'),
   };
   await checkSettings(platform, workspaceId, next, body as Partial<Settings>);
   const sourceChanged = next.use_service_phone !== current.use_service_phone || next.phone_number_id !== current.phone_number_id;

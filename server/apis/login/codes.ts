@@ -4,6 +4,7 @@
 // the session id, and compared in constant time. A session takes 5 wrong codes, then is locked;
 // a resend replaces the code, waits out a cool-down and does not give attempts back.
 import { randomInt } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 import { sql, type Transaction } from 'kysely';
 import type { operations } from '#generated/login/types.js';
 import type { Handler } from '#server/lib/handler-types.js';
@@ -108,11 +109,14 @@ async function lockedSession(trx: Transaction<Database>, appId: string, sessionI
 type Outcome = { kind: 'verified' } | { kind: 'wrong'; left: number } | { kind: 'expired'; at: Date };
 
 export const checkLoginCode: Handler<operations['checkLoginCode']> = async (request, reply) => {
-  const server = request.server;
+  const answer = await checkCode(request.server, loginCaller(request).appId, request.params.sessionId, request.body.code);
+  reply.header('cache-control', 'no-store');
+  return answer;
+};
+
+/** Checks a typed code of `appId`'s session (the check operation and the OIDC sign-in page). */
+export async function checkCode(server: FastifyInstance, appId: string, sessionId: string, code: string) {
   const { platform } = server;
-  const { appId } = loginCaller(request);
-  const { sessionId } = request.params;
-  const { code } = request.body;
   const outcome = await platform.store.db.transaction().execute(async (trx): Promise<Outcome> => {
     const session = await lockedSession(trx, appId, sessionId);
     const now = platform.now();
@@ -151,15 +155,18 @@ export const checkLoginCode: Handler<operations['checkLoginCode']> = async (requ
     throw new HttpProblem(422, 'unprocessable', detail, { errors: [{ pointer: '/body/code', detail: 'is not the code sent' }] });
   }
   const session = await platform.store.db.selectFrom('login_sessions').select(STATUS_COLUMNS).where('id', '=', sessionId).executeTakeFirstOrThrow();
-  reply.header('cache-control', 'no-store');
   return statusAnswer(platform, session);
-};
+}
 
 export const resendLoginCode: Handler<operations['resendLoginCode']> = async (request, reply) => {
-  const server = request.server;
+  const answer = await resendCode(request.server, loginCaller(request).appId, request.params.sessionId);
+  reply.code(202).header('cache-control', 'no-store');
+  return answer;
+};
+
+/** Sends a new code for `appId`'s session (the resend operation and the OIDC sign-in page). */
+export async function resendCode(server: FastifyInstance, appId: string, sessionId: string) {
   const { platform } = server;
-  const { appId } = loginCaller(request);
-  const { sessionId } = request.params;
   const code = newOneTimeCode();
   const claimed = await platform.store.db.transaction().execute(async (trx) => {
     const session = await lockedSession(trx, appId, sessionId);
@@ -210,11 +217,10 @@ export const resendLoginCode: Handler<operations['resendLoginCode']> = async (re
     await platform.store.db.updateTable('login_sessions').set({ code_sent_at: session.code_sent_at }).where('id', '=', sessionId).execute();
     throw error;
   }
-  reply.code(202).header('cache-control', 'no-store');
   return {
     sessionId,
     boundPhone: session.bound_phone!,
     resendAvailableAt: new Date(now.getTime() + RESEND_COOLDOWN_MS).toISOString(),
     expiresAt: session.expires_at.toISOString(),
   };
-};
+}

@@ -18,6 +18,7 @@ import { checkLoginCode, resendLoginCode } from './codes.js';
 import { receiveHostedLoginWebhook } from './hosted-webhook.js';
 import { streamLoginSessionEvents } from './events-stream.js';
 import { getLoginSessionStatus, startLoginSession } from './sessions.js';
+import { oidcHandlers } from './oidc/handlers.js';
 import { getLoginJwks, verifyTokenHandler } from './tokens.js';
 
 // Login-app keys must be known before registry.ts builds the routes' authenticators.
@@ -41,4 +42,5 @@ export const loginHandlers: Handlers<operations> = {
   streamLoginSessionEvents,
   verifyToken: verifyTokenHandler,
   getLoginJwks,
+  ...oidcHandlers,
 };

@@ -14,6 +14,28 @@ export interface ConnectClientsTable {
   secret_digest: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Lifetimes of this client's tokens in seconds (041b); null: the defaults. */
+  access_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  refresh_token_ttl_seconds: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The workspace's own client: its owner's authorization needs no consent page (041b). */
+  skip_consent: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Keyed digest of the RFC 7592 registration access token; null for clients made by the owner. */
+  registration_digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The RFC 7591 metadata the client registered with, returned as registered (041b). */
+  registration_metadata: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+}
+
+/** Initial access tokens for dynamic client registration, issued by the owner (041b). */
+export interface ConnectRegistrationTokensTable {
+  id: string;
+  workspace_id: string;
+  digest: string;
+  prefix: string;
+  description: string | null;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+  created_at: Timestamp;
 }
 
 export interface ConnectGrantsTable {
@@ -67,4 +89,5 @@ export interface ConnectOAuthTables {
   connect_grants: ConnectGrantsTable;
   connect_codes: ConnectCodesTable;
   connect_tokens: ConnectTokensTable;
+  connect_registration_tokens: ConnectRegistrationTokensTable;
 }

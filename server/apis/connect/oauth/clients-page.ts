@@ -39,6 +39,27 @@ function urisField(body: unknown): string[] {
   return uris;
 }
 
+/** The token lifetimes and skip_consent of a form; the API checks the bounds. */
+function optionsFields(body: unknown): Pick<S['ConnectClientUpdate'], 'access_token_ttl_seconds' | 'refresh_token_ttl_seconds' | 'skip_consent'> {
+  const seconds = (name: string) => {
+    const text = formField(body, name).trim();
+    if (!text) return undefined;
+    if (!/^\d{1,8}$/.test(text)) throw formError('Token lifetimes are whole numbers of seconds.');
+    return Number(text);
+  };
+  return {
+    access_token_ttl_seconds: seconds('access_token_ttl_seconds'),
+    refresh_token_ttl_seconds: seconds('refresh_token_ttl_seconds'),
+    skip_consent: formField(body, 'skip_consent') === 'on',
+  };
+}
+
+function optionsInputs(values: { access?: number; refresh?: number; skip?: boolean; dynamic?: boolean }) {
+  return html`<label>Access token lifetime, seconds (300–86,400) <input name="access_token_ttl_seconds" inputmode="numeric" value="${values.access ?? ''}" placeholder="3600"></label>
+<label>Refresh token lifetime, seconds (3,600–7,776,000) <input name="refresh_token_ttl_seconds" inputmode="numeric" value="${values.refresh ?? ''}" placeholder="2592000"></label>
+${values.dynamic ? '' : html`<label><input type="checkbox" name="skip_consent"${values.skip ? html` checked` : ''}> First-party app of this workspace: its owner skips the consent page</label>`}`;
+}
+
 // ---- Views ----------------------------------------------------------------------------------
 
 function clientSection(client: S['ConnectClient'], csrf: string) {
@@ -50,7 +71,7 @@ function clientSection(client: S['ConnectClient'], csrf: string) {
 ${action(
   'update',
   'Save',
-  html`<label>Name <input name="name" value="${client.name}" maxlength="100" required></label><label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required>${client.redirect_uris.join('\n')}</textarea></label>`,
+  html`<label>Name <input name="name" value="${client.name}" maxlength="100" required></label><label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required>${client.redirect_uris.join('\n')}</textarea></label>${optionsInputs({ access: client.access_token_ttl_seconds, refresh: client.refresh_token_ttl_seconds, skip: client.skip_consent, dynamic: client.dynamically_registered })}`,
 )}
 ${client.client_type === 'confidential' ? action('rotate-secret', 'Rotate secret') : ''}
 ${action('delete', 'Delete client (revokes its grants and tokens)')}
@@ -76,6 +97,7 @@ ${csrfField(csrf)}
 <label>Name <input name="name" maxlength="100" required value="${formField(form, 'name')}"></label>
 <label>Type <select name="client_type"><option value="confidential">Confidential (server-side, with a secret)</option><option value="public"${formField(form, 'client_type') === 'public' ? html` selected` : ''}>Public (no secret, PKCE)</option></select></label>
 <label>Redirect URIs (one a line) <textarea name="redirect_uris" rows="3" required>${formField(form, 'redirect_uris')}</textarea></label>
+${optionsInputs({})}
 <button type="submit">Create</button>
 </form>`;
 }
@@ -113,6 +135,7 @@ export function registerClientPages(app: FastifyInstance): void {
       name: nameField(request.body),
       client_type: type,
       redirect_uris: urisField(request.body),
+      ...optionsFields(request.body),
     });
     return { notice: secretNotice(`Created ${created.name}`, created.client_id, created.client_secret) };
   });
@@ -123,6 +146,7 @@ export function registerClientPages(app: FastifyInstance): void {
       await updateClient(ctx.request.server.platform, ctx.owner.workspaceId, clientIdOf(ctx), {
         name: nameField(ctx.request.body),
         redirect_uris: urisField(ctx.request.body),
+        ...optionsFields(ctx.request.body),
       });
       return { notice: html`<p role="status">Saved.</p>` };
     },

@@ -8,6 +8,7 @@ import { newId, newSecret } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import type { ConnectClientsTable } from '#server/store/schema/connect-oauth.js';
+import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './tokens.js';
 
 type S = components['schemas'];
 export type ClientRow = Selectable<ConnectClientsTable>;
@@ -24,6 +25,10 @@ export function clientView(row: ClientRow): S['ConnectClient'] {
     client_type: row.client_type,
     redirect_uris: row.redirect_uris,
     secret_prefix: row.secret_prefix,
+    access_token_ttl_seconds: row.access_token_ttl_seconds ?? ACCESS_TOKEN_TTL_SECONDS,
+    refresh_token_ttl_seconds: row.refresh_token_ttl_seconds ?? REFRESH_TOKEN_TTL_SECONDS,
+    skip_consent: row.skip_consent,
+    dynamically_registered: row.registration_digest !== null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -60,6 +65,32 @@ export function checkRedirectUris(uris: string[], pointer = '/body/redirect_uris
   if (errors.length) throw new HttpProblem(400, 'validation', 'One or more inputs are invalid; see errors.', { errors });
 }
 
+/**
+ * The options beyond name and URIs, checked against the resulting client: refresh tokens never
+ * live shorter than access tokens, and a dynamically registered client never skips consent
+ * (someone holding an initial access token is not the owner).
+ */
+function clientOptions(
+  current: ClientRow | undefined,
+  body: { access_token_ttl_seconds?: number; refresh_token_ttl_seconds?: number; skip_consent?: boolean },
+) {
+  const access = body.access_token_ttl_seconds ?? current?.access_token_ttl_seconds ?? ACCESS_TOKEN_TTL_SECONDS;
+  const refresh = body.refresh_token_ttl_seconds ?? current?.refresh_token_ttl_seconds ?? REFRESH_TOKEN_TTL_SECONDS;
+  if (refresh < access) {
+    throw new HttpProblem(400, 'validation', 'One or more inputs are invalid; see errors.', {
+      errors: [{ pointer: '/body/refresh_token_ttl_seconds', detail: 'must not be less than access_token_ttl_seconds' }],
+    });
+  }
+  if (body.skip_consent && current?.registration_digest) {
+    throw new HttpProblem(409, 'conflict', 'A dynamically registered client cannot skip the consent page.');
+  }
+  return {
+    ...(body.access_token_ttl_seconds !== undefined ? { access_token_ttl_seconds: body.access_token_ttl_seconds } : {}),
+    ...(body.refresh_token_ttl_seconds !== undefined ? { refresh_token_ttl_seconds: body.refresh_token_ttl_seconds } : {}),
+    ...(body.skip_consent !== undefined ? { skip_consent: body.skip_consent } : {}),
+  };
+}
+
 export async function findClient(platform: Platform, workspaceId: string, clientId: string): Promise<ClientRow> {
   const row = await platform.store.db
     .selectFrom('connect_clients')
@@ -73,6 +104,7 @@ export async function findClient(platform: Platform, workspaceId: string, client
 
 export async function createClient(platform: Platform, workspaceId: string, body: S['ConnectClientCreate']): Promise<S['ConnectClientWithSecret']> {
   checkRedirectUris(body.redirect_uris);
+  const options = clientOptions(undefined, body);
   const type = body.client_type ?? 'confidential';
   const secret = type === 'confidential' ? newClientSecret() : null;
   const now = platform.now();
@@ -86,6 +118,7 @@ export async function createClient(platform: Platform, workspaceId: string, body
       redirect_uris: body.redirect_uris,
       secret_prefix: secret?.slice(0, SECRET_PREFIX_LENGTH) ?? null,
       secret_digest: secret ? platform.secrets.digest(secret) : null,
+      ...options,
       created_at: now,
       updated_at: now,
     })
@@ -110,12 +143,13 @@ export async function listClients(platform: Platform, workspaceId: string, query
 
 export async function updateClient(platform: Platform, workspaceId: string, clientId: string, body: S['ConnectClientUpdate']): Promise<S['ConnectClient']> {
   if (body.redirect_uris) checkRedirectUris(body.redirect_uris);
-  await findClient(platform, workspaceId, clientId);
+  const options = clientOptions(await findClient(platform, workspaceId, clientId), body);
   const row = await platform.store.db
     .updateTable('connect_clients')
     .set({
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.redirect_uris !== undefined ? { redirect_uris: body.redirect_uris } : {}),
+      ...options,
       updated_at: platform.now(),
     })
     .where('id', '=', clientId)

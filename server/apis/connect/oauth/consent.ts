@@ -43,6 +43,15 @@ async function showConsent(request: FastifyRequest, reply: FastifyReply, auth: A
       .header('location', `${platform.config.publicUrl}${SIGN_IN_PATH}?${new URLSearchParams({ next })}`)
       .send();
   }
+  // The workspace's own first-party client: its owner is not asked (never another workspace's
+  // owner, never a dynamically registered client). The code still goes to a registered URI only.
+  if (auth.client.skip_consent && !auth.client.registration_digest && auth.client.workspace_id === owner.workspaceId) {
+    return reply
+      .code(302)
+      .headers(REDIRECT_HEADERS)
+      .header('location', await approve(platform, auth, owner))
+      .send();
+  }
   const workspace = await platform.store.db.selectFrom('workspaces').select('name').where('id', '=', owner.workspaceId).executeTakeFirstOrThrow();
   const csrfToken = formToken(platform, 'consent', sessionCookie(request)!, auth);
   const body = consentView({

@@ -7,6 +7,16 @@ import './bearer.js';
 import { createClient, deleteClient, findClient, clientView, listClients, rotateClientSecret, updateClient } from './clients.js';
 import { authorize } from './consent.js';
 import { listGrants, revokeGrant } from './grants.js';
+import { introspectToken } from './introspect.js';
+import {
+  createRegistrationToken,
+  deleteRegisteredClient,
+  deleteRegistrationToken,
+  getRegisteredClient,
+  listRegistrationTokens,
+  registerClient,
+  updateRegisteredClient,
+} from './registration.js';
 import { createToken, revokeToken } from './token.js';
 
 export const oauthHandlers: Handlers<operations> = {
@@ -41,4 +51,12 @@ export const oauthHandlers: Handlers<operations> = {
   authorize,
   createToken,
   revokeToken,
+  introspectToken,
+  registerClient,
+  getRegisteredClient,
+  updateRegisteredClient,
+  deleteRegisteredClient,
+  createRegistrationToken,
+  listRegistrationTokens,
+  deleteRegistrationToken,
 };

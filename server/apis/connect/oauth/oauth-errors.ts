@@ -5,6 +5,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { sendProblem } from '#server/lib/problems.js';
 import { toProblem } from '#server/plugins/problems.js';
 import { errorView, sendConsentPage } from './consent-page.js';
+import { registrationErrorHandler, registrationFormat } from './registration.js';
 import type { components } from '#generated/connect/types.js';
 
 type OAuthErrorCode = components['schemas']['OAuthErrorCode'];
@@ -71,7 +72,7 @@ export function authorizePageErrorHandler(error: FastifyError, request: FastifyR
  * Guards that answer before the route's error handler can (onRequest hooks that send a problem
  * themselves, e.g. the request-body guard's 415) still answer RFC 6749 §5.2's format here (bad-inputs C14).
  */
-async function oauthFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+export async function oauthFormat(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   const status = reply.statusCode;
   if (status < 400 || status === 429 || status >= 500 || typeof payload !== 'string') return payload;
   if (!String(reply.getHeader('content-type') ?? '').startsWith('application/problem+json')) return payload;
@@ -85,4 +86,7 @@ export const oauthRouteOptions = {
   authorize: { errorHandler: authorizePageErrorHandler },
   createToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
   revokeToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
+  introspectToken: { errorHandler: oauthErrorHandler, onSend: oauthFormat },
+  registerClient: { errorHandler: registrationErrorHandler, onSend: registrationFormat },
+  updateRegisteredClient: { errorHandler: registrationErrorHandler, onSend: registrationFormat },
 };

@@ -18,7 +18,7 @@ import { authenticateClient, param } from './client-auth.js';
 import type { ClientRow } from './clients.js';
 import { NO_STORE, OAuthFailure, invalidGrant, invalidRequest, sendOAuthError } from './oauth-errors.js';
 import { endGrantIfIdle } from './grants.js';
-import { CODE_PATTERN, REFRESH_TOKEN_PATTERN, findToken, issueTokens, orderScopes, revokeFamily, type Db, type IssuedTokens } from './tokens.js';
+import { CODE_PATTERN, REFRESH_TOKEN_PATTERN, findToken, issueTokens, lifetimesOf, orderScopes, revokeFamily, type Db, type IssuedTokens } from './tokens.js';
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -58,7 +58,7 @@ async function exchangeCode(platform: Platform, client: ClientRow, body: unknown
     const grant = await tx.selectFrom('connect_grants').select(['id', 'workspace_id', 'client_id', 'status']).where('id', '=', row.grant_id).executeTakeFirst();
     if (grant?.status !== 'active') return invalidGrant();
     await tx.updateTable('connect_codes').set({ used_at: now }).where('id', '=', row.id).execute();
-    return { tokens: await issueTokens(tx, secrets, now, grant, row.id, row.scopes), workspaceId: grant.workspace_id };
+    return { tokens: await issueTokens(tx, secrets, now, grant, row.id, row.scopes, null, lifetimesOf(client)), workspaceId: grant.workspace_id };
   });
   if (outcome instanceof OAuthFailure) throw outcome;
   return outcome;
@@ -124,7 +124,7 @@ async function refresh(platform: Platform, client: ClientRow, body: unknown): Pr
     // a new pair in the same family beside the one that rotation issued: both stay valid, and a
     // later reuse or revocation takes every pair of the family (docs/connect-oauth.md).
     if (!row.rotated_at) await tx.updateTable('connect_tokens').set({ rotated_at: now }).where('id', '=', row.id).execute();
-    return { tokens: await issueTokens(tx, secrets, now, grant, row.family_id, scopes, row.id), workspaceId: grant.workspace_id };
+    return { tokens: await issueTokens(tx, secrets, now, grant, row.family_id, scopes, row.id, lifetimesOf(client)), workspaceId: grant.workspace_id };
   });
   if (outcome instanceof OAuthFailure) throw outcome;
   return outcome;

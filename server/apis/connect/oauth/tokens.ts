@@ -2,7 +2,8 @@
 // and the bearer scheme share. Every secret is random, shown once and stored as a keyed digest;
 // rows are found by digest and confirmed in constant time (`secrets.matches`).
 //
-// Lifetimes follow the contract: codes 10 minutes, access tokens 1 hour, refresh tokens 30 days.
+// Lifetimes follow the contract: codes 10 minutes; access tokens 1 hour and refresh tokens 30 days
+// unless the client sets its own (within the contract's bounds).
 // Refresh tokens rotate: each use retires the presented one (`rotated_at`) and issues a new pair
 // in the same family, whose rows name the refresh token they came from (`parent_id`). A family is
 // the chain started by one code (`family_id` = the code's id), so a reused code or a retired
@@ -42,6 +43,18 @@ export function orderScopes(scopes: Iterable<string>): string[] {
   return SCOPES.filter((s) => set.has(s));
 }
 
+/** A client's own token lifetimes in seconds (ConnectClient `access_token_ttl_seconds`, …); unset: the defaults. */
+export interface Lifetimes {
+  access?: number;
+  refresh?: number;
+}
+
+/** The lifetimes a client row sets. */
+export const lifetimesOf = (client: { access_token_ttl_seconds: number | null; refresh_token_ttl_seconds: number | null }): Lifetimes => ({
+  access: client.access_token_ttl_seconds ?? undefined,
+  refresh: client.refresh_token_ttl_seconds ?? undefined,
+});
+
 /** A new access and refresh token pair for a grant, in `family`; `parent` is the refresh token it is issued from. */
 export async function issueTokens(
   db: Db,
@@ -51,7 +64,10 @@ export async function issueTokens(
   family: string,
   scopes: string[],
   parent: string | null = null,
+  lifetimes: Lifetimes = {},
 ): Promise<IssuedTokens> {
+  const accessTtl = lifetimes.access ?? ACCESS_TOKEN_TTL_SECONDS;
+  const refreshTtl = lifetimes.refresh ?? REFRESH_TOKEN_TTL_SECONDS;
   const access = newAccessToken();
   const refresh = newRefreshToken();
   const common = {
@@ -66,11 +82,11 @@ export async function issueTokens(
   await db
     .insertInto('connect_tokens')
     .values([
-      { id: newId('tok'), kind: 'access', digest: secrets.digest(access), expires_at: new Date(now.getTime() + ACCESS_TOKEN_TTL_SECONDS * 1000), ...common },
-      { id: newId('tok'), kind: 'refresh', digest: secrets.digest(refresh), expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_SECONDS * 1000), ...common },
+      { id: newId('tok'), kind: 'access', digest: secrets.digest(access), expires_at: new Date(now.getTime() + accessTtl * 1000), ...common },
+      { id: newId('tok'), kind: 'refresh', digest: secrets.digest(refresh), expires_at: new Date(now.getTime() + refreshTtl * 1000), ...common },
     ])
     .execute();
-  return { access_token: access, refresh_token: refresh, expires_in: ACCESS_TOKEN_TTL_SECONDS, scopes };
+  return { access_token: access, refresh_token: refresh, expires_in: accessTtl, scopes };
 }
 
 /** Revokes every live token of a family (reused code or refresh token). */
