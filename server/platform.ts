@@ -19,6 +19,7 @@ import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store } from './store/db.js';
 import { openStorage, type ObjectStorage } from './lib/storage/index.js';
+import { SharedRedis } from './lib/redis.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './app.js';
 
@@ -30,6 +31,8 @@ export interface Platform {
   secrets: SecretBox;
   /** Where stored files live: DATA_DIR or S3-compatible storage (lib/storage/; `storage.ping()` for readiness). */
   storage: ObjectStorage;
+  /** REDIS_URL's connection: the fleet's shared limits (lib/redis.ts; `redis.ping()` for readiness). */
+  redis?: SharedRedis;
   /** For webhook deliveries: no redirects, bounded time and response size. */
   webhookFetch: SafeFetch;
   /** For media and other user-given URLs: up to 3 redirects, each checked. */
@@ -122,6 +125,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   }
   const now = overrides.now ?? clock!.now;
   const storage = overrides.storage ?? (await openStorage(config));
+  const redis = config.redisUrl ? new SharedRedis(config.redisUrl) : undefined;
   const policy = {
     httpsOnly: config.production,
     allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
@@ -174,6 +178,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     outbox,
     secrets,
     storage,
+    redis,
     webhookFetch,
     mediaFetch,
     providerAppSecret: config.providerAppSecret ?? secrets.digest('provider-app-secret'),
@@ -197,6 +202,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await webhookFetch.close();
       await mediaFetch.close();
       if (!overrides.storage) await storage.close();
+      await redis?.close();
       if (!overrides.store) await store.close();
     },
   };

@@ -1,0 +1,92 @@
+// Limits that hold across the fleet (REDIS_URL): two apps on one database and one real
+// redis-server share every bucket, so one key round-robined over both gets exactly the
+// documented limit, and failed authentications counted on one instance lock the guesser out on
+// the other. Redis away: every request is still served (fail open, never a 500), and the limits
+// resume when it is back.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Store } from '#server/store/db.js';
+import { buildShared } from '#test/helper.js';
+import { eventually } from '#test/support/eventually.js';
+import { hasRedis, startRedis, type TestRedis } from '#test/support/redis-server.js';
+import { openTestStore } from '#test/support/store.js';
+import { createKey, signUp } from '../account/support.js';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 90_000 });
+
+const AUTHED = '/api/chatapp/connections'; // listConnections: needs a Messaging key
+const LIMIT = 12;
+const FAILURES = 4;
+
+describe.skipIf(!hasRedis)('limits in Redis across two instances', () => {
+  let redis: TestRedis;
+  let store: Store;
+  let a: FastifyInstance;
+  let b: FastifyInstance;
+  let token: string;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    store = await openTestStore();
+    const env = {
+      REDIS_URL: redis.url,
+      SECRET_KEY: 'redis-limits-secret-key-shared-by-both-instances',
+      RATE_LIMIT_PER_MINUTE: String(LIMIT),
+      AUTH_FAILURES_PER_IP: String(FAILURES),
+    };
+    a = await buildShared({ env, overrides: { store } });
+    b = await buildShared({ env, overrides: { store } });
+    await Promise.all([a.ready(), b.ready()]);
+    await eventually(() => a.platform.redis?.ready && b.platform.redis?.ready, { what: 'both instances connected to Redis' });
+    token = (await signUp(a, 'redis-limits')).token;
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await store?.close();
+    await redis?.stop();
+  });
+
+  it('one key round-robined over both instances gets exactly the documented limit, then 429 on either', async () => {
+    const { secret } = await createKey(a, token, { name: 'fleet limit' });
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT + 6; i++) {
+      const app = i % 2 ? b : a;
+      const res = await app.inject({ url: AUTHED, headers: { 'x-api-key': secret } });
+      statuses.push(res.statusCode);
+      if (i === 0) expect(res.headers['ratelimit-limit']).toBe(String(LIMIT));
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(LIMIT);
+    expect(statuses.slice(LIMIT).every((s) => s === 429)).toBe(true);
+    await a.platform.redis!.ping();
+  });
+
+  it('failed authentications counted on A lock the IP out on B, for a valid key too', async () => {
+    const { secret } = await createKey(a, token, { name: 'victim' });
+    const ip = '10.9.9.9';
+    const guess = (app: FastifyInstance, n: number) =>
+      app.inject({ url: AUTHED, remoteAddress: ip, headers: { 'x-api-key': `mk_${String(n).padStart(40, 'x')}` } });
+    for (let i = 0; i < FAILURES; i++) expect((await guess(i % 2 ? b : a, i)).statusCode).toBe(401);
+    const valid = await b.inject({ url: AUTHED, remoteAddress: ip, headers: { 'x-api-key': secret } });
+    expect(valid.statusCode).toBe(429);
+    // Another IP with the same key is not held back.
+    expect((await a.inject({ url: AUTHED, remoteAddress: '10.9.9.10', headers: { 'x-api-key': secret } })).statusCode).toBe(200);
+  });
+
+  it('Redis away: every request is served (no 500, limits fail open); back: the limits resume', async () => {
+    const { secret } = await createKey(a, token, { name: 'outage' });
+    await redis.stop();
+    await eventually(() => !a.platform.redis!.ready && !b.platform.redis!.ready, { what: 'both instances see Redis gone' });
+    const during: number[] = [];
+    for (let i = 0; i < LIMIT + 4; i++) during.push((await (i % 2 ? b : a).inject({ url: AUTHED, headers: { 'x-api-key': secret } })).statusCode);
+    expect(during.every((s) => s === 200)).toBe(true);
+    await expect(a.platform.redis!.ping()).rejects.toThrow();
+    await redis.start();
+    await eventually(() => a.platform.redis!.ready && b.platform.redis!.ready, { within: 15_000, what: 'both instances reconnected' });
+    // The restarted Redis is empty: a fresh bucket, counted again across both instances.
+    const after: number[] = [];
+    for (let i = 0; i < LIMIT + 2; i++) after.push((await (i % 2 ? b : a).inject({ url: AUTHED, headers: { 'x-api-key': secret } })).statusCode);
+    expect(after.filter((s) => s === 200)).toHaveLength(LIMIT);
+    expect(after.slice(LIMIT)).toEqual([429, 429]);
+  });
+});
