@@ -26,7 +26,7 @@ echo $! >/tmp/ci-moto.pid
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes --pidfile /tmp/ci-redis.pid >&2
 for _ in $(seq 1 60); do
-  curl -fsS -o /dev/null "http://127.0.0.1:$moto_port/" && redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+  curl -fsS -o /dev/null "http://127.0.0.1:$moto_port/" 2>/dev/null && redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
   sleep 0.5
 done
 curl -fsS -o /dev/null "http://127.0.0.1:$moto_port/"
