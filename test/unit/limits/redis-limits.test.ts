@@ -10,6 +10,8 @@ import { buildShared } from '#test/helper.js';
 import { eventually } from '#test/support/eventually.js';
 import { hasRedis, startRedis, type TestRedis } from '#test/support/redis-server.js';
 import { openTestStore } from '#test/support/store.js';
+import { freePort } from '#test/support/free-port.js';
+import { loggedApp } from '../../security/logged-app.js';
 import { createKey, signUp } from '../account/support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 90_000 });
@@ -88,5 +90,27 @@ describe.skipIf(!hasRedis)('limits in Redis across two instances', () => {
     for (let i = 0; i < LIMIT + 2; i++) after.push((await (i % 2 ? b : a).inject({ url: AUTHED, headers: { 'x-api-key': secret } })).statusCode);
     expect(after.filter((s) => s === 200)).toHaveLength(LIMIT);
     expect(after.slice(LIMIT)).toEqual([429, 429]);
+  });
+});
+
+describe('what start-up says about the limits', () => {
+  it('on PostgreSQL without REDIS_URL: once, that limits are per instance; on the embedded store: nothing', async () => {
+    // The store is the test's; only the configuration says PostgreSQL, which is what the warning reads.
+    const shared = await loggedApp({ env: { DATABASE_URL: 'postgres://fleet:fleet@127.0.0.1:1/fleet' }, level: 'warn' });
+    expect(shared.lines.filter((l) => l.includes('Rate limits and failure counters are per instance'))).toHaveLength(1);
+    const single = await loggedApp({ level: 'warn' });
+    expect(single.lines.filter((l) => l.includes('per instance'))).toEqual([]);
+  });
+
+  it('REDIS_URL unreachable from the start: requests are served (no 500) with one warning, not one per request', async () => {
+    const port = await freePort(); // nothing listens there
+    const { app, lines } = await loggedApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '3' }, level: 'warn' });
+    const { token } = await signUp(app, 'redis-down');
+    const { secret } = await createKey(app, token, { name: 'down' });
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await app.inject({ url: AUTHED, headers: { 'x-api-key': secret } })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]); // over the limit of 3: the limiter fails open
+    expect(lines.filter((l) => l.includes('Redis was not reachable at start'))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);
   });
 });
