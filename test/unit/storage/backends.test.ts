@@ -123,7 +123,8 @@ describe('storage settings', () => {
   });
 });
 
-describe.each(backends.filter((b) => b.name === 's3'))('storage:migrate from disk to $name', (backend) => {
+describe.skipIf(!backends.some((b) => b.name === 's3'))('storage:migrate from disk to S3', () => {
+  const backend = backends.find((b) => b.name === 's3')!;
   it('copies every document file, verified by digest; a second run finds them all present; the cache is not copied', async () => {
     const { DiskStorage } = await import('#server/lib/storage/disk.js');
     const { migrateStorage } = await import('#server/lib/storage/migrate.js');
