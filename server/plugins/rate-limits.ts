@@ -296,16 +296,16 @@ export default fp(
     }
     const refuseFailing = async (request: FastifyRequest) => {
       if (redis) {
-        // The IP's and the credential's counts in one round trip (ioredis pipelines them); the
-        // workspace's when this instance knows it (the lookup counts it otherwise).
-        const known = workspaceOf(request) !== undefined;
-        const [ip, credential, workspace] = await Promise.all([
-          perIp(request, { increment: false }),
-          perCredential(request, { increment: false }),
-          known ? perWorkspace(request, { increment: false }) : undefined,
-        ]);
+        // The IP's count: another instance may have recorded the failures, and a valid key from
+        // a locked-out IP would pass the lookup. A dead credential needs no read here: its lookup
+        // finds it dead and the recorder answers 429 from the shared count (below), so it is read
+        // ahead only when this instance knows it (to spare that lookup).
+        const ip = await perIp(request, { increment: false });
         if (full(ip)) throw refused(request, ip.ttl, 'IP');
-        for (const count of [credential, workspace]) if (count && full(count)) throw refused(request, count.ttl, 'dead credential');
+        if (!deadSeen.has(presentedKey(request))) return;
+        for (const count of await Promise.all([perCredential(request, { increment: false }), perWorkspace(request, { increment: false })])) {
+          if (full(count)) throw refused(request, count.ttl, 'dead credential');
+        }
         return;
       }
       if (Date.now() - lastFailure < AUTH_FAILURE_WINDOW_MS) {

@@ -75,6 +75,17 @@ describe.skipIf(!hasRedis)('limits in Redis across two instances', () => {
     expect((await a.inject({ url: AUTHED, remoteAddress: '10.9.9.10', headers: { 'x-api-key': secret } })).statusCode).toBe(200);
   });
 
+  it('a revoked key presented through both instances: its own count is shared, 429 past it on either', async () => {
+    const key = await createKey(a, token, { name: 'revoked' });
+    const revoked = await a.inject({ method: 'POST', url: `/api/account/api-keys/${key.id}/revoke`, headers: { authorization: `Bearer ${token}` } });
+    expect(revoked.statusCode).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < FAILURES + 2; i++) {
+      statuses.push((await (i % 2 ? b : a).inject({ url: AUTHED, remoteAddress: `10.8.8.${i}`, headers: { 'x-api-key': key.secret } })).statusCode);
+    }
+    expect(statuses).toEqual([...Array(FAILURES).fill(401), 429, 429]);
+  });
+
   it('Redis away: every request is served (no 500, limits fail open); back: the limits resume', async () => {
     const { secret } = await createKey(a, token, { name: 'outage' });
     await redis.stop();
