@@ -86,6 +86,13 @@ export default defineConfig({
       },
       {
         extends: true,
+        // `npm run test:fleet`: HAProxy in front of three server processes on one PostgreSQL,
+        // Redis and an S3-compatible server, under a mixed load with kill -9 and rolling restarts
+        // (test/fleet/). Needs DATABASE_URL, redis-server, haproxy and STORAGE_TEST_S3.
+        test: { name: 'fleet', include: ['test/fleet/**/*.test.ts'], testTimeout: 600_000, hookTimeout: 300_000, fileParallelism: false },
+      },
+      {
+        extends: true,
         // The generated Python and Go clients' smoke programs against the real server; not part
         // of `npm test`, run with `npm run test:smoke` (generates the clients first if missing).
         test: { name: 'smoke', include: ['test/smoke/**/*.smoke.test.ts'], testTimeout: 120_000, hookTimeout: 600_000 },

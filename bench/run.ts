@@ -81,8 +81,12 @@ async function httpFigures(suffix: string, fullEnv: Record<string, string> = {},
   }
 }
 const adminUrl = process.env.BENCH_DATABASE_URL;
+// BENCH_REDIS_URL: the same figures with the limits in Redis (`…_redis`, embedded store), what a
+// fleet pays per request for limits that hold across instances.
+const redisUrl = process.env.BENCH_REDIS_URL;
 if (wanted('http')) {
   await httpFigures('');
+  if (redisUrl) await httpFigures('_redis', { REDIS_URL: redisUrl });
   if (adminUrl)
     await withBenchDatabase(adminUrl, (fullUrl) =>
       withBenchDatabase(adminUrl, (bareUrl) => httpFigures('_postgres', { DATABASE_URL: fullUrl }, { DATABASE_URL: bareUrl })),

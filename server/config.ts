@@ -1,5 +1,6 @@
 // Configuration, read once from the environment and validated at start with one clear message.
 import ipaddr from 'ipaddr.js';
+import { parseStorageUrl } from './lib/storage/url.js';
 
 export interface Config {
   /** TCP port to listen on. */
@@ -10,6 +11,10 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL connection string; the embedded PGlite store when absent. */
   databaseUrl?: string;
+  /** STORAGE_URL, `s3://bucket/prefix`: stored files in S3-compatible object storage; under DATA_DIR when absent (server/lib/storage/). */
+  storageUrl?: string;
+  /** REDIS_URL: rate limits and failure counters shared by every instance (server/lib/redis.ts); per instance when absent. */
+  redisUrl?: string;
   /** The public base URL of this server (issuer of tokens, links in documents). */
   publicUrl: string;
   /** pino log level. */
@@ -220,6 +225,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (production && !env.PUBLIC_URL) problems.push('PUBLIC_URL is required when NODE_ENV=production: the https URL users reach (https://chat.example.com)');
   const publicUrl = env.PUBLIC_URL ? absoluteUrl(env.PUBLIC_URL, 'PUBLIC_URL', problems) : `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const databaseUrl = env.DATABASE_URL ? absoluteUrl(env.DATABASE_URL, 'DATABASE_URL', problems, ['postgres:', 'postgresql:']) : undefined;
+  const storageUrl = env.STORAGE_URL || undefined;
+  const storageProblem = storageUrl ? parseStorageUrl(storageUrl) : undefined;
+  if (typeof storageProblem === 'string') problems.push(storageProblem);
+  const redisUrl = env.REDIS_URL ? absoluteUrl(env.REDIS_URL, 'REDIS_URL', problems, ['redis:', 'rediss:']) : undefined;
   const allowEmbeddedStore = flag(env.ALLOW_EMBEDDED_STORE, false, 'ALLOW_EMBEDDED_STORE', problems);
   if (production && !env.DATABASE_URL && !allowEmbeddedStore) {
     problems.push(
@@ -247,6 +256,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     dataDir: env.DATA_DIR ?? './data',
     databaseUrl,
+    storageUrl,
+    redisUrl,
     publicUrl,
     logLevel,
     logFormat,

@@ -18,6 +18,8 @@ import type { InboundStepRegistry } from './events/inbound-steps.js';
 import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store } from './store/db.js';
+import { openStorage, type ObjectStorage } from './lib/storage/index.js';
+import { SharedRedis } from './lib/redis.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './app.js';
 
@@ -27,6 +29,10 @@ export interface Platform {
   bus: EventBus;
   outbox: Outbox;
   secrets: SecretBox;
+  /** Where stored files live: DATA_DIR or S3-compatible storage (lib/storage/; `storage.ping()` for readiness). */
+  storage: ObjectStorage;
+  /** REDIS_URL's connection: the fleet's shared limits (lib/redis.ts; `redis.ping()` for readiness). */
+  redis?: SharedRedis;
   /** For webhook deliveries: no redirects, bounded time and response size. */
   webhookFetch: SafeFetch;
   /** For media and other user-given URLs: up to 3 redirects, each checked. */
@@ -57,6 +63,8 @@ export interface Platform {
 
 export interface PlatformOverrides {
   store?: Store;
+  /** Stored files somewhere else than the configuration says (tests of both backends). */
+  storage?: ObjectStorage;
   now?: () => Date;
   /** A DNS stub for the outbound clients (tests). */
   lookup?: Resolver;
@@ -116,6 +124,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     throw error;
   }
   const now = overrides.now ?? clock!.now;
+  const storage = overrides.storage ?? (await openStorage(config));
+  const redis = config.redisUrl ? new SharedRedis(config.redisUrl) : undefined;
   const policy = {
     httpsOnly: config.production,
     allowPrivate: config.allowPrivateUrls ? allowCidrs('0.0.0.0/0', '::/0') : undefined,
@@ -167,6 +177,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     bus,
     outbox,
     secrets,
+    storage,
+    redis,
     webhookFetch,
     mediaFetch,
     providerAppSecret: config.providerAppSecret ?? secrets.digest('provider-app-secret'),
@@ -189,6 +201,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
       await sandbox.close();
       await webhookFetch.close();
       await mediaFetch.close();
+      if (!overrides.storage) await storage.close();
+      await redis?.close();
       if (!overrides.store) await store.close();
     },
   };

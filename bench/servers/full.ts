@@ -1,6 +1,6 @@
 // The subject: our whole server as built (dist/: contract validation, auth, error handler,
 // response serialisation) on a fresh store (embedded, or PostgreSQL when DATABASE_URL names a database of
-// its own), with a workspace to call as its owner and SEED_CONTACTS contacts for the list figure.
+// its own; with REDIS_URL, its limits in Redis), with a workspace to call as its owner and SEED_CONTACTS contacts for the list figure.
 import { benchDataDir } from '../lib/data-dir.js';
 import { fromDist } from './dist.js';
 import { seedContacts } from './seed-contacts.js';
@@ -13,6 +13,8 @@ const app = await buildApp(
   loadConfig({
     PORT: '0',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : { DATA_DIR: benchDataDir('bench-full-') }),
+    // The `_redis` figures: the limits in Redis, one round trip per request (bench/run.ts).
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     LOG_LEVEL: 'silent',
     DEMO: 'false',
     RATE_LIMIT_PER_MINUTE: '1000000',

@@ -136,7 +136,9 @@ function pipeline(app: FastifyInstance, operation: Operation, limited: boolean):
     authenticate(request, reply, (error?: Error) => {
       if (error) return done(error);
       try {
-        app.limitOperation(request, reply);
+        // A promise only with the shared (Redis) store.
+        const counting = app.limitOperation(request, reply);
+        if (counting) return void counting.then(() => done(), done);
       } catch (problem) {
         return done(problem as Error);
       }

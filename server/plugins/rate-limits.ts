@@ -5,9 +5,12 @@
 // that failed authentication too often gets 429 for its credentials, and so does a revoked or
 // expired credential presented too often (bad-inputs K3, K10-K12, below).
 //
-// The store is in memory and PER INSTANCE: with N instances a client can get N times the limit.
-// A shared store (the plugin's Redis option, or one on our database) would be needed to make
-// the limit global; the README's "Limits" section says so.
+// With REDIS_URL the buckets live in Redis (the plugin's RedisStore over ioredis, its
+// convention), so every instance of a fleet fills the same ones and N instances give exactly the
+// documented limits. Redis away: requests are served (fail open, one warning per outage, never a
+// 500) and the limits resume when it returns (server/lib/redis.ts). Without REDIS_URL the store
+// is in memory and PER INSTANCE: with N instances a client can get N times the limit, which the
+// start-up log says once when the database is shared (PostgreSQL).
 import { hash, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
@@ -24,26 +27,29 @@ import {
 } from '../auth/auth-failures.js';
 import { HttpProblem } from '../lib/problems.js';
 import { setCapped } from '../lib/capped-map.js';
+import type { SharedRedis } from '../lib/redis.js';
 
-// The bucket key is SHA-256 of a secret that lives only in this process followed by the
-// credential, so neither the credential nor anything that could be checked against a guess of it
-// is stored or logged. (Limits are per instance, so the secret need not survive a restart.) The
+// The bucket key is SHA-256 of a secret followed by the credential, so neither the credential
+// nor anything that could be checked against a guess of it is stored (in Redis too) or logged.
+// In memory the secret lives only in this process (limits are per instance, so it need not
+// survive a restart); with Redis every instance derives the same one from SECRET_KEY. The
 // digest is never given to anyone to verify, so the prefix construction needs no HMAC, and
 // one-shot hash() is much cheaper than createHmac() on every request.
-const keySecret = randomBytes(32).toString('base64url');
-
-function credentialKey(credential: string): string {
-  return `key:${hash('sha256', keySecret + credential, 'base64url')}`;
+function credentialKeys(keySecret: string) {
+  const credentialKey = (credential: string) => `key:${hash('sha256', keySecret + credential, 'base64url')}`;
+  const rateLimitKey = (request: FastifyRequest): string => {
+    // The limit runs after authentication (server/apis/area.ts): on an operation that needs a
+    // credential, `auth` is set and the bucket is that verified credential's; an invented one was
+    // answered 401 before reaching here and counted against its IP below (bad-inputs K3).
+    const value = request.auth ? presentedCredential(request) : undefined;
+    // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
+    return value ? credentialKey(value) : `ip:${normalizeIP(request.ip)}`;
+  };
+  return { credentialKey, rateLimitKey };
 }
 
-export function rateLimitKey(request: FastifyRequest): string {
-  // The limit runs after authentication (server/apis/area.ts): on an operation that needs a
-  // credential, `auth` is set and the bucket is that verified credential's; an invented one was
-  // answered 401 before reaching here and counted against its IP below (bad-inputs K3).
-  const value = request.auth ? presentedCredential(request) : undefined;
-  // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
-  return value ? credentialKey(value) : `ip:${normalizeIP(request.ip)}`;
-}
+const local = credentialKeys(randomBytes(32).toString('base64url'));
+export const rateLimitKey = local.rateLimitKey;
 
 /** The 429 of every bucket: `rate-limited` with Retry-After in whole seconds. */
 export function limited(ttlMs: number): HttpProblem {
@@ -61,24 +67,68 @@ function clientIdOf(request: FastifyRequest): string | undefined {
   return user ? decodeURIComponent(user.replace(/\+/g, ' ')).slice(0, 200) : undefined;
 }
 
-/** The plugin's in-memory store (toad-cache LRU); it has no typings of its own. */
+type Done = (error: Error | null, count: { current: number; ttl: number }) => void;
+/** The plugin's stores (in memory: a toad-cache LRU; RedisStore); they have no typings of their own. */
 interface Counts {
-  incr(key: string, done: (error: Error | null, count: { current: number; ttl: number }) => void, timeWindow: number, max: number): void;
+  incr(key: string, done: Done, timeWindow: number, max: number): void;
+  read(key: string, done: Done, timeWindow: number, max: number): void;
+  child(params: object): Counts;
 }
-const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as new (
+const require = createRequire(import.meta.url);
+const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (continueExceeding: boolean, exponentialBackoff: boolean, cache: number) => Counts;
+const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as new (
   continueExceeding: boolean,
   exponentialBackoff: boolean,
-  cache: number,
+  redis: SharedRedis['client'],
+  prefix: string,
 ) => Counts;
 const WINDOW_MS = 60_000;
+
+/**
+ * The plugin's RedisStore, failing open: while Redis is away (or a command fails or times out)
+ * every count is 0, so the request is served; `away` hears each failure (SharedRedis logs once
+ * per outage). Nothing waits for a connection: ioredis's offline queue is off.
+ */
+class FailOpenCounts implements Counts {
+  constructor(
+    private readonly inner: Counts,
+    private readonly redis: SharedRedis,
+    private readonly away: (error?: Error) => void,
+  ) {}
+  incr(key: string, done: Done, timeWindow: number, max: number): void {
+    this.call('incr', key, done, timeWindow, max);
+  }
+  read(key: string, done: Done, timeWindow: number, max: number): void {
+    this.call('read', key, done, timeWindow, max);
+  }
+  child(params: object): Counts {
+    return new FailOpenCounts(this.inner.child(params), this.redis, this.away);
+  }
+  private call(method: 'incr' | 'read', key: string, done: Done, timeWindow: number, max: number) {
+    if (!this.redis.ready) {
+      this.away();
+      return done(null, { current: 0, ttl: timeWindow });
+    }
+    this.inner[method](
+      key,
+      (error, count) => {
+        if (!error) return done(null, count);
+        this.away(error);
+        done(null, { current: 0, ttl: timeWindow });
+      },
+      timeWindow,
+      max,
+    );
+  }
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * The global limit of a contract operation, as one synchronous step of its pipeline
-     * (server/apis/area.ts): the same buckets as the plugin's hook, without its promises.
+     * The global limit of a contract operation, as one step of its pipeline (server/apis/area.ts):
+     * the same buckets as the plugin's hook, synchronous in memory (no promise), a promise with Redis.
      */
-    limitOperation(request: FastifyRequest, reply: FastifyReply): void;
+    limitOperation(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
   }
 }
 
@@ -86,10 +136,38 @@ export default fp(
   async function rateLimits(app: FastifyInstance) {
     decorateDeadCredentials(app); // the verifiers of every API mark dead credentials on the request
     const { rateLimitPerMinute, rateLimitIpPerMinute, authFailuresPerIp } = app.config;
+    const redis = app.platform.redis;
+    const { credentialKey, rateLimitKey } = redis ? credentialKeys(app.platform.secrets.digest('rate-limit-buckets')) : local;
     // One store for the plugin's hook (pages, routes outside the contract) and the operations'
-    // pipelines, so a client's pages and calls fill one bucket. LRU entries: enough that a flood
-    // of new keys does not evict live buckets quickly.
-    const counts = new LocalStore(false, false, 50_000);
+    // pipelines, so a client's pages and calls fill one bucket. In memory, LRU entries: enough
+    // that a flood of new keys does not evict live buckets quickly.
+    const counts: Counts = redis
+      ? new FailOpenCounts(new RedisStore(false, false, redis.client, 'rl:'), redis, (error) => commandFailed(error))
+      : new LocalStore(false, false, 50_000);
+    // A command that fails while the connection is up (a timeout): logged at most once a minute.
+    let failureLoggedAt = 0;
+    function commandFailed(error?: Error) {
+      if (!redis?.ready || Date.now() - failureLoggedAt < 60_000) return;
+      failureLoggedAt = Date.now();
+      app.log.warn({ err: error }, 'a Redis command failed: requests are served without counting them (fail open)');
+    }
+    if (redis) {
+      redis.onChange((up, error) => {
+        if (up) app.log.info('Redis is reachable: rate limits and failure counters are shared by the fleet again');
+        else
+          app.log.warn(
+            { err: error },
+            'Redis is not reachable: rate limits and failure counters fail open (requests are served without them) until it is back',
+          );
+      });
+      app.addHook('onReady', async () => {
+        if (!(await redis.start())) app.log.warn('Redis was not reachable at start: limits fail open until it is');
+      });
+    } else if (app.config.databaseUrl) {
+      app.log.warn(
+        'Rate limits and failure counters are per instance (no REDIS_URL): with N instances a client gets N times each limit; set REDIS_URL to share them (docs/deploy.md)',
+      );
+    }
     const maxFor = (key: string) => (key.startsWith('key:') ? rateLimitPerMinute : rateLimitIpPerMinute);
     const onExceeded = (request: FastifyRequest, key: string) => request.log.warn({ limiter: key.slice(0, 16) }, 'rate limit exceeded');
     await app.register(rateLimit, {
@@ -105,11 +183,7 @@ export default fp(
       errorResponseBuilder: (_request, context) => limited(context.ttl),
       onExceeded,
     });
-    app.decorate('limitOperation', (request: FastifyRequest, reply: FastifyReply) => {
-      const key = rateLimitKey(request);
-      const max = maxFor(key);
-      let count = { current: 0, ttl: 0 };
-      counts.incr(key, (_error, c) => (count = c), WINDOW_MS, max);
+    const answer = (request: FastifyRequest, reply: FastifyReply, key: string, max: number, count: { current: number; ttl: number }) => {
       const reset = Math.ceil(count.ttl / 1000);
       if (count.current <= max) {
         reply
@@ -121,7 +195,37 @@ export default fp(
       onExceeded(request, key);
       reply.header('ratelimit-limit', max).header('ratelimit-remaining', 0).header('ratelimit-reset', reset);
       throw limited(count.ttl);
-    });
+    };
+    app.decorate(
+      'limitOperation',
+      redis
+        ? (request: FastifyRequest, reply: FastifyReply) => {
+            const key = rateLimitKey(request);
+            const max = maxFor(key);
+            return new Promise<void>((resolve, reject) =>
+              counts.incr(
+                key,
+                (_error, c) => {
+                  try {
+                    resolve(answer(request, reply, key, max, c));
+                  } catch (problem) {
+                    reject(problem);
+                  }
+                },
+                WINDOW_MS,
+                max,
+              ),
+            );
+          }
+        : (request: FastifyRequest, reply: FastifyReply) => {
+            // The in-memory store answers synchronously: no promise on the common path.
+            const key = rateLimitKey(request);
+            const max = maxFor(key);
+            let count = { current: 0, ttl: 0 };
+            counts.incr(key, (_error, c) => (count = c), WINDOW_MS, max);
+            answer(request, reply, key, max, count);
+          },
+    );
     // Second buckets where one alone leaves a gap (bad-inputs K2): starting a Login session is
     // also limited per IP (one IP cycling through keys), and the token endpoint also per
     // client_id (one client from many IPs). Separate key prefixes keep them apart from the
@@ -167,17 +271,18 @@ export default fp(
       max: authFailuresPerIp * DEAD_FAILURES_PER_WORKSPACE_FACTOR,
       keyGenerator: (r) => `dead-workspace:${workspaceOf(r)}`,
     });
-    // No request can be over a count unless this instance recorded a failure within one window:
-    // until then, requests skip the lookup.
-    let lastFailure = -Infinity;
-    let lastDeadFailure = -Infinity;
+    // In memory, no request can be over a count unless this instance recorded a failure within
+    // one window: until then, requests skip the lookup. With Redis another instance may have
+    // recorded it, so every request that presents a credential reads its counts (pipelined).
+    let lastFailure = redis ? Infinity : -Infinity;
+    let lastDeadFailure = redis ? Infinity : -Infinity;
     onAuthFailure(app.platform, async (request, deadIn) => {
       if (deadIn === undefined) {
-        lastFailure = Date.now();
+        if (!redis) lastFailure = Date.now();
         await perIp(request);
         return undefined;
       }
-      lastDeadFailure = Date.now();
+      if (!redis) lastDeadFailure = Date.now();
       setCapped(deadSeen, presentedKey(request), deadIn, AUTH_FAILURE_IPS);
       const counts = await Promise.all([perCredential(request), perWorkspace(request)]);
       // Past the count already (a dead credential this instance had not seen, of a workspace over
@@ -190,6 +295,19 @@ export default fp(
       return limited(ttl);
     }
     const refuseFailing = async (request: FastifyRequest) => {
+      if (redis) {
+        // The IP's count: another instance may have recorded the failures, and a valid key from
+        // a locked-out IP would pass the lookup. A dead credential needs no read here: its lookup
+        // finds it dead and the recorder answers 429 from the shared count (below), so it is read
+        // ahead only when this instance knows it (to spare that lookup).
+        const ip = await perIp(request, { increment: false });
+        if (full(ip)) throw refused(request, ip.ttl, 'IP');
+        if (!deadSeen.has(presentedKey(request))) return;
+        for (const count of await Promise.all([perCredential(request, { increment: false }), perWorkspace(request, { increment: false })])) {
+          if (full(count)) throw refused(request, count.ttl, 'dead credential');
+        }
+        return;
+      }
       if (Date.now() - lastFailure < AUTH_FAILURE_WINDOW_MS) {
         const count = await perIp(request, { increment: false });
         if (full(count)) throw refused(request, count.ttl, 'IP');
@@ -200,10 +318,13 @@ export default fp(
         }
       }
     };
-    // A callback hook: the usual request (no recent failure) passes without a promise.
+    // A callback hook: the usual request (no recent failure, in memory) passes without a promise.
     app.addHook('onRequest', (request, _reply, done) => {
       const now = Date.now();
-      if ((now - lastFailure >= AUTH_FAILURE_WINDOW_MS && now - lastDeadFailure >= AUTH_FAILURE_WINDOW_MS) || presentedCredential(request) === undefined)
+      if (
+        (!redis && now - lastFailure >= AUTH_FAILURE_WINDOW_MS && now - lastDeadFailure >= AUTH_FAILURE_WINDOW_MS) ||
+        presentedCredential(request) === undefined
+      )
         return done();
       refuseFailing(request).then(() => done(), done);
     });

@@ -24,7 +24,8 @@ const app = await buildApp(
   }),
 );
 exitOnSignals(app);
-const url = await app.listen({ port: 0, host: '127.0.0.1' });
+// LISTEN_PORT: a port of its own that a restart takes again (the fleet test's HAProxy names it).
+const url = await app.listen({ port: Number(process.env.LISTEN_PORT ?? 0), host: '127.0.0.1' });
 let seed: Record<string, unknown> = {};
 if (process.env.SEED === '1') {
   const created = await app.inject({

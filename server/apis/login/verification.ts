@@ -7,6 +7,7 @@
 // Also here: the outbox endpoint kind of Login apps and the expiry sweep (which sleeps until the
 // earliest pending session expires, woken by a session started: ../../lib/due-loop.ts);
 // `startLogin` starts all.
+import type { SharedRedis } from '#server/lib/redis.js';
 import type { FastifyInstance } from 'fastify';
 import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { Transaction } from 'kysely';
@@ -74,16 +75,17 @@ interface InboundLogin {
 /** Verifies the session the message names; false when nothing changed (bad-inputs D2, D4, D5, D6). */
 // Guessing codes (bad-inputs K5): codes are 8 characters of 31 symbols (~39.6 bits), and a phone
 // that sent MAX_MISSES wrong codes to a number within MISS_WINDOW_MS is not heard on that number
-// until the window passes, right code or not. Counted in memory, per instance, like the rate
-// limits (docs/reliability.md): with N instances a phone gets up to N times the misses.
+// until the window passes, right code or not. Counted in Redis with REDIS_URL, so a fleet gives a
+// phone MAX_MISSES in all; otherwise (and while Redis is away) in memory per instance, like the
+// rate limits (docs/reliability.md): with N instances a phone then gets up to N times the misses.
 export const MAX_MISSES = 10;
 const MISS_WINDOW_MS = 10 * 60 * 1000;
 const MAX_TRACKED = 100_000;
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The recent wrong codes per `number:phone` on this instance, epoch ms (made by startLogin). */
-    loginCodeMisses: Map<string, number[]>;
+    /** The recent wrong codes per `number:phone` (made by startLogin). */
+    loginCodeMisses: CodeMisses;
     /** The expiry sweep of pending sessions (made by startLogin); a started session announces its expiry. */
     loginExpiry: DueLoop;
   }
@@ -100,11 +102,52 @@ function recordMiss(byPhone: Map<string, number[]>, key: string, now: number): v
   setCapped(byPhone, key, [...recentMisses(byPhone, key, now), now], MAX_TRACKED);
 }
 
+/** The misses of a `number:phone` in the sliding window: a sorted set in Redis, else this instance's map. */
+export class CodeMisses {
+  private readonly local = new Map<string, number[]>();
+
+  constructor(private readonly redis?: SharedRedis) {}
+
+  private shared(): SharedRedis | undefined {
+    return this.redis?.ready ? this.redis : undefined;
+  }
+
+  async recent(key: string, now: number): Promise<number> {
+    const redis = this.shared();
+    if (redis) {
+      try {
+        const [, count] =
+          (await redis.client
+            .multi()
+            .zremrangebyscore(`login-misses:${key}`, 0, now - MISS_WINDOW_MS)
+            .zcard(`login-misses:${key}`)
+            .exec()) ?? [];
+        return Number(count?.[1] ?? 0);
+      } catch {
+        // Redis went away meanwhile: this instance's own count (fail open to per instance).
+      }
+    }
+    return recentMisses(this.local, key, now).length;
+  }
+
+  async record(key: string, now: number): Promise<void> {
+    recordMiss(this.local, key, now);
+    const redis = this.shared();
+    if (!redis) return;
+    await redis.client
+      .multi()
+      .zadd(`login-misses:${key}`, now, `${now}:${Math.random().toString(36).slice(2, 8)}`)
+      .pexpire(`login-misses:${key}`, MISS_WINDOW_MS)
+      .exec()
+      .catch(() => undefined);
+  }
+}
+
 export async function verifySession(server: FastifyInstance, trx: Transaction<Database>, message: InboundLogin): Promise<boolean> {
   const { platform, loginCodeMisses: misses } = server;
   const now = platform.now();
   const guesser = `${message.phoneNumberId}:${message.from}`;
-  if (recentMisses(misses, guesser, now.getTime()).length >= MAX_MISSES) return false;
+  if ((await misses.recent(guesser, now.getTime())) >= MAX_MISSES) return false;
   // The session, its app's destination and the sender's profile name in one statement.
   const found = await trx
     .selectFrom('login_sessions as s')
@@ -128,7 +171,7 @@ export async function verifySession(server: FastifyInstance, trx: Transaction<Da
     .where('s.expires_at', '>', now)
     .executeTakeFirst();
   const digits = message.from.replace(/^\+/, '');
-  if (!found) recordMiss(misses, guesser, now.getTime());
+  if (!found) await misses.record(guesser, now.getTime());
   if (!found || !WA_ID.test(digits) || !found.webhook_destination) return false; // no destination: the app is gone
   const phone = `+${digits}`;
   if (found.bound_phone && found.bound_phone !== phone) {
@@ -263,7 +306,7 @@ export function startLogin(app: FastifyInstance): void {
   app.decorate('loginKeys', new LoginKeyVerifier(platform));
   app.decorate('loginSigningKeys', new SigningKeys(platform));
   app.decorate('loginServiceNumber', new ServiceNumber(platform));
-  app.decorate('loginCodeMisses', new Map<string, number[]>());
+  app.decorate('loginCodeMisses', new CodeMisses(platform.redis));
   registerOutbox(platform);
   startStreams(app);
   const log = (what: string) => (error: unknown) => app.log.error({ err: error }, what);

@@ -75,7 +75,7 @@ async function checkedUpload(request: FastifyRequest, parts: string[]): Promise<
 
 /** Stores the bytes under a generated name; a full disk is 507 with nothing stored. */
 async function store(platform: Platform, bytes: Buffer): Promise<string> {
-  return storeFile(platform.config.dataDir, bytes).catch((error: NodeJS.ErrnoException) => {
+  return storeFile(platform.storage, bytes).catch((error: NodeJS.ErrnoException) => {
     // The disk (or the quota) of DATA_DIR is full: storeFile removed its partial file (bad-inputs F-6).
     if (error.code === 'ENOSPC' || error.code === 'EDQUOT') {
       throw new HttpProblem(507, 'insufficient-storage', 'There is no room left to store the file; nothing was stored. Try again later.');
@@ -123,7 +123,7 @@ export const uploadDocument: Handler<operations['uploadDocument']> = async (requ
         .execute();
     });
   } catch (error) {
-    await removeFile(platform.config.dataDir, storageKey).catch(() => {});
+    await removeFile(platform.storage, storageKey).catch(() => {});
     throw error;
   }
   reply.code(201);
@@ -181,7 +181,7 @@ export const uploadDocumentVersion: Handler<operations['uploadDocumentVersion']>
     reply.code(201);
     return versionView(version, version.version);
   } catch (error) {
-    await removeFile(platform.config.dataDir, storageKey).catch(() => {});
+    await removeFile(platform.storage, storageKey).catch(() => {});
     throw error;
   }
 };
@@ -241,7 +241,7 @@ export const deleteDocument: Handler<operations['deleteDocument']> = async (requ
   // After the commit: a rolled-back delete must still have its files (every version's).
   const versions = await platform.store.db.selectFrom('document_versions').select('storage_key').where('document_id', '=', document.id).execute();
   for (const key of new Set([document.storage_key, ...versions.map((v) => v.storage_key)])) {
-    await removeFile(platform.config.dataDir, key).catch((error) => request.log.warn({ err: error, document: document.id }, 'document file not removed'));
+    await removeFile(platform.storage, key).catch((error) => request.log.warn({ err: error, document: document.id }, 'document file not removed'));
   }
   return reply.code(204).send();
 };

@@ -20,7 +20,8 @@ import type { Platform } from '#server/platform.js';
 import { contentDisposition } from './filenames.js';
 import { SLUG_LENGTH } from './links.js';
 import { applyBeacon, isPreviewBot, openSession, recordDownload, rendersInline, SESSION_LIMITS, sweepDue, type Beacon } from './sessions.js';
-import { openFile } from './storage.js';
+import { documentObject, sweepDocumentFiles } from './storage.js';
+import { sendStored } from '#server/lib/storage/send.js';
 import { linkStatus, type DocumentRow, type LinkRow } from './views.js';
 
 const SLUG = new RegExp(`^[0-9A-Za-z]{${SLUG_LENGTH}}$`);
@@ -121,6 +122,33 @@ export async function setup(app: FastifyInstance): Promise<void> {
   app.addHook('onReady', async () => sweeper.start());
   app.addHook('preClose', async () => sweeper.stop());
 
+  // Orphaned document files, both sides (./storage.ts), a few minutes after start and then hourly
+  // on every instance (the work is idempotent; the jitter keeps instances apart).
+  let fileSweep: NodeJS.Timeout | undefined;
+  const sweepFiles = () =>
+    sweepDocumentFiles(platform).then(
+      (r) => {
+        if (r.orphanObjects) app.log.info(r, 'orphaned document files removed');
+        if (r.missingObjects) app.log.error(r, 'document rows whose file is missing from storage');
+      },
+      (error) => app.log.warn({ err: error }, 'document file sweep failed'),
+    );
+  app.addHook('onReady', async () => {
+    const every = 60 * 60 * 1000;
+    fileSweep = setTimeout(
+      function again() {
+        void sweepFiles().finally(() => {
+          if (fileSweep) fileSweep = setTimeout(again, every).unref();
+        });
+      },
+      5 * 60 * 1000 + Math.floor(Math.random() * 60_000),
+    ).unref();
+  });
+  app.addHook('preClose', async () => {
+    clearTimeout(fileSweep);
+    fileSweep = undefined;
+  });
+
   // Everything under /l/ but the beacons, in one scope whose refusals are the viewer's HTML error
   // page with its status (a reader's browser shows it): errors of these routes, and unknown paths
   // under /l (extra segments, a trailing slash). Malformed URLs and other methods are answered
@@ -208,26 +236,28 @@ export async function setup(app: FastifyInstance): Promise<void> {
           if ((download || !rendersInline(document.content_type)) && !link.allow_download) {
             throw new HttpProblem(403, 'forbidden', 'The sender has not allowed downloads of this document.');
           }
-          const file = await openFile(platform.config.dataDir, document.storage_key);
-          if (!file) throw new HttpProblem(410, 'expired', 'This document is no longer available.');
           if (download) {
             const name = readerCookie(platform.config.production);
             const reader = request.cookies?.[name];
             await recordDownload(platform, link, request.query.session, reader && /^[0-9A-Za-z]{24}$/.test(reader) ? reader : undefined);
             heldBack();
           }
-          return reply
-            .headers({
-              'content-type': document.content_type,
-              'content-length': String(file.size),
-              'content-disposition': contentDisposition(download ? 'attachment' : 'inline', document.filename),
-              'x-content-type-options': 'nosniff',
-              // Opened directly, a polyglot file can run nothing: a sandboxed, script-less origin.
-              'content-security-policy': "sandbox; default-src 'none'",
-              'cache-control': 'private, no-store',
-              'referrer-policy': 'no-referrer',
-            })
-            .send(file.stream);
+          // Streamed from the storage, a range at a time when the viewer asks for one (large PDFs).
+          const sent = await sendStored(request, reply, platform.storage, documentObject(document.storage_key), {
+            'content-type': document.content_type,
+            'content-disposition': contentDisposition(download ? 'attachment' : 'inline', document.filename),
+            'x-content-type-options': 'nosniff',
+            // Opened directly, a polyglot file can run nothing: a sandboxed, script-less origin.
+            'content-security-policy': "sandbox; default-src 'none'",
+            'cache-control': 'private, no-store',
+            'referrer-policy': 'no-referrer',
+          });
+          if (!sent) {
+            // A live row without its object: the storage lost it (the sweep counts these too).
+            request.log.error({ document: document.id, version: document.version }, 'document file missing from storage');
+            throw new HttpProblem(410, 'expired', 'This document is no longer available.');
+          }
+          return reply;
         },
       );
     },

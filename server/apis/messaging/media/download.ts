@@ -3,21 +3,20 @@
 // cache, else the provider through the number's adapter (the Cloud API by media id with the
 // account's token, the sandbox the bytes its phone sent), written to the cache as it arrives and
 // counted against the limit (413); then the file, streamed with its type.
-import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
+import { sendStored } from '#server/lib/storage/send.js';
 import { ProviderError } from '#server/providers/types.js';
 import { resolveSender } from '../sender.js';
 import { type CachedMedia, MediaCache } from './inbound-cache.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Inbound media fetched from the provider (DATA_DIR/media-cache). */
+    /** Inbound media fetched from the provider (media-cache/ in the platform's storage). */
     inboundMediaCache: MediaCache;
   }
 }
@@ -27,7 +26,7 @@ export function setupInboundMediaCache(app: FastifyInstance): void {
   app.decorate(
     'inboundMediaCache',
     new MediaCache({
-      dir: join(app.config.dataDir, 'media-cache'),
+      storage: app.platform.storage,
       maxTotalBytes: cacheBytes,
       ttlMs: cacheTtlSeconds * 1000,
       now: () => app.platform.now().getTime(),
@@ -86,12 +85,16 @@ export const getMessageMedia: Handler<operations['getMessageMedia']> = async (re
   const { row, mediaId, filename } = await inboundMedium(platform, workspaceId, request.params.messageId);
   const key = `${workspaceId}/${row.id}`;
   const file = (await cache.get(key)) ?? (await fetchToCache(platform, cache, key, workspaceId, row.phone_number_id, mediaId));
-  reply
-    .type(file.mimeType)
-    .header('content-length', file.size)
-    .header('cache-control', 'private, max-age=3600')
-    .header('x-content-type-options', 'nosniff')
+  const headers = {
+    'content-type': file.mimeType,
+    'cache-control': 'private, max-age=3600',
+    'x-content-type-options': 'nosniff',
     // Never rendered in our origin: a customer's HTML or SVG is a download, not a page.
-    .header('content-disposition', `attachment${filename ? `; filename*=UTF-8''${encodeURIComponent(filename)}` : ''}`);
-  return reply.send(createReadStream(file.path)) as never;
+    'content-disposition': `attachment${filename ? `; filename*=UTF-8''${encodeURIComponent(filename)}` : ''}`,
+  };
+  if (await sendStored(request, reply, cache.storage, file.key, headers, file.size)) return reply as never;
+  // Pruned (or removed by another instance) between the look-up and the read: fetch it again.
+  const again = await fetchToCache(platform, cache, key, workspaceId, row.phone_number_id, mediaId);
+  if (await sendStored(request, reply, cache.storage, again.key, headers, again.size)) return reply as never;
+  throw new HttpProblem(503, 'unavailable', 'The file could not be read back from storage; try again.', {}, { 'retry-after': '1' });
 };
