@@ -119,6 +119,7 @@ export async function buildApp(
   });
   app.addHook('preClose', async () => {
     closing = true;
+    platform.readiness.drain();
   });
   app.addHook('onRequest', (request, reply, done) => {
     if (!closing) return done();
@@ -138,7 +139,8 @@ export async function buildApp(
       return sendProblem(reply.header('retry-after', '5'), problem(503, 'unavailable', 'The database is not reachable.'));
     }
   });
-  await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
+  app.get('/readyz', (_request, reply) => readyz(platform, reply));
+  await app.register(rateLimits); // every route from here on is limited (not /healthz, /readyz, /openapi)
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
   guardRequestBodies(app);
   guardStorableText(app); // NUL and lone surrogates: 400 before any handler (bad-inputs H8)
@@ -146,6 +148,18 @@ export async function buildApp(
   await mountAreas(app, AREAS, handlers); // every contract operation, then each area's pages, routes and work
   methodNotAllowed(app, methods);
   return app;
+}
+
+/** Readiness (server/ops/readiness.ts): 200 with each check, or 503 problem+json naming the failing ones. */
+async function readyz(platform: Platform, reply: FastifyReply) {
+  const { ready, draining, checks } = await platform.readiness.report();
+  reply.header('cache-control', 'no-store');
+  if (ready) return { status: 'ready', checks };
+  const failing = Object.entries(checks)
+    .filter(([, outcome]) => outcome !== 'ok')
+    .map(([name, outcome]) => `${name} ${outcome}`);
+  const detail = draining ? 'The server is shutting down.' : `Not ready: ${failing.join(', ')}.`;
+  return sendProblem(reply.header('retry-after', '5'), problem(503, 'unavailable', detail));
 }
 
 /** TRUST_PROXY=n: the n proxies nearest to this server are trusted, whatever their addresses. */

@@ -20,6 +20,9 @@ import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store } from './store/db.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './app.js';
+import { Readiness } from './ops/readiness.js';
+import { checkMigrated } from './store/migrate.js';
+import { sql } from 'kysely';
 
 export interface Platform {
   config: Config;
@@ -49,6 +52,8 @@ export interface Platform {
   authFailureRecorder?: AuthFailureRecorder;
   /** The steps areas run in an inbound message's transaction (events/inbound-steps.ts). */
   inboundSteps: InboundStepRegistry;
+  /** What `/readyz` checks; each dependency adds its check (server/ops/readiness.ts). */
+  readiness: Readiness;
   provider(kind: ProviderKind): ChatProvider;
   /** Where the sandbox hands its inbound payloads; set by the app to its own inbound route. */
   setInboundSink(sink: (payload: ProviderWebhookPayload) => Promise<void>): void;
@@ -161,6 +166,11 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   await bus.start();
   await outbox.start();
   const apiKeys = new ApiKeyVerifier({ db: store.db, secrets, now, bus, store });
+  const readiness = new Readiness();
+  readiness.add('database', async () => {
+    await sql`select 1`.execute(store.db);
+  });
+  readiness.add('migrations', () => checkMigrated(store.db));
   return {
     config,
     store,
@@ -178,6 +188,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ownerTokens: ownerTokenKeys(secrets),
     ownerCache: new Map(),
     inboundSteps: new Map(),
+    readiness,
     provider: (kind) => (kind === 'sandbox' ? sandbox : cloud),
     setInboundSink(sink) {
       inboundSink = sink;
