@@ -48,6 +48,7 @@ export default defineConfig({
           name: 'pg',
           include: [
             'test/unit/store/**/*.test.ts',
+            'test/unit/ops/**/*.test.ts',
             'test/unit/outbox/**/*.test.ts',
             'test/unit/events/**/*.test.ts',
             'test/unit/webhooks/**/*.test.ts',

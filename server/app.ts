@@ -30,6 +30,7 @@ import type { ApiName } from './contract.js';
 import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
+import { bindOperationIds } from './ops/logging.js';
 import bodyParsers from './plugins/body-parsers.js';
 import browser from './plugins/browser.js';
 import documents from './plugins/documents.js';
@@ -103,7 +104,8 @@ export async function buildApp(
     // Response schemas reach fast-json-stringify with maps it can read (server/lib/openapi-maps.ts).
     schemaController: { compilersFactory: { buildSerializer: mapSerializer } },
   });
-  const platform = await createPlatform(config, overrides);
+  bindOperationIds(app); // before any route: request lines carry the operationId
+  const platform = await createPlatform(config, overrides, app.log);
   app.decorate('config', config);
   app.decorate('platform', platform);
   app.addHook('onClose', async () => platform.close());

@@ -17,7 +17,7 @@ import { ownerTokenKeys, type OwnerTokenKeys } from './auth/owner-jwt.js';
 import type { InboundStepRegistry } from './events/inbound-steps.js';
 import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
-import { openStore, type Store } from './store/db.js';
+import { openStore, type Store, type StoreLogger } from './store/db.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './app.js';
 import { Readiness } from './ops/readiness.js';
@@ -108,8 +108,9 @@ async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
   }
 }
 
-export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
+export async function createPlatform(config: Config, overrides: PlatformOverrides = {}, log?: StoreLogger): Promise<Platform> {
   const store = overrides.store ?? (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  if (log) store.useLogger(log); // one log stream: the store's warnings go through the server's logger
   const key = masterKey(config);
   const secrets = new SecretBox(key);
   let clock: DatabaseClock | undefined;
