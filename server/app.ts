@@ -31,6 +31,7 @@ import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import { bindOperationIds } from './ops/logging.js';
+import { installMetrics } from './ops/metrics.js';
 import bodyParsers from './plugins/body-parsers.js';
 import browser from './plugins/browser.js';
 import documents from './plugins/documents.js';
@@ -108,6 +109,7 @@ export async function buildApp(
   const platform = await createPlatform(config, overrides, app.log);
   app.decorate('config', config);
   app.decorate('platform', platform);
+  installMetrics(app, platform); // METRICS_PORT: its own listener, off when unset
   app.addHook('onClose', async () => platform.close());
   app.setValidatorCompiler(validatorCompiler);
   let closing = false;

@@ -21,6 +21,7 @@ import { openStore, type Store, type StoreLogger } from './store/db.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './app.js';
 import { Readiness } from './ops/readiness.js';
+import { Activity } from './ops/activity.js';
 import { checkMigrated } from './store/migrate.js';
 import { sql } from 'kysely';
 
@@ -52,6 +53,8 @@ export interface Platform {
   authFailureRecorder?: AuthFailureRecorder;
   /** The steps areas run in an inbound message's transaction (events/inbound-steps.ts). */
   inboundSteps: InboundStepRegistry;
+  /** What the workers did, for the metrics (server/ops/activity.ts). */
+  activity: Activity;
   /** What `/readyz` checks; each dependency adds its check (server/ops/readiness.ts). */
   readiness: Readiness;
   provider(kind: ProviderKind): ChatProvider;
@@ -133,7 +136,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const mediaFetch = createSafeFetch({ ...policy, timeoutMs: 15_000, maxResponseBytes: 16 * 1024 * 1024, maxRedirects: 3 });
   const instanceId = randomUUID();
   const bus = new EventBus(store);
+  const activity = new Activity();
   const outbox = new Outbox({
+    log: (message, extra) => log?.warn({ component: 'outbox', ...extra }, message),
+    onAttempt: (outcome) => activity.count('webhook_attempts', outcome),
     store,
     instanceId,
     leaseMs: config.workers.outboxLeaseMs,
@@ -190,6 +196,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ownerCache: new Map(),
     inboundSteps: new Map(),
     readiness,
+    activity,
     provider: (kind) => (kind === 'sandbox' ? sandbox : cloud),
     setInboundSink(sink) {
       inboundSink = sink;

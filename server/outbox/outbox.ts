@@ -57,6 +57,8 @@ export interface OutboxOptions {
   idleMs?: number;
   random?: () => number;
   log?: (message: string, extra?: object) => void;
+  /** Told each attempt's outcome (the operations counters, server/ops/activity.ts). */
+  onAttempt?: (outcome: 'succeeded' | 'retry' | 'failed') => void;
 }
 
 const CHANNEL = 'outbox_due';
@@ -264,6 +266,7 @@ export class Outbox {
     const error = ok ? null : (result.error ?? `receiver answered ${result.status}`);
     const delay = ok ? null : retryDelayMs(row.attempts, this.options.random);
     const finished = ok || delay === null || row.attempts >= MAX_ATTEMPTS;
+    this.options.onAttempt?.(ok ? 'succeeded' : finished ? 'failed' : 'retry');
     return this.record({
       id: row.id,
       status: ok ? 'succeeded' : finished ? 'failed' : 'pending',

@@ -30,6 +30,8 @@ export interface Store {
   close(): Promise<void>;
   /** PGlite only: one pass of its VACUUM and ANALYZE now (it has no autovacuum). */
   maintain?(): Promise<void>;
+  /** PostgreSQL only: the connection pool's size, clients in use and callers waiting for one (metrics). */
+  poolStats?(): { max: number; inUse: number; waiting: number };
   /** Where the store's warnings go from now on: the server's logger, once it has one. */
   useLogger(log: StoreLogger): void;
 }
@@ -131,6 +133,7 @@ async function openPostgres(connectionString: string, log: StoreLog): Promise<St
   return {
     db,
     kind: 'postgres',
+    poolStats: () => ({ max: pool.options.max ?? 10, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
     useLogger: (logger) => {
       log.logger = logger;
     },

@@ -474,6 +474,9 @@ export class CampaignWorker {
       try {
         await this.platform.store.db.transaction().execute((trx) => this.write(trx, batch));
         this.unwritten -= batch.length;
+        // Counted once written (a failed write is retried with the same batch).
+        this.platform.activity.count('campaign_sends', 'sent', batch.filter((o) => o.kind === 'sent').length);
+        this.platform.activity.count('campaign_sends', 'failed', batch.filter((o) => o.kind === 'failed').length);
       } catch (error) {
         this.log('campaign results not written; retrying', { error: String(error) });
         this.buffer.unshift(...batch);
