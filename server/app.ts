@@ -32,6 +32,7 @@ import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import { bindOperationIds } from './ops/logging.js';
 import { installMetrics } from './ops/metrics.js';
+import { traceIds, traceRoutes, tracingEnabled } from './ops/tracing.js';
 import bodyParsers from './plugins/body-parsers.js';
 import browser from './plugins/browser.js';
 import documents from './plugins/documents.js';
@@ -106,6 +107,7 @@ export async function buildApp(
     schemaController: { compilersFactory: { buildSerializer: mapSerializer } },
   });
   bindOperationIds(app); // before any route: request lines carry the operationId
+  if (tracingEnabled()) traceRoutes(app); // server spans named by route and operationId
   const platform = await createPlatform(config, overrides, app.log);
   app.decorate('config', config);
   app.decorate('platform', platform);
@@ -189,6 +191,8 @@ export function loggerOptions(level: string) {
   const field = (name: string) => [name, `*.${name}`];
   return {
     level,
+    // Tracing on (OTEL_*): each line written inside a span carries its trace_id and span_id.
+    ...(tracingEnabled() ? { mixin: traceIds } : {}),
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       err: (error: Error) => {
