@@ -32,6 +32,7 @@ import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import { bindOperationIds } from './ops/logging.js';
 import { installMetrics } from './ops/metrics.js';
+import { installOverloadGuard } from './ops/overload.js';
 import { traceIds, traceRoutes, tracingEnabled } from './ops/tracing.js';
 import bodyParsers from './plugins/body-parsers.js';
 import browser from './plugins/browser.js';
@@ -131,6 +132,8 @@ export async function buildApp(
     if (!closing) return done();
     refuse(request, reply, problem(503, 'unavailable', 'The server is shutting down.'), { 'retry-after': '5', connection: 'close' });
   });
+  // Refuses the excess early (503, Retry-After) before bodies are read; priority for webhooks and Login.
+  if (config.ops.overload.maxInFlight > 0) installOverloadGuard(app, config.ops.overload, () => app.metrics?.overloadRefused());
   const methods = collectMethods(app);
 
   await app.register(securityHeaders); // first, so that 404s, 429s and every error carry them

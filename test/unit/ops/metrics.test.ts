@@ -137,6 +137,6 @@ it('METRICS_PORT: an integer port, never the public PORT in production', () => {
   const base = { PORT: '8080', NODE_ENV: 'production', PUBLIC_URL: 'https://chat.example', DATABASE_URL: 'postgres://db/x', SECRET_KEY: 'k'.repeat(48) };
   expect(() => loadConfig({ ...base, METRICS_PORT: '8080' })).toThrow(/METRICS_PORT must differ from PORT/);
   expect(() => loadConfig({ ...base, METRICS_PORT: 'nine' })).toThrow(/METRICS_PORT must be an integer/);
-  expect(loadConfig({ ...base, METRICS_PORT: '9464' }).ops).toEqual({ metricsPort: 9464, metricsHost: '127.0.0.1' });
+  expect(loadConfig({ ...base, METRICS_PORT: '9464' }).ops).toMatchObject({ metricsPort: 9464, metricsHost: '127.0.0.1' });
   expect(loadConfig({ ...base }).ops.metricsPort).toBeUndefined();
 });
