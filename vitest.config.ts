@@ -87,6 +87,11 @@ export default defineConfig({
       },
       {
         extends: true,
+        // A real Prometheus scraping a server on PostgreSQL (`npm run test:prometheus`, DATABASE_URL).
+        test: { name: 'prometheus', include: ['test/prometheus/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 300_000 },
+      },
+      {
+        extends: true,
         // The generated Python and Go clients' smoke programs against the real server; not part
         // of `npm test`, run with `npm run test:smoke` (generates the clients first if missing).
         test: { name: 'smoke', include: ['test/smoke/**/*.smoke.test.ts'], testTimeout: 120_000, hookTimeout: 600_000 },

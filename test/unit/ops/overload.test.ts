@@ -41,9 +41,9 @@ it('refuses bulk beyond the limit with 503 + Retry-After before reading the body
   // Two contact creations in flight, their bodies still arriving.
   const held = [raw(port, partial(60), '{"contact_no":'), raw(port, partial(60), '{"contact_no":')];
   const full = 'POST /api/contacts HTTP/1.1\r\nhost: x\r\n';
-  await expect.poll(async () => (await raw(port, `${full}x-api-key: ${w.key}\r\ncontent-type: application/json\r\ncontent-length: 1000000`).answered).split('\r\n')[0]).toBe(
-    'HTTP/1.1 503 Service Unavailable',
-  );
+  await expect
+    .poll(async () => (await raw(port, `${full}x-api-key: ${w.key}\r\ncontent-type: application/json\r\ncontent-length: 1000000`).answered).split('\r\n')[0])
+    .toBe('HTTP/1.1 503 Service Unavailable');
   const refused = await raw(port, `${full}x-api-key: ${w.key}\r\ncontent-type: application/json\r\ncontent-length: 1000000`).answered;
   expect(refused).toMatch(/^HTTP\/1\.1 503 /);
   expect(refused).toMatch(/\r\nretry-after: 2\r\n/i);
@@ -62,7 +62,5 @@ it('refuses bulk beyond the limit with 503 + Retry-After before reading the body
 
   // The held requests end: bulk gets in again.
   for (const h of held) h.socket.destroy();
-  await expect
-    .poll(async () => (await fetch(`http://127.0.0.1:${port}/api/contacts?limit=1`, { headers: { 'x-api-key': w.key } })).status)
-    .toBe(200);
+  await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/api/contacts?limit=1`, { headers: { 'x-api-key': w.key } })).status).toBe(200);
 });
