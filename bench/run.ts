@@ -198,7 +198,8 @@ if (wanted('provider')) {
 }
 
 // Operations: overload (3× capacity), the metrics' cost on get/post/list, tracing's cost per request.
-if (wanted('ops')) {
+// `--only=overload`: the overload figures alone.
+if (wanted('ops') || only?.includes('overload')) {
   if (!wanted('http')) buildDist();
   const overload = await measureOverload(quick);
   ratios.overload_goodput = overload.admittedRps / overload.capacityRps;
@@ -207,6 +208,8 @@ if (wanted('ops')) {
   console.log(
     `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000)`,
   );
+}
+if (wanted('ops')) {
   const sized = { connections, durationSec };
   const metrics = await measureMetricsCost(sized, rounds, warmupSec);
   for (const [figure, r] of Object.entries(metrics)) ratios[`metrics_on_vs_off_${figure}`] = r.on / r.off;

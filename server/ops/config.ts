@@ -32,6 +32,7 @@ export function loadOpsConfig(env: NodeJS.ProcessEnv, server: { port: number; ho
     maxInFlight,
     priorityReserve: whole('OVERLOAD_PRIORITY_RESERVE', Math.ceil(maxInFlight / 2), 1_000_000),
     retryAfterSeconds: 2,
+    targetMs: whole('OVERLOAD_TARGET_MS', 100, 60_000) || 100,
   };
   return { metricsPort, metricsHost: env.METRICS_HOST || server.host, overload };
 }
