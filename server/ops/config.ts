@@ -33,6 +33,7 @@ export function loadOpsConfig(env: NodeJS.ProcessEnv, server: { port: number; ho
     priorityReserve: whole('OVERLOAD_PRIORITY_RESERVE', Math.ceil(maxInFlight / 2), 1_000_000),
     retryAfterSeconds: 2,
     targetMs: whole('OVERLOAD_TARGET_MS', 100, 60_000) || 100,
+    maxLagMs: whole('OVERLOAD_MAX_LAG_MS', 0, 60_000),
   };
   return { metricsPort, metricsHost: env.METRICS_HOST || server.host, overload };
 }
