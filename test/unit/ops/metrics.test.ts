@@ -24,7 +24,7 @@ it('is off unless METRICS_PORT is set, and never on the public port', async () =
   const app = await build();
   expect(app.metrics).toBeUndefined();
   expect((await app.inject({ url: '/metrics' })).statusCode).toBe(404);
-});
+}, 60_000); // the first app a worker builds also compiles the contract's validators
 
 it('counts requests by operation, reads backlogs, and keeps every label value in a fixed set', async () => {
   const app = await build({ env: { METRICS_PORT: '0' } });

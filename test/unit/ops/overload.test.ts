@@ -63,4 +63,4 @@ it('refuses bulk beyond the limit with 503 + Retry-After before reading the body
   // The held requests end: bulk gets in again.
   for (const h of held) h.socket.destroy();
   await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/api/contacts?limit=1`, { headers: { 'x-api-key': w.key } })).status).toBe(200);
-});
+}, 60_000); // the first app a worker builds also compiles the contract's validators

@@ -27,7 +27,7 @@ it('is ready once migrated; 503 problem+json naming the check while the last mig
 
   await sql`insert into kysely_migration (name, timestamp) values (${row!.name as string}, ${row!.timestamp as string})`.execute(db);
   expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
-});
+}, 60_000); // the first app a worker builds also compiles the contract's validators
 
 it('is not ready from the start of shutdown on (preClose), whatever the checks say', async () => {
   const app = await build();
