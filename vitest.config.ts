@@ -48,6 +48,7 @@ export default defineConfig({
           name: 'pg',
           include: [
             'test/unit/store/**/*.test.ts',
+            'test/unit/ops/**/*.test.ts',
             'test/unit/outbox/**/*.test.ts',
             'test/unit/events/**/*.test.ts',
             'test/unit/webhooks/**/*.test.ts',
@@ -90,6 +91,11 @@ export default defineConfig({
         // Redis and an S3-compatible server, under a mixed load with kill -9 and rolling restarts
         // (test/fleet/). Needs DATABASE_URL, redis-server, haproxy and STORAGE_TEST_S3.
         test: { name: 'fleet', include: ['test/fleet/**/*.test.ts'], testTimeout: 600_000, hookTimeout: 300_000, fileParallelism: false },
+      },
+      {
+        extends: true,
+        // A real Prometheus scraping a server on PostgreSQL (`npm run test:prometheus`, DATABASE_URL).
+        test: { name: 'prometheus', include: ['test/prometheus/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 300_000 },
       },
       {
         extends: true,

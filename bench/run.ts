@@ -17,13 +17,14 @@ import { measureStreamMemory } from './lib/sse-memory.js';
 import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
 import { measureWebhookDeliveries } from './lib/webhook-deliveries.js';
 import { measureProviderIngest } from './lib/provider-ingest.js';
+import { measureMetricsCost, measureOverload, measureTracingCost } from './lib/overload.js';
 
 const quick = process.argv.includes('--quick');
 const rounds = quick ? 3 : 5;
 const durationSec = quick ? 4 : 10;
 const warmupSec = quick ? 2 : 5;
 const connections = 10;
-// `--only=http,login,campaign,webhooks,provider,generate` runs some groups of figures (for profiling work).
+// `--only=http,login,campaign,webhooks,provider,ops,generate` runs some groups of figures (for profiling work).
 const only = process.argv
   .find((a) => a.startsWith('--only='))
   ?.slice('--only='.length)
@@ -197,6 +198,31 @@ if (wanted('provider')) {
     record(
       'provider_webhook_ingest_postgres',
       await withBenchDatabase(adminUrl, (url) => measureProviderIngest(size, runs, APP_SECRET, { DATABASE_URL: url })),
+    );
+}
+
+// Operations: overload (3× capacity), the metrics' cost on get/post/list, tracing's cost per request.
+// `--only=overload`: the overload figures alone.
+if (wanted('ops') || only?.includes('overload')) {
+  if (!wanted('http')) buildDist();
+  const overload = await measureOverload(quick);
+  ratios.overload_goodput = overload.admittedRps / overload.capacityRps;
+  ratios.overload_p99_budget = 250 / overload.admittedP99Ms;
+  figures.overload = overload;
+  console.log(
+    `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000)`,
+  );
+}
+if (wanted('ops')) {
+  const sized = { connections, durationSec };
+  const metrics = await measureMetricsCost(sized, rounds, warmupSec);
+  for (const [figure, r] of Object.entries(metrics)) ratios[`metrics_on_vs_off_${figure}`] = r.on / r.off;
+  figures.metrics_cost = metrics;
+  const tracing = await measureTracingCost(sized, rounds, warmupSec);
+  figures.tracing_cost = tracing;
+  for (const [figure, r] of Object.entries(tracing))
+    console.log(
+      `note: tracing on (all sampled, OTLP/HTTP) ${figure}: ${r.on.toFixed(0)} rps vs ${r.off.toFixed(0)} off, ${r.usPerRequest.toFixed(0)} µs per request`,
     );
 }
 

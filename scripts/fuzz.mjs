@@ -10,10 +10,12 @@
 // docs/fuzzing.md lists the excluded operations and why.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { unframedLines } from './lib/ci-log.mjs';
+import { labelProblems, parseExposition } from './lib/metrics-labels.mjs';
 import { runOrExit } from './lib/tools.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -54,10 +56,18 @@ const work = mkdtempSync(join(tmpdir(), 'fuzz-'));
 const serverLog = join(work, 'server.log');
 const tally = join(work, 'tally.log');
 let tallyOffset = 0; // where the next API's lines start (printReach)
+// Metrics on a port of their own: after the run, every label value must still be from a fixed set.
+const metricsPort = await new Promise((resolve) => {
+  const probe = createNetServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
 const server = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'fuzz', 'server.ts')], {
   cwd: root,
   env: {
     ...process.env,
+    METRICS_PORT: String(metricsPort),
     DATA_DIR: join(work, 'data'),
     FUZZ_TALLY: tally,
     FUZZ_REFUSALS: join(work, 'refusals.log'),
@@ -312,6 +322,20 @@ function summarise(text) {
   };
 }
 
+// Bounded cardinality after the fuzz run's traffic (scripts/lib/metrics-labels.mjs).
+const scrape = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+const series = parseExposition(scrape);
+const operationIds = ['account', 'connect', 'login', 'messaging'].flatMap((api) =>
+  Object.values(parse(readFileSync(join(root, 'generated', api, 'openapi.3.1.yaml'), 'utf8')).paths).flatMap((item) =>
+    Object.values(item)
+      .map((op) => op?.operationId)
+      .filter(Boolean),
+  ),
+);
+const labelIssues = labelProblems(series, operationIds);
+const requestSeries = series.filter((s) => s.name === 'http_request_duration_seconds_count').length;
+console.log(`\nmetrics after the run: ${series.length} series, ${requestSeries} request series, ${labelIssues.length} label values outside their fixed sets`);
+for (const issue of labelIssues.slice(0, 20)) console.log(`  ${issue}`);
 stop();
 console.log('\nschemathesis summary (per API: operations tested, cases generated, failures and errors, exit code):');
 for (const r of results)
@@ -323,6 +347,10 @@ for (const r of results) for (const w of r.warnings) console.log(`  ${r.api.padE
 // whose ids never resolve, is one the fuzzing does not reach, however clean its result looks.
 const failed = results.filter((r) => r.code !== 0 || r.warnings.length);
 console.log(`server log: ${serverLog}`);
+if (labelIssues.length) {
+  console.error('metrics: label values outside their fixed sets (server/ops/metrics.ts)');
+  process.exit(1);
+}
 if (failed.length) {
   console.error(`schemathesis failed or warned on: ${failed.map((r) => r.api).join(', ')}`);
   process.exit(1);

@@ -30,6 +30,10 @@ import type { ApiName } from './contract.js';
 import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies } from './lib/request-body.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
+import { bindOperationIds } from './ops/logging.js';
+import { installMetrics } from './ops/metrics.js';
+import { installOverloadGuard } from './ops/overload.js';
+import { traceIds, traceRoutes, tracingEnabled } from './ops/tracing.js';
 import bodyParsers from './plugins/body-parsers.js';
 import browser from './plugins/browser.js';
 import documents from './plugins/documents.js';
@@ -103,9 +107,12 @@ export async function buildApp(
     // Response schemas reach fast-json-stringify with maps it can read (server/lib/openapi-maps.ts).
     schemaController: { compilersFactory: { buildSerializer: mapSerializer } },
   });
-  const platform = await createPlatform(config, overrides);
+  bindOperationIds(app); // before any route: request lines carry the operationId
+  if (tracingEnabled()) traceRoutes(app); // server spans named by route and operationId
+  const platform = await createPlatform(config, overrides, app.log);
   app.decorate('config', config);
   app.decorate('platform', platform);
+  installMetrics(app, platform); // METRICS_PORT: its own listener, off when unset
   app.addHook('onClose', async () => platform.close());
   app.setValidatorCompiler(validatorCompiler);
   let closing = false;
@@ -119,11 +126,14 @@ export async function buildApp(
   });
   app.addHook('preClose', async () => {
     closing = true;
+    platform.readiness.drain();
   });
   app.addHook('onRequest', (request, reply, done) => {
     if (!closing) return done();
     refuse(request, reply, problem(503, 'unavailable', 'The server is shutting down.'), { 'retry-after': '5', connection: 'close' });
   });
+  // Refuses the excess early (503, Retry-After) before bodies are read; priority for webhooks and Login.
+  if (config.ops.overload.maxInFlight > 0) installOverloadGuard(app, config.ops.overload, () => app.metrics?.overloadRefused());
   const methods = collectMethods(app);
 
   await app.register(securityHeaders); // first, so that 404s, 429s and every error carry them
@@ -138,7 +148,8 @@ export async function buildApp(
       return sendProblem(reply.header('retry-after', '5'), problem(503, 'unavailable', 'The database is not reachable.'));
     }
   });
-  await app.register(rateLimits); // every route from here on is limited (not /healthz, /openapi)
+  app.get('/readyz', (_request, reply) => readyz(platform, reply));
+  await app.register(rateLimits); // every route from here on is limited (not /healthz, /readyz, /openapi)
   // Bodies checked against each operation's declared media types and `required` (schemathesis finding).
   guardRequestBodies(app);
   guardStorableText(app); // NUL and lone surrogates: 400 before any handler (bad-inputs H8)
@@ -146,6 +157,18 @@ export async function buildApp(
   await mountAreas(app, AREAS, handlers); // every contract operation, then each area's pages, routes and work
   methodNotAllowed(app, methods);
   return app;
+}
+
+/** Readiness (server/ops/readiness.ts): 200 with each check, or 503 problem+json naming the failing ones. */
+async function readyz(platform: Platform, reply: FastifyReply) {
+  const { ready, draining, checks } = await platform.readiness.report();
+  reply.header('cache-control', 'no-store');
+  if (ready) return { status: 'ready', checks };
+  const failing = Object.entries(checks)
+    .filter(([, outcome]) => outcome !== 'ok')
+    .map(([name, outcome]) => `${name} ${outcome}`);
+  const detail = draining ? 'The server is shutting down.' : `Not ready: ${failing.join(', ')}.`;
+  return sendProblem(reply.header('retry-after', '5'), problem(503, 'unavailable', detail));
 }
 
 /** TRUST_PROXY=n: the n proxies nearest to this server are trusted, whatever their addresses. */
@@ -171,6 +194,8 @@ export function loggerOptions(level: string) {
   const field = (name: string) => [name, `*.${name}`];
   return {
     level,
+    // Tracing on (OTEL_*): each line written inside a span carries its trace_id and span_id.
+    ...(tracingEnabled() ? { mixin: traceIds } : {}),
     serializers: {
       req: (req: { method: string; url: string; id: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       err: (error: Error) => {

@@ -1,6 +1,7 @@
 // Configuration, read once from the environment and validated at start with one clear message.
 import ipaddr from 'ipaddr.js';
 import { parseStorageUrl } from './lib/storage/url.js';
+import { loadOpsConfig, type OpsConfig } from './ops/config.js';
 
 export interface Config {
   /** TCP port to listen on. */
@@ -82,6 +83,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** The background workers' schedules; undefined keeps each worker's own default. */
   workers: WorkerSchedules;
+  /** Metrics endpoint and overload limits (server/ops/config.ts). */
+  ops: OpsConfig;
 }
 
 export interface InboundMediaConfig {
@@ -303,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       providerInboxPollMs: optionalMs(env.PROVIDER_INBOX_POLL_MS),
       providerInboxRetryMs: optionalMs(env.PROVIDER_INBOX_RETRY_MS),
     },
+    ops: loadOpsConfig(env, { port, host, production }, problems),
   };
   if (problems.length === 1) throw new ConfigError(`Cannot start: ${problems[0]}.`, problems);
   if (problems.length) throw new ConfigError(`Cannot start: ${problems.length} settings are invalid:\n  ${problems.join('\n  ')}`, problems);

@@ -17,11 +17,15 @@ import { ownerTokenKeys, type OwnerTokenKeys } from './auth/owner-jwt.js';
 import type { InboundStepRegistry } from './events/inbound-steps.js';
 import type { ChatProvider, ProviderKind } from './providers/types.js';
 import type { ProviderWebhookPayload } from './providers/types.js';
-import { openStore, type Store } from './store/db.js';
+import { openStore, type Store, type StoreLogger } from './store/db.js';
 import { openStorage, type ObjectStorage } from './lib/storage/index.js';
 import { SharedRedis } from './lib/redis.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './app.js';
+import { Readiness } from './ops/readiness.js';
+import { Activity } from './ops/activity.js';
+import { checkMigrated } from './store/migrate.js';
+import { sql } from 'kysely';
 
 export interface Platform {
   config: Config;
@@ -55,6 +59,10 @@ export interface Platform {
   authFailureRecorder?: AuthFailureRecorder;
   /** The steps areas run in an inbound message's transaction (events/inbound-steps.ts). */
   inboundSteps: InboundStepRegistry;
+  /** What the workers did, for the metrics (server/ops/activity.ts). */
+  activity: Activity;
+  /** What `/readyz` checks; each dependency adds its check (server/ops/readiness.ts). */
+  readiness: Readiness;
   provider(kind: ProviderKind): ChatProvider;
   /** Where the sandbox hands its inbound payloads; set by the app to its own inbound route. */
   setInboundSink(sink: (payload: ProviderWebhookPayload) => Promise<void>): void;
@@ -111,8 +119,9 @@ async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
   }
 }
 
-export async function createPlatform(config: Config, overrides: PlatformOverrides = {}): Promise<Platform> {
+export async function createPlatform(config: Config, overrides: PlatformOverrides = {}, log?: StoreLogger): Promise<Platform> {
   const store = overrides.store ?? (await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  if (log) store.useLogger(log); // one log stream: the store's warnings go through the server's logger
   const key = masterKey(config);
   const secrets = new SecretBox(key);
   let clock: DatabaseClock | undefined;
@@ -137,7 +146,10 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   const mediaFetch = createSafeFetch({ ...policy, timeoutMs: 15_000, maxResponseBytes: 16 * 1024 * 1024, maxRedirects: 3 });
   const instanceId = randomUUID();
   const bus = new EventBus(store);
+  const activity = new Activity();
   const outbox = new Outbox({
+    log: (message, extra) => log?.warn({ component: 'outbox', ...extra }, message),
+    onAttempt: (outcome) => activity.count('webhook_attempts', outcome),
     store,
     instanceId,
     leaseMs: config.workers.outboxLeaseMs,
@@ -171,6 +183,14 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   await bus.start();
   await outbox.start();
   const apiKeys = new ApiKeyVerifier({ db: store.db, secrets, now, bus, store });
+  const readiness = new Readiness();
+  readiness.add('database', async () => {
+    await sql`select 1`.execute(store.db);
+  });
+  readiness.add('migrations', () => checkMigrated(store.db));
+  // Object storage always (the disk backend checks DATA_DIR is writable); Redis when configured.
+  readiness.add('storage', () => storage.ping());
+  if (redis) readiness.add('redis', () => redis.ping());
   return {
     config,
     store,
@@ -190,6 +210,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     ownerTokens: ownerTokenKeys(secrets),
     ownerCache: new Map(),
     inboundSteps: new Map(),
+    readiness,
+    activity,
     provider: (kind) => (kind === 'sandbox' ? sandbox : cloud),
     setInboundSink(sink) {
       inboundSink = sink;

@@ -7,6 +7,7 @@ import { demoWorkspaceId, describeDemo, describeExistingDemo, seedDemoWorkspace 
 import { exitOnSignals } from './shutdown.js';
 import { checkPort, describeStartFailure, listenFailure, lockDataDir, prepareDataDir } from './start-checks.js';
 import { isUnavailable } from './store/unavailable.js';
+import { startTracing } from './ops/tracing.js';
 
 let config: Config | undefined;
 
@@ -15,9 +16,12 @@ async function main() {
   prepareDataDir(config.dataDir);
   if (!config.databaseUrl) lockDataDir(config.dataDir);
   await checkPort(config.host, config.port); // before the app is built: a taken port is said at once
+  // Tracing (OTEL_*, off by default) starts first: the app's modules are instrumented as they load.
+  const stopTracing = await startTracing();
   // The app's modules load after the checks, so that a bad start answers without waiting for them.
   const { buildApp } = await import('./app.js');
   const app = await buildApp(config);
+  if (stopTracing) app.addHook('onClose', stopTracing); // the last spans are sent before exit
   exitOnSignals(app);
   if (config.production && !config.databaseUrl)
     app.log.warn('ALLOW_EMBEDDED_STORE: production on the embedded store, one instance only and not safe against a crash; set DATABASE_URL (docs/deploy.md)');

@@ -5,6 +5,9 @@ import { benchDataDir } from '../lib/data-dir.js';
 import { fromDist } from './dist.js';
 import { seedContacts } from './seed-contacts.js';
 
+// Tracing when the bench asks for it (OTEL_* in this process's environment), before the app loads.
+const { startTracing } = await fromDist<typeof import('#server/ops/tracing.js')>('server/ops/tracing.js');
+await startTracing();
 const { buildApp } = await fromDist<typeof import('#server/app.js')>('server/app.js');
 const { loadConfig } = await fromDist<typeof import('#server/config.js')>('server/config.js');
 const { newId } = await fromDist<typeof import('#server/lib/ids.js')>('server/lib/ids.js');
@@ -19,6 +22,8 @@ const app = await buildApp(
     DEMO: 'false',
     RATE_LIMIT_PER_MINUTE: '1000000',
     AUTH_FAILURES_PER_IP: '1000000',
+    // The operations settings a figure varies (metrics on, overload limits).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(METRICS_PORT|OVERLOAD_)/.test(name)) as [string, string][]),
   }),
 );
 const url = await app.listen({ port: 0, host: '127.0.0.1' });

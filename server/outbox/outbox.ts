@@ -6,6 +6,7 @@
 // A worker with nothing to claim sleeps until its next due row (a retry's time, or the lease
 // expiry of a row another instance holds), until `outbox_due` is notified (enqueue, redeliver) or
 // an attempt finishes, or at most `idleMs`: an idle outbox runs no query.
+import { currentTraceparent, inBackgroundSpan } from '../ops/tracing.js';
 import type { Kysely, SqlBool, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { newId } from '../lib/ids.js';
@@ -57,6 +58,8 @@ export interface OutboxOptions {
   idleMs?: number;
   random?: () => number;
   log?: (message: string, extra?: object) => void;
+  /** Told each attempt's outcome (the operations counters, server/ops/activity.ts). */
+  onAttempt?: (outcome: 'succeeded' | 'retry' | 'failed') => void;
 }
 
 const CHANNEL = 'outbox_due';
@@ -87,6 +90,7 @@ export async function enqueue(tx: Transaction<Database> | Kysely<Database>, deli
       event_type: delivery.eventType,
       payload: delivery.payload,
       next_attempt_at: at,
+      trace_context: currentTraceparent(), // the delivery's trace links to this request's
     })
     .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
     .execute();
@@ -245,7 +249,13 @@ export class Outbox {
       .execute()) as OutboxRow[];
   }
 
-  private async attempt(row: OutboxRow): Promise<void> {
+  private attempt(row: OutboxRow): Promise<void> {
+    // A trace of its own, linked to the request that queued it (server/ops/tracing.ts).
+    const attributes = { 'chatapp.event_type': row.event_type, 'chatapp.attempt': row.attempts };
+    return inBackgroundSpan('webhook delivery', row.trace_context, attributes, () => this.deliver(row));
+  }
+
+  private async deliver(row: OutboxRow): Promise<void> {
     const destination = await this.resolve(row);
     if (!destination) return this.record({ id: row.id, status: 'failed', error: 'endpoint deleted or disabled', finished: this.now() });
     const started = this.now();
@@ -264,6 +274,7 @@ export class Outbox {
     const error = ok ? null : (result.error ?? `receiver answered ${result.status}`);
     const delay = ok ? null : retryDelayMs(row.attempts, this.options.random);
     const finished = ok || delay === null || row.attempts >= MAX_ATTEMPTS;
+    this.options.onAttempt?.(ok ? 'succeeded' : finished ? 'failed' : 'retry');
     return this.record({
       id: row.id,
       status: ok ? 'succeeded' : finished ? 'failed' : 'pending',

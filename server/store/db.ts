@@ -30,6 +30,33 @@ export interface Store {
   close(): Promise<void>;
   /** PGlite only: one pass of its VACUUM and ANALYZE now (it has no autovacuum). */
   maintain?(): Promise<void>;
+  /** PostgreSQL only: the connection pool's size, clients in use and callers waiting for one (metrics). */
+  poolStats?(): { max: number; inUse: number; waiting: number };
+  /** Where the store's warnings go from now on: the server's logger, once it has one. */
+  useLogger(log: StoreLogger): void;
+}
+
+/** The part of a pino logger the store uses (the app passes its own: one log stream). */
+export interface StoreLogger {
+  warn(fields: object, msg: string): void;
+}
+
+/**
+ * Until the app hands its logger over (a store opened on its own, by a script): a line shaped
+ * like the logger's (numeric level, epoch-ms time), so that a filter on levels still sees it.
+ */
+const stderrLogger: StoreLogger = {
+  warn: (fields, msg) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), ...fields, msg })}\n`),
+};
+
+/** The warnings of one store, sent to the logger it was last given. */
+class StoreLog {
+  logger = stderrLogger;
+  readonly warn = (msg: string, extra: object): void => this.logger.warn({ component: 'store', ...extra }, msg);
+  /** An ended pool or LISTEN connection (see openPostgres). */
+  connectionEnded(where: 'pool' | 'listener') {
+    return (error: Error & { code?: string }) => this.warn(`PostgreSQL ${where} connection ended`, { code: error.code, error: error.message });
+  }
 }
 
 export interface StoreOptions {
@@ -46,22 +73,26 @@ export interface StoreOptions {
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openPGlite(options);
+  const log = new StoreLog();
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, log) : await openPGlite(options, log);
   await migrateToLatest(store.db);
   return store;
 }
 
-async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOptions): Promise<Store> {
+async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOptions, log: StoreLog): Promise<Store> {
   let pgl = pglite;
   if (!pgl) {
     if (dataDir) mkdirSync(dataDir, { recursive: true });
     pgl = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined);
   }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pgl) });
-  const maintenance = startPGliteMaintenance(db, maintenanceMs, warn);
+  const maintenance = startPGliteMaintenance(db, maintenanceMs, log.warn);
   return {
     db,
     kind: 'pglite',
+    useLogger: (logger) => {
+      log.logger = logger;
+    },
     maintain: () => maintenance.run(),
     async listen(channel, listener) {
       assertChannel(channel);
@@ -80,35 +111,32 @@ async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOpti
   };
 }
 
-/** The store has no logger of its own: its warnings are JSON lines on stderr, like the server's log. */
-function warn(msg: string, extra: object): void {
-  process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...extra })}\n`);
-}
-
 /**
  * A connection that PostgreSQL ends (a restart, a failover, `pg_terminate_backend`) emits
  * `error`; without a listener that is an uncaught exception that takes the process down. The
  * pool drops such an idle client and opens a new one on the next query, so it is only reported.
  */
-function reportConnectionError(where: 'pool' | 'listener') {
-  return (error: Error & { code?: string }) => warn(`PostgreSQL ${where} connection ended`, { code: error.code, error: error.message });
-}
+const reportConnectionError = (log: StoreLog, where: 'pool' | 'listener') => log.connectionEnded(where);
 
-async function openPostgres(connectionString: string): Promise<Store> {
+async function openPostgres(connectionString: string, log: StoreLog): Promise<Store> {
   // A connection attempt to an unreachable database fails after 5 s instead of waiting forever,
   // so a request answers 503 rather than hanging (bad-inputs F-4, F-5).
   const pool = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 5_000, keepAlive: true });
-  pool.on('error', reportConnectionError('pool'));
+  pool.on('error', reportConnectionError(log, 'pool'));
   // The pool listens for errors on idle clients only: a client checked out for a query when its
   // socket is reset would emit `error` to no one, an uncaught exception that kills the process.
   // The query itself fails (503 above it) and the pool drops the client at release.
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new UnavailableAwareDialect({ pool }) });
-  const listener = new ListenConnection(connectionString);
+  const listener = new ListenConnection(connectionString, log);
   await listener.open();
   return {
     db,
     kind: 'postgres',
+    poolStats: () => ({ max: pool.options.max ?? 10, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
+    useLogger: (logger) => {
+      log.logger = logger;
+    },
     listen: (channel, fn) => {
       assertChannel(channel);
       return listener.listen(channel, fn);
@@ -142,11 +170,14 @@ class ListenConnection {
   /** Set by the first successful open: later opens are reconnections. */
   private opened = false;
 
-  constructor(private readonly connectionString: string) {}
+  constructor(
+    private readonly connectionString: string,
+    private readonly log: StoreLog,
+  ) {}
 
   async open(): Promise<void> {
     const client = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: 5_000, keepAlive: true });
-    client.on('error', reportConnectionError('listener'));
+    client.on('error', reportConnectionError(this.log, 'listener'));
     client.on('notification', (msg) => {
       for (const fn of this.channels.get(msg.channel) ?? []) fn(msg.payload ?? '');
     });
@@ -169,7 +200,7 @@ class ListenConnection {
       try {
         callback();
       } catch (error) {
-        warn('reconnect callback failed', { error: String(error) });
+        this.log.warn('reconnect callback failed', { error: String(error) });
       }
     }
   }
@@ -187,7 +218,7 @@ class ListenConnection {
       if (this.closed) return;
       this.open().catch((error: Error & { code?: string }) => {
         this.failures++;
-        reportConnectionError('listener')(error);
+        reportConnectionError(this.log, 'listener')(error);
         this.reconnectLater();
       });
     }, delay);

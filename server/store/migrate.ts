@@ -1,5 +1,5 @@
 // Runs the migrations in order at start; the same files serve PGlite and PostgreSQL.
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as m001 from './migrations/001_platform.js';
 import * as m002 from './migrations/002_sign_in.js';
 import * as m003 from './migrations/003_login.js';
@@ -38,6 +38,7 @@ import * as m035 from './migrations/035_messaging_settings_country.js';
 import * as m036 from './migrations/036_opt_out_priority_history.js';
 import * as m041 from './migrations/041_login_oidc.js';
 import * as m041b from './migrations/041b_connect_oauth_options.js';
+import * as m039 from './migrations/039_trace_context.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -78,6 +79,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '036_opt_out_priority_history': m036,
   '041_login_oidc': m041,
   '041b_connect_oauth_options': m041b,
+  '039_trace_context': m039,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -93,4 +95,16 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
   if (error || failed) {
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** The last migration this code knows: the schema it needs. */
+export const LATEST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1)!;
+
+/**
+ * Resolves when the database holds every migration this code needs (readiness, server/ops/readiness.ts);
+ * rejects while they are pending, for example while another instance is still running them.
+ */
+export async function checkMigrated(db: Kysely<any>): Promise<void> {
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration where name = ${LATEST_MIGRATION}`.execute(db);
+  if (!rows.length) throw new Error(`migration ${LATEST_MIGRATION} is not applied yet`);
 }

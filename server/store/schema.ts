@@ -88,6 +88,8 @@ export interface OutboxTable {
   last_error: string | null;
   created_at: CreatedAt;
   finished_at: NullableTimestamp;
+  /** `traceparent` of the request that queued the delivery (tracing on), for the delivery's span link. */
+  trace_context: string | null;
 }
 
 export interface PlatformSettingsTable {

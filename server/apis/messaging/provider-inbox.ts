@@ -13,6 +13,7 @@
 // idle inbox runs no query and a lost notification or a LISTEN reconnect only delays; it leaves the single JS thread to ingest while deliveries arrive, taking
 // a minimum share so a constant stream cannot starve processing. A failed attempt is retried with
 // backoff; after MAX_ATTEMPTS the row is kept with its error (poison) and logged, never retried.
+import { currentTraceparent, inBackgroundSpan } from '#server/ops/tracing.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
@@ -23,7 +24,7 @@ import { processProviderPayload } from './provider-webhook.js';
 import { setupProviderSignature } from './provider-signature.js';
 
 type Payload = components['schemas']['ProviderWebhookPayload'];
-type Row = { id: string; seq: string; payload: string; attempts: number };
+type Row = { id: string; seq: string; payload: string; attempts: number; trace_context: string | null };
 
 const CHANNEL = 'provider_inbox';
 /** Poison rows are kept this long for inspection, then pruned. */
@@ -165,6 +166,7 @@ export class ProviderInbox {
             attempts: 1,
             last_error: describe(error),
             lease_until: new Date(now.getTime() + this.retryDelayMs(1)),
+            trace_context: currentTraceparent(),
           })
           .execute();
       } catch {
@@ -219,13 +221,17 @@ export class ProviderInbox {
   private async insert(payloads: string[]): Promise<void> {
     const { db, kind } = this.platform.store;
     const at = this.platform.now();
-    const rows = payloads.map((payload) => ({ id: newId('pdl'), payload, received_at: at }));
+    // The request that made this batch: deliveries stored together are linked to the first one's trace.
+    const trace = currentTraceparent();
+    const rows = payloads.map((payload) => ({ id: newId('pdl'), payload, received_at: at, trace_context: trace }));
     if (kind !== 'postgres') {
       await db.insertInto('provider_deliveries').values(rows).execute();
       return;
     }
-    const values = sql.join(rows.map((r) => sql`(${r.id}, ${r.payload}, ${at})`));
-    await sql`with stored as (insert into provider_deliveries (id, payload, received_at) values ${values}) select pg_notify(${CHANNEL}, '')`.execute(db);
+    const values = sql.join(rows.map((r) => sql`(${r.id}, ${r.payload}, ${at}, ${trace})`));
+    await sql`with stored as (insert into provider_deliveries (id, payload, received_at, trace_context) values ${values}) select pg_notify(${CHANNEL}, '')`.execute(
+      db,
+    );
   }
 
   async start(): Promise<void> {
@@ -292,7 +298,9 @@ export class ProviderInbox {
           await this.release(rows.slice(i));
           break;
         }
-        await this.process(rows[i]!);
+        const row = rows[i]!;
+        // A trace of its own, linked to the inbound request that stored it (server/ops/tracing.ts).
+        await inBackgroundSpan('provider delivery', row.trace_context, { 'chatapp.attempt': row.attempts }, () => this.process(row));
       }
       this.processing = false;
       this.checkSettled();
@@ -336,7 +344,7 @@ export class ProviderInbox {
           .forUpdate()
           .skipLocked(),
       )
-      .returning(['id', 'seq', 'payload', 'attempts'])
+      .returning(['id', 'seq', 'payload', 'attempts', 'trace_context'])
       .execute();
     return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
   }

@@ -16,6 +16,8 @@ export interface ProviderDeliveriesTable {
   lease_until: NullableTimestamp;
   leased_by: string | null;
   last_error: string | null;
+  /** `traceparent` of the inbound request that stored it (tracing on), for the processing span's link. */
+  trace_context: string | null;
   /** Set when the last attempt failed: a poison delivery, kept with its error and never claimed again. */
   failed_at: NullableTimestamp;
 }

@@ -10,6 +10,7 @@
 // While a campaign is sending the worker cycles every pollMs; with none sending it sleeps until the
 // earliest scheduled_at, or at most idleMs, and is woken by `campaigns_due` (a campaign scheduled,
 // started or resumed on any instance) or a `campaign.state` event: an idle worker runs no query.
+import { inBackgroundSpan } from '#server/ops/tracing.js';
 import { sql, type Transaction } from 'kysely';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp, yieldToRequests } from '#server/lib/wake-up.js';
@@ -221,7 +222,8 @@ export class CampaignWorker {
       // slots it reserves (a slow store), leasing would otherwise run ahead of sending without end.
       while (this.running && this.inFlight.size >= this.maxBatch) await Promise.race(this.inFlight);
       if (!this.running) break;
-      const leased = await this.leaseBatch(c);
+      // Each batch is a trace of its own: its SQL and the provider calls of its sends.
+      const leased = await inBackgroundSpan('campaign batch', null, { 'chatapp.campaign_id': c.id }, () => this.leaseBatch(c));
       if (leased !== null) next = Math.min(next, leased);
       await yieldToRequests();
     }
@@ -481,6 +483,9 @@ export class CampaignWorker {
       try {
         await this.platform.store.db.transaction().execute((trx) => this.write(trx, batch));
         this.unwritten -= batch.length;
+        // Counted once written (a failed write is retried with the same batch).
+        this.platform.activity.count('campaign_sends', 'sent', batch.filter((o) => o.kind === 'sent').length);
+        this.platform.activity.count('campaign_sends', 'failed', batch.filter((o) => o.kind === 'failed').length);
       } catch (error) {
         this.log('campaign results not written; retrying', { error: String(error) });
         this.buffer.unshift(...batch);

@@ -1,0 +1,161 @@
+// Operations figures: graceful overload (server/ops/overload.ts), the cost of the metrics and the
+// cost of tracing, each against our own server as built (bench/servers/full.ts).
+//
+// Overload: the capacity of the list figure (`GET /api/contacts?limit=20`, 10 connections, the
+// rate the server sustains), then three times that rate offered for OVERLOAD_SECONDS from many
+// connections. `overload_goodput` = answers 2xx per second ÷ capacity (goal ≥ 0.9);
+// `overload_p99_budget` = 250 ms ÷ the p99 of those admitted requests (goal ≥ 1). Then the load
+// stops and single requests measure how long until latency is back to normal (p50 at light load ×
+// 2, three requests in a row), printed as a note (goal: within 5 s).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import autocannon from 'autocannon';
+import { startChild } from './child.js';
+import { figureRequest, type HttpFigure, type ServerInfo } from './http-figures.js';
+import { compare, load, median } from './load.js';
+
+interface OverloadResult {
+  capacityRps: number;
+  offeredRps: number;
+  admittedRps: number;
+  refusedRps: number;
+  otherRps: number;
+  admittedP50Ms: number;
+  admittedP99Ms: number;
+  lightP50Ms: number;
+  recoveryMs: number;
+}
+
+/** One autocannon run at a fixed overall rate; latency of the 2xx answers only. */
+async function offered(url: string, headers: Record<string, string>, rate: number, connections: number, durationSec: number) {
+  const admitted: number[] = [];
+  let refused = 0;
+  let other = 0;
+  await new Promise<void>((resolve, reject) => {
+    const instance = autocannon({ url, headers, connections, duration: durationSec, overallRate: rate, pipelining: 1, timeout: 10 }, (error) =>
+      error ? reject(error) : resolve(),
+    );
+    instance.on('response', (_client, status, _bytes, ms) => {
+      if (status >= 200 && status < 300) admitted.push(ms);
+      else if (status === 503) refused++;
+      else other++;
+    });
+  });
+  admitted.sort((a, b) => a - b);
+  const at = (q: number) => admitted[Math.min(admitted.length - 1, Math.floor(q * admitted.length))] ?? Number.POSITIVE_INFINITY;
+  return { admittedRps: admitted.length / durationSec, refusedRps: refused / durationSec, otherRps: other / durationSec, p50: at(0.5), p99: at(0.99) };
+}
+
+async function single(url: string, headers: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, { headers });
+  await res.arrayBuffer();
+  return performance.now() - t0;
+}
+
+export async function measureOverload(quick: boolean, env: Record<string, string> = {}): Promise<OverloadResult> {
+  const server = await startChild<ServerInfo>('full.ts', { SEED_CONTACTS: '10000', ...env });
+  try {
+    const { url, headers = {} } = figureRequest('list', server.info);
+    // Capacity: what 10 connections get through, after a warm-up.
+    await load({ url, headers, connections: 10, durationSec: quick ? 6 : 10 }); // past the store's maintenance after seeding
+    const runs: number[] = [];
+    for (let i = 0; i < 3; i++) runs.push((await load({ url, headers, connections: 10, durationSec: quick ? 3 : 5 })).rps);
+    const capacityRps = median(runs);
+    const light: number[] = [];
+    for (let i = 0; i < 50; i++) light.push(await single(url, headers));
+    const lightP50Ms = median(light);
+    const offeredRps = Math.round(capacityRps * 3);
+    const run = await offered(url, headers, offeredRps, 400, quick ? 15 : 60);
+    // Recovery: from the end of the load until three requests in a row are back at normal latency.
+    const stopped = performance.now();
+    let streak = 0;
+    let recoveryMs = Number.POSITIVE_INFINITY;
+    while (performance.now() - stopped < 30_000) {
+      const ms = await single(url, headers);
+      streak = ms <= Math.max(2 * lightP50Ms, 5) ? streak + 1 : 0;
+      if (streak === 3) {
+        recoveryMs = performance.now() - stopped;
+        break;
+      }
+    }
+    return {
+      capacityRps,
+      offeredRps,
+      admittedRps: run.admittedRps,
+      refusedRps: run.refusedRps,
+      otherRps: run.otherRps,
+      admittedP50Ms: run.p50,
+      admittedP99Ms: run.p99,
+      lightP50Ms,
+      recoveryMs,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * Metrics on (METRICS_PORT) ÷ metrics off, for get, post and list: the cost on the request path
+ * (the onResponse hook's histogram). A scrape's own cost (the backlog queries, at most once a
+ * second) falls on the scrape interval, not on requests.
+ */
+export async function measureMetricsCost(sized: { connections: number; durationSec: number }, rounds: number, warmupSec: number) {
+  const off = await startChild<ServerInfo>('full.ts', { SEED_CONTACTS: '10000' });
+  const on = await startChild<ServerInfo>('full.ts', { SEED_CONTACTS: '10000', METRICS_PORT: '0' });
+  try {
+    const out: Record<HttpFigure, { on: number; off: number }> = {} as never;
+    for (const figure of ['get', 'post', 'list'] as const) {
+      const r = await compare({ ...figureRequest(figure, on.info), ...sized }, { ...figureRequest(figure, off.info), ...sized }, rounds, warmupSec);
+      out[figure] = { on: r.subject.rps, off: r.baseline.rps };
+    }
+    return out;
+  } finally {
+    await Promise.all([off.stop(), on.stop()]);
+  }
+}
+
+/** A sink for OTLP/HTTP JSON that accepts and drops everything (the cost measured is the server's). */
+async function otlpSink() {
+  let spans = 0;
+  const server = createServer((req, res) => {
+    let size = 0;
+    req.on('data', (c) => {
+      size += c.length;
+    });
+    req.on('end', () => {
+      spans += size > 0 ? 1 : 0;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+    batches: () => spans,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+/** Tracing on (every request sampled, exported over OTLP/HTTP JSON) against off: rps and µs per request. */
+export async function measureTracingCost(sized: { connections: number; durationSec: number }, rounds: number, warmupSec: number) {
+  const sink = await otlpSink();
+  const off = await startChild<ServerInfo>('full.ts', { SEED_CONTACTS: '10000' });
+  const on = await startChild<ServerInfo>('full.ts', {
+    SEED_CONTACTS: '10000',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url,
+  });
+  try {
+    const out: Record<string, { on: number; off: number; usPerRequest: number }> = {};
+    for (const figure of ['get', 'list'] as const) {
+      const r = await compare({ ...figureRequest(figure, on.info), ...sized }, { ...figureRequest(figure, off.info), ...sized }, rounds, warmupSec);
+      out[figure] = { on: r.subject.rps, off: r.baseline.rps, usPerRequest: (1 / r.subject.rps - 1 / r.baseline.rps) * 1e6 };
+    }
+    if (!sink.batches()) throw new Error('tracing on, yet no span reached the OTLP sink');
+    return out;
+  } finally {
+    await Promise.all([off.stop(), on.stop()]);
+    await sink.close();
+  }
+}

@@ -1,0 +1,66 @@
+// The overload guard (server/ops/overload.ts): beyond OVERLOAD_MAX_IN_FLIGHT requests in flight,
+// a bulk request is refused at once with 503 problem+json and Retry-After, before its body is
+// read (its body is never sent here); the provider webhook and Login verification still get in on
+// their reserve; /readyz is never refused; once the requests in flight end, bulk traffic is
+// admitted again. Requests are held in flight by sending their headers and only part of their body.
+import { connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+import { build } from '#test/helper.js';
+import { workspace } from '#test/security/support.js';
+
+const sockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+});
+
+/** A raw HTTP/1.1 request on its own socket; resolves with the whole answer once the server writes one. */
+function raw(port: number, head: string, body = '') {
+  const socket: Socket = connect(port, '127.0.0.1');
+  sockets.push(socket);
+  let text = '';
+  const answered = new Promise<string>((resolve) => {
+    socket.on('data', (chunk) => {
+      text += chunk;
+      if (/\r\n\r\n/.test(text) && (/content-length: 0\r\n/i.test(text) || /\}$/.test(text))) resolve(text);
+    });
+    socket.on('close', () => resolve(text));
+  });
+  socket.write(`${head}\r\n\r\n${body}`);
+  return { socket, answered };
+}
+
+it('refuses bulk beyond the limit with 503 + Retry-After before reading the body; priority and probes still pass', async () => {
+  const app = await build({ env: { OVERLOAD_MAX_IN_FLIGHT: '2', OVERLOAD_PRIORITY_RESERVE: '1' } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  const w = await workspace(app);
+  const partial = (length: number) =>
+    `POST /api/contacts HTTP/1.1\r\nhost: x\r\nx-api-key: ${w.key}\r\ncontent-type: application/json\r\ncontent-length: ${length}`;
+
+  // Two contact creations in flight, their bodies still arriving.
+  const held = [raw(port, partial(60), '{"contact_no":'), raw(port, partial(60), '{"contact_no":')];
+  const full = 'POST /api/contacts HTTP/1.1\r\nhost: x\r\n';
+  await expect
+    .poll(async () => (await raw(port, `${full}x-api-key: ${w.key}\r\ncontent-type: application/json\r\ncontent-length: 1000000`).answered).split('\r\n')[0])
+    .toBe('HTTP/1.1 503 Service Unavailable');
+  const refused = await raw(port, `${full}x-api-key: ${w.key}\r\ncontent-type: application/json\r\ncontent-length: 1000000`).answered;
+  expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+  expect(refused).toMatch(/\r\nretry-after: 2\r\n/i);
+  expect(refused).toMatch(/\r\ncontent-type: application\/problem\+json/i);
+  expect(refused).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
+  expect(JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4))).toMatchObject({
+    type: 'https://chatapp.example/problems/unavailable',
+    status: 503,
+    detail: 'The server is overloaded; retry after the time in Retry-After.',
+  });
+
+  // Priority: a Login session status (the reserve), and the probes.
+  const status = await fetch(`http://127.0.0.1:${port}/v1/auth/chatapp/status/lss_unknown`, { headers: { 'x-api-key': w.loginKey } });
+  expect(status.status).not.toBe(503);
+  expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+  // The held requests end: bulk gets in again.
+  for (const h of held) h.socket.destroy();
+  await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/api/contacts?limit=1`, { headers: { 'x-api-key': w.key } })).status).toBe(200);
+}, 60_000); // the first app a worker builds also compiles the contract's validators
