@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { HttpProblem, problem, sendProblem, type ProblemDetails } from '../lib/problems.js';
-import { MAX_LISTED_ERRORS, toInvalidParams } from '../lib/validation.js';
+import { MAX_LISTED_ERRORS, invalidParams } from '../lib/validation.js';
 
 const BY_CODE: Record<string, () => ProblemDetails> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => problem(400, 'malformed-body', 'The body is not valid JSON.'),
@@ -23,12 +23,13 @@ const BY_CODE: Record<string, () => ProblemDetails> = {
 export function toProblem(error: FastifyError & { validation?: unknown }): { body: ProblemDetails; headers: Record<string, string> } {
   if (error instanceof HttpProblem) return { body: error.problem, headers: error.headers };
   if (error.validation) {
-    const count = Array.isArray(error.validation) ? error.validation.length : 0;
+    // The count is of the entries the client would read, not of Ajv's raw errors (one per union branch tried).
+    const all = invalidParams(error);
     const detail =
-      count > MAX_LISTED_ERRORS
-        ? `${count} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.`
+      all.length > MAX_LISTED_ERRORS
+        ? `${all.length} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.`
         : 'One or more inputs are invalid; see errors.';
-    return { body: problem(400, 'validation', detail, { errors: toInvalidParams(error) }), headers: {} };
+    return { body: problem(400, 'validation', detail, { errors: all.slice(0, MAX_LISTED_ERRORS) }), headers: {} };
   }
   const known = error.code ? BY_CODE[error.code] : undefined;
   if (known) return { body: known(), headers: {} };
