@@ -16,7 +16,7 @@ import type { Platform } from '#server/platform.js';
 import { ProviderError } from '#server/providers/types.js';
 import type { LoginAppsTable } from '#server/store/schema.js';
 import { LOGIN_KEY_PREFIX_LENGTH } from './auth.js';
-import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, unknownNumber, type LoginNumber } from './service-phone.js';
+import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, serviceNumberUnset, unknownNumber, type LoginNumber } from './service-phone.js';
 
 type S = components['schemas'];
 export type LoginAppRow = Selectable<LoginAppsTable>;
@@ -52,7 +52,8 @@ const needsSetup = (app: Pick<Settings, 'use_service_phone' | 'phone_number_id'>
 /** The contract's LoginApp for each row; numbers are looked up once per call, not per row. */
 export async function appViews(server: FastifyInstance, rows: LoginAppRow[]): Promise<S['LoginApp'][]> {
   const { db } = server.platform.store;
-  const service = rows.some((r) => r.use_service_phone) ? await server.loginServiceNumber.get() : undefined;
+  // Without a service number (production, LOGIN_SERVICE_PHONE_NUMBER_ID unset) such an app shows none.
+  const service = rows.some((r) => r.use_service_phone) && !serviceNumberUnset(server.config) ? await server.loginServiceNumber.get() : undefined;
   const primaries = new Map<string, Promise<LoginNumber | undefined>>();
   /** The number users message by default, when one is usable. */
   const numberOf = async (row: LoginAppRow): Promise<LoginNumber | undefined> => {
@@ -122,6 +123,10 @@ async function checkSettings(platform: Platform, workspaceId: string, next: Sett
   for (const field of URL_FIELDS) {
     const url = sent[field];
     if (url) await checkWebhookUrl(platform, field, url);
+  }
+  if (sent.use_service_phone) {
+    const unset = serviceNumberUnset(platform.config, '/body/use_service_phone');
+    if (unset) throw unset;
   }
   if (sent.phone_number_id) {
     const own = await findOwnNumber(platform.store.db, workspaceId, sent.phone_number_id);
