@@ -2,6 +2,7 @@
 // from the contract's catalogue, with each invalid field listed and no internals.
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { prefersHtml, sendNotFoundPage } from '../html/not-found-page.js';
 import { HttpProblem, problem, sendProblem, type ProblemDetails } from '../lib/problems.js';
 import { MAX_LISTED_ERRORS, invalidParams } from '../lib/validation.js';
 
@@ -64,7 +65,11 @@ export default fp(
       }
       done();
     });
-    app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
+    // Content negotiation: a browser opening an unknown page gets the product's HTML 404, an API client the problem.
+    app.setNotFoundHandler((request, reply) => {
+      if ((request.method === 'GET' || request.method === 'HEAD') && prefersHtml(request.headers.accept)) return sendNotFoundPage(request, reply);
+      return sendProblem(reply.header('vary', 'Accept'), problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+    });
   },
   { name: 'problems' },
 );
