@@ -44,8 +44,10 @@ if (compile) {
 }
 
 let copied = 0;
-for (const folder of ['server', 'generated', 'docs']) {
-  for (const file of files(join(root, folder))) {
+// The README too: the docs pages serve it beside docs/ (server/site/docs-catalogue.ts).
+for (const folder of ['server', 'generated', 'docs', 'README.md']) {
+  if (!existsSync(join(root, folder))) continue;
+  for (const file of statSync(join(root, folder)).isFile() ? [join(root, folder)] : files(join(root, folder))) {
     if (typescript.test(file)) continue;
     const path = relative(root, file);
     // A browser script beside a module of the same name would overwrite its compiled output.
