@@ -424,7 +424,7 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
       ])
       .where('messages.id', '=', id)
       .executeTakeFirst();
-    if (!row || row.direction !== 'inbound' || !THUMBNAIL_KINDS.has(row.type)) return reply.callNotFound();
+    if (row?.direction !== 'inbound' || !THUMBNAIL_KINDS.has(row.type)) return reply.callNotFound();
     const number = (await visibleNumbers(request)).find((n) => n.id === row.phone_number_id && n.workspaceId === row.workspace_id);
     const joined = number && readState(request).conversations.find((c) => c.to === number.id && c.from === row.phone);
     const readable = number && (number.owned || (joined && (new Date(row.created_at).getTime() > joined.since || row.id === joined.first)));
