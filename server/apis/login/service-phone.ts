@@ -75,11 +75,12 @@ export class ServiceNumber {
 
 /**
  * In production a shared service number is an operator's Cloud API number
- * (LOGIN_SERVICE_PHONE_NUMBER_ID): a sandbox number would reach no real phone. Without one the
- * service number is refused with this problem rather than made up (docs/deploy.md).
+ * (LOGIN_SERVICE_PHONE_NUMBER_ID): a sandbox number would reach no real phone. Without one (and
+ * without DEMO) the service number is refused with this problem rather than made up (docs/deploy.md).
  */
 export function serviceNumberUnset(config: Config, pointer?: string): HttpProblem | undefined {
-  if (!config.production || config.loginServicePhoneNumberId) return undefined;
+  // DEMO on in production is a deliberate demo deployment, whose sandbox numbers stand in for real ones.
+  if (!config.production || config.demo || config.loginServicePhoneNumberId) return undefined;
   return new HttpProblem(
     422,
     'unprocessable',
