@@ -6,10 +6,10 @@
 // `--if-changed` (npm's prestart) skips tsc when no TypeScript source under server/ and neither
 // tsconfig is newer than the start of the last build that succeeded (dist/.build-stamp): with
 // isolatedModules each output depends on its own source and the options alone, and typechecking
-// is `npm test`'s job, so `npm start` on an unchanged tree starts at once. Otherwise tsc runs, and
-// it is incremental (dist/.tsbuildinfo).
+// is `npm test`'s job, so `npm start` on an unchanged tree starts at once, writing nothing.
+// Otherwise tsc runs, and it is incremental (dist/.tsbuildinfo).
 import { spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,15 +36,18 @@ function sourcesChanged() {
   return inputs.some((file) => statSync(file).mtimeMs > built);
 }
 
-if (!process.argv.includes('--if-changed') || sourcesChanged()) {
+const compile = !process.argv.includes('--if-changed') || sourcesChanged();
+if (compile) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const compiled = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   if (compiled.status !== 0) process.exit(compiled.status ?? 1);
 }
 
 let copied = 0;
-for (const folder of ['server', 'generated', 'docs']) {
-  for (const file of files(join(root, folder))) {
+// The README too: the docs pages serve it beside docs/ (server/site/docs-catalogue.ts).
+for (const folder of ['server', 'generated', 'docs', 'README.md']) {
+  if (!existsSync(join(root, folder))) continue;
+  for (const file of statSync(join(root, folder)).isFile() ? [join(root, folder)] : files(join(root, folder))) {
     if (typescript.test(file)) continue;
     const path = relative(root, file);
     // A browser script beside a module of the same name would overwrite its compiled output.
@@ -61,9 +64,14 @@ for (const folder of ['server', 'generated', 'docs']) {
 }
 // The compiled modules import `#server/…` and `#generated/…` as the sources do; from dist/ the
 // nearest package.json is this one, which maps them inside dist/.
+// Written only when it differs, and the stamp only after tsc ran: `npm start` on an unchanged
+// build writes nothing, so a user who may read the install folder but not write it can start it.
 const manifest = `${JSON.stringify({ type: 'module', private: true, imports: { '#server/*': './server/*', '#generated/*': './generated/*' } }, null, 2)}\n`;
-writeFileSync(join(dist, 'package.json'), manifest);
-// Stamped with the time the build started, so that a source saved while tsc ran counts as changed.
-closeSync(openSync(stamp, 'a'));
-utimesSync(stamp, started, started);
+const manifestPath = join(dist, 'package.json');
+if (!existsSync(manifestPath) || readFileSync(manifestPath, 'utf8') !== manifest) writeFileSync(manifestPath, manifest);
+if (compile) {
+  // Stamped with the time the build started, so that a source saved while tsc ran counts as changed.
+  closeSync(openSync(stamp, 'a'));
+  utimesSync(stamp, started, started);
+}
 if (copied) console.log(`dist/: copied ${copied} files beside the compiled server/`);

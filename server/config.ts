@@ -121,6 +121,9 @@ export interface WorkerSchedules {
   providerInboxRetryMs?: number;
 }
 
+/** PROVIDER_APP_SECRET outside production when unset (scripts/provider-deliver.mjs uses it too). */
+export const DEV_PROVIDER_APP_SECRET = 'dev-app-secret';
+
 export class ConfigError extends Error {
   /** Each setting's problem, one line each (empty for a problem found after the settings, as a wrong SECRET_KEY). */
   constructor(
@@ -270,7 +273,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signup: oneOf(env.SIGNUP, SIGNUP_MODES, production ? 'closed' : 'open', 'SIGNUP', problems),
     secretKey,
     allowPrivateUrls,
-    providerAppSecret: env.PROVIDER_APP_SECRET || undefined,
+    // Outside production a known secret, so that `npm run provider:deliver` signs deliveries the
+    // server accepts right after a plain `npm start`; in production it is derived from SECRET_KEY.
+    providerAppSecret: env.PROVIDER_APP_SECRET || (production ? undefined : DEV_PROVIDER_APP_SECRET),
     providerVerifyToken: env.PROVIDER_VERIFY_TOKEN || undefined,
     providerAppId: providerAppId(env.PROVIDER_APP_ID, problems),
     graphApiUrl: absoluteUrl(env.GRAPH_API_URL ?? 'https://graph.facebook.com/v23.0', 'GRAPH_API_URL', problems),

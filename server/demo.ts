@@ -27,6 +27,8 @@ export interface DemoCredentials {
   password: string;
   apiKey: string;
   sandboxNumber: string;
+  /** The Login API's shared service number, which users message to sign in (when the app was given). */
+  loginServiceNumber?: string;
   /** The demo Login app (`app_…`) and its key (`lk_…`), when the app was given and the Login API could create it. */
   loginAppId?: string;
   loginApiKey?: string;
@@ -77,20 +79,34 @@ export async function seedDemoWorkspace(platform: Platform, app?: FastifyInstanc
     password,
     apiKey: key.secret,
     sandboxNumber: numbers[0]?.display_phone_number ?? '',
-    ...(login ? { loginAppId: login.appId, loginApiKey: login.apiKey } : {}),
+    ...(login ? { loginAppId: login.appId, loginApiKey: login.apiKey, loginServiceNumber: await serviceNumberOf(app!) } : {}),
   };
+}
+
+/** The display number of the Login service number, when there is one to show. */
+export async function serviceNumberOf(app: FastifyInstance): Promise<string | undefined> {
+  if (!app.hasDecorator('loginServiceNumber')) return undefined;
+  return app.loginServiceNumber.get().then(
+    (number) => number.display_phone_number ?? undefined,
+    () => undefined, // none (production without LOGIN_SERVICE_PHONE_NUMBER_ID): the line is left out
+  );
 }
 
 export const DEMO_CREDENTIALS_COMMAND = 'npm run demo:credentials';
 
-export function describeDemo(demo: DemoCredentials, url: string, heading = 'Demo workspace created'): string {
+/**
+ * The demo's credentials as printed once. `docs` adds the docs line (the server's own banner
+ * already names the docs, `npm run demo:credentials` prints this alone).
+ */
+export function describeDemo(demo: DemoCredentials, url: string, heading = 'Demo workspace created', { docs = true } = {}): string {
   return `
 ${heading} (shown once: ${DEMO_CREDENTIALS_COMMAND} issues new ones):
-  docs         ${url}/docs
+${docs ? `  docs         ${url}/docs\n` : ''}\
   sign in      ${url}/account/sign-in   ${demo.email} / ${demo.password}
   API key      ${demo.apiKey}   (Messaging: X-API-Key)
 ${demo.loginApiKey ? `  Login key    ${demo.loginApiKey}   (the demo Login app ${demo.loginAppId}: LOGIN_KEY in the README's "Login by hand")\n` : ''}\
   sandbox no.  ${demo.sandboxNumber}
+${demo.loginServiceNumber ? `  Login no.    ${demo.loginServiceNumber}   (the Login service number: users send their LOGIN message to it)\n` : ''}\
   try          curl -X POST ${url}/api/account/sessions -H 'content-type: application/json' \\
                  -d '{"email":"${demo.email}","password":"${demo.password}"}'
   login demo   ${url}/demo/login     (sign in by chat message; send it from ${url}/sandbox/phone)
@@ -98,9 +114,10 @@ ${demo.loginApiKey ? `  Login key    ${demo.loginApiKey}   (the demo Login app $
 }
 
 /** Every later start: the workspace is there, its secrets were shown once, here is how to get new ones. */
-export function describeExistingDemo(url: string): string {
+export function describeExistingDemo(url: string, loginServiceNumber?: string): string {
   return `
-Demo workspace: sign in at ${url}/account/sign-in as owner@demo.example (docs: ${url}/docs).
+Demo workspace: sign in at ${url}/account/sign-in as owner@demo.example.
+${loginServiceNumber ? `  Login no.    ${loginServiceNumber}   (the Login service number: users send their LOGIN message to it)\n` : ''}\
   Its password and keys were printed on the first start; for new ones stop the server and run: ${DEMO_CREDENTIALS_COMMAND}
 `;
 }
@@ -170,7 +187,7 @@ export async function reissueDemoCredentials(app: FastifyInstance): Promise<Demo
     password,
     apiKey: apiKey.secret!,
     sandboxNumber: number?.display_phone_number ?? '',
-    ...(login && loginApiKey ? { loginAppId: login.appId, loginApiKey } : {}),
+    ...(login && loginApiKey ? { loginAppId: login.appId, loginApiKey, loginServiceNumber: await serviceNumberOf(app) } : {}),
   };
 }
 

@@ -114,7 +114,7 @@ async function checkKey(store: Store, secrets: SecretBox): Promise<void> {
   const stored = await store.db.selectFrom('platform_settings').select('value').where('name', '=', 'key_check').executeTakeFirstOrThrow();
   if (stored.value !== check) {
     throw new ConfigError(
-      'SECRET_KEY is not the key this database was sealed with: start with the original SECRET_KEY (or DATA_DIR/secret.key); nothing was changed',
+      'Cannot start: SECRET_KEY is not the key this database was sealed with. Start with the original SECRET_KEY (or DATA_DIR/secret.key); nothing was changed.',
     );
   }
 }

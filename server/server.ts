@@ -3,7 +3,7 @@
 // (./start-checks.ts) and exits non-zero: 2 for settings, 1 for everything else.
 import type { FastifyInstance } from 'fastify';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { demoWorkspaceId, describeDemo, describeExistingDemo, seedDemoWorkspace } from './demo.js';
+import { demoWorkspaceId, describeDemo, describeExistingDemo, seedDemoWorkspace, serviceNumberOf } from './demo.js';
 import { exitOnSignals } from './shutdown.js';
 import { checkPort, describeStartFailure, listenFailure, lockDataDir, prepareDataDir } from './start-checks.js';
 import { isUnavailable } from './store/unavailable.js';
@@ -32,14 +32,20 @@ async function main() {
     throw failure;
   });
   const demo = config.demo ? await quietly(app, () => seedDemoWorkspace(app.platform, app)) : null;
-  console.log(`Listening on ${address}
+  if (config.logFormat === 'json') {
+    // Among JSON log lines the banner is one of them, naming the URL users reach rather than the socket.
+    const url = config.publicUrl;
+    app.log.info({ listening: address, public_url: url, docs: `${url}/docs`, settings: `${url}/account`, health: `${url}/healthz` }, `Serving ${url}`);
+  } else {
+    console.log(`Listening on ${address}
   home       ${address}/
   docs       ${address}/docs
   settings   ${address}/account
   health     ${address}/healthz
   documents  ${address}/openapi/{account,connect,login,messaging}.3.1.yaml`);
-  if (demo) console.log(describeDemo(demo, address));
-  else if (config.demo && (await demoWorkspaceId(app.platform))) console.log(describeExistingDemo(address));
+  }
+  if (demo) console.log(describeDemo(demo, address, undefined, { docs: false }));
+  else if (config.demo && (await demoWorkspaceId(app.platform))) console.log(describeExistingDemo(address, await serviceNumberOf(app)));
 }
 
 /** Without the request lines of the in-process calls that seeding makes (they would precede the banner). */

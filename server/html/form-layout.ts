@@ -13,11 +13,13 @@ const ICON_PATH = '/docs/assets/favicon.svg';
 /** The <link> of that icon: without one, browsers ask for /favicon.ico, which answers 404. */
 export const ICON_LINK = html`<link rel="icon" href="${ICON_PATH}" type="image/svg+xml">`;
 /** The same icon drawn inline beside the product's name: no request, nothing for the CSP to allow. */
-const MARK = trustedHtml(
+export const MARK = trustedHtml(
   '<svg viewBox="0 0 32 32" aria-hidden="true"><rect width="32" height="32" rx="7" fill="#0b7a53"/><path d="M9 9h9a5 5 0 0 1 0 10h-5v4H9z" fill="#fff"/></svg>',
 );
 
-const CSS = readFileSync(new URL('./assets/page.css', import.meta.url), 'utf8');
+/** The stylesheet of these pages, which the settings pages build on (./settings-layout.ts). */
+export const PAGE_CSS = readFileSync(new URL('./assets/page.css', import.meta.url), 'utf8');
+const CSS = PAGE_CSS;
 /** The CSP source allowing the stylesheet, for pages that set a policy of their own. */
 export const PAGE_STYLE = styleHash(CSS);
 const CSP = formPageCsp(CSS);

@@ -4,9 +4,10 @@
 import type { FastifyReply } from 'fastify';
 import { SIGN_OUT_PATH, type SignedInOwner } from '../auth/owner-session.js';
 import type { HttpProblem } from '../lib/problems.js';
-import { ICON_LINK } from './form-layout.js';
+import { readFileSync } from 'node:fs';
+import { ICON_LINK, MARK, PAGE_CSS, PRODUCT_NAME } from './form-layout.js';
 import { csrfField } from './forms.js';
-import { html, htmlDocument, type Html } from './html.js';
+import { html, htmlDocument, trustedHtml, type Html } from './html.js';
 import { formPageCsp, pageHeaders, styleElement } from './page-headers.js';
 
 export const NAV: { path: string; label: string }[] = [
@@ -19,21 +20,12 @@ export const NAV: { path: string; label: string }[] = [
   { path: '/account/usage', label: 'Usage' },
 ];
 
-const CSS = [
-  'body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1b1b}',
-  'header{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;justify-content:space-between;padding:.5rem 1.5rem;background:#f3f4f6;border-bottom:1px solid #ddd}',
-  'nav a{display:inline-block;margin-right:1rem;white-space:nowrap}nav a[aria-current=page]{font-weight:bold}',
-  'main{max-width:60rem;margin:1.5rem auto;padding:0 1.5rem}',
-  'section{border:1px solid #ddd;border-radius:6px;padding:.5rem 1rem;margin:1rem 0}',
-  'form{margin:.5rem 0}form.inline{display:inline-block;margin:0 .5rem 0 0}',
-  'label{display:block;margin:.25rem 0}input,select,textarea{font:inherit;margin:.1rem 0 .5rem;max-width:100%}',
-  'input[type=text],input[type=url],input:not([type]),textarea{width:30rem}',
-  'table{border-collapse:collapse;width:100%}th,td{text-align:left;border-bottom:1px solid #eee;padding:.25rem .5rem;vertical-align:top}',
-  '.scroll{overflow-x:auto;max-width:100%}.scroll th{white-space:nowrap}.scroll table:has(thead){min-width:40rem}',
-  'code{overflow-wrap:anywhere}[role=alert]{color:#a00;font-weight:bold}[role=status]{background:#eefbe7;border-color:#9c6}',
-  '.who{font-size:.9rem}.who form{display:inline}',
-  '@media (max-width:40rem){header{padding:.5rem 1rem}main{padding:0 1rem}section{padding:.5rem .75rem}}',
-].join('');
+/**
+ * The sign-in and consent pages' stylesheet (./assets/page.css: colours, fields with their label
+ * above, buttons), and what the settings add to it (./assets/settings.css: the header, wider
+ * cards, small action buttons, tables that stack into one card a row on a phone).
+ */
+const CSS = `${PAGE_CSS}\n${readFileSync(new URL('./assets/settings.css', import.meta.url), 'utf8')}`;
 
 const CSP = formPageCsp(CSS);
 
@@ -56,16 +48,36 @@ export function sendSettingsPage(reply: FastifyReply, status: number, parts: Lay
       htmlDocument(
         `${title} · Settings`,
         html`${ICON_LINK}${styleElement(CSS)}`,
-        html`<header><nav aria-label="Settings">${nav}</nav>
-<div class="who">${owner.name} (${owner.email}) <form method="post" action="${SIGN_OUT_PATH}">${csrfField(csrf)}<button type="submit">Sign out</button></form></div></header>
-<main><h1>${title}</h1>
-${body}</main>`,
+        html`<header class="settings"><a class="brand" href="/">${MARK}<span>${PRODUCT_NAME}</span></a><nav aria-label="Settings">${nav}</nav>
+<div class="who"><span>${owner.name} (${owner.email})</span> <form method="post" action="${SIGN_OUT_PATH}">${csrfField(csrf)}<button type="submit" class="secondary">Sign out</button></form></div></header>
+<main class="settings"><h1>${title}</h1>
+${body}</main>
+<footer><a href="/">Home</a> · <a href="/docs">API documentation</a></footer>`,
       ),
     );
 }
 
-/** A table in a box that scrolls sideways when the table is wider than the page (a phone). */
-export const scrollingTable = (table: Html): Html => html`<div class="scroll">${table}</div>`;
+/**
+ * A table in a box that scrolls sideways when the table is wider than the page. A table with a
+ * header row also stacks on a phone: each row one card, each cell under its column's name
+ * (`data-label`, from the header), its actions at the bottom, so nothing is out of view.
+ */
+export const scrollingTable = (table: Html): Html => {
+  const markup = table.toString();
+  const head = /<thead>([\s\S]*?)<\/thead>/.exec(markup)?.[1];
+  if (!head) return html`<div class="scroll">${table}</div>`;
+  const labels = [...head.matchAll(/<th[^>]*>([\s\S]*?)<\/th>/g)].map((m) => m[1]!.replace(/<[^>]*>/g, '').trim());
+  const body = markup.replace(/<tbody>([\s\S]*)<\/tbody>/, (_whole, rows: string) => {
+    const labelled = rows.replace(/<tr([^>]*)>([\s\S]*?)<\/tr>/g, (_row, attributes: string, cells: string) => {
+      let column = 0;
+      // The labels are our own header texts (already escaped markup): attribute-safe once quotes are escaped.
+      const withLabels = cells.replace(/<td(?=[\s>])/g, () => `<td data-label="${(labels[column++] ?? '').replace(/"/g, '&quot;')}"`);
+      return `<tr${attributes}>${withLabels}</tr>`;
+    });
+    return `<tbody>${labelled}</tbody>`;
+  });
+  return html`<div class="scroll stack">${trustedHtml(body)}</div>`;
+};
 
 /** Shown once, in the answer to the POST that made it; never stored for a later page. */
 export function secretsNotice(title: string, entries: [string, string][], note = 'Copy now: this is the only time it is shown.'): Html {

@@ -96,16 +96,27 @@ const PART: Record<string, string> = { body: 'body', querystring: 'query', param
 /** At most this many errors are listed: a body with thousands of bad fields gets a bounded answer (bad-inputs M6). */
 export const MAX_LISTED_ERRORS = 50;
 
-export function toInvalidParams(error: { validation?: unknown; validationContext?: string }): InvalidParam[] {
+/**
+ * Every distinct invalid input, as the client reads it: the errors of the union branch meant,
+ * one entry per pointer and detail (Ajv repeats an error once per schema that reports it). Its
+ * length is the count the problem's detail gives, never Ajv's raw count.
+ */
+export function invalidParams(error: { validation?: unknown; validationContext?: string }): InvalidParam[] {
   const part = PART[error.validationContext ?? 'body'] ?? 'body';
-  const list = matchingBranches((error.validation ?? []) as ErrorObject[]);
-  return list.slice(0, MAX_LISTED_ERRORS).map((e) => {
+  const seen = new Set<string>();
+  const out: InvalidParam[] = [];
+  for (const e of matchingBranches((error.validation ?? []) as ErrorObject[])) {
     let pointer = `/${part}${e.instancePath}`;
     if (e.keyword === 'required') pointer += `/${escapePointer(String(e.params.missingProperty))}`;
     if (e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties')
       pointer += `/${escapePointer(String(e.params.additionalProperty ?? e.params.unevaluatedProperty))}`;
-    return { pointer, detail: describe(e) };
-  });
+    const entry = { pointer, detail: describe(e) };
+    const key = `${pointer}\0${entry.detail}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(entry);
+  }
+  return out;
 }
 
 /**

@@ -2,8 +2,9 @@
 // from the contract's catalogue, with each invalid field listed and no internals.
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { prefersHtml, sendNotFoundPage } from '../html/not-found-page.js';
 import { HttpProblem, problem, sendProblem, type ProblemDetails } from '../lib/problems.js';
-import { MAX_LISTED_ERRORS, toInvalidParams } from '../lib/validation.js';
+import { MAX_LISTED_ERRORS, invalidParams } from '../lib/validation.js';
 
 const BY_CODE: Record<string, () => ProblemDetails> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => problem(400, 'malformed-body', 'The body is not valid JSON.'),
@@ -23,12 +24,13 @@ const BY_CODE: Record<string, () => ProblemDetails> = {
 export function toProblem(error: FastifyError & { validation?: unknown }): { body: ProblemDetails; headers: Record<string, string> } {
   if (error instanceof HttpProblem) return { body: error.problem, headers: error.headers };
   if (error.validation) {
-    const count = Array.isArray(error.validation) ? error.validation.length : 0;
+    // The count is of the entries the client would read, not of Ajv's raw errors (one per union branch tried).
+    const all = invalidParams(error);
     const detail =
-      count > MAX_LISTED_ERRORS
-        ? `${count} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.`
+      all.length > MAX_LISTED_ERRORS
+        ? `${all.length} inputs are invalid; the first ${MAX_LISTED_ERRORS} are listed in errors.`
         : 'One or more inputs are invalid; see errors.';
-    return { body: problem(400, 'validation', detail, { errors: toInvalidParams(error) }), headers: {} };
+    return { body: problem(400, 'validation', detail, { errors: all.slice(0, MAX_LISTED_ERRORS) }), headers: {} };
   }
   const known = error.code ? BY_CODE[error.code] : undefined;
   if (known) return { body: known(), headers: {} };
@@ -63,7 +65,11 @@ export default fp(
       }
       done();
     });
-    app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
+    // Content negotiation: a browser opening an unknown page gets the product's HTML 404, an API client the problem.
+    app.setNotFoundHandler((request, reply) => {
+      if ((request.method === 'GET' || request.method === 'HEAD') && prefersHtml(request.headers.accept)) return sendNotFoundPage(request, reply);
+      return sendProblem(reply.header('vary', 'Accept'), problem(404, 'not-found', `No route ${request.method} ${request.url.split('?')[0]}.`));
+    });
   },
   { name: 'problems' },
 );

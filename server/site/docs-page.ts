@@ -1,6 +1,9 @@
 // The published docs pages: /docs (the four APIs, their documents, mocks and clients),
 // /docs/<api> (the API reference, rendered in the browser by Scalar from /openapi/<api>.3.1.yaml)
-// and /docs/<api>/getting-started (a guide from docs/getting-started/<api>.md).
+// /docs/<api>/getting-started (a guide from docs/getting-started/<api>.md, with this server's
+// address) and /docs/repo/<name> (the repository documents the guides name: docs/*.md, README).
+// Every page links the rest of the product (home, settings, the demo pages served); code blocks
+// of guides and documents get a copy button (./assets/copy.js, the one script outside Scalar's).
 //
 // Nothing leaves this server: Scalar's script is served from here by @scalar/fastify-api-reference,
 // its default fonts, telemetry, request proxy, AI agent and MCP features are switched off, and each
@@ -10,8 +13,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import scalarReference from '@scalar/fastify-api-reference';
 import type { ApiName } from '../contract.js';
 import { readAssets, serveAssets } from '../html/assets.js';
+import { DEMO_LOGIN_PATH, SANDBOX_PHONE_PATH, demoLoginServed, sandboxPhoneServed } from '../html/demo-layout.js';
 import { html, htmlDocument, trustedHtml, type Html } from '../html/html.js';
 import { pageHeaders } from '../html/page-headers.js';
+import { HOME_PATH, SETTINGS_PATH } from './home-page.js';
 import {
   APIS,
   DOCS_ASSETS_PATH,
@@ -21,7 +26,10 @@ import {
   guideUrl,
   isApiName,
   loadGuides,
+  loadRepoDocs,
+  REPO_DOCS_PATH,
   referenceUrl,
+  repoDocUrl,
   type ApiEntry,
 } from './docs-catalogue.js';
 
@@ -31,11 +39,22 @@ const CSS_URL = `${DOCS_ASSETS_PATH}/docs.css`;
 const FAVICON_URL = `${DOCS_ASSETS_PATH}/favicon.svg`;
 /** The pages' stylesheet (in the look of the demo pages) and icon, read once: ./assets/. */
 const ASSETS_DIR = new URL('./assets/', import.meta.url);
-const STYLESHEET = readAssets(ASSETS_DIR, ['docs.css']);
+const STYLESHEET = readAssets(ASSETS_DIR, ['docs.css', 'copy.js']);
+const COPY_SCRIPT = `${DOCS_ASSETS_PATH}/copy.js`;
 const ICON = readAssets(ASSETS_DIR, ['favicon.svg']);
 
-/** Landing page and guides: this origin's stylesheet and links, nothing else. */
+/** Landing page: this origin's stylesheet and links, nothing else. */
 const PAGE_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"].join('; ');
+/** Guides and repository documents: the same, and the copy buttons' script from this origin. */
+const ARTICLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
 
 /**
  * The reference page. Scripts: this origin only, no inline script, no eval. Styles need
@@ -79,10 +98,22 @@ function scalarConfiguration(api: ApiName, publicUrl: string) {
   };
 }
 
-function layout(reply: FastifyReply, status: number, page: { title: string; body: Html; current?: ApiName; csp?: string }) {
+/** The rest of the product, beside the docs: the home page, the settings and the demo pages this server serves. */
+function siteLinks(settings: { demo: boolean; production: boolean }): Html {
+  const links: [string, string][] = [
+    [HOME_PATH, 'Home'],
+    [SETTINGS_PATH, 'Settings'],
+    ...(demoLoginServed(settings) ? [[DEMO_LOGIN_PATH, 'Login demo'] as [string, string]] : []),
+    ...(sandboxPhoneServed(settings) ? [[SANDBOX_PHONE_PATH, 'Sandbox phone'] as [string, string]] : []),
+  ];
+  return html`<span class="site">${links.map(([href, label]) => html`<a href="${href}">${label}</a>`)}</span>`;
+}
+
+function layout(reply: FastifyReply, status: number, page: { title: string; body: Html; current?: ApiName; csp?: string; site: Html; script?: string }) {
   const nav = html`<nav class="docs-nav" aria-label="Documentation">
 <a class="brand" href="${DOCS_PATH}">API docs</a>
 ${APIS.map((api) => html`<a href="${referenceUrl(api.name)}"${api.name === page.current ? html` aria-current="page"` : ''}>${api.title.replace(/ API$/, '')}</a>`)}
+${page.site}
 </nav>`;
   return reply
     .code(status)
@@ -93,6 +124,7 @@ ${APIS.map((api) => html`<a href="${referenceUrl(api.name)}"${api.name === page.
         html`
 <link rel="icon" href="${FAVICON_URL}" type="image/svg+xml">
 <link rel="stylesheet" href="${CSS_URL}">
+${page.script ? html`<script src="${page.script}" defer></script>` : ''}
 `,
         html`${nav}
 ${page.body}`,
@@ -115,8 +147,11 @@ ${hasGuide ? html`<li><a href="${guideUrl(api.name)}">Getting started</a></li>` 
 }
 
 export default async function docsPages(app: FastifyInstance) {
-  const guides = loadGuides();
   const { publicUrl } = app.config;
+  // Written for http://127.0.0.1:3000, served with this server's address.
+  const guides = loadGuides(publicUrl);
+  const repoDocs = loadRepoDocs(publicUrl);
+  const site = siteLinks(app.config);
 
   // Only the script route of the plugin is used; the reference pages are ours (layout, CSP).
   await app.register(scalarReference, {
@@ -137,6 +172,7 @@ export default async function docsPages(app: FastifyInstance) {
 
   app.get(DOCS_PATH, async (_request, reply) =>
     layout(reply, 200, {
+      site,
       title: 'API documentation',
       body: html`<main class="wide">
 <h1>API documentation</h1>
@@ -145,6 +181,11 @@ export default async function docsPages(app: FastifyInstance) {
 <section class="card">
 <h2>Mock servers for frontend work</h2>
 <p><code>npm run mock</code> starts a Prism mock per API answering with the examples of the documents (add <code>-- --dynamic</code> for generated data): ${APIS.map((api, i) => html`${i ? ', ' : ''}${api.name} <code>:${api.mockPort}</code>`)}. <code>npm run mock:proxy</code> puts a validating proxy in front of the running server and reports every request or response that breaks the contract.</p>
+</section>
+<section class="card" id="guides">
+<h2>Guides</h2>
+<p>How each part works, in depth (the repository's <code>docs/</code> folder and its README):</p>
+<ul class="links columns">${[...repoDocs].map(([name, doc]) => html`<li><a href="${repoDocUrl(name)}">${doc.title}</a></li>`)}</ul>
 </section>
 <section class="card">
 <h2>Clients</h2>
@@ -163,6 +204,7 @@ export default async function docsPages(app: FastifyInstance) {
     if (!isApiName(name)) return notFound(reply);
     const api = APIS.find((entry) => entry.name === name)!;
     return layout(reply, 200, {
+      site,
       title: `${api.title} reference`,
       current: name,
       csp: REFERENCE_CSP,
@@ -180,10 +222,27 @@ ${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
     const guide = isApiName(name) ? guides.get(name) : undefined;
     if (!isApiName(name) || !guide) return notFound(reply);
     return layout(reply, 200, {
+      site,
       title: guide.title,
       current: name,
+      csp: ARTICLE_CSP,
+      script: COPY_SCRIPT,
       body: html`<main class="guide"><p class="crumbs"><a href="${DOCS_PATH}">Docs</a> › <a href="${referenceUrl(name)}">${APIS.find((a) => a.name === name)!.title}</a> › Getting started</p>
 <article>${trustedHtml(guide.html)}</article></main>`,
+    });
+  });
+
+  // The repository's documents the guides point to (docs/*.md, the README), as pages.
+  app.get<{ Params: { name: string } }>(`${REPO_DOCS_PATH}/:name`, async (request, reply) => {
+    const doc = repoDocs.get(request.params.name);
+    if (!doc) return notFound(reply);
+    return layout(reply, 200, {
+      site,
+      title: doc.title,
+      csp: ARTICLE_CSP,
+      script: COPY_SCRIPT,
+      body: html`<main class="guide"><p class="crumbs"><a href="${DOCS_PATH}">Docs</a> › ${request.params.name === 'README' ? 'README.md' : `docs/${request.params.name}.md`}</p>
+<article>${trustedHtml(doc.html)}</article></main>`,
     });
   });
 
@@ -192,6 +251,7 @@ ${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
 
   function notFound(reply: FastifyReply) {
     return layout(reply, 404, {
+      site,
       title: 'Not found',
       body: html`<main class="wide"><h1>Not found</h1><p>There is no documentation page here. <a href="${DOCS_PATH}">All APIs</a></p></main>`,
     });

@@ -10,7 +10,7 @@ import { APIS, DOCS_PATH, documentUrl } from './docs-catalogue.js';
 
 export const HOME_PATH = '/';
 const HEALTH_PATH = '/healthz';
-const SETTINGS_PATH = '/account';
+export const SETTINGS_PATH = '/account';
 
 const CSP = ["default-src 'none'", `style-src ${PAGE_STYLE}`, "img-src 'self'", "form-action 'none'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
 

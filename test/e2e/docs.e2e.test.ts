@@ -109,6 +109,29 @@ describe('docs pages in Chromium', () => {
   }
 
   for (const api of [...loadGuides().keys()]) {
+    it(`/docs/${api}/getting-started at 390 px: nothing pushes the page sideways; each code block copies`, async () => {
+      const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      await phone.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+      const page = await phone.newPage();
+      page.on('console', (message) => ['error', 'warning'].includes(message.type()) && problems.push(`${message.type()}: ${message.text()}`));
+      await page.goto(`${origin}/docs/${api}/getting-started`);
+      const size = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+      expect(size.scrollWidth, `the ${api} guide scrolls sideways at 390 px`).toBeLessThanOrEqual(size.innerWidth);
+      // The docs link the rest of the product.
+      for (const href of ['/', '/account', '/sandbox/phone']) expect(await page.locator(`.docs-nav a[href="${href}"]`).count(), href).toBe(1);
+      const blocks = page.locator('article pre');
+      expect(await page.locator('article pre button.copy').count()).toBe(await blocks.count());
+      const first = blocks.first();
+      await first.locator('button.copy').click();
+      await expect.poll(() => first.locator('button.copy').textContent()).toBe('Copied');
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      expect(copied).toBe(await first.locator('code').textContent());
+      expect(copied).toContain(`B=${origin}`); // the guide names this server, not 127.0.0.1:3000
+      await page.screenshot({ path: join(SCREENSHOTS, `docs-${api}-getting-started-390.png`), fullPage: false });
+      await phone.close();
+      expect(problems).toEqual([]);
+    });
+
     it(`/docs/${api}/getting-started renders its guide`, async () => {
       const page = await context.newPage();
       await page.goto(`${origin}/docs/${api}/getting-started`);

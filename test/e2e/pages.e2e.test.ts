@@ -1,8 +1,11 @@
 // The pages a person meets first, in headless Chromium at a desktop width (1280 px) and a phone's
 // (390 px): the home page, sign-in, the Connect sign-up and consent pages, and the settings. At
-// 390 px no page scrolls sideways (a wide settings table scrolls inside its own box); their
-// stylesheet is applied (allowed by its hash: a refusal would be a console error); no request
-// leaves the server. Screenshots go to test/e2e/screenshots/pages-<page>-<width>.png.
+// both widths no page scrolls sideways (a settings table with a header stacks into one card a
+// row at 390 px), every action of a settings page (Rotate, Revoke, Disconnect, every button and
+// link) can be brought into view inside the window and is not covered, and every field's label
+// sits above it; their stylesheet (the sign-in pages', allowed by its hash: a refusal would be a
+// console error) is applied; no request leaves the server. Screenshots go to
+// test/e2e/screenshots/pages-<page>-<width>.png.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +62,13 @@ describe('first pages in Chromium at 1280 and 390 px', () => {
     });
     expect(client.status).toBe(201);
     clientId = ((await client.json()) as { client_id: string }).client_id;
+    // A webhook endpoint, so that the webhooks page has a row of actions too.
+    const endpoint = await fetch(`${origin}/api/webhook-endpoints`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ url: 'https://crm.example/hooks/chat-platform-events', enabled_events: ['message.received'] }),
+    });
+    expect(endpoint.status).toBe(201);
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
   });
   afterAll(async () => {
@@ -93,6 +103,44 @@ describe('first pages in Chromium at 1280 and 390 px', () => {
         const size = await fitsWidth(page);
         expect(size.scrollWidth, `${name} scrolls sideways at ${width} px`).toBeLessThanOrEqual(size.innerWidth);
         await page.screenshot({ path: join(SCREENSHOTS, `pages-${name}-${width}.png`), fullPage: true });
+      };
+      /** Every button and link of the page's main part can be scrolled into the window, whole, and is what a tap there reaches. */
+      const expectActionsReachable = async (path: string) => {
+        const actions = page.locator('main button, main a[href], main summary');
+        const count = await actions.count();
+        if (path !== '/account/usage') expect(count, `${path} has actions`).toBeGreaterThan(0);
+        const labels: string[] = [];
+        for (let i = 0; i < count; i++) {
+          const action = actions.nth(i);
+          if (!(await action.isVisible())) continue; // inside a closed <details>: reachable by opening it
+          await action.scrollIntoViewIfNeeded();
+          const reach = await action.evaluate((el) => {
+            const r = el.getBoundingClientRect();
+            const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            return { left: r.left, right: r.right, hit: hit !== null && (hit === el || el.contains(hit)), label: el.textContent?.trim() ?? '' };
+          });
+          labels.push(reach.label);
+          expect(reach.left, `${path}: "${reach.label}" starts left of the window`).toBeGreaterThanOrEqual(0);
+          expect(reach.right, `${path}: "${reach.label}" ends right of the window`).toBeLessThanOrEqual(width);
+          expect(reach.hit, `${path}: "${reach.label}" is covered`).toBe(true);
+        }
+        if (path === '/account/api-keys') expect(labels).toEqual(expect.arrayContaining(['Rotate', 'Revoke…']));
+        if (path === '/account/numbers') expect(labels.some((label) => /^Disconnect/.test(label))).toBe(true);
+      };
+      /** Each field's label text sits above its field, not beside or under it. */
+      const expectLabelsAbove = async (path: string) => {
+        const misplaced = await page.evaluate(() =>
+          [...document.querySelectorAll('main label')].flatMap((label) => {
+            const field = label.querySelector('input:not([type=checkbox]):not([type=radio]):not([type=hidden]), textarea, select');
+            if (!field || label.closest('form.inline')) return [];
+            const text = document.createRange();
+            text.setStart(label, 0);
+            text.setEndBefore(field);
+            const above = text.getBoundingClientRect().bottom <= field.getBoundingClientRect().top + 1;
+            return above ? [] : [label.textContent?.trim().slice(0, 40)];
+          }),
+        );
+        expect(misplaced, `${path}: labels not above their fields`).toEqual([]);
       };
       const styled = async (selector: string) =>
         expect(
@@ -131,16 +179,21 @@ describe('first pages in Chromium at 1280 and 390 px', () => {
       expect(await page.getByRole('button', { name: 'Deny' }).isVisible()).toBe(true);
       expect(await page.locator('a[href="/docs"]').count()).toBe(1);
 
-      await visit('settings-api-keys', `${origin}/account/api-keys`);
-      const table = page.locator('.scroll').first();
-      const box = await table.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
-      // At a phone's width the keys table is wider than its box, which scrolls instead of the page.
-      if (width === 390) expect(box.scrollWidth).toBeGreaterThan(box.clientWidth);
       for (const path of SETTINGS) {
-        expect((await page.goto(`${origin}${path}`))!.status(), path).toBe(200);
-        const size = await fitsWidth(page);
-        expect(size.scrollWidth, `${path} scrolls sideways at ${width} px`).toBeLessThanOrEqual(size.innerWidth);
+        const name = `settings-${path.split('/')[2] ?? 'overview'}`;
+        await visit(name, `${origin}${path}`);
+        // The look of the sign-in pages: their buttons and fields, not the browser's.
+        expect(await page.locator('.who button').evaluate((el) => getComputedStyle(el).borderRadius), path).toBe('8px');
+        await expectActionsReachable(path);
+        await expectLabelsAbove(path);
       }
+      // The tables with actions stack into cards on a phone; on a desktop they are tables.
+      await page.goto(`${origin}/account/api-keys`);
+      const rowDisplay = await page
+        .locator('.stack tbody tr')
+        .first()
+        .evaluate((el) => getComputedStyle(el).display);
+      expect(rowDisplay).toBe(width === 390 ? 'block' : 'table-row');
 
       expect(problems).toEqual([]);
       expect(requests.filter((url) => new URL(url).origin !== origin)).toEqual([]);

@@ -1,8 +1,8 @@
 // The inbound media path end to end in headless Chromium: a person on the sandbox phone picks a
-// photo and sends it with a caption to the demo workspace's number; the business then finds the
+// photo and sends it with a caption to the demo workspace's number and sees its thumbnail; the business then finds the
 // message through the API (chats, messages) and downloads the very bytes from its media URL with
 // the workspace's API key. No console error, no request leaves the server.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,6 @@ import { loadConfig } from '#server/config.js';
 import { seedDemoWorkspace, type DemoCredentials } from '#server/demo.js';
 import { watchContext } from '../support/browser-watch.js';
 import { freePort } from '../support/free-port.js';
-import { FILES } from '../unit/messaging/media/support.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const CUSTOMER = '+15550107788';
@@ -52,11 +51,14 @@ describe('the sandbox phone sends a photo; the API downloads it', () => {
     await page.locator('#from').fill(CUSTOMER);
     await page.locator('#name').fill('Ana Souza');
     await page.locator('#text').fill('The parcel arrived broken');
-    const photo = FILES.png(20_000);
+    const photo = readFileSync(fileURLToPath(new URL('../smoke/fixtures/photo.png', import.meta.url))); // a real picture, to be drawn
     await page.locator('#file').setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: photo });
     await Promise.all([page.waitForURL(/\/sandbox\/phone\?to=pn_\w+&sent=1$/), page.locator('button[type=submit]').click()]);
     await expect.poll(() => page.locator('[role=status]').textContent()).toBe('Sent.');
     expect(await page.locator('#chat li.in').last().textContent()).toContain('[image] The parcel arrived broken');
+    // The photo shows as a thumbnail, drawn from this server.
+    const thumb = page.locator('#chat li.in').last().locator('img.thumb');
+    await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'sandbox-phone-media-390.png'), fullPage: true });
 
     // The business side: the chat, its newest message, the file behind content.media.url.
@@ -67,10 +69,17 @@ describe('the sandbox phone sends a photo; the API downloads it', () => {
     const chat = chats.data.find((c) => c.contact.contact_no === CUSTOMER)!;
     expect(chat.last_message).toMatchObject({ type: 'image', preview: 'The parcel arrived broken' });
     const messages = (await (await fetch(`${origin}/api/chatapp/messages?contact_id=${chat.contact.id}`, { headers })).json()) as {
-      data: { id: string; type: string; content: { caption?: string; media?: { url: string; mime_type: string } } }[];
+      data: {
+        id: string;
+        type: string;
+        content: { caption?: string; media?: { url: string; mime_type: string; size_bytes: number | null; filename: string | null } };
+      }[];
     };
     const message = messages.data[0]!;
-    expect(message).toMatchObject({ type: 'image', content: { caption: 'The parcel arrived broken', media: { mime_type: 'image/png' } } });
+    expect(message).toMatchObject({
+      type: 'image',
+      content: { caption: 'The parcel arrived broken', media: { mime_type: 'image/png', size_bytes: photo.length, filename: 'parcel.png' } },
+    });
     expect(message.content.media!.url).toBe(`${origin}/api/chatapp/messages/${message.id}/media`);
     const file = await fetch(message.content.media!.url, { headers });
     expect(file.status).toBe(200);

@@ -83,7 +83,13 @@ beforeAll(async () => {
   };
   ids.connect = await made(post('/api/connect/webhook-endpoints', { authorization: w.connect }, { url: GOOD, enabled_events: ['*'] }));
   ids.messaging = await made(post('/api/webhook-endpoints', w.headers, { url: GOOD, enabled_events: ['message.received'] }));
-  ids.login = await made(post('/api/login/apps', { authorization: w.owner }, { name: 'x', webhook_destination: 'production', production_webhook_url: GOOD }));
+  ids.login = await made(
+    post(
+      '/api/login/apps',
+      { authorization: w.owner },
+      { name: 'x', use_service_phone: false, webhook_destination: 'production', production_webhook_url: GOOD },
+    ),
+  );
 }, 240_000);
 afterAll(() => new Promise((r) => victim.server.close(r)));
 
@@ -115,12 +121,18 @@ const ENTRIES: Entry[] = [
   {
     name: 'Login app production_webhook_url',
     pointer: '/body/production_webhook_url',
-    call: (url) => post('/api/login/apps', { authorization: w.owner }, { name: 'x', webhook_destination: 'production', production_webhook_url: url }),
+    call: (url) =>
+      post(
+        '/api/login/apps',
+        { authorization: w.owner },
+        { name: 'x', use_service_phone: false, webhook_destination: 'production', production_webhook_url: url },
+      ),
   },
   {
     name: 'Login app staging_webhook_url',
     pointer: '/body/staging_webhook_url',
-    call: (url) => post('/api/login/apps', { authorization: w.owner }, { name: 'x', webhook_destination: 'staging', staging_webhook_url: url }),
+    call: (url) =>
+      post('/api/login/apps', { authorization: w.owner }, { name: 'x', use_service_phone: false, webhook_destination: 'staging', staging_webhook_url: url }),
   },
   {
     name: 'Connect webhook endpoint url (update)',

@@ -204,6 +204,18 @@ describe('M error hygiene', async () => {
     expect(expectProblem(res, 400, 'validation').errors.length).toBeLessThanOrEqual(100);
   });
 
+  it('M6 the count in the detail is the count of entries listed: a send with a missing and an unknown field names those two', async () => {
+    const w = await workspace(app);
+    const payload = { contact_no: '+4915112340005', messageType: 'text', message: 'hi', colour: 'red' }; // no chatapp_phone_number
+    const body = expectProblem(await app.inject({ method: 'POST', url: '/api/chatapp/send', headers: w.headers, payload }), 400, 'validation');
+    // Ajv reports dozens of errors across the union's branches: the detail counts what the client reads.
+    expect(body.detail).toBe('One or more inputs are invalid; see errors.');
+    expect(body.errors).toEqual([
+      { pointer: '/body/chatapp_phone_number', detail: 'is required' },
+      { pointer: '/body/colour', detail: 'is not a known field' },
+    ]);
+  });
+
   // bad-inputs M7–M9: under /l/ (the share-link viewer, which a reader's browser opens) every refusal is the
   // viewer's HTML page with the status, never problem+json: before routing (malformed URLs, other
   // methods), unknown paths, and the page's and file's own errors. Only the beacon route, which the

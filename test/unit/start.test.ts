@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockDataDir } from '#server/start-checks.js';
@@ -140,16 +141,45 @@ describe('starting the server', () => {
     mkdirSync(dataDir);
     await seedDataDir(dataDir);
     const result = await start(
-      { NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(40), PUBLIC_URL: 'https://chat.example', ALLOW_EMBEDDED_STORE: '1', PORT: '0', DATA_DIR: dataDir },
-      /Listening on/,
+      {
+        NODE_ENV: 'production',
+        SECRET_KEY: 'k'.repeat(40),
+        PUBLIC_URL: 'https://chat.example',
+        ALLOW_EMBEDDED_STORE: '1',
+        PORT: '0',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+      },
+      /"public_url"/,
     );
     expect(result.code).toBe(0);
-    const warning = JSON.parse(result.stdout.split('\n')[0]!);
+    const lines = result.stdout.trim().split('\n');
+    const warning = JSON.parse(lines[0]!);
     expect(warning).toMatchObject({ level: 40, msg: expect.stringMatching(/^ALLOW_EMBEDDED_STORE: production on the embedded store, one instance only/) });
-    expect(result.stdout).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+\n/);
+    // Every line is JSON, the banner too, and it names PUBLIC_URL (the socket's address only as `listening`).
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(entries.find((entry) => entry.public_url)).toMatchObject({
+      level: 30,
+      msg: 'Serving https://chat.example',
+      public_url: 'https://chat.example',
+      docs: 'https://chat.example/docs',
+      listening: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+    });
   }, 90_000);
 
-  it('a clean development start: no warning, readable log lines, the banner with the Login key', async () => {
+  it('a SECRET_KEY other than the one the data was sealed with: one "Cannot start:" line; exits 2', async () => {
+    const dataDir = join(root, 'sealed');
+    mkdirSync(dataDir);
+    await seedDataDir(dataDir);
+    const pglite = await PGlite.create({ dataDir: join(dataDir, 'pglite') });
+    await pglite.query("insert into platform_settings (name, value) values ('key_check', 'sealed under another key')");
+    await pglite.close();
+    const result = await start({ SECRET_KEY: 'a-key-this-database-never-saw-0123456789', DATA_DIR: dataDir });
+    expect(result.code).toBe(2);
+    expectOneLine(result, /^Cannot start: SECRET_KEY is not the key this database was sealed with\. Start with the original SECRET_KEY/);
+  }, 90_000);
+
+  it('a clean development start: no warning, readable log lines, the banner with the docs once, the Login key and number', async () => {
     const dataDir = join(root, 'clean');
     mkdirSync(dataDir);
     await seedDataDir(dataDir);
@@ -158,7 +188,9 @@ describe('starting the server', () => {
     expect(result.stderr).toBe('');
     const beforeBanner = result.stdout.slice(0, result.stdout.indexOf('Listening on')).trim().split('\n');
     expect(beforeBanner).toEqual([expect.stringMatching(/^\[\d\d:\d\d:\d\d\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+$/)]);
-    expect(result.stdout).toMatch(/Demo workspace created[\s\S]*docs {9}http:[^\n]*\/docs\n[\s\S]*Login key {4}lk_live_\w+/);
+    expect(result.stdout).toMatch(/Listening on http:[\s\S]*docs {7}http:[^\n]*\/docs\n[\s\S]*Demo workspace created[\s\S]*Login key {4}lk_live_\w+/);
+    expect(result.stdout.match(/\/docs\b/g)).toHaveLength(1);
+    expect(result.stdout).toMatch(/\n {2}Login no\. {4}\+\d[\d ]+\d {3}\(the Login service number/);
   }, 90_000);
 
   describe('on PostgreSQL', async () => {

@@ -2,7 +2,8 @@
 
 Run by scripts/gates/client-artifacts.mjs in a clean venv where the wheels are installed. Against
 a running server: lists contacts, uploads a local image (POST /api/chatapp/media), then sends it
-by its `media_id` with the generated send_message. Input from the environment: CHATAPP_BASE_URL,
+by its `media_id` with the generated send_message, then the documented error branch (a wrong
+key: ProblemDetails with `type_`). Input from the environment: CHATAPP_BASE_URL,
 MESSAGING_API_KEY, CHATAPP_SENDER, CHATAPP_CONTACT, CHATAPP_IMAGE. Exits non-zero naming the step.
 """
 
@@ -63,6 +64,15 @@ def main() -> None:
         )
         sent = expect(send_message.sync_detailed(client=client, body=body), SendMessageResult, "send by media_id")
         print(f"messaging: sent {sent.id} (image, media {upload.id}), status {sent.status}")
+    # docs/clients-python-go.md's error branch, as written: a refusal parses as ProblemDetails,
+    # whose `type` field is `type_` (a Python builtin name).
+    with AuthenticatedClient(base_url=env["CHATAPP_BASE_URL"], token="mk_not_a_key", prefix="", auth_header_name="X-API-Key") as client:
+        res = list_contacts.sync_detailed(client=client, limit=10)
+        if res.status_code == 200:
+            sys.exit("FAIL error branch: a wrong key was accepted")
+        print(res.status_code, res.parsed.type_, res.parsed.detail)
+        if not str(res.parsed.type_).endswith("/unauthorized"):
+            sys.exit(f"FAIL error branch: {res.parsed!r}")
     print("python wheel smoke: OK")
 
 

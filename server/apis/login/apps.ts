@@ -18,7 +18,7 @@ import type { LoginAppsTable } from '#server/store/schema.js';
 import { checkRedirectUris } from '#server/apis/connect/oauth/clients.js';
 import { LOGIN_KEY_PREFIX_LENGTH } from './auth.js';
 import { oidcIssuer } from './oidc/provider.js';
-import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, unknownNumber, type LoginNumber } from './service-phone.js';
+import { findOwnNumber, inactiveNumber, isActiveNumber, primaryOwnNumber, serviceNumberUnset, unknownNumber, type LoginNumber } from './service-phone.js';
 
 type S = components['schemas'];
 export type LoginAppRow = Selectable<LoginAppsTable>;
@@ -64,7 +64,8 @@ const needsSetup = (app: Pick<Settings, 'use_service_phone' | 'phone_number_id'>
 /** The contract's LoginApp for each row; numbers are looked up once per call, not per row. */
 export async function appViews(server: FastifyInstance, rows: LoginAppRow[]): Promise<S['LoginApp'][]> {
   const { db } = server.platform.store;
-  const service = rows.some((r) => r.use_service_phone) ? await server.loginServiceNumber.get() : undefined;
+  // Without a service number (production, LOGIN_SERVICE_PHONE_NUMBER_ID unset) such an app shows none.
+  const service = rows.some((r) => r.use_service_phone) && !serviceNumberUnset(server.config) ? await server.loginServiceNumber.get() : undefined;
   const primaries = new Map<string, Promise<LoginNumber | undefined>>();
   /** The number users message by default, when one is usable. */
   const numberOf = async (row: LoginAppRow): Promise<LoginNumber | undefined> => {
@@ -139,6 +140,10 @@ async function checkSettings(platform: Platform, workspaceId: string, next: Sett
     if (url) await checkWebhookUrl(platform, field, url);
   }
   if (sent.oidc_redirect_uris) checkRedirectUris(sent.oidc_redirect_uris, '/body/oidc_redirect_uris');
+  if (sent.use_service_phone) {
+    const unset = serviceNumberUnset(platform.config, '/body/use_service_phone');
+    if (unset) throw unset;
+  }
   if (sent.phone_number_id) {
     const own = await findOwnNumber(platform.store.db, workspaceId, sent.phone_number_id);
     if (!own) throw unknownNumber(sent.phone_number_id);

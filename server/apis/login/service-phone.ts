@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
+import type { Config } from '#server/config.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Platform } from '#server/platform.js';
 import { addSandboxNumber } from '#server/providers/sandbox.js';
@@ -72,8 +73,26 @@ export class ServiceNumber {
   }
 }
 
+/**
+ * In production a shared service number is an operator's Cloud API number
+ * (LOGIN_SERVICE_PHONE_NUMBER_ID): a sandbox number would reach no real phone. Without one (and
+ * without DEMO) the service number is refused with this problem rather than made up (docs/deploy.md).
+ */
+export function serviceNumberUnset(config: Config, pointer?: string): HttpProblem | undefined {
+  // DEMO on in production is a deliberate demo deployment, whose sandbox numbers stand in for real ones.
+  if (!config.production || config.demo || config.loginServicePhoneNumberId) return undefined;
+  return new HttpProblem(
+    422,
+    'unprocessable',
+    'This server has no shared service number (LOGIN_SERVICE_PHONE_NUMBER_ID is not set): send use_service_phone false and use a number of your own.',
+    pointer ? { errors: [{ pointer, detail: 'no shared service number on this server' }] } : {},
+  );
+}
+
 async function loadServiceNumber(platform: Platform): Promise<LoginNumber> {
   const { db } = platform.store;
+  const unset = serviceNumberUnset(platform.config);
+  if (unset) throw unset;
   const configured = platform.config.loginServicePhoneNumberId;
   if (configured) {
     const row = await numbers(db).where('pn.id', '=', configured).executeTakeFirst();

@@ -31,6 +31,11 @@ import { offerControls, postedReply, REPLY_PATH } from './sandbox-phone-reply-fo
 import { type Offer, offerOf, replyFromSandboxPhone } from './sandbox-phone-replies.js';
 
 const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
+/** `/sandbox/phone/media/<message id>`: a photo this browser sent, shown as a thumbnail in its conversation. */
+const MEDIA_PATH = `${SANDBOX_PHONE_PATH}/media`;
+const THUMBNAIL_KINDS = new Set(['image', 'sticker']);
+/** Types a browser shows as an image and nothing else (no SVG: it can carry script). */
+const THUMBNAIL_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp']);
 const HISTORY = 30;
 const MAX_CONVERSATIONS = 10;
 /** The largest file the phone sends; the sandbox keeps it in the database. */
@@ -194,6 +199,8 @@ interface ChatLine {
   status: string;
   /** An inbound message the business marked read (blue ticks on the phone). */
   read?: boolean;
+  /** A photo the phone sent: its thumbnail's address (MEDIA_PATH). */
+  image?: string;
 }
 
 /** The conversation, or the part of it from `joined`'s first message on (later in time, or that message itself). */
@@ -212,7 +219,8 @@ async function conversation(request: FastifyRequest, number: SandboxNumber, from
   for (const row of rows.reverse()) {
     const inbound = row.direction === 'inbound';
     const offer = inbound ? null : await offerOf(db, number.workspaceId, row.content);
-    lines.push({ id: row.id, offer, inbound, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status });
+    const image = inbound && THUMBNAIL_KINDS.has(row.type) ? `${MEDIA_PATH}/${row.id}` : undefined;
+    lines.push({ id: row.id, offer, inbound, text: describe(row.type, row.content), at: new Date(row.created_at), status: row.status, image });
   }
   // The provider's side of the chat: which of the customer's messages the business read
   // (markChatRead, the typing indicator), and whether it is typing a reply now.
@@ -341,7 +349,7 @@ ${
     : chat.length
       ? html`<ul class="chat" id="chat">${chat.map(
           (line) =>
-            html`<li class="${line.inbound ? 'in' : 'out'}">${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? (line.read ? ' · read ✓✓' : '') : ` · ${line.status}`}</small>${line.offer ? offerControls(line.offer, { messageId: line.id, to: selected.id, from: draft.from, csrf }) : ''}</li>`,
+            html`<li class="${line.inbound ? 'in' : 'out'}">${line.image ? html`<img class="thumb" src="${line.image}" alt="Photo you sent" loading="lazy">` : ''}${line.text}<small>${line.inbound ? 'you' : selected.name} · ${line.at.toISOString().slice(11, 19)} UTC${line.inbound ? (line.read ? ' · read ✓✓' : '') : ` · ${line.status}`}</small>${line.offer ? offerControls(line.offer, { messageId: line.id, to: selected.id, from: draft.from, csrf }) : ''}</li>`,
         )}</ul>`
       : html`<p class="muted">No messages yet.</p>`
 }
@@ -421,6 +429,51 @@ export default async function sandboxPhonePages(app: FastifyInstance): Promise<v
     const csrf = reply.generateCsrf(csrfCookie);
     return sendDemoPage(reply, status, { title: 'Sandbox phone', body: phoneView({ numbers, selected, draft, csrf, chat, codes, demoLink: demo, ...extra }) });
   }
+
+  // A photo of a conversation this browser may read (the rule of `render`), for its thumbnail.
+  app.get<{ Params: { id: string } }>(`${MEDIA_PATH}/:id`, async (request, reply) => {
+    const { id } = request.params;
+    if (!/^msg_[0-9A-Za-z]{8,48}$/.test(id)) return reply.callNotFound();
+    const db = app.platform.store.db;
+    const row = await db
+      .selectFrom('messages')
+      .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+      .select([
+        'messages.id',
+        'messages.phone_number_id',
+        'messages.direction',
+        'messages.type',
+        'messages.content',
+        'messages.created_at',
+        'contacts.phone',
+        'contacts.workspace_id',
+      ])
+      .where('messages.id', '=', id)
+      .executeTakeFirst();
+    if (row?.direction !== 'inbound' || !THUMBNAIL_KINDS.has(row.type)) return reply.callNotFound();
+    const number = (await visibleNumbers(request)).find((n) => n.id === row.phone_number_id && n.workspaceId === row.workspace_id);
+    const joined = number && readState(request).conversations.find((c) => c.to === number.id && c.from === row.phone);
+    const readable = number && (number.owned || (joined && (new Date(row.created_at).getTime() > joined.since || row.id === joined.first)));
+    const content = (typeof row.content === 'string' ? safeJson(row.content) : row.content) as { media?: { provider_media_id?: unknown } } | null;
+    const mediaId = content?.media?.provider_media_id;
+    if (!readable || typeof mediaId !== 'string') return reply.callNotFound();
+    const file = await db
+      .selectFrom('sandbox_media')
+      .select(['mime_type', 'bytes'])
+      .where('provider_media_id', '=', mediaId)
+      .where('phone_number_id', '=', number.id)
+      .executeTakeFirst();
+    if (!file || !THUMBNAIL_TYPES.has(file.mime_type)) return reply.callNotFound();
+    return reply
+      .headers({
+        'content-type': file.mime_type,
+        'content-disposition': 'inline',
+        'cache-control': 'private, no-store',
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; sandbox",
+      })
+      .send(file.bytes);
+  });
 
   app.get(SANDBOX_PHONE_PATH, async (request, reply) => {
     const query = request.query as Record<string, unknown>;

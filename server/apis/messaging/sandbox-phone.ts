@@ -5,7 +5,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { WA_ID } from '#server/lib/phone.js';
 import { SandboxProvider } from '#server/providers/sandbox.js';
 import type { InboundContent } from '#server/providers/types.js';
-import { checkMedia, displayName } from './media/rules.js';
+import { checkMedia, displayName, type MediaKind } from './media/rules.js';
 
 export interface SandboxPhoneMessage {
   /** Our number id (`pn_…`) or the provider's. */
@@ -56,7 +56,12 @@ export async function sendFromSandboxPhone(app: FastifyInstance, input: SandboxP
     name: input.name,
     message,
   });
-  const row = await db.selectFrom('messages').select(['id', 'contact_id']).where('provider_message_id', '=', providerMessageId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('messages')
+    .select(['id', 'contact_id', 'type', 'content'])
+    .where('provider_message_id', '=', providerMessageId)
+    .executeTakeFirstOrThrow();
+  if (input.file) await recordFileFacts(app, row, input.file);
   return { messageId: row.id, contactId: row.contact_id, phoneNumberId: pn.id, providerMessageId };
 }
 
@@ -66,4 +71,24 @@ async function fileMessage(file: NonNullable<SandboxPhoneMessage['file']>, capti
   const captioned = caption && kind !== 'audio' ? { caption } : {};
   const named = kind === 'document' ? { filename: displayName(file.filename, mimeType, kind) } : {};
   return { type: kind, media: { mime_type: mimeType, ...captioned, ...named }, bytes: file.bytes };
+}
+
+/**
+ * The file's size and name on the stored message: the provider's webhook carries neither (a
+ * real client learns the size on download), but the sandbox phone sent the file itself, so the
+ * API answers `size_bytes` and `filename` (the device's name, for a photo too) rather than null.
+ */
+async function recordFileFacts(app: FastifyInstance, row: { id: string; type: string; content: unknown }, file: NonNullable<SandboxPhoneMessage['file']>) {
+  const content = (typeof row.content === 'string' ? JSON.parse(row.content) : row.content) as { media?: Record<string, unknown> } | null;
+  if (!content?.media) return;
+  const media = {
+    ...content.media,
+    size_bytes: file.bytes.length,
+    filename: content.media.filename ?? (file.filename ? displayName(file.filename, String(content.media.mime_type ?? ''), row.type as MediaKind) : null),
+  };
+  await app.platform.store.db
+    .updateTable('messages')
+    .set({ content: JSON.stringify({ ...content, media }) })
+    .where('id', '=', row.id)
+    .execute();
 }

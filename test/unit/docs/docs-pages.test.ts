@@ -3,7 +3,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
-import { APIS, loadGuides } from '#server/site/docs-catalogue.js';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { chooseEncoding } from '#server/plugins/compression.js';
+import { APIS, linkRepoDocs, loadGuides, repoDocNames } from '#server/site/docs-catalogue.js';
 import { SCALAR_SCRIPT } from '#server/site/docs-page.js';
 
 let app: FastifyInstance;
@@ -43,6 +45,10 @@ describe('/docs', () => {
       expect(response.body).toContain(`port <code>${api.mockPort}</code>`);
     }
     for (const api of loadGuides().keys()) expect(links).toContain(`/docs/${api}/getting-started`);
+    // The rest of the product (DEMO is off here: no Login demo), and the repository's guides.
+    for (const path of ['/', '/account', '/sandbox/phone', '/docs/repo/README', '/docs/repo/webhooks', '/docs/repo/deploy'])
+      expect(links, path).toContain(path);
+    expect(links).not.toContain('/demo/login');
     expect(response.body).toContain('npm run clients:python');
     expect(response.body).toContain('npm run clients:go');
   });
@@ -62,7 +68,9 @@ describe('/docs', () => {
     expect(links.length).toBeGreaterThan(12);
     for (const link of links) {
       expect(link.startsWith('/'), link).toBe(true);
-      expect((await get(link)).statusCode, link).toBe(200);
+      const status = (await get(link)).statusCode;
+      // The settings send a stranger to sign in.
+      expect(status, link).toBe(link === '/account' ? 303 : 200);
     }
   });
 
@@ -153,14 +161,98 @@ describe('/docs/<api>/getting-started', () => {
       const response = await get(`/docs/${api}/getting-started`);
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(cspOf(response)['script-src']).toBeUndefined();
-      expect(response.body).toMatch(/<article><h1>Getting started with the \w+ API<\/h1>/);
-      expect(response.body).toContain('<pre><code class="language-sh">curl');
+      // One script, the copy buttons', from this origin.
+      expect(cspOf(response)['script-src']).toBe("'self'");
+      expect([...response.body.matchAll(/<script[^>]*>/g)].map((m) => m[0])).toEqual(['<script src="/docs/assets/copy.js" defer>']);
+      expect(response.body).toMatch(/<article><h1 id="getting-started-with-the-\w+-api">Getting started with the \w+ API<\/h1>/);
+      expect(response.body).toContain('<pre><code class="language-sh">');
       expect(response.body).toContain('<code class="language-ts">import {');
       expect(response.body).toContain('<nav class="docs-nav"');
-      expect(response.body).not.toContain('<script');
+    });
+
+    it(`${api}: written for 127.0.0.1:3000, served with this server's address; its repository links answer`, async () => {
+      const response = await get(`/docs/${api}/getting-started`);
+      expect(app.config.publicUrl).not.toBe('http://127.0.0.1:3000');
+      expect(response.body).not.toContain('127.0.0.1:3000');
+      expect(response.body).toContain(`B=${app.config.publicUrl}`);
+      const links = [...new Set(hrefs(response.body))];
+      expect(links.some((link) => link.startsWith('/docs/repo/'))).toBe(true);
+      for (const link of links.filter((l) => l.startsWith('/docs/'))) expect((await get(link)).statusCode, link).toBe(200);
+      expect(links.filter((link) => !link.startsWith('/') && !link.startsWith('#'))).toEqual([]);
     });
   }
+
+  it("the copy buttons' script is served from this server", async () => {
+    const script = await get('/docs/assets/copy.js');
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.body).toContain("querySelectorAll('article pre')");
+  });
+});
+
+describe('/docs/repo/<name>', () => {
+  it('serves the repository documents with links between them made served ones, and 404 for others', async () => {
+    const names = repoDocNames();
+    expect(names.has('README')).toBe(true);
+    expect(names.has('deploy')).toBe(true);
+    const readme = await get('/docs/repo/README');
+    expect(readme.statusCode).toBe(200);
+    expect(readme.body).toContain('href="/docs/repo/deploy"');
+    // Headings carry GitHub's ids, which the guides' links to sections name.
+    expect(readme.body).toContain('<h2 id="configuration">Configuration</h2>');
+    expect(readme.body).toContain('id="signing-a-provider-delivery-in-development"');
+    expect((await get('/docs/login/getting-started')).body).toContain('href="/docs/repo/README#configuration"');
+    // No relative link left that would 404: each is a served page, an anchor or another site.
+    expect(readme.body).not.toMatch(/href="(?!\/|#|https?:|mailto:)[^"]*"/);
+    for (const url of ['/docs/repo/nope', '/docs/repo/..%2Fpackage.json', '/docs/repo/getting-started']) expect((await get(url)).statusCode, url).toBe(404);
+  });
+
+  it('linkRepoDocs: Markdown links and names in code become served links; clients/README.md is not the root README', () => {
+    const names = new Set(['README', 'webhooks']);
+    expect(linkRepoDocs('<a href="docs/webhooks.md#retries">x</a>', names)).toBe('<a href="/docs/repo/webhooks#retries">x</a>');
+    expect(linkRepoDocs('<a href="../README.md">x</a>', names)).toBe('<a href="/docs/repo/README">x</a>');
+    expect(linkRepoDocs('<a href="clients/README.md">x</a>', names)).toBe('<a>x</a>');
+    expect(linkRepoDocs('<a href="#top">x</a> <a href="https://a.example/b.md">y</a>', names)).toBe(
+      '<a href="#top">x</a> <a href="https://a.example/b.md">y</a>',
+    );
+    expect(linkRepoDocs('see <code>docs/webhooks.md</code> and <code>docs/nope.md</code>', names)).toBe(
+      'see <a href="/docs/repo/webhooks"><code>docs/webhooks.md</code></a> and <code>docs/nope.md</code>',
+    );
+  });
+});
+
+describe('compression of documents and docs pages', () => {
+  it('brotli or gzip as the client accepts, the same bytes once decoded, Vary: Accept-Encoding; API answers untouched', async () => {
+    const url = '/openapi/messaging.3.1.dereferenced.json';
+    const plain = await get(url);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/Accept-Encoding/);
+    const br = await app.inject({ url, headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.rawPayload).equals(plain.rawPayload)).toBe(true);
+    expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 8);
+    expect(Number(br.headers['content-length'])).toBe(br.rawPayload.length);
+    const gz = await app.inject({ url, headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).equals(plain.rawPayload)).toBe(true);
+    for (const page of ['/docs', '/docs/messaging/getting-started', SCALAR_SCRIPT, '/docs/repo/deploy']) {
+      const res = await app.inject({ url: page, headers: { 'accept-encoding': 'br' } });
+      expect(res.headers['content-encoding'], page).toBe('br');
+      expect(brotliDecompressSync(res.rawPayload).toString(), page).toBe((await get(page)).body);
+    }
+    expect((await app.inject({ url, headers: { 'accept-encoding': 'br;q=0, gzip;q=0' } })).headers['content-encoding']).toBeUndefined();
+    const api = await app.inject({ url: '/api/contacts', headers: { 'accept-encoding': 'br, gzip' } });
+    expect(api.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('chooseEncoding: br before gzip, q=0 refuses, * counts', () => {
+    expect(chooseEncoding('gzip, deflate, br')).toBe('br');
+    expect(chooseEncoding('gzip')).toBe('gzip');
+    expect(chooseEncoding('br;q=0, gzip')).toBe('gzip');
+    expect(chooseEncoding('*')).toBe('br');
+    expect(chooseEncoding('identity')).toBeUndefined();
+    expect(chooseEncoding(undefined)).toBeUndefined();
+  });
 });
 
 describe('unknown docs pages', () => {

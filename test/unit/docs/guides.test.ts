@@ -1,11 +1,14 @@
 // The getting-started guides run as written: each guide's ```sh blocks, in order, in one bash
-// session under `set -euo pipefail`, against one fresh server on a free port (the guides share
+// session under `set -euo pipefail`, against one fresh server on a free port started as the
+// README's `npm start` starts it (no PROVIDER_APP_SECRET: the development default signs) (the guides share
 // their owner as a reader's would: the first signs up, the others get 409 and sign in). The only change to the text: the server's address
 // (http://127.0.0.1:3000) and the port of the app's stand-in (3903) become free ones. The
 // session's folder stands for the repository's (the guides name files in it, sample.pdf and
-// receiver.mjs, and run npm scripts) and receives what they write (cookie jars, deliveries).
+// receiver.mjs, import clients/ and run npm scripts) and receives what they write (cookie jars,
+// deliveries, the Messaging guide's TypeScript block saved as messaging.ts, which its last shell
+// block runs on the same workspace).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -19,8 +22,18 @@ const APP_PORT = '3903';
 
 /** The ```sh blocks of a Markdown file, in order. */
 function shellBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+  return codeBlocks(markdown, 'sh');
 }
+
+/** The fenced blocks of one language, in order. */
+function codeBlocks(markdown: string, language: string): string[] {
+  return [...markdown.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1]!);
+}
+
+/** Files a guide tells the reader to save before its shell blocks run them. */
+const SAVED: Record<string, (markdown: string) => Record<string, string>> = {
+  messaging: (markdown) => ({ 'messaging.ts': codeBlocks(markdown, 'ts').at(-1)! }),
+};
 
 let app: FastifyInstance;
 let base: string;
@@ -31,8 +44,7 @@ beforeAll(async () => {
   const port = await freePort();
   appPort = String(await freePort());
   base = `http://127.0.0.1:${port}`;
-  // The guides sign deliveries with the secret they tell the reader to start the server with.
-  app = await buildShared({ env: { PORT: String(port), PUBLIC_URL: base, PROVIDER_APP_SECRET: 'dev-app-secret' } });
+  app = await buildShared({ env: { PORT: String(port), PUBLIC_URL: base } });
   await app.listen({ port, host: '127.0.0.1' });
 });
 afterAll(() => {
@@ -74,8 +86,8 @@ const EXPECTED: Record<string, { what: string; shows: RegExp[] }> = {
     ],
   },
   messaging: {
-    what: 'outside the window refused, then a reply sent, a template and a campaign',
-    shows: [/problems\/outside-window/, /"status":"accepted"/, /"id":"cmp_\w+"/],
+    what: 'outside the window refused, then a reply sent, a template, a campaign, and its TypeScript on the same workspace',
+    shows: [/problems\/outside-window/, /"status":"accepted"/, /"id":"cmp_\w+"/, /msg_\w+ accepted\n/, /\noutbound template (accepted|sent|delivered|read)\n/],
   },
 };
 
@@ -84,11 +96,19 @@ const EXPECTED: Record<string, { what: string; shows: RegExp[] }> = {
  * own, killed when bash ends, so that a background process (the app's stand-in) cannot outlive
  * it. `onLine` sees each line of stdout as it comes (to act as the person reading it).
  */
-function runBlocks(blocks: string[], name: string, env: Record<string, string> = {}, onLine?: (line: string) => void): Promise<Run> {
-  const script = blocks.join('\n').replaceAll(SERVER, base).replaceAll(APP_PORT, appPort);
+function runBlocks(
+  blocks: string[],
+  name: string,
+  env: Record<string, string> = {},
+  onLine?: (line: string) => void,
+  files: Record<string, string> = {},
+): Promise<Run> {
+  const local = (text: string) => text.replaceAll(SERVER, base).replaceAll(APP_PORT, appPort);
+  const script = local(blocks.join('\n'));
   const folder = mkdtempSync(join(tmpdir(), `guide-${name}-`));
   folders.push(folder);
-  for (const entry of ['package.json', 'node_modules', 'scripts', 'docs']) symlinkSync(join(root, entry), join(folder, entry));
+  for (const entry of ['package.json', 'node_modules', 'scripts', 'docs', 'clients']) symlinkSync(join(root, entry), join(folder, entry));
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(folder, file), local(text));
   const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
     cwd: folder,
     detached: true,
@@ -142,11 +162,20 @@ describe('getting-started guides', () => {
 
   for (const [name, { what, shows }] of Object.entries(EXPECTED)) {
     it(`${name}: ${what}`, async () => {
-      const run = await runBlocks(shellBlocks(guide(name)), name);
+      const run = await runBlocks(shellBlocks(guide(name)), name, {}, undefined, SAVED[name]?.(guide(name)));
       expect(run.code, run.output).toBe(0);
       for (const pattern of shows) expect(run.stdout).toMatch(pattern);
     });
   }
+
+  it("the Messaging guide's TypeScript says a refusal in one short line", async () => {
+    const files = SAVED.messaging!(guide('messaging'));
+    const run = await runBlocks(['KEY=mk_not_a_key NUMBER=pn_none npx tsx messaging.ts'], 'messaging-error', {}, undefined, files);
+    expect(run.code).toBe(1);
+    const stderr = run.output.slice(run.output.indexOf('--- stderr ---') + 15).trim();
+    expect(stderr.split('\n'), stderr).toHaveLength(1);
+    expect(stderr).toMatch(/^401 \w[^:]*: /);
+  });
 
   it("the README's Login by hand and its signed deliveries, with the values npm start prints", async () => {
     // What npm start prints on first start (the demo owner and Login app), made here.

@@ -481,7 +481,12 @@ describe('G webhook URLs in production mode', () => {
       const res = await create(url);
       expect([400], url).toContain(res.statusCode);
     }
-    const created = await newApp(app, owner, { name: 'ok', webhook_destination: 'production', production_webhook_url: 'https://shop.example/hook' });
+    const created = await newApp(app, owner, {
+      name: 'ok',
+      use_service_phone: false,
+      webhook_destination: 'production',
+      production_webhook_url: 'https://shop.example/hook',
+    });
     const patch = await app.inject({
       method: 'PATCH',
       url: `${APPS}/${created.id}`,
@@ -492,5 +497,23 @@ describe('G webhook URLs in production mode', () => {
     expect(patch.json().errors[0].pointer).toBe('/body/staging_webhook_url');
     const unchanged = (await app.inject({ url: `${APPS}/${created.id}`, headers: bearer(owner.token) })).json();
     expect(unchanged.staging_webhook_url).toBeNull();
+  });
+
+  it('without LOGIN_SERVICE_PHONE_NUMBER_ID no app gets a sandbox service number: 422 naming use_service_phone, nothing created', async () => {
+    const before = (await app.inject({ url: APPS, headers: bearer(owner.token) })).json().data.length;
+    for (const payload of [{ name: 'default' }, { name: 'asked', use_service_phone: true }]) {
+      const res = await app.inject({ method: 'POST', url: APPS, headers: bearer(owner.token), payload });
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json()).toMatchObject({
+        type: `${PROBLEM}unprocessable`,
+        detail: expect.stringMatching(/LOGIN_SERVICE_PHONE_NUMBER_ID is not set/),
+        errors: [{ pointer: '/body/use_service_phone' }],
+      });
+    }
+    expect((await app.inject({ url: APPS, headers: bearer(owner.token) })).json().data.length).toBe(before);
+    const own = await newApp(app, owner, { name: 'own', use_service_phone: false });
+    const switched = await app.inject({ method: 'PATCH', url: `${APPS}/${own.id}`, headers: bearer(owner.token), payload: { use_service_phone: true } });
+    expect(switched.statusCode).toBe(422);
+    expect(await app.platform.store.db.selectFrom('workspaces').select('id').where('id', '=', SERVICE_WORKSPACE_ID).executeTakeFirst()).toBeUndefined();
   });
 });

@@ -54,6 +54,39 @@ describe('the sandbox phone sends media', () => {
     expect(file.statusCode).toBe(200);
     expect(file.headers['content-type']).toBe('image/jpeg');
     expect(Buffer.compare(file.rawPayload, bytes)).toBe(0);
+    // The API tells its size and the device's name for it, not null.
+    const contact = await app.platform.store.db
+      .selectFrom('contacts')
+      .select('id')
+      .where('phone', '=', '+15550100201')
+      .where('workspace_id', '=', t.workspaceId)
+      .executeTakeFirstOrThrow();
+    const api = await app.inject({ url: `/api/chatapp/messages?contact_id=${contact.id}`, headers: t.headers });
+    const listed = api.json().data.find((m: { id: string }) => m.id === row!.id);
+    expect(listed.content.media).toMatchObject({ size_bytes: bytes.length, filename: 'IMG_0001.jpg', mime_type: 'image/jpeg' });
+  });
+
+  it("a photo shows as a thumbnail in the sender's conversation, served to that browser only", async () => {
+    const page = await app.inject('/sandbox/phone');
+    const cookie = (page.cookies as { name: string; value: string }[]).map((c) => `${c.name}=${c.value}`).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const bytes = FILES.png(4000);
+    const form = multipart({ _csrf: csrf, to: t.pnId, from: '+15550100209', name: 'Bo', text: 'look' }, [{ filename: 'shot.png', type: 'image/png', bytes }]);
+    const sent = await app.inject({ method: 'POST', url: '/sandbox/phone/send', headers: { ...form.headers, cookie }, payload: form.payload });
+    expect(sent.statusCode, sent.body).toBe(303);
+    const browser = [cookie, ...(sent.cookies as { name: string; value: string }[]).map((c) => `${c.name}=${c.value}`)].join('; ');
+    const phone = await app.inject({ url: `/sandbox/phone?to=${t.pnId}`, headers: { cookie: browser } });
+    const src = /<img class="thumb" src="([^"]+)"/.exec(phone.body)?.[1];
+    const row = await lastMessage('+15550100209');
+    expect(src).toBe(`/sandbox/phone/media/${row!.id}`);
+    const thumb = await app.inject({ url: src!, headers: { cookie: browser } });
+    expect(thumb.statusCode).toBe(200);
+    expect(thumb.headers['content-type']).toBe('image/png');
+    expect(thumb.headers['x-content-type-options']).toBe('nosniff');
+    expect(Buffer.compare(thumb.rawPayload, bytes)).toBe(0);
+    // Another browser (no cookie of this conversation) and unknown ids get the 404.
+    expect((await app.inject({ url: src! })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/sandbox/phone/media/msg_unknownunknown1', headers: { cookie: browser } })).statusCode).toBe(404);
   });
 
   it('a document without text: a document message with its name, downloadable', async () => {

@@ -213,7 +213,7 @@ describe('usage page', () => {
     const page = await a.open('/account/usage');
     expect(page.body).toContain(`Plan <strong>${usage.plan.name}</strong>`);
     expect(page.body).toContain(
-      `<td>Contacts stored</td><td>${usage.counters.contacts.used}</td><td>${usage.counters.contacts.limit.toLocaleString('en-US')}</td>`,
+      `<td data-label="Counter">Contacts stored</td><td data-label="Used">${usage.counters.contacts.used}</td><td data-label="Limit">${usage.counters.contacts.limit.toLocaleString('en-US')}</td>`,
     );
   });
 });

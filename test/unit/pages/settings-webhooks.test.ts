@@ -112,7 +112,9 @@ describe('webhooks settings page', () => {
     expect(log.statusCode).toBe(200);
     expect(log.body).toContain('webhook_endpoint.test');
     expect(log.body).toContain('succeeded');
-    expect(log.body).toMatch(/<td>200<\/td><td>\d+ ms<\/td><td><code>ok<\/code>/);
+    expect(log.body).toMatch(
+      /<td data-label="Response">200<\/td><td data-label="Duration">\d+ ms<\/td><td data-label="Answer \(first bytes\)"><code>ok<\/code>/,
+    );
     const [delivery] = await attemptsOf(row.id);
     const again = await a.submit(`${PAGE}/connect/${row.id}/deliveries/${delivery!.id}/redeliver`);
     expect(again.statusCode).toBe(303);
