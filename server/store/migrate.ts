@@ -34,6 +34,7 @@ import * as m031 from './migrations/031_phone_verified_links.js';
 import * as m032 from './migrations/032_client_webhook_endpoints.js';
 import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
+import * as m037 from './migrations/037_scale_indexes.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '032_client_webhook_endpoints': m032,
   '033_document_versions': m033,
   '034_messaging_settings': m034,
+  '037_scale_indexes': m037,
 };
 
 class StaticProvider implements MigrationProvider {

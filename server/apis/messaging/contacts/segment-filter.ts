@@ -84,6 +84,15 @@ function valueProblem(c: SegmentConditionRow, kind: Kind, fields: FieldDefinitio
 
 type Bool = RawBuilder<SqlBool>;
 
+/**
+ * Custom field `key` holds `value` (case-insensitively for text), as the containment that the GIN
+ * index over the lower-cased fields serves (migration 037): a pre-filter, each caller keeps its
+ * exact comparison. Both sides are lower-cased by the database, so they agree in every locale.
+ */
+export function customFieldsContain(key: string, value: string | number): Bool {
+  return sql<SqlBool>`(cast(lower(cast(contacts.custom_fields as text)) as jsonb) @> cast(lower(${JSON.stringify({ [key]: value })}) as jsonb))`;
+}
+
 /** The filter as a condition on `contacts` (the table must be in scope under that name). */
 export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefinitions): Bool {
   const parts = filter.conditions.map((c) => conditionSql(c, fields));
@@ -107,11 +116,19 @@ function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions): Bool {
       return withinDays(column, kind, Number(v));
   }
   if (kind === 'timestamp') return timestampSql(column, c.operator, String(v));
-  if (kind === 'text' || kind === 'phone' || kind === 'choice') return textSql(column, c.operator, String(v), kind === 'choice');
+  if (kind === 'text' || kind === 'phone' || kind === 'choice') {
+    const text = textSql(column, c.operator, String(v), kind === 'choice');
+    if (c.operator !== 'eq' || !c.field.startsWith('custom_fields.')) return text;
+    return sql<SqlBool>`(${customFieldsContain(c.field.slice('custom_fields.'.length), String(v))} and ${text})`;
+  }
   // number (numeric compare) and custom date (YYYY-MM-DD compares as text in calendar order)
   const value = kind === 'number' ? sql`cast(${Number(v)} as numeric)` : sql`${String(v)}`;
   const op = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' }[c.operator] ?? '=';
   if (c.operator === 'neq') return sql<SqlBool>`(${column} is distinct from ${value})`;
+  if (c.operator === 'eq' && c.field.startsWith('custom_fields.')) {
+    const contained = customFieldsContain(c.field.slice('custom_fields.'.length), kind === 'number' ? Number(v) : String(v));
+    return sql<SqlBool>`(${contained} and ${column} = ${value})`;
+  }
   return sql<SqlBool>`(${column} ${sql.raw(op)} ${value})`;
 }
 
