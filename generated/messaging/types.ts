@@ -197,7 +197,11 @@ export interface paths {
          * @description Creates a campaign and, unless it is a `draft` or scheduled, starts sending. Everything is
          *     checked before anything is queued: the sender, the template (approved, values matching its
          *     components), the audience's contacts, tags and segment (404 naming the field), media URLs
-         *     (SSRF guard) and media ids, and `scheduled_at` in the future.
+         *     (SSRF guard) and media ids, and `scheduled_at` in the future. 201 with the campaign
+         *     `sending` when its recipients were fixed within the request; 202 with it `preparing` when
+         *     the audience is larger than a request holds (over 1,000 contacts by default): the recipients
+         *     are inserted after the answer, `progress.total` counts them, and the campaign moves on to
+         *     `sending` by itself (poll `GET /api/campaigns/{campaignId}` or follow the webhooks).
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -2025,6 +2029,11 @@ export interface components {
              * @description Audience contacts left out because they had opted out (when sending started, or before their turn).
              */
             opted_out_skipped: number;
+            /**
+             * @description The contacts in the audience when sending was asked for (opted-out ones included); `null`
+             *     before. While `preparing`, `progress.total` grows towards it.
+             */
+            audience_count?: number | null;
             /** @description With `failed`: why; otherwise `null`. */
             failure_reason: string | null;
             /** @description When sending started; `null` before. */
@@ -2204,7 +2213,7 @@ export interface components {
          *     `failed` when it cannot go on (account disconnected, template disabled).
          * @enum {string}
          */
-        CampaignStatus: "draft" | "scheduled" | "sending" | "paused" | "completed" | "cancelled" | "failed";
+        CampaignStatus: "draft" | "scheduled" | "preparing" | "sending" | "paused" | "completed" | "cancelled" | "failed";
         /** @description A caption, up to 1,024 characters. */
         CaptionText: string;
         /** @description A product catalog of a business account, mirrored from the provider. */
@@ -9179,6 +9188,18 @@ export interface operations {
         responses: {
             /** @description The request has succeeded and a new resource has been created as a result. */
             201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -35,6 +35,7 @@ import * as m032 from './migrations/032_client_webhook_endpoints.js';
 import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
 import * as m037 from './migrations/037_scale_indexes.js';
+import * as m037b from './migrations/037b_campaign_preparation.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '033_document_versions': m033,
   '034_messaging_settings': m034,
   '037_scale_indexes': m037,
+  '037b_campaign_preparation': m037b,
 };
 
 class StaticProvider implements MigrationProvider {
