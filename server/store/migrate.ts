@@ -36,6 +36,7 @@ import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
 import * as m037 from './migrations/037_scale_indexes.js';
 import * as m037b from './migrations/037b_campaign_preparation.js';
+import * as m037c from './migrations/037c_cached_counts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -74,6 +75,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '034_messaging_settings': m034,
   '037_scale_indexes': m037,
   '037b_campaign_preparation': m037b,
+  '037c_cached_counts': m037c,
 };
 
 class StaticProvider implements MigrationProvider {

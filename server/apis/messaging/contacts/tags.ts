@@ -7,6 +7,7 @@ import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
+import { contactCounts, LIVE_COUNT_LIMIT } from './counts.js';
 import { isUniqueViolation } from './storable.js';
 
 type Tag = components['schemas']['Tag'];
@@ -54,8 +55,6 @@ const view = (r: { id: string; name: string; color: string | null; created_at: D
   created_at: r.created_at.toISOString(),
 });
 
-const contactCount = sql<number>`(select count(*) from contact_tags where contact_tags.tag_id = tags.id)`.as('contact_count');
-
 export const listTags: Handler<operations['listTags']> = async (request) => {
   const { workspaceId } = authOf(request);
   const { secrets, store } = request.server.platform;
@@ -64,14 +63,32 @@ export const listTags: Handler<operations['listTags']> = async (request) => {
   const after = afterCursor(secrets, scope, BY_NAME, cursor);
   let query = store.db
     .selectFrom('tags')
-    .select(['id', 'name', 'color', 'created_at', contactCount, sortKeySelection(BY_NAME)])
+    .select(['id', 'name', 'color', 'created_at', 'contact_count', 'counted_at', sortKeySelection(BY_NAME)])
     .where('workspace_id', '=', workspaceId);
   if (after) query = query.where(after);
   const rows = await query
     .orderBy(orderBy(BY_NAME))
     .limit(limit + 1)
     .execute();
-  return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map(view));
+  const db = store.db;
+  const counted = (id: string, bound?: number) =>
+    db
+      .selectFrom((eb) => {
+        const q = eb.selectFrom('contact_tags').select('contact_id').where('tag_id', '=', id);
+        return (bound === undefined ? q : q.limit(bound)).as('c');
+      })
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow()
+      .then((r) => Number(r.n));
+  const counts = await contactCounts(
+    db,
+    'tags',
+    rows.slice(0, limit),
+    (id) => counted(id, LIVE_COUNT_LIMIT + 1),
+    (id) => counted(id),
+    request.server.platform.now(),
+  );
+  return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map((r) => view({ ...r, contact_count: counts.get(r.id) ?? 0 })));
 };
 
 export const createTag: Handler<operations['createTag']> = async (request, reply) => {
