@@ -119,7 +119,7 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
       .executeTakeFirstOrThrow();
     // The workers sleep until the earliest scheduled_at they know of: this one may be earlier.
     if (status === 'scheduled') await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
-    return status === 'sending' ? startSending(trx, created, now, cap, platform.config.campaignPrepareInRequest) : created;
+    return status === 'sending' ? startSending(trx, created, now, cap, platform.config.campaignPrepareInRequest, count) : created;
   });
   // A large audience is inserted by the worker after this answer (docs/scale.md): 202, `preparing`.
   reply.code(row.status === 'preparing' ? 202 : 201);

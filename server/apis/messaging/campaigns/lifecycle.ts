@@ -89,9 +89,11 @@ export async function startSending(
   now: Date,
   cap: number,
   inRequest = Number.POSITIVE_INFINITY,
+  counted?: number,
 ): Promise<CampaignRow> {
-  // Counted first (stopping past the cap), so a huge audience never gets inserted at all.
-  const count = await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience, cap);
+  // Counted first (stopping past the cap), so a huge audience never gets inserted at all; a
+  // count the caller just made (createCampaign) is not made again.
+  const count = counted ?? (await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience, cap));
   if (count > cap) throw new TooManyRecipients(count, cap);
   if (count > inRequest) {
     const row = await trx

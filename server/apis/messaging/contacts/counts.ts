@@ -39,8 +39,9 @@ export async function contactCounts(
       .where(sql<SqlBool>`counted_at is null or counted_at < ${at}`)
       .execute();
   };
-  await Promise.all(
-    rows.map(async (r) => {
+  // One count at a time: a page of counts at once would take every connection of the pool.
+  for (const r of rows) {
+    await (async () => {
       const live = await bounded(r.id);
       if (live <= LIVE_COUNT_LIMIT) return void out.set(r.id, live);
       if (r.contact_count !== null && r.counted_at !== null) {
@@ -58,7 +59,7 @@ export async function contactCounts(
       const n = await full(r.id);
       out.set(r.id, n);
       await store(r.id, n, now);
-    }),
-  );
+    })();
+  }
   return out;
 }

@@ -12,6 +12,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { loadFieldDefinitions } from './custom-values.js';
 import { afterCursor, nullableKeySelection, nullableRanges, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
 import { customFieldsContain, segmentCondition, type FieldDefinitions } from './segment-filter.js';
+import { onIndexes } from './on-indexes.js';
 import { likeContains } from './sql-text.js';
 import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from './views.js';
 
@@ -45,7 +46,7 @@ function searchCondition(q: string) {
 }
 
 /** `key:value` against the field's type: text case-insensitively, numbers numerically, dates and choices exactly. */
-function customFieldCondition(filter: string, index: number, fields: FieldDefinitions) {
+function customFieldCondition(filter: string, index: number, fields: FieldDefinitions, indexed: boolean) {
   const at = `/query/custom_field/${index}`;
   const colon = filter.indexOf(':');
   const key = filter.slice(0, colon);
@@ -56,17 +57,19 @@ function customFieldCondition(filter: string, index: number, fields: FieldDefini
       errors: [{ pointer: at, detail: 'names no custom field of this workspace' }],
     });
   const column = sql`(contacts.custom_fields ->> ${key})`;
+  // The GIN index's containment, to find a few matches; the exact comparison alone, to check rows read in order.
+  const contain = (value: string | number) => (indexed ? customFieldsContain(key, value) : sql<SqlBool>`true`);
   switch (field.type) {
     case 'number': {
       const n = Number(value);
       if (value.trim() === '' || !Number.isFinite(n))
         throw new HttpProblem(400, 'validation', `Custom field ${key} holds numbers.`, { errors: [{ pointer: at, detail: 'the value must be a number' }] });
-      return sql<SqlBool>`(${customFieldsContain(key, n)} and jsonb_typeof(contacts.custom_fields -> ${key}) = 'number' and cast(contacts.custom_fields ->> ${key} as numeric) = cast(${n} as numeric))`;
+      return sql<SqlBool>`(${contain(n)} and jsonb_typeof(contacts.custom_fields -> ${key}) = 'number' and cast(contacts.custom_fields ->> ${key} as numeric) = cast(${n} as numeric))`;
     }
     case 'text':
-      return sql<SqlBool>`(${customFieldsContain(key, value)} and lower(${column}) = lower(${value}))`;
+      return sql<SqlBool>`(${contain(value)} and lower(${column}) = lower(${value}))`;
     default:
-      return sql<SqlBool>`(${customFieldsContain(key, value)} and ${column} = ${value})`;
+      return sql<SqlBool>`(${contain(value)} and ${column} = ${value})`;
   }
 }
 
@@ -88,23 +91,26 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
     .selectFrom('contacts')
     .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), key.exact ? sortKeySelection(key) : nullableKeySelection(key), TAG_NAMES.as('tags')])
     .where('contacts.workspace_id', '=', workspaceId);
-  if (q !== undefined) {
-    // The matches are found first, on the trigram indexes: a few (a name, a number) are then
-    // fetched by id and sorted; many are found soonest by walking the sort's own index. One
-    // statement would leave that choice to estimates, and a fragment found nowhere estimated as
-    // common walks the whole workspace.
-    const matches = await db
-      .selectFrom('contacts')
-      .select('id')
-      .where('workspace_id', '=', workspaceId)
-      .where(searchCondition(q))
-      .limit(SPARSE_MATCHES + 1)
-      .execute();
-    select = select.where(matches.length <= SPARSE_MATCHES ? sql<SqlBool>`contacts.id = any(${matches.map((m) => m.id)}::text[])` : searchCondition(q));
-  }
   const needFields = segment_id !== undefined || custom_field.length > 0;
   const fields = needFields ? await loadFieldDefinitions(db, workspaceId) : new Map();
-  custom_field.forEach((f, i) => (select = select.where(customFieldCondition(f, i, fields))));
+  if (q !== undefined || custom_field.length) {
+    // The matches of the search and custom-field filters are found first, on their trigram and
+    // GIN indexes: a few (a name, a number, a rare value) are then fetched by id and sorted; many
+    // are found soonest by walking the sort's own index with the exact conditions. One statement
+    // would leave that choice to estimates, and a fragment found nowhere estimated as common
+    // walks the whole workspace (or a common value estimated as rare sorts all of its rows).
+    const matches = await onIndexes(db, (trx) => {
+      let probe = trx.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId);
+      if (q !== undefined) probe = probe.where(searchCondition(q));
+      custom_field.forEach((f, i) => (probe = probe.where(customFieldCondition(f, i, fields, true))));
+      return probe.limit(SPARSE_MATCHES + 1).execute();
+    });
+    if (matches.length <= SPARSE_MATCHES) select = select.where(sql<SqlBool>`contacts.id = any(${matches.map((m) => m.id)}::text[])`);
+    else {
+      if (q !== undefined) select = select.where(searchCondition(q));
+      custom_field.forEach((f, i) => (select = select.where(customFieldCondition(f, i, fields, false))));
+    }
+  }
   if (segment_id !== undefined) {
     const segment = await db.selectFrom('segments').select('filter').where('workspace_id', '=', workspaceId).where('id', '=', segment_id).executeTakeFirst();
     if (!segment) throw new HttpProblem(404, 'not-found', `No segment ${segment_id} in this workspace.`);

@@ -8,6 +8,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
 import { contactCounts, LIVE_COUNT_LIMIT } from './counts.js';
+import { onIndexes } from './on-indexes.js';
 import { isUniqueViolation } from './storable.js';
 
 type Tag = components['schemas']['Tag'];
@@ -71,15 +72,17 @@ export const listTags: Handler<operations['listTags']> = async (request) => {
     .limit(limit + 1)
     .execute();
   const db = store.db;
+  // On (tag, contact): an index-only range, however common the tag.
   const counted = (id: string, bound?: number) =>
-    db
-      .selectFrom((eb) => {
-        const q = eb.selectFrom('contact_tags').select('contact_id').where('tag_id', '=', id);
-        return (bound === undefined ? q : q.limit(bound)).as('c');
-      })
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .executeTakeFirstOrThrow()
-      .then((r) => Number(r.n));
+    onIndexes(db, (trx) =>
+      trx
+        .selectFrom((eb) => {
+          const q = eb.selectFrom('contact_tags').select('contact_id').where('tag_id', '=', id);
+          return (bound === undefined ? q : q.limit(bound)).as('c');
+        })
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ).then((r) => Number(r.n));
   const counts = await contactCounts(
     db,
     'tags',
