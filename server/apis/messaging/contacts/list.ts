@@ -28,7 +28,7 @@ const SORTS: Record<Sort, SortKey> = {
 };
 
 /** Up to this many search matches are fetched by id and sorted; more are found along the sort's index. */
-const SPARSE_MATCHES = 5_000;
+const SPARSE_MATCHES = 1_000;
 
 /**
  * `q` in name, email or number; a number typed with spaces or dashes also matches its digits.
