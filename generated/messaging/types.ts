@@ -6236,9 +6236,9 @@ export interface components {
             filter: components["schemas"]["SegmentFilter"];
             /**
              * Format: int32
-             * @description How many contacts match: counted live up to 10,000; a larger count may be up to ten
-             *     minutes old (it is made again in the background), so a list of segments never counts a
-             *     whole large workspace.
+             * @description How many contacts match: counted live in a workspace of up to 10,000 contacts; in a larger
+             *     one it may be up to ten minutes old (it is made again in the background), so a list of
+             *     segments never counts a whole large workspace.
              */
             contact_count: number;
             /**
@@ -7164,8 +7164,8 @@ export interface components {
             color: string | null;
             /**
              * Format: int32
-             * @description How many contacts have the tag: counted live up to 10,000; a larger count may be up to ten
-             *     minutes old (it is made again in the background).
+             * @description How many contacts have the tag: counted live in a workspace of up to 10,000 contacts; in a
+             *     larger one it may be up to ten minutes old (it is made again in the background).
              */
             contact_count: number;
             /**

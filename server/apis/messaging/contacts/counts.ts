@@ -1,8 +1,9 @@
-// Contact counts of tags and segments that stay cheap at any workspace size. Each count is made
-// with a limit: up to LIVE_COUNT_LIMIT it is exact and live (what a small workspace always
-// sees); above it, the row's stored count (migration 037c) is answered while it is younger than
-// COUNT_TTL_MS, and an older one is answered too while a full count runs after the answer and
-// replaces it. Only a large count never made before is counted within the request.
+// Contact counts of tags and segments that stay cheap at any workspace size. In a workspace of
+// up to LIVE_COUNT_LIMIT contacts every count is made at every read, exact and live (it reads at
+// most that many contacts). In a larger one the count stored on the row (migration 037c) is
+// answered while it is younger than COUNT_TTL_MS, and an older one is answered too while a full
+// count runs after the answer and replaces it: a list of tags or segments of a million contacts
+// does not count them all again. Only a count never made before is made within the request.
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '#server/store/schema.js';
 
@@ -18,19 +19,34 @@ export interface CountedRow {
 /** Rows being counted after an answer (one full count per row at a time, per instance). */
 const refreshing = new Set<string>();
 
-/**
- * The count of each row: `bounded(id)` counts at most LIVE_COUNT_LIMIT + 1 contacts, `full(id)`
- * all of them; `table` keeps the large ones.
- */
+/** Whether the workspace has at most LIVE_COUNT_LIMIT contacts (an index-only read of at most that many). */
+export async function smallWorkspace(db: Kysely<Database>, workspaceId: string): Promise<boolean> {
+  const { n } = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('contacts')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .limit(LIVE_COUNT_LIMIT + 1)
+        .as('c'),
+    )
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(n) <= LIVE_COUNT_LIMIT;
+}
+
+/** The count of each row of workspace `workspaceId`: `count(id)` counts its contacts now; `table` keeps the counts of a large workspace. */
 export async function contactCounts(
   db: Kysely<Database>,
   table: 'tags' | 'segments',
+  workspaceId: string,
   rows: CountedRow[],
-  bounded: (id: string) => Promise<number>,
-  full: (id: string) => Promise<number>,
+  count: (id: string) => Promise<number>,
   now: Date,
 ): Promise<Map<string, number>> {
   const out = new Map<string, number>();
+  if (!rows.length) return out;
+  const live = await smallWorkspace(db, workspaceId);
   const store = async (id: string, n: number, at: Date) => {
     await db
       .updateTable(table)
@@ -41,25 +57,25 @@ export async function contactCounts(
   };
   // One count at a time: a page of counts at once would take every connection of the pool.
   for (const r of rows) {
-    await (async () => {
-      const live = await bounded(r.id);
-      if (live <= LIVE_COUNT_LIMIT) return void out.set(r.id, live);
-      if (r.contact_count !== null && r.counted_at !== null) {
-        out.set(r.id, r.contact_count);
-        if (now.getTime() - new Date(r.counted_at).getTime() >= COUNT_TTL_MS && !refreshing.has(r.id)) {
-          refreshing.add(r.id);
-          // After the answer; a store closed meanwhile (shutdown) just leaves the old count.
-          void full(r.id)
-            .then((n) => store(r.id, n, new Date()))
-            .catch(() => {})
-            .finally(() => refreshing.delete(r.id));
-        }
-        return;
+    if (live) {
+      out.set(r.id, await count(r.id));
+      continue;
+    }
+    if (r.contact_count !== null && r.counted_at !== null) {
+      out.set(r.id, r.contact_count);
+      if (now.getTime() - new Date(r.counted_at).getTime() >= COUNT_TTL_MS && !refreshing.has(r.id)) {
+        refreshing.add(r.id);
+        // After the answer; a store closed meanwhile (shutdown) just leaves the old count.
+        void count(r.id)
+          .then((n) => store(r.id, n, new Date()))
+          .catch(() => {})
+          .finally(() => refreshing.delete(r.id));
       }
-      const n = await full(r.id);
-      out.set(r.id, n);
-      await store(r.id, n, now);
-    })();
+      continue;
+    }
+    const n = await count(r.id);
+    out.set(r.id, n);
+    await store(r.id, n, now);
   }
   return out;
 }

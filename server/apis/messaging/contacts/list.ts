@@ -13,7 +13,7 @@ import { loadFieldDefinitions } from './custom-values.js';
 import { afterCursor, nullableKeySelection, nullableRanges, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
 import { customFieldsContain, segmentCondition, type FieldDefinitions } from './segment-filter.js';
 import { onIndexes } from './on-indexes.js';
-import { likeContains } from './sql-text.js';
+import { ilikeContains } from './sql-text.js';
 import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from './views.js';
 
 type Query = NonNullable<operations['listContacts']['parameters']['query']>;
@@ -36,12 +36,11 @@ const SPARSE_MATCHES = 1_000;
  * index pages, not a pass over the workspace.
  */
 function searchCondition(q: string) {
-  const pattern = likeContains(q);
-  const parts = [sql<SqlBool>`contacts.name ilike ${pattern}`, sql<SqlBool>`contacts.email ilike ${pattern}`];
+  const parts = [ilikeContains(sql.ref('contacts.name'), q), ilikeContains(sql.ref('contacts.email'), q)];
   // A stored number is `+` and digits: only text of those can be part of one.
   const digits = q.replace(/[\s().-]/g, '');
-  if (/^\+?\d+$/.test(q)) parts.push(sql<SqlBool>`contacts.phone like ${pattern}`);
-  else if (/^\+?\d{3,}$/.test(digits)) parts.push(sql<SqlBool>`contacts.phone like ${likeContains(digits)}`);
+  if (/^\+?\d+$/.test(q)) parts.push(ilikeContains(sql.ref('contacts.phone'), q, 'like'));
+  else if (/^\+?\d{3,}$/.test(digits)) parts.push(ilikeContains(sql.ref('contacts.phone'), digits, 'like'));
   return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
 }
 

@@ -4,7 +4,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { CustomFieldType, SegmentConditionRow, SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
-import { likeContains } from './sql-text.js';
+import { ilikeContains, likeContains } from './sql-text.js';
 
 type Kind = 'text' | 'phone' | 'tag' | 'timestamp' | CustomFieldType;
 
@@ -151,7 +151,7 @@ function textSql(column: RawBuilder<unknown>, operator: string, value: string, e
     case 'neq':
       return sql<SqlBool>`(${column} is null or not ${equal})`;
     case 'contains':
-      return sql<SqlBool>`(${column} ilike ${likeContains(value)})`;
+      return ilikeContains(column, value);
     default:
       return sql<SqlBool>`(${column} is null or ${column} not ilike ${likeContains(value)})`;
   }

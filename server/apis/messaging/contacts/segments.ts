@@ -1,7 +1,7 @@
 // Segments: saved contact filters. The filter is checked against the workspace's custom fields
-// when saved (422 naming the condition); `contact_count` is counted live at every read up to
-// 10,000 contacts, and above that kept for a while (counts.ts), so a list of segments of a large
-// workspace does not count all of its contacts each time.
+// when saved (422 naming the condition); `contact_count` is counted live at every read in a
+// workspace of up to 10,000 contacts, and kept for a while in a larger one (counts.ts), so a list
+// of segments of a large workspace does not count all of its contacts each time.
 import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
@@ -12,7 +12,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import type { SegmentFilterRow, SegmentsTable } from '#server/store/schema/messaging-crm.js';
 import { loadFieldDefinitions } from './custom-values.js';
-import { contactCounts, LIVE_COUNT_LIMIT } from './counts.js';
+import { contactCounts } from './counts.js';
 import { checkSegmentFilter, segmentCondition, type FieldDefinitions } from './segment-filter.js';
 import { isUniqueViolation } from './storable.js';
 
@@ -21,26 +21,16 @@ type Segment = components['schemas']['Segment'];
 async function views(db: Kysely<Database>, workspaceId: string, rows: Selectable<SegmentsTable>[], now: Date): Promise<Segment[]> {
   const fields: FieldDefinitions = rows.length ? await loadFieldDefinitions(db, workspaceId) : new Map();
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const counted = async (id: string, bound?: number) => {
-    const members = db
-      .selectFrom('contacts')
-      .select('contacts.id')
-      .where('contacts.workspace_id', '=', workspaceId)
-      .where(segmentCondition(byId.get(id)!.filter, fields));
+  const counted = async (id: string) => {
     const { n } = await db
-      .selectFrom((bound === undefined ? members : members.limit(bound)).as('m'))
+      .selectFrom('contacts')
       .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('contacts.workspace_id', '=', workspaceId)
+      .where(segmentCondition(byId.get(id)!.filter, fields))
       .executeTakeFirstOrThrow();
     return Number(n);
   };
-  const counts = await contactCounts(
-    db,
-    'segments',
-    rows,
-    (id) => counted(id, LIVE_COUNT_LIMIT + 1),
-    (id) => counted(id),
-    now,
-  );
+  const counts = await contactCounts(db, 'segments', workspaceId, rows, counted, now);
   return rows.map((r) => ({
     id: r.id,
     name: r.name,

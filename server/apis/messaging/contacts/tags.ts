@@ -7,7 +7,7 @@ import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
-import { contactCounts, LIVE_COUNT_LIMIT } from './counts.js';
+import { contactCounts } from './counts.js';
 import { onIndexes } from './on-indexes.js';
 import { isUniqueViolation } from './storable.js';
 
@@ -73,24 +73,15 @@ export const listTags: Handler<operations['listTags']> = async (request) => {
     .execute();
   const db = store.db;
   // On (tag, contact): an index-only range, however common the tag.
-  const counted = (id: string, bound?: number) =>
+  const counted = (id: string) =>
     onIndexes(db, (trx) =>
       trx
-        .selectFrom((eb) => {
-          const q = eb.selectFrom('contact_tags').select('contact_id').where('tag_id', '=', id);
-          return (bound === undefined ? q : q.limit(bound)).as('c');
-        })
+        .selectFrom('contact_tags')
         .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('tag_id', '=', id)
         .executeTakeFirstOrThrow(),
     ).then((r) => Number(r.n));
-  const counts = await contactCounts(
-    db,
-    'tags',
-    rows.slice(0, limit),
-    (id) => counted(id, LIVE_COUNT_LIMIT + 1),
-    (id) => counted(id),
-    request.server.platform.now(),
-  );
+  const counts = await contactCounts(db, 'tags', workspaceId, rows.slice(0, limit), (id) => counted(id), request.server.platform.now());
   return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map((r) => view({ ...r, contact_count: counts.get(r.id) ?? 0 })));
 };
 
