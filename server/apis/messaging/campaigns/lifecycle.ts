@@ -1,7 +1,7 @@
 // Campaign state changes that the API and the workers share: fixing the recipients when sending
 // starts, finishing (completed, failed) with their webhook events, and the contract view with
 // progress counted from the recipient rows.
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database } from '#server/store/schema.js';
 import type { CampaignsTable } from '#server/store/schema/campaigns.js';
@@ -273,9 +273,16 @@ export async function skipUnsent(trx: Db, campaignId: string, reason: string, li
     .where('campaign_id', '=', campaignId)
     .where('state', '=', 'queued');
   if (limit !== undefined) {
-    update = update.where('id', 'in', (eb) =>
-      eb.selectFrom('campaign_recipients').select('id').where('campaign_id', '=', campaignId).where('state', '=', 'queued').orderBy('id').limit(limit),
-    );
+    // The ids as an array: as `id in (subquery)` PostgreSQL may join the two and compare every
+    // queued row of a large campaign with each chosen id.
+    const chosen = trx
+      .selectFrom('campaign_recipients')
+      .select('id')
+      .where('campaign_id', '=', campaignId)
+      .where('state', '=', 'queued')
+      .orderBy('id')
+      .limit(limit);
+    update = update.where(sql<SqlBool>`campaign_recipients.id = any(array(${chosen}))`);
   }
   const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows);

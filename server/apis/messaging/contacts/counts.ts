@@ -6,6 +6,7 @@
 // does not count them all again. Only a count never made before is made within the request.
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '#server/store/schema.js';
+import { onIndexes } from './on-indexes.js';
 
 export const LIVE_COUNT_LIMIT = 10_000;
 export const COUNT_TTL_MS = 10 * 60_000;
@@ -21,17 +22,19 @@ const refreshing = new Set<string>();
 
 /** Whether the workspace has at most LIVE_COUNT_LIMIT contacts (an index-only read of at most that many). */
 export async function smallWorkspace(db: Kysely<Database>, workspaceId: string): Promise<boolean> {
-  const { n } = await db
-    .selectFrom((eb) =>
-      eb
-        .selectFrom('contacts')
-        .select('id')
-        .where('workspace_id', '=', workspaceId)
-        .limit(LIVE_COUNT_LIMIT + 1)
-        .as('c'),
-    )
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .executeTakeFirstOrThrow();
+  const { n } = await onIndexes(db, (trx) =>
+    trx
+      .selectFrom((eb) =>
+        eb
+          .selectFrom('contacts')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .limit(LIVE_COUNT_LIMIT + 1)
+          .as('c'),
+      )
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow(),
+  );
   return Number(n) <= LIVE_COUNT_LIMIT;
 }
 

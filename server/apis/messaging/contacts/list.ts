@@ -6,6 +6,7 @@
 // a GIN index over their lower-cased values.
 import { sql, type SqlBool } from 'kysely';
 import type { operations } from '#generated/messaging/types.js';
+import type { SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
@@ -92,28 +93,30 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
     .where('contacts.workspace_id', '=', workspaceId);
   const needFields = segment_id !== undefined || custom_field.length > 0;
   const fields = needFields ? await loadFieldDefinitions(db, workspaceId) : new Map();
-  if (q !== undefined || custom_field.length) {
-    // The matches of the search and custom-field filters are found first, on their trigram and
-    // GIN indexes: a few (a name, a number, a rare value) are then fetched by id and sorted; many
-    // are found soonest by walking the sort's own index with the exact conditions. One statement
-    // would leave that choice to estimates, and a fragment found nowhere estimated as common
-    // walks the whole workspace (or a common value estimated as rare sorts all of its rows).
+  let segment: { filter: SegmentFilterRow } | undefined;
+  if (segment_id !== undefined) {
+    segment = await db.selectFrom('segments').select('filter').where('workspace_id', '=', workspaceId).where('id', '=', segment_id).executeTakeFirst();
+    if (!segment) throw new HttpProblem(404, 'not-found', `No segment ${segment_id} in this workspace.`);
+  }
+  if (q !== undefined || custom_field.length || segment) {
+    // The matches of the search, custom-field and segment filters are found first, on their
+    // trigram and GIN indexes: a few (a name, a number, a rare value) are then fetched by id and
+    // sorted; many are found soonest by walking the sort's own index with the exact conditions.
+    // One statement would leave that choice to estimates, and a fragment found nowhere estimated
+    // as common walks the whole workspace (or a common value estimated as rare sorts all of its rows).
     const matches = await onIndexes(db, (trx) => {
       let probe = trx.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId);
       if (q !== undefined) probe = probe.where(searchCondition(q));
       custom_field.forEach((f, i) => (probe = probe.where(customFieldCondition(f, i, fields, true))));
+      if (segment) probe = probe.where(segmentCondition(segment.filter, fields, { indexed: true }));
       return probe.limit(SPARSE_MATCHES + 1).execute();
     });
     if (matches.length <= SPARSE_MATCHES) select = select.where(sql<SqlBool>`contacts.id = any(${matches.map((m) => m.id)}::text[])`);
     else {
       if (q !== undefined) select = select.where(searchCondition(q));
       custom_field.forEach((f, i) => (select = select.where(customFieldCondition(f, i, fields, false))));
+      if (segment) select = select.where(segmentCondition(segment.filter, fields));
     }
-  }
-  if (segment_id !== undefined) {
-    const segment = await db.selectFrom('segments').select('filter').where('workspace_id', '=', workspaceId).where('id', '=', segment_id).executeTakeFirst();
-    if (!segment) throw new HttpProblem(404, 'not-found', `No segment ${segment_id} in this workspace.`);
-    select = select.where(segmentCondition(segment.filter, fields));
   }
   // Tag names become ids first (one small read), so each filter is a lookup of (tag, contact).
   const names = [...new Set(tag.map((t) => t.toLowerCase()))];

@@ -94,13 +94,18 @@ export function customFieldsContain(key: string, value: string | number): Bool {
 }
 
 /** The filter as a condition on `contacts` (the table must be in scope under that name). */
-export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefinitions): Bool {
-  const parts = filter.conditions.map((c) => conditionSql(c, fields));
+export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefinitions, { indexed = false } = {}): Bool {
+  const parts = filter.conditions.map((c) => conditionSql(c, fields, indexed));
   if (!parts.length) return sql<SqlBool>`false`;
   return sql<SqlBool>`(${sql.join(parts, sql.raw(filter.match === 'any' ? ' or ' : ' and '))})`;
 }
 
-function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions): Bool {
+/**
+ * `indexed`: equality on a custom field also as the containment the GIN index serves, for a probe
+ * that finds a few members on it (list.ts); without, the exact comparison alone, for rows read
+ * along another index (a segment's values are mostly common).
+ */
+function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions, indexed: boolean): Bool {
   const kind = kindOf(c.field, fields);
   // A field deleted after the segment was saved matches nothing rather than failing the read.
   if (!kind) return sql<SqlBool>`false`;
@@ -116,19 +121,17 @@ function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions): Bool {
       return withinDays(column, kind, Number(v));
   }
   if (kind === 'timestamp') return timestampSql(column, c.operator, String(v));
+  const contained = () => customFieldsContain(c.field.slice('custom_fields.'.length), kind === 'number' ? Number(v) : String(v));
+  const probe = indexed && c.operator === 'eq' && c.field.startsWith('custom_fields.');
   if (kind === 'text' || kind === 'phone' || kind === 'choice') {
     const text = textSql(column, c.operator, String(v), kind === 'choice');
-    if (c.operator !== 'eq' || !c.field.startsWith('custom_fields.')) return text;
-    return sql<SqlBool>`(${customFieldsContain(c.field.slice('custom_fields.'.length), String(v))} and ${text})`;
+    return probe ? sql<SqlBool>`(${contained()} and ${text})` : text;
   }
   // number (numeric compare) and custom date (YYYY-MM-DD compares as text in calendar order)
   const value = kind === 'number' ? sql`cast(${Number(v)} as numeric)` : sql`${String(v)}`;
   const op = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' }[c.operator] ?? '=';
   if (c.operator === 'neq') return sql<SqlBool>`(${column} is distinct from ${value})`;
-  if (c.operator === 'eq' && c.field.startsWith('custom_fields.')) {
-    const contained = customFieldsContain(c.field.slice('custom_fields.'.length), kind === 'number' ? Number(v) : String(v));
-    return sql<SqlBool>`(${contained} and ${column} = ${value})`;
-  }
+  if (probe) return sql<SqlBool>`(${contained()} and ${column} ${sql.raw(op)} ${value})`;
   return sql<SqlBool>`(${column} ${sql.raw(op)} ${value})`;
 }
 
