@@ -79,6 +79,12 @@ export interface Config {
   inboundMedia: InboundMediaConfig;
   /** Most recipients of one campaign (CAMPAIGN_MAX_RECIPIENTS; tests lower it). */
   campaignMaxRecipients: number;
+  /**
+   * The largest audience whose recipients are inserted within the request that starts a campaign
+   * (CAMPAIGN_PREPARE_IN_REQUEST); a larger one answers at once with the campaign `preparing`
+   * and the worker inserts its recipients in chunks (docs/scale.md).
+   */
+  campaignPrepareInRequest: number;
   /** How long a stopping server waits for what is in flight before it exits 1 (SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: number;
   /** The background workers' schedules; undefined keeps each worker's own default. */
@@ -299,6 +305,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     campaignMaxRecipients:
       Number.isInteger(Number(env.CAMPAIGN_MAX_RECIPIENTS)) && Number(env.CAMPAIGN_MAX_RECIPIENTS) > 0 ? Number(env.CAMPAIGN_MAX_RECIPIENTS) : 100_000,
+    campaignPrepareInRequest:
+      Number.isInteger(Number(env.CAMPAIGN_PREPARE_IN_REQUEST)) && Number(env.CAMPAIGN_PREPARE_IN_REQUEST) >= 0 && env.CAMPAIGN_PREPARE_IN_REQUEST
+        ? Number(env.CAMPAIGN_PREPARE_IN_REQUEST)
+        : 1_000,
     shutdownGraceMs: Number(env.SHUTDOWN_GRACE_MS) || 25_000,
     workers: {
       idleMs: optionalMs(env.WORKER_IDLE_MS),

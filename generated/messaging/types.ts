@@ -197,7 +197,11 @@ export interface paths {
          * @description Creates a campaign and, unless it is a `draft` or scheduled, starts sending. Everything is
          *     checked before anything is queued: the sender, the template (approved, values matching its
          *     components), the audience's contacts, tags and segment (404 naming the field), media URLs
-         *     (SSRF guard) and media ids, and `scheduled_at` in the future.
+         *     (SSRF guard) and media ids, and `scheduled_at` in the future. 201 with the campaign
+         *     `sending` when its recipients were fixed within the request; 202 with it `preparing` when
+         *     the audience is larger than a request holds (over 1,000 contacts by default): the recipients
+         *     are inserted after the answer, `progress.total` counts them, and the campaign moves on to
+         *     `sending` by itself (poll `GET /api/campaigns/{campaignId}` or follow the webhooks).
          */
         post: operations["createCampaign"];
         delete?: never;
@@ -2058,6 +2062,11 @@ export interface components {
              * @description The contacts the audience matched when sending started (`progress.total + opted_out_skipped`); 0 before.
              */
             audience_size: number;
+            /**
+             * @description The contacts in the audience when sending was asked for (opted-out ones included); `null`
+             *     before. While `preparing`, `progress.total` grows towards it.
+             */
+            audience_count?: number | null;
             /** @description With `failed`: why; otherwise `null`. */
             failure_reason: string | null;
             /** @description When sending started; `null` before. */
@@ -2245,7 +2254,7 @@ export interface components {
          *     `failed` when it cannot go on (account disconnected, template disabled).
          * @enum {string}
          */
-        CampaignStatus: "draft" | "scheduled" | "sending" | "paused" | "completed" | "cancelled" | "failed";
+        CampaignStatus: "draft" | "scheduled" | "preparing" | "sending" | "paused" | "completed" | "cancelled" | "failed";
         /** @description A caption, up to 1,024 characters. */
         CaptionText: string;
         /** @description A product catalog of a business account, mirrored from the provider. */
@@ -6361,7 +6370,9 @@ export interface components {
             filter: components["schemas"]["SegmentFilter"];
             /**
              * Format: int32
-             * @description How many contacts match now.
+             * @description How many contacts match: counted live in a workspace of up to 10,000 contacts; in a larger
+             *     one it may be up to ten minutes old (it is made again in the background), so a list of
+             *     segments never counts a whole large workspace.
              */
             contact_count: number;
             /**
@@ -7293,7 +7304,8 @@ export interface components {
             color: string | null;
             /**
              * Format: int32
-             * @description How many contacts have the tag.
+             * @description How many contacts have the tag: counted live in a workspace of up to 10,000 contacts; in a
+             *     larger one it may be up to ten minutes old (it is made again in the background).
              */
             contact_count: number;
             /**
@@ -9506,6 +9518,18 @@ export interface operations {
         responses: {
             /** @description The request has succeeded and a new resource has been created as a result. */
             201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Campaign"];
+                };
+            };
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

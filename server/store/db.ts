@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -10,6 +11,12 @@ import { startPGliteMaintenance } from './pglite-maintenance.js';
 import { UnavailableAwareDialect } from './unavailable.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
+
+/**
+ * The extensions the migrations create (037: trigram search), loaded into every PGlite: pass
+ * them to PGlite.create wherever a store's PGlite is made outside openStore.
+ */
+export const PGLITE_EXTENSIONS = { pg_trgm };
 
 export type Listener = (payload: string) => void;
 
@@ -83,7 +90,7 @@ async function openPGlite({ dataDir, pglite, maintenanceMs = 10_000 }: StoreOpti
   let pgl = pglite;
   if (!pgl) {
     if (dataDir) mkdirSync(dataDir, { recursive: true });
-    pgl = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined);
+    pgl = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined, { extensions: PGLITE_EXTENSIONS });
   }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pgl) });
   const maintenance = startPGliteMaintenance(db, maintenanceMs, log.warn);

@@ -36,9 +36,12 @@ import * as m033 from './migrations/033_document_versions.js';
 import * as m034 from './migrations/034_messaging_settings.js';
 import * as m035 from './migrations/035_messaging_settings_country.js';
 import * as m036 from './migrations/036_opt_out_priority_history.js';
+import * as m037 from './migrations/037_scale_indexes.js';
+import * as m037b from './migrations/037b_campaign_preparation.js';
+import * as m037c from './migrations/037c_cached_counts.js';
+import * as m039 from './migrations/039_trace_context.js';
 import * as m041 from './migrations/041_login_oidc.js';
 import * as m041b from './migrations/041b_connect_oauth_options.js';
-import * as m039 from './migrations/039_trace_context.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -77,9 +80,12 @@ const MIGRATIONS: Record<string, Migration> = {
   '034_messaging_settings': m034,
   '035_messaging_settings_country': m035,
   '036_opt_out_priority_history': m036,
+  '037_scale_indexes': m037,
+  '037b_campaign_preparation': m037b,
+  '037c_cached_counts': m037c,
+  '039_trace_context': m039,
   '041_login_oidc': m041,
   '041b_connect_oauth_options': m041b,
-  '039_trace_context': m039,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openStore, type Store, type StoreOptions } from '#server/store/db.js';
+import { openStore, PGLITE_EXTENSIONS, type Store, type StoreOptions } from '#server/store/db.js';
 import { base62 } from '#server/lib/ids.js';
 import { timed } from './phases.js';
 
@@ -84,7 +84,7 @@ async function withAdmin<T>(connectionString: string, fn: (client: pg.Client) =>
   }
 }
 
-type Artifacts = Pick<PGliteOptions, 'pgliteWasmModule' | 'initdbWasmModule' | 'fsBundle'>;
+type Artifacts = Pick<PGliteOptions, 'pgliteWasmModule' | 'initdbWasmModule' | 'fsBundle' | 'extensions'>;
 let artifacts: Promise<Artifacts> | undefined;
 
 /** PGlite's WebAssembly modules and file-system bundle, compiled and read once per worker. */
@@ -94,6 +94,7 @@ function pgliteArtifacts(): Promise<Artifacts> {
     pgliteWasmModule: await WebAssembly.compile(file('pglite.wasm')),
     initdbWasmModule: await WebAssembly.compile(file('initdb.wasm')),
     fsBundle: new Blob([file('pglite.data')]),
+    extensions: PGLITE_EXTENSIONS,
   }))());
 }
 

@@ -6,7 +6,7 @@ type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefine
 /** jsonb: read parsed, written as a JSON string. */
 type Json<T> = ColumnType<T, string, string>;
 
-export type CampaignStatusValue = 'draft' | 'scheduled' | 'sending' | 'paused' | 'completed' | 'cancelled' | 'failed';
+export type CampaignStatusValue = 'draft' | 'scheduled' | 'preparing' | 'sending' | 'paused' | 'completed' | 'cancelled' | 'failed';
 export type RecipientState = 'queued' | 'sending' | 'sent' | 'delivered' | 'read' | 'failed' | 'skipped';
 
 export interface CampaignsTable {
@@ -32,6 +32,10 @@ export interface CampaignsTable {
   finished_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The audience counted when sending was asked for (migration 037b); null before. */
+  audience_count: ColumnType<number | null, number | null | undefined, number | null>;
+  /** While `preparing`: the last contact id inserted as a recipient. */
+  prepared_through: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface CampaignRecipientsTable {

@@ -29,6 +29,9 @@ export interface TagsTable {
   name: string;
   color: string | null;
   created_at: CreatedAt;
+  /** A count over 10,000 contacts and when it was made (migration 037c, contacts/counts.ts). */
+  contact_count: ColumnType<number | null, number | null | undefined, number | null>;
+  counted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ContactTagsTable {
@@ -56,6 +59,9 @@ export interface SegmentsTable {
   filter: Json<SegmentFilterRow>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+  /** A count over 10,000 contacts and when it was made (migration 037c, contacts/counts.ts). */
+  contact_count: ColumnType<number | null, number | null | undefined, number | null>;
+  counted_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface MarketingMessagesSettingsTable {

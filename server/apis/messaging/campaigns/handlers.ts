@@ -121,9 +121,10 @@ const createCampaign: Handler<operations['createCampaign']> = async (request, re
       .executeTakeFirstOrThrow();
     // The workers sleep until the earliest scheduled_at they know of: this one may be earlier.
     if (status === 'scheduled') await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
-    return status === 'sending' ? startSending(trx, created, now, cap) : created;
+    return status === 'sending' ? startSending(trx, created, now, cap, platform.config.campaignPrepareInRequest, count) : created;
   });
-  reply.code(201);
+  // A large audience is inserted by the worker after this answer (docs/scale.md): 202, `preparing`.
+  reply.code(row.status === 'preparing' ? 202 : 201);
   return view(platform, row);
 };
 
@@ -193,10 +194,10 @@ async function setStatus(trx: Transaction<Database>, row: CampaignRow, status: C
 }
 
 /** Starts sending now, or waits for a future `scheduled_at`; the audience is checked against the cap again. */
-async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date, cap: number): Promise<CampaignRow> {
+async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date, cap: number, inRequest: number): Promise<CampaignRow> {
   if (row.scheduled_at && new Date(row.scheduled_at).getTime() > now.getTime()) return setStatus(trx, row, 'scheduled', now);
   try {
-    return await startSending(trx, row, now, cap);
+    return await startSending(trx, row, now, cap, inRequest);
   } catch (error) {
     if (error instanceof TooManyRecipients) throw tooMany(error.count, 422, error.cap);
     throw error;
@@ -206,7 +207,8 @@ async function begin(trx: Transaction<Database>, row: CampaignRow, now: Date, ca
 const startCampaign: Handler<operations['startCampaign']> = async (request) =>
   transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
     if (row.status !== 'draft') throw new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status}; only a draft can be started.`);
-    return begin(trx, row, now, request.server.platform.config.campaignMaxRecipients);
+    const { config } = request.server.platform;
+    return begin(trx, row, now, config.campaignMaxRecipients, config.campaignPrepareInRequest);
   });
 
 const pauseCampaign: Handler<operations['pauseCampaign']> = async (request) =>
@@ -219,13 +221,16 @@ const resumeCampaign: Handler<operations['resumeCampaign']> = async (request) =>
   transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
     if (row.status !== 'paused') throw new HttpProblem(409, 'conflict', `Campaign ${row.id} is ${row.status}, not paused.`);
     // Paused while scheduled: recipients are not fixed yet.
-    return row.started_at ? setStatus(trx, row, 'sending', now) : begin(trx, row, now, request.server.platform.config.campaignMaxRecipients);
+    const { config } = request.server.platform;
+    return row.started_at ? setStatus(trx, row, 'sending', now) : begin(trx, row, now, config.campaignMaxRecipients, config.campaignPrepareInRequest);
   });
 
 const cancelCampaign: Handler<operations['cancelCampaign']> = async (request) =>
   transition(request.server.platform, authOf(request).workspaceId, request.params.campaignId, async (trx, row, now) => {
-    if (!['draft', 'scheduled', 'sending', 'paused'].includes(row.status)) throw conflict(row, 'cancelled');
-    await skipUnsent(trx, row.id, 'Campaign cancelled.');
+    if (!['draft', 'scheduled', 'preparing', 'sending', 'paused'].includes(row.status)) throw conflict(row, 'cancelled');
+    // Cheap at any size: a small campaign's queued recipients are skipped here, a large one's by
+    // the worker in chunks after the answer (it never sends to a cancelled campaign's).
+    await skipUnsent(trx, row.id, 'Campaign cancelled.', request.server.platform.config.campaignPrepareInRequest);
     return setStatus(trx, row, 'cancelled', now, { finished_at: now });
   });
 

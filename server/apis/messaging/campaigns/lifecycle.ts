@@ -1,7 +1,7 @@
 // Campaign state changes that the API and the workers share: fixing the recipients when sending
 // starts, finishing (completed, failed) with their webhook events, and the contract view with
 // progress counted from the recipient rows.
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool, type Transaction } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database } from '#server/store/schema.js';
 import type { CampaignsTable } from '#server/store/schema/campaigns.js';
@@ -67,6 +67,7 @@ export function campaignView(row: CampaignRow, progress: Progress): Campaign {
     // Every contact the audience matched is either a recipient or left out for its opt-out.
     audience_size: row.started_at ? row.total + row.opted_out_skipped : 0,
     failure_reason: row.failure_reason,
+    audience_count: row.audience_count,
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
     created_at: new Date(row.created_at).toISOString(),
@@ -84,13 +85,34 @@ export class TooManyRecipients extends Error {
 }
 
 /**
- * Fixes the recipients (one `insert … select`, each contact once) and moves the campaign to
- * `sending`. The caller holds the campaign's row lock. Throws TooManyRecipients, rolling back.
+ * Fixes the recipients and moves the campaign to `sending`. The caller holds the campaign's row
+ * lock. Throws TooManyRecipients, rolling back. An audience of at most `inRequest` contacts is
+ * inserted here (one `insert … select`, each contact once); a larger one moves the campaign to
+ * `preparing` at once, and the worker inserts it in chunks (prepareChunk), so no request holds
+ * the insert of a whole audience.
  */
-export async function startSending(trx: Transaction<Database>, c: CampaignRow, now: Date, cap: number): Promise<CampaignRow> {
-  // Counted first (stopping past the cap), so a huge audience never gets inserted at all.
-  const count = await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience, cap);
+export async function startSending(
+  trx: Transaction<Database>,
+  c: CampaignRow,
+  now: Date,
+  cap: number,
+  inRequest = Number.POSITIVE_INFINITY,
+  counted?: number,
+): Promise<CampaignRow> {
+  // Counted first (stopping past the cap), so a huge audience never gets inserted at all; a
+  // count the caller just made (createCampaign) is not made again.
+  const count = counted ?? (await countRecipients(trx, c.workspace_id, c.audience as CampaignAudience, cap));
   if (count > cap) throw new TooManyRecipients(count, cap);
+  if (count > inRequest) {
+    const row = await trx
+      .updateTable('campaigns')
+      .set({ status: 'preparing', audience_count: count, prepared_through: null, total: 0, updated_at: now })
+      .where('id', '=', c.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
+    return row;
+  }
   const audience = await recipientsQuery(trx, c.workspace_id, c.audience as CampaignAudience);
   // Opted-out contacts are left out and counted (server/apis/messaging/contacts/opt-out.ts).
   const optedOut = await trx
@@ -104,6 +126,11 @@ export async function startSending(trx: Transaction<Database>, c: CampaignRow, n
     .expression(source)
     .onConflict((oc) => oc.columns(['campaign_id', 'contact_id']).doNothing())
     .execute();
+  return beginSending(trx, c, now, Number(optedOut.n), count);
+}
+
+/** `sending` with the recipients now in the table; an empty audience completes at once. */
+async function beginSending(trx: Transaction<Database>, c: CampaignRow, now: Date, optedOut: number, audienceCount: number): Promise<CampaignRow> {
   const counted = await trx
     .selectFrom('campaign_recipients')
     .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -112,13 +139,66 @@ export async function startSending(trx: Transaction<Database>, c: CampaignRow, n
   const total = Number(counted.n);
   const row = await trx
     .updateTable('campaigns')
-    .set({ status: 'sending', total, opted_out_skipped: Number(optedOut.n), started_at: now, updated_at: now })
+    .set({ status: 'sending', total, opted_out_skipped: optedOut, audience_count: audienceCount, prepared_through: null, started_at: now, updated_at: now })
     .where('id', '=', c.id)
     .returningAll()
     .executeTakeFirstOrThrow();
   await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(trx);
   // An empty audience has nothing to wait for.
   return total === 0 ? ((await completeIfDone(trx, c.id, now)) ?? row) : row;
+}
+
+/** Recipients inserted per chunk of a `preparing` campaign: one short transaction each. */
+export const PREPARE_CHUNK = 5_000;
+
+/**
+ * Inserts the next chunk of a `preparing` campaign's recipients (contacts in id order after
+ * `prepared_through`, opted-out ones left out) and, after the last, starts sending. The campaign's
+ * row is locked for the chunk only: a cancel waits at most one chunk. Answers the campaign after
+ * the chunk, or null when it is no longer `preparing` (cancelled, or another worker holds it).
+ */
+export async function prepareChunk(trx: Transaction<Database>, campaignId: string, now: Date, cap: number, chunk = PREPARE_CHUNK): Promise<CampaignRow | null> {
+  const c = await trx
+    .selectFrom('campaigns')
+    .selectAll()
+    .where('id', '=', campaignId)
+    .where('status', '=', 'preparing')
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+  if (!c) return null;
+  const audience = await recipientsQuery(trx, c.workspace_id, c.audience as CampaignAudience);
+  // Contacts added while it prepares may join it, never past the cap.
+  const room = Math.max(0, Math.min(chunk, cap - c.total));
+  let source = audience.where('contacts.opted_out_at', 'is', null);
+  if (c.prepared_through !== null) source = source.where('contacts.id', '>', c.prepared_through);
+  const inserted = room
+    ? await trx
+        .insertInto('campaign_recipients')
+        .columns(['contact_id', 'phone', 'campaign_id'])
+        .expression(source.select(sql<string>`${c.id}`.as('campaign_id')).orderBy('contacts.id').limit(room))
+        .onConflict((oc) => oc.columns(['campaign_id', 'contact_id']).doNothing())
+        .returning('contact_id')
+        .execute()
+    : [];
+  if (inserted.length === room && room > 0 && c.total + inserted.length < cap) {
+    const last = await trx
+      .selectFrom('campaign_recipients')
+      .select((eb) => eb.fn.max('contact_id').as('id'))
+      .where('campaign_id', '=', c.id)
+      .executeTakeFirstOrThrow();
+    return trx
+      .updateTable('campaigns')
+      .set({ total: c.total + inserted.length, prepared_through: last.id, updated_at: now })
+      .where('id', '=', c.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+  const optedOut = await trx
+    .selectFrom(audience.where('contacts.opted_out_at', 'is not', null).as('o'))
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return beginSending(trx, c, now, Number(optedOut.n), c.audience_count ?? c.total + inserted.length);
 }
 
 /** Completes a `sending` campaign with no recipient left to send, once across instances. */
@@ -193,14 +273,31 @@ export async function skipOptedOut(trx: Transaction<Database>, campaignId: strin
     .execute();
 }
 
-/** Queued recipients (not those leased: their worker settles them) become `skipped`. */
-export async function skipUnsent(trx: Db, campaignId: string, reason: string): Promise<void> {
-  await trx
+/**
+ * Queued recipients (not those leased: their worker settles them) become `skipped`; with `limit`,
+ * at most that many (a cancel skips a small campaign's at once and leaves a large one's to the
+ * worker, in chunks): answers how many.
+ */
+export async function skipUnsent(trx: Db, campaignId: string, reason: string, limit?: number): Promise<number> {
+  let update = trx
     .updateTable('campaign_recipients')
     .set({ state: 'skipped', error: JSON.stringify({ code: 'skipped', title: reason }), updated_at: new Date() })
     .where('campaign_id', '=', campaignId)
-    .where('state', '=', 'queued')
-    .execute();
+    .where('state', '=', 'queued');
+  if (limit !== undefined) {
+    // The ids as an array: as `id in (subquery)` PostgreSQL may join the two and compare every
+    // queued row of a large campaign with each chosen id.
+    const chosen = trx
+      .selectFrom('campaign_recipients')
+      .select('id')
+      .where('campaign_id', '=', campaignId)
+      .where('state', '=', 'queued')
+      .orderBy('id')
+      .limit(limit);
+    update = update.where(sql<SqlBool>`campaign_recipients.id = any(array(${chosen}))`);
+  }
+  const result = await update.executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** The error of a recipient whose contact was erased before its turn. */

@@ -23,6 +23,7 @@ import {
   completeIfDone,
   failCampaign,
   skipErased,
+  prepareChunk,
   skipOptedOut,
   skipUnsent,
   startSending,
@@ -69,6 +70,10 @@ const MAX_ATTEMPTS = 3;
  * sends, so this bounds the excess to MAX_DRIFT_MS worth of slots (1.25 × the rate) under lag.
  */
 export const MAX_DRIFT_MS = 250;
+/** Chunks of recipients a cycle inserts for preparing campaigns (each PREPARE_CHUNK rows). */
+const PREPARE_CHUNKS_PER_CYCLE = 4;
+/** Queued recipients of a cancelled campaign skipped per statement. */
+const SWEEP_CHUNK = 5_000;
 
 export class CampaignWorker {
   private readonly platform: Platform;
@@ -191,6 +196,9 @@ export class CampaignWorker {
   /** One pass; answers when the next pass is worth making. */
   async cycle(): Promise<number> {
     await this.startScheduled();
+    const preparing = await this.prepare();
+    const sweeping = await this.sweepCancelled();
+    const more = preparing || sweeping;
     const seen = this.stateEvents;
     const campaigns = await this.platform.store.db
       .selectFrom('campaigns')
@@ -206,8 +214,8 @@ export class CampaignWorker {
       if (halt && halt.seq <= seen && !this.failures.has(c.id)) this.halted.delete(c.id);
     }
     for (const [key, w] of this.windows) if (w.idle()) this.windows.delete(key);
-    if (!campaigns.length) return Date.now() + (await this.untilScheduled());
-    let next = Date.now() + this.pollMs;
+    if (!campaigns.length) return more ? Date.now() : Date.now() + (await this.untilScheduled());
+    let next = more ? Date.now() : Date.now() + this.pollMs;
     for (const c of campaigns) {
       if (!this.running) break;
       const busy = Math.max(this.numberBusyUntil.get(c.phone_number_id) ?? 0, (this.numberPausedUntil.get(c.phone_number_id) ?? 0) - this.lookaheadMs);
@@ -228,6 +236,53 @@ export class CampaignWorker {
       await yieldToRequests();
     }
     return next;
+  }
+
+  /**
+   * Inserts chunks of `preparing` campaigns' recipients (lifecycle.ts prepareChunk), each in its
+   * own short transaction, yielding to requests between them; at most PREPARE_CHUNKS_PER_CYCLE
+   * chunks a cycle, so sending campaigns keep their pace. Answers whether any is left to prepare.
+   */
+  private async prepare(): Promise<boolean> {
+    const db = this.platform.store.db;
+    const preparing = await db.selectFrom('campaigns').select('id').where('status', '=', 'preparing').orderBy('created_at').limit(10).execute();
+    let chunks = 0;
+    for (const { id } of preparing) {
+      for (;;) {
+        if (!this.running || chunks >= PREPARE_CHUNKS_PER_CYCLE) return true;
+        const now = this.platform.now();
+        const c = await db.transaction().execute((trx) => prepareChunk(trx, id, now, this.platform.config.campaignMaxRecipients));
+        chunks++;
+        await yieldToRequests();
+        if (c?.status !== 'preparing') break;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Skips, in chunks, the queued recipients of campaigns cancelled in the last day that the
+   * cancel left (it skips a small campaign's itself). Answers whether any is left.
+   */
+  private async sweepCancelled(): Promise<boolean> {
+    const db = this.platform.store.db;
+    const since = new Date(this.platform.now().getTime() - 86_400_000);
+    const cancelled = await db
+      .selectFrom('campaigns as c')
+      .select('c.id')
+      .where('c.status', '=', 'cancelled')
+      .where('c.finished_at', '>=', since)
+      .where(({ exists, selectFrom }) =>
+        exists(selectFrom('campaign_recipients as r').select('r.id').whereRef('r.campaign_id', '=', 'c.id').where('r.state', '=', 'queued')),
+      )
+      .limit(10)
+      .execute();
+    for (const { id } of cancelled) {
+      if (!this.running) return true;
+      await skipUnsent(db, id, 'Campaign cancelled.', SWEEP_CHUNK);
+      await yieldToRequests();
+    }
+    return cancelled.length > 0;
   }
 
   /** With no campaign sending: how long until the earliest scheduled one is due (at most idleMs). */
@@ -257,7 +312,7 @@ export class CampaignWorker {
           .executeTakeFirst();
         if (!c) return false;
         try {
-          await startSending(trx, c, now, this.platform.config.campaignMaxRecipients);
+          await startSending(trx, c, now, this.platform.config.campaignMaxRecipients, this.platform.config.campaignPrepareInRequest);
         } catch (error) {
           if (!(error instanceof TooManyRecipients)) throw error;
           await failCampaign(trx, c.id, error.message, now);

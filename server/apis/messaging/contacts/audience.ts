@@ -109,12 +109,30 @@ export async function audienceQuery(
   if (!narrowed && !audience.all) return query.where(sql<SqlBool>`false`);
   if (audience.contactIds !== undefined) query = contactIds.length ? query.where('contacts.id', 'in', contactIds) : query.where(sql<SqlBool>`false`);
   if (audience.tagIds !== undefined || audience.tagNames !== undefined) {
-    const byId = tagIds.length ? sql<SqlBool>`t.id in (${sql.join(tagIds)})` : sql<SqlBool>`false`;
-    const byName = tagNames.length ? sql<SqlBool>`lower(t.name) in (${sql.join(tagNames.map((n) => n.toLowerCase()))})` : sql<SqlBool>`false`;
-    const matching = sql`select count(distinct t.id) from contact_tags ct join tags t on t.id = ct.tag_id
-      where ct.contact_id = contacts.id and t.workspace_id = ${workspaceId} and (${byId} or ${byName})`;
-    const wanted = new Set([...tagIds, ...tagNames.map((n) => `name:${n.toLowerCase()}`)]).size;
-    query = audience.tagMatch === 'all' ? query.where(sql<SqlBool>`(${matching}) >= ${wanted}`) : query.where(sql<SqlBool>`(${matching}) > 0`);
+    // The tags first (a small read), then their contacts on (tag, contact): no per-contact lookup.
+    const names = tagNames.map((n) => n.toLowerCase());
+    const found =
+      tagIds.length || names.length
+        ? await db
+            .selectFrom('tags')
+            .select(['id', 'name'])
+            .where('workspace_id', '=', workspaceId)
+            .where((eb) => eb.or([...(tagIds.length ? [eb('id', 'in', tagIds)] : []), ...(names.length ? [eb(sql`lower(name)`, 'in', names)] : [])]))
+            .execute()
+        : [];
+    const ids = found.map((t) => t.id);
+    const everyFound = tagIds.every((id) => ids.includes(id)) && names.every((n) => found.some((t) => t.name.toLowerCase() === n));
+    if (!ids.length || (audience.tagMatch === 'all' && !everyFound)) query = query.where(sql<SqlBool>`false`);
+    else if (audience.tagMatch === 'all') {
+      query = query.where('contacts.id', 'in', (eb) =>
+        eb
+          .selectFrom('contact_tags')
+          .select('contact_id')
+          .where('tag_id', 'in', ids)
+          .groupBy('contact_id')
+          .having((h) => h.fn.countAll(), '=', ids.length),
+      );
+    } else query = query.where('contacts.id', 'in', (eb) => eb.selectFrom('contact_tags').select('contact_id').where('tag_id', 'in', ids));
   }
   if (audience.segmentId !== undefined) {
     const segment = await db

@@ -85,3 +85,48 @@ export function sortedPage<Row extends { id: string; sort_key: unknown }, Item>(
   }
   return { data: map(items), has_more: hasMore, next_cursor: next };
 }
+
+/**
+ * Nullable keys on an index: a key with nulls (a contact's name, its last inbound message) is
+ * listed as two index ranges instead of one `… or key is null` condition that no index range
+ * serves: first the rows with a key, in order, after the cursor; then, when the page is not full,
+ * the rows without one by id. One btree on (workspace, key, id) serves both ranges in both
+ * directions. The key is compared at full precision: a time key travels in the cursor as the
+ * database's own ISO text (`to_json`), so no row is skipped or repeated at microseconds.
+ */
+export interface NullableRanges {
+  /** Condition for the keyed range (`key is not null`, after the cursor's key and id), or null when the cursor is past it. */
+  keyed: RawBuilder<SqlBool> | null;
+  /** Condition for the null range (`key is null`, after the cursor's id). */
+  nulls: RawBuilder<SqlBool>;
+  /** ORDER BY of the keyed range, then of the null range. */
+  keyedOrder: RawBuilder<unknown>;
+  nullsOrder: RawBuilder<unknown>;
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)$/;
+
+/** The key's value as the cursor carries it: text as is, times as full-precision ISO text. */
+export function nullableKeySelection(key: SortKey) {
+  return (key.type === 'time' ? sql`to_json(${sql.ref(key.column)}) #>> '{}'` : sql.ref(key.column)).as('sort_key');
+}
+
+export function nullableRanges(secrets: SecretBox, scope: CursorScope, key: SortKey, cursor: string | undefined): NullableRanges {
+  const column = sql.ref(key.column);
+  const id = sql.ref(key.id);
+  const dir = sql.raw(key.dir);
+  const op = sql.raw(key.dir === 'asc' ? '>' : '<');
+  const ranges: NullableRanges = {
+    keyed: sql<SqlBool>`(${column} is not null)`,
+    nulls: sql<SqlBool>`(${column} is null)`,
+    keyedOrder: sql`${column} ${dir}, ${id} ${dir}`,
+    nullsOrder: sql`${id} ${dir}`,
+  };
+  const raw = decodeCursor(secrets, scope, cursor);
+  if (!raw) return ranges;
+  if (raw.s !== key.name || typeof raw.id !== 'string' || (raw.v !== undefined && typeof raw.v !== 'string')) throw invalidCursor();
+  if (raw.v === undefined) return { ...ranges, keyed: null, nulls: sql<SqlBool>`(${column} is null and ${id} ${op} ${raw.id})` };
+  if (key.type === 'time' && !ISO_TIME.test(raw.v)) throw invalidCursor();
+  const value = key.type === 'time' ? sql`cast(${raw.v} as timestamptz)` : sql`${raw.v}`;
+  return { ...ranges, keyed: sql<SqlBool>`(${column} is not null and (${column}, ${id}) ${op} (${value}, ${raw.id}))` };
+}

@@ -1,15 +1,20 @@
 // GET /api/contacts: search, tag, segment and custom-field filters (combined with AND), five
 // sort orders, keyset pagination. Search text and filter values are bind parameters and LIKE
 // patterns are escaped, so `%`, `_`, `'` and `\` are plain characters (bad-inputs J1).
+// Each sort and filter is served by an index (migration 037, docs/scale.md): the sorts by
+// (workspace, key, id), the search by trigram indexes, tags by (tag, contact), custom fields by
+// a GIN index over their lower-cased values.
 import { sql, type SqlBool } from 'kysely';
 import type { operations } from '#generated/messaging/types.js';
+import type { SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { loadFieldDefinitions } from './custom-values.js';
-import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
-import { segmentCondition, type FieldDefinitions } from './segment-filter.js';
-import { likeContains } from './sql-text.js';
+import { afterCursor, nullableKeySelection, nullableRanges, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
+import { customFieldsContain, segmentCondition, type FieldDefinitions } from './segment-filter.js';
+import { onIndexes } from './on-indexes.js';
+import { ilikeContains } from './sql-text.js';
 import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from './views.js';
 
 type Query = NonNullable<operations['listContacts']['parameters']['query']>;
@@ -23,17 +28,25 @@ const SORTS: Record<Sort, SortKey> = {
   '-last_inbound_at': { name: '-last_inbound_at', column: 'contacts.last_inbound_at', type: 'time', dir: 'desc', id: 'contacts.id' },
 };
 
-/** `q` in name, email or number; a number typed with spaces or dashes also matches its digits. */
+/** Up to this many search matches are fetched by id and sorted; more are found along the sort's index. */
+const SPARSE_MATCHES = 1_000;
+
+/**
+ * `q` in name, email or number; a number typed with spaces or dashes also matches its digits.
+ * Each branch is a trigram index (name, email, phone), so a fragment found nowhere costs a few
+ * index pages, not a pass over the workspace.
+ */
 function searchCondition(q: string) {
-  const pattern = likeContains(q);
-  const parts = [sql<SqlBool>`contacts.name ilike ${pattern}`, sql<SqlBool>`contacts.email ilike ${pattern}`, sql<SqlBool>`contacts.phone like ${pattern}`];
+  const parts = [ilikeContains(sql.ref('contacts.name'), q), ilikeContains(sql.ref('contacts.email'), q)];
+  // A stored number is `+` and digits: only text of those can be part of one.
   const digits = q.replace(/[\s().-]/g, '');
-  if (digits !== q && /^\+?\d{3,}$/.test(digits)) parts.push(sql<SqlBool>`contacts.phone like ${likeContains(digits)}`);
+  if (/^\+?\d+$/.test(q)) parts.push(ilikeContains(sql.ref('contacts.phone'), q, 'like'));
+  else if (/^\+?\d{3,}$/.test(digits)) parts.push(ilikeContains(sql.ref('contacts.phone'), digits, 'like'));
   return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
 }
 
 /** `key:value` against the field's type: text case-insensitively, numbers numerically, dates and choices exactly. */
-function customFieldCondition(filter: string, index: number, fields: FieldDefinitions) {
+function customFieldCondition(filter: string, index: number, fields: FieldDefinitions, indexed: boolean) {
   const at = `/query/custom_field/${index}`;
   const colon = filter.indexOf(':');
   const key = filter.slice(0, colon);
@@ -44,17 +57,19 @@ function customFieldCondition(filter: string, index: number, fields: FieldDefini
       errors: [{ pointer: at, detail: 'names no custom field of this workspace' }],
     });
   const column = sql`(contacts.custom_fields ->> ${key})`;
+  // The GIN index's containment, to find a few matches; the exact comparison alone, to check rows read in order.
+  const contain = (value: string | number) => (indexed ? customFieldsContain(key, value) : sql<SqlBool>`true`);
   switch (field.type) {
     case 'number': {
       const n = Number(value);
       if (value.trim() === '' || !Number.isFinite(n))
         throw new HttpProblem(400, 'validation', `Custom field ${key} holds numbers.`, { errors: [{ pointer: at, detail: 'the value must be a number' }] });
-      return sql<SqlBool>`(jsonb_typeof(contacts.custom_fields -> ${key}) = 'number' and cast(contacts.custom_fields ->> ${key} as numeric) = cast(${n} as numeric))`;
+      return sql<SqlBool>`(${contain(n)} and jsonb_typeof(contacts.custom_fields -> ${key}) = 'number' and cast(contacts.custom_fields ->> ${key} as numeric) = cast(${n} as numeric))`;
     }
     case 'text':
-      return sql<SqlBool>`(lower(${column}) = lower(${value}))`;
+      return sql<SqlBool>`(${contain(value)} and lower(${column}) = lower(${value}))`;
     default:
-      return sql<SqlBool>`(${column} = ${value})`;
+      return sql<SqlBool>`(${contain(value)} and ${column} = ${value})`;
   }
 }
 
@@ -67,31 +82,80 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
   const key = SORTS[sort];
   // Filters are part of the scope: a cursor only continues the listing it came from.
   const scope = { workspaceId, operation: `listContacts:${JSON.stringify([q ?? null, [...tag].sort(), segment_id ?? null, [...custom_field].sort()])}` };
-  const after = afterCursor(secrets, scope, key, cursor);
+
+  // A key with nulls is read as two index ranges (keyset.ts); created_at has none.
+  const ranges = key.exact ? undefined : nullableRanges(secrets, scope, key, cursor);
+  const after = key.exact ? afterCursor(secrets, scope, key, cursor) : undefined;
 
   let select = db
     .selectFrom('contacts')
-    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), sortKeySelection(key), TAG_NAMES.as('tags')])
+    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), key.exact ? sortKeySelection(key) : nullableKeySelection(key), TAG_NAMES.as('tags')])
     .where('contacts.workspace_id', '=', workspaceId);
-  if (q !== undefined) select = select.where(searchCondition(q));
-  for (const name of new Set(tag.map((t) => t.toLowerCase()))) {
-    select = select.where(
-      sql<SqlBool>`exists (select 1 from contact_tags ct join tags t on t.id = ct.tag_id where ct.contact_id = contacts.id and t.workspace_id = ${workspaceId} and lower(t.name) = ${name})`,
-    );
-  }
   const needFields = segment_id !== undefined || custom_field.length > 0;
   const fields = needFields ? await loadFieldDefinitions(db, workspaceId) : new Map();
-  custom_field.forEach((f, i) => (select = select.where(customFieldCondition(f, i, fields))));
+  let segment: { filter: SegmentFilterRow } | undefined;
   if (segment_id !== undefined) {
-    const segment = await db.selectFrom('segments').select('filter').where('workspace_id', '=', workspaceId).where('id', '=', segment_id).executeTakeFirst();
+    segment = await db.selectFrom('segments').select('filter').where('workspace_id', '=', workspaceId).where('id', '=', segment_id).executeTakeFirst();
     if (!segment) throw new HttpProblem(404, 'not-found', `No segment ${segment_id} in this workspace.`);
-    select = select.where(segmentCondition(segment.filter, fields));
   }
-  if (after) select = select.where(after);
-  const rows = await select
-    .orderBy(orderBy(key))
-    .limit(limit + 1)
-    .execute();
+  if (q !== undefined || custom_field.length || segment) {
+    // The matches of the search, custom-field and segment filters are found first, on their
+    // trigram and GIN indexes: a few (a name, a number, a rare value) are then fetched by id and
+    // sorted; many are found soonest by walking the sort's own index with the exact conditions.
+    // One statement would leave that choice to estimates, and a fragment found nowhere estimated
+    // as common walks the whole workspace (or a common value estimated as rare sorts all of its rows).
+    const matches = await onIndexes(db, (trx) => {
+      let probe = trx.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId);
+      if (q !== undefined) probe = probe.where(searchCondition(q));
+      custom_field.forEach((f, i) => (probe = probe.where(customFieldCondition(f, i, fields, true))));
+      if (segment) probe = probe.where(segmentCondition(segment.filter, fields, { indexed: true }));
+      return probe.limit(SPARSE_MATCHES + 1).execute();
+    });
+    if (matches.length <= SPARSE_MATCHES) select = select.where(sql<SqlBool>`contacts.id = any(${matches.map((m) => m.id)}::text[])`);
+    else {
+      if (q !== undefined) select = select.where(searchCondition(q));
+      custom_field.forEach((f, i) => (select = select.where(customFieldCondition(f, i, fields, false))));
+      if (segment) select = select.where(segmentCondition(segment.filter, fields));
+    }
+  }
+  // Tag names become ids first (one small read), so each filter is a lookup of (tag, contact).
+  const names = [...new Set(tag.map((t) => t.toLowerCase()))];
+  if (names.length) {
+    const found = await db
+      .selectFrom('tags')
+      .select(['id'])
+      .where('workspace_id', '=', workspaceId)
+      .where(sql<SqlBool>`lower(name) in (${sql.join(names)})`)
+      .execute();
+    if (found.length < names.length) return { data: [], has_more: false, next_cursor: null };
+    for (const { id } of found) {
+      select = select.where(sql<SqlBool>`exists (select 1 from contact_tags ct where ct.contact_id = contacts.id and ct.tag_id = ${id})`);
+    }
+  }
+  let rows;
+  if (!ranges) {
+    if (after) select = select.where(after);
+    rows = await select
+      .orderBy(orderBy(key))
+      .limit(limit + 1)
+      .execute();
+  } else {
+    rows = ranges.keyed
+      ? await select
+          .where(ranges.keyed)
+          .orderBy(ranges.keyedOrder)
+          .limit(limit + 1)
+          .execute()
+      : [];
+    if (rows.length <= limit) {
+      const nulls = await select
+        .where(ranges.nulls)
+        .orderBy(ranges.nullsOrder)
+        .limit(limit + 1 - rows.length)
+        .execute();
+      rows = [...rows, ...nulls];
+    }
+  }
   const page = sortedPage(secrets, scope, key, rows, limit, (items) => items);
   return { ...page, data: await contactViews(db, page.data, now()) };
 };

@@ -4,7 +4,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { CustomFieldType, SegmentConditionRow, SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
-import { likeContains } from './sql-text.js';
+import { ilikeContains, likeContains } from './sql-text.js';
 
 type Kind = 'text' | 'phone' | 'tag' | 'timestamp' | CustomFieldType;
 
@@ -84,14 +84,28 @@ function valueProblem(c: SegmentConditionRow, kind: Kind, fields: FieldDefinitio
 
 type Bool = RawBuilder<SqlBool>;
 
+/**
+ * Custom field `key` holds `value` (case-insensitively for text), as the containment that the GIN
+ * index over the lower-cased fields serves (migration 037): a pre-filter, each caller keeps its
+ * exact comparison. Both sides are lower-cased by the database, so they agree in every locale.
+ */
+export function customFieldsContain(key: string, value: string | number): Bool {
+  return sql<SqlBool>`(cast(lower(cast(contacts.custom_fields as text)) as jsonb) @> cast(lower(${JSON.stringify({ [key]: value })}) as jsonb))`;
+}
+
 /** The filter as a condition on `contacts` (the table must be in scope under that name). */
-export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefinitions): Bool {
-  const parts = filter.conditions.map((c) => conditionSql(c, fields));
+export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefinitions, { indexed = false } = {}): Bool {
+  const parts = filter.conditions.map((c) => conditionSql(c, fields, indexed));
   if (!parts.length) return sql<SqlBool>`false`;
   return sql<SqlBool>`(${sql.join(parts, sql.raw(filter.match === 'any' ? ' or ' : ' and '))})`;
 }
 
-function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions): Bool {
+/**
+ * `indexed`: equality on a custom field also as the containment the GIN index serves, for a probe
+ * that finds a few members on it (list.ts); without, the exact comparison alone, for rows read
+ * along another index (a segment's values are mostly common).
+ */
+function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions, indexed: boolean): Bool {
   const kind = kindOf(c.field, fields);
   // A field deleted after the segment was saved matches nothing rather than failing the read.
   if (!kind) return sql<SqlBool>`false`;
@@ -107,11 +121,17 @@ function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions): Bool {
       return withinDays(column, kind, Number(v));
   }
   if (kind === 'timestamp') return timestampSql(column, c.operator, String(v));
-  if (kind === 'text' || kind === 'phone' || kind === 'choice') return textSql(column, c.operator, String(v), kind === 'choice');
+  const contained = () => customFieldsContain(c.field.slice('custom_fields.'.length), kind === 'number' ? Number(v) : String(v));
+  const probe = indexed && c.operator === 'eq' && c.field.startsWith('custom_fields.');
+  if (kind === 'text' || kind === 'phone' || kind === 'choice') {
+    const text = textSql(column, c.operator, String(v), kind === 'choice');
+    return probe ? sql<SqlBool>`(${contained()} and ${text})` : text;
+  }
   // number (numeric compare) and custom date (YYYY-MM-DD compares as text in calendar order)
   const value = kind === 'number' ? sql`cast(${Number(v)} as numeric)` : sql`${String(v)}`;
   const op = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' }[c.operator] ?? '=';
   if (c.operator === 'neq') return sql<SqlBool>`(${column} is distinct from ${value})`;
+  if (probe) return sql<SqlBool>`(${contained()} and ${column} ${sql.raw(op)} ${value})`;
   return sql<SqlBool>`(${column} ${sql.raw(op)} ${value})`;
 }
 
@@ -134,7 +154,7 @@ function textSql(column: RawBuilder<unknown>, operator: string, value: string, e
     case 'neq':
       return sql<SqlBool>`(${column} is null or not ${equal})`;
     case 'contains':
-      return sql<SqlBool>`(${column} ilike ${likeContains(value)})`;
+      return ilikeContains(column, value);
     default:
       return sql<SqlBool>`(${column} is null or ${column} not ilike ${likeContains(value)})`;
   }

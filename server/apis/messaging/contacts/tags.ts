@@ -7,6 +7,8 @@ import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import { afterCursor, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
+import { contactCounts } from './counts.js';
+import { onIndexes } from './on-indexes.js';
 import { isUniqueViolation } from './storable.js';
 
 type Tag = components['schemas']['Tag'];
@@ -54,8 +56,6 @@ const view = (r: { id: string; name: string; color: string | null; created_at: D
   created_at: r.created_at.toISOString(),
 });
 
-const contactCount = sql<number>`(select count(*) from contact_tags where contact_tags.tag_id = tags.id)`.as('contact_count');
-
 export const listTags: Handler<operations['listTags']> = async (request) => {
   const { workspaceId } = authOf(request);
   const { secrets, store } = request.server.platform;
@@ -64,14 +64,25 @@ export const listTags: Handler<operations['listTags']> = async (request) => {
   const after = afterCursor(secrets, scope, BY_NAME, cursor);
   let query = store.db
     .selectFrom('tags')
-    .select(['id', 'name', 'color', 'created_at', contactCount, sortKeySelection(BY_NAME)])
+    .select(['id', 'name', 'color', 'created_at', 'contact_count', 'counted_at', sortKeySelection(BY_NAME)])
     .where('workspace_id', '=', workspaceId);
   if (after) query = query.where(after);
   const rows = await query
     .orderBy(orderBy(BY_NAME))
     .limit(limit + 1)
     .execute();
-  return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map(view));
+  const db = store.db;
+  // On (tag, contact): an index-only range, however common the tag.
+  const counted = (id: string) =>
+    onIndexes(db, (trx) =>
+      trx
+        .selectFrom('contact_tags')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('tag_id', '=', id)
+        .executeTakeFirstOrThrow(),
+    ).then((r) => Number(r.n));
+  const counts = await contactCounts(db, 'tags', workspaceId, rows.slice(0, limit), (id) => counted(id), request.server.platform.now());
+  return sortedPage(secrets, scope, BY_NAME, rows, limit, (items) => items.map((r) => view({ ...r, contact_count: counts.get(r.id) ?? 0 })));
 };
 
 export const createTag: Handler<operations['createTag']> = async (request, reply) => {
