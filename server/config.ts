@@ -222,6 +222,15 @@ function optionalMs(value: string | undefined): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
+/**
+ * The process environment, for the libraries configured by their own standard variables
+ * (OpenTelemetry's `OTEL_*`, the AWS SDK's `AWS_*`): read here, so that this module stays the one
+ * reader of the environment in server/.
+ */
+export function processEnvironment(): NodeJS.ProcessEnv {
+  return process.env;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const portText = env.PORT ?? '3000';

@@ -11,8 +11,9 @@
 import { register } from 'node:module';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
+import { processEnvironment } from '#server/config.js';
 
-export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+export function tracingEnabled(env: NodeJS.ProcessEnv = processEnvironment()): boolean {
   if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return false;
   const exporters = env.OTEL_TRACES_EXPORTER;
   if (exporters) return exporters.split(',').some((name) => name.trim() && name.trim() !== 'none');
@@ -24,7 +25,7 @@ export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
  * the instrumentations patch `pg` and `node:http` as they are imported. Resolves with the
  * function that flushes and stops it, or undefined when tracing is off.
  */
-export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<(() => Promise<void>) | undefined> {
+export async function startTracing(env: NodeJS.ProcessEnv = processEnvironment()): Promise<(() => Promise<void>) | undefined> {
   if (!tracingEnabled(env)) return undefined;
   // ES module imports are only seen through this loader hook (import-in-the-middle).
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);

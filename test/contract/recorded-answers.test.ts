@@ -25,6 +25,8 @@ const NO_SUCCESS_HERE: Record<string, string> = {
   getGoogleConnectUrl: 'the suite runs the server without a Google OAuth client (422)',
   listCatalogProducts: 'the sandbox account has no product catalogue',
   getChatbot: "createChatbot's example hands off to an agent this workspace does not have",
+  getRegisteredClient: 'RFC 7592 reads need the registration access token shown once at registration, which the seeding does not keep',
+  getOidcUserInfo: 'an OIDC access token comes only from a code after a LOGIN chat message (test/unit/login/oidc.test.ts reads it)',
 };
 
 // The server itself: through the validating proxies (`test:proxy`) the seeding's pages and

@@ -11,6 +11,7 @@ import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { DiskStorage } from './disk.js';
 import type { ObjectStorage } from './types.js';
 import { parseStorageUrl, type ParsedStorageUrl } from './url.js';
+import { processEnvironment } from '#server/config.js';
 
 export type { ObjectStorage } from './types.js';
 export { parseStorageUrl } from './url.js';
@@ -20,7 +21,7 @@ export interface StorageSettings {
   storageUrl?: string;
 }
 
-export function s3ClientConfig(parsed: ParsedStorageUrl, env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
+export function s3ClientConfig(parsed: ParsedStorageUrl, env: NodeJS.ProcessEnv = processEnvironment()): S3ClientConfig {
   const endpoint = parsed.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
   return {
     region: parsed.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
@@ -31,7 +32,7 @@ export function s3ClientConfig(parsed: ParsedStorageUrl, env: NodeJS.ProcessEnv 
   };
 }
 
-export async function openStorage(settings: StorageSettings, env: NodeJS.ProcessEnv = process.env): Promise<ObjectStorage> {
+export async function openStorage(settings: StorageSettings, env: NodeJS.ProcessEnv = processEnvironment()): Promise<ObjectStorage> {
   if (!settings.storageUrl) return new DiskStorage(settings.dataDir);
   const parsed = parseStorageUrl(settings.storageUrl);
   if (typeof parsed === 'string') throw new Error(parsed);

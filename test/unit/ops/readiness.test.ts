@@ -11,7 +11,7 @@ it('is ready once migrated; 503 problem+json naming the check while the last mig
   const app = await build();
   const ready = await app.inject({ url: '/readyz' });
   expect(ready.statusCode).toBe(200);
-  expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
+  expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', storage: 'ok' } });
   expect(ready.headers['cache-control']).toBe('no-store');
 
   // The database as another instance leaves it while it is still running the newest migration.

@@ -46,7 +46,9 @@ describe('a submission (inbound nfm_reply)', () => {
     const phone = '+4915112370001';
     const id = await customerSubmits(app, t, phone, { flow_token: 'unused', form_id: form.id, ...ANSWERS });
     const outcome = await dispatched(app, id);
-    expect(outcome.ran[0]).toBe('forms.submission');
+    // Opt-out keywords are looked at before anything else (messaging-automation.md); a submission
+    // is none, so the form's store is the first to act.
+    expect(outcome.ran.slice(0, 2)).toEqual(['contacts.opt_out_keyword', 'forms.submission']);
     // Storing is not answering: nothing else handled it either (no bot, no flow).
     expect(outcome.handledBy).toBeNull();
     const [stored, ...more] = await submissions(form.id);
@@ -178,7 +180,9 @@ describe('automations reference flow.flow_id, not the form id', () => {
     // The customer's phone answers with the run's flow token and our completion payload.
     const id = await customerSubmits(app, t, phone, { flow_token: flowMessage.interactive.action.parameters.flow_token, form_id: form.id, ...ANSWERS });
     const outcome = await dispatched(app, id);
-    expect(outcome.ran[0]).toBe('forms.submission');
+    // Opt-out keywords are looked at before anything else (messaging-automation.md); a submission
+    // is none, so the form's store is the first to act.
+    expect(outcome.ran.slice(0, 2)).toEqual(['contacts.opt_out_keyword', 'forms.submission']);
     expect(outcome.handledBy).not.toBeNull();
     expect((await contactOf(t, phone)).custom_fields).toEqual({ party_size: 3, preferred_day: '2026-12-01' });
     await until(

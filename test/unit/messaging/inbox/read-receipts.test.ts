@@ -59,7 +59,8 @@ const receipts = () => fake.requests.filter((r) => r.path === `/${t.providerPnId
 
 describe('Cloud API', () => {
   it('mark read: POST /{phone-number-id}/messages {messaging_product, status: read, message_id} of the latest inbound message', async () => {
-    await customerWrote('wamid.RR.1', 'Hi');
+    // A minute apart: Meta's timestamps are in seconds, and two messages of one second have no order.
+    await customerWrote('wamid.RR.1', 'Hi', CUSTOMER, 60_000);
     await customerWrote('wamid.RR.2', 'Are you open today?');
     const chat = await chatOf(t, `+${CUSTOMER}`);
     expect(chat.unread_count).toBe(2);
