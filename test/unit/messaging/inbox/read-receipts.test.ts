@@ -59,9 +59,10 @@ const receipts = () => fake.requests.filter((r) => r.path === `/${t.providerPnId
 
 describe('Cloud API', () => {
   it('mark read: POST /{phone-number-id}/messages {messaging_product, status: read, message_id} of the latest inbound message', async () => {
-    // A minute apart: Meta's timestamps are in seconds, and two messages of one second have no order.
-    await customerWrote('wamid.RR.1', 'Hi', CUSTOMER, 60_000);
-    await customerWrote('wamid.RR.2', 'Are you open today?');
+    // Minutes apart, and before the next tests' messages: Meta's timestamps are in seconds, and two
+    // messages of one second have no order.
+    await customerWrote('wamid.RR.1', 'Hi', CUSTOMER, 180_000);
+    await customerWrote('wamid.RR.2', 'Are you open today?', CUSTOMER, 120_000);
     const chat = await chatOf(t, `+${CUSTOMER}`);
     expect(chat.unread_count).toBe(2);
     const res = await post(t, `/api/chatapp/chats/${chat.id}/read`);
@@ -74,7 +75,7 @@ describe('Cloud API', () => {
   });
 
   it('typing indicator: the read receipt with typing_indicator {type: text}; the chat is read', async () => {
-    await customerWrote('wamid.RR.3', 'Can I book for 4?');
+    await customerWrote('wamid.RR.3', 'Can I book for 4?', CUSTOMER, 60_000);
     const chat = await chatOf(t, `+${CUSTOMER}`);
     expect(chat.unread_count).toBe(1);
     const res = await post(t, `/api/chatapp/chats/${chat.id}/typing`);
