@@ -29,6 +29,12 @@ export const PRIORITY_OPERATIONS = new Set([
 ]);
 
 const EXEMPT = new Set(['/healthz', '/readyz']);
+/**
+ * Long-lived answers (an event stream stays open for minutes) are not requests in flight: they
+ * are capped per credential by the stream limits (docs/security.md, K), and counting them would
+ * let a page of open streams refuse every other request.
+ */
+const STREAMS = new Set(['streamLoginSessionEvents']);
 
 export interface OverloadLimits {
   /** Requests in flight beyond which bulk traffic is always refused: the ceiling of the adaptive limit. */
@@ -37,7 +43,7 @@ export interface OverloadLimits {
   priorityReserve: number;
   /** Retry-After of a refusal, in seconds. */
   retryAfterSeconds: number;
-  /** The mean time in the server the admitted requests should stay under (ms). */
+  /** The mean time in the server the admitted requests should stay under (ms); 0: the limit stays at maxInFlight. */
   targetMs: number;
   /** The event loop's mean delay beyond which a share of bulk requests is refused (ms); 0: off. */
   maxLagMs: number;
@@ -83,7 +89,7 @@ export function installOverloadGuard(
   const retryAfter = String(limits.retryAfterSeconds);
   const tick = (now: number) => {
     if (now - windowStart < WINDOW_MS) return;
-    if (windowCount && windowSum / windowCount > limits.targetMs) limit = Math.max(floor, Math.floor(limit * 0.9));
+    if (limits.targetMs > 0 && windowCount && windowSum / windowCount > limits.targetMs) limit = Math.max(floor, Math.floor(limit * 0.9));
     else if (windowPeak >= limit - 1) limit = Math.min(limits.maxInFlight, limit + Math.max(1, Math.ceil(limit * 0.05)));
     if (lag) {
       // The histogram's mean includes its own 10 ms resolution.
@@ -109,6 +115,7 @@ export function installOverloadGuard(
     const started = performance.now();
     tick(started);
     const operation = (request.routeOptions.config as { operation?: Operation }).operation;
+    if (operation !== undefined && STREAMS.has(operation.operationId)) return done();
     const priority = operation !== undefined && PRIORITY_OPERATIONS.has(operation.operationId);
     const allowed = priority ? limit + limits.priorityReserve : limit;
     if (inFlight >= allowed || (!priority && dropShare > 0 && Math.random() < dropShare)) {
