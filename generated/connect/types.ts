@@ -644,7 +644,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/connect/registration-tokens/{tokenId}": {
+    "/api/connect/registration-tokens/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -7765,7 +7765,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The token's id (`rgt_…`). */
-                tokenId: components["schemas"]["ResourceId"];
+                id: components["schemas"]["ResourceId"];
             };
             cookie?: never;
         };

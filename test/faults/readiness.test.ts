@@ -27,7 +27,7 @@ it('readyz: 503 naming the database while it is cut, 200 again once it is back',
   const url = `${server.info.url}/readyz`;
   const before = await fetch(url);
   expect(before.status).toBe(200);
-  expect(await before.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
+  expect(await before.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', storage: 'ok' } });
 
   proxy.cut();
   const started = Date.now();

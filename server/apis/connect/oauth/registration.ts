@@ -281,7 +281,7 @@ export const deleteRegistrationToken: Handler<operations['deleteRegistrationToke
   const row = await platform.store.db
     .updateTable('connect_registration_tokens')
     .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(platform.now())) }))
-    .where('id', '=', request.params.tokenId)
+    .where('id', '=', request.params.id)
     .where('workspace_id', '=', authOf(request).workspaceId)
     .returning('id')
     .executeTakeFirst();
