@@ -67,7 +67,8 @@ export const CREATORS: Record<string, Creator> = {
   'connect:clientId': async (ctx) =>
     created(await post(ctx, '/api/connect/clients', { authorization: ctx.w.owner }, { name: 'CRM', redirect_uris: ['https://crm.test/cb'] }), 'client_id'),
   'connect:documentId': document,
-  'connect:registration-tokens/id': async (ctx) => created(await post(ctx, '/api/connect/registration-tokens', { authorization: ctx.w.owner }, { description: 'sweep' })),
+  'connect:registration-tokens/id': async (ctx) =>
+    created(await post(ctx, '/api/connect/registration-tokens', { authorization: ctx.w.owner }, { description: 'sweep' })),
   'connect:grantId': async ({ app, w }) => {
     const db = app.platform.store.db;
     const before = new Set((await db.selectFrom('connect_grants').select('id').where('workspace_id', '=', w.workspaceId).execute()).map((r) => r.id));
