@@ -248,7 +248,7 @@ function boundRequestStrings(doc) {
  * The rate limit the server applies to every operation (server/plugins/rate-limits.ts), declared:
  * a 429 with `Retry-After` on each, and `RateLimit-Limit`, `-Remaining` and `-Reset` on every other
  * answer but the 401 (authentication runs before the limit). Not limited:
- * `receiveProviderWebhook` (server/apis/messaging/provider-signature.ts).
+ * `receiveProviderWebhook` (server/apis/messaging/provider/signature.ts).
  */
 function declareRateLimits(doc, apiName) {
   const operations = Object.values(doc.paths ?? {}).flatMap((item) => METHODS.map((m) => item[m]).filter(Boolean));

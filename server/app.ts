@@ -23,12 +23,13 @@ import { inboxArea } from './apis/messaging/inbox/area.js';
 import { mediaArea } from './apis/messaging/media/area.js';
 import { operationsArea } from './apis/messaging/operations/area.js';
 import { packsArea } from './apis/messaging/packs/area.js';
-import { providerArea } from './apis/messaging/provider-area.js';
+import { providerArea } from './apis/messaging/provider/area.js';
 import { templatesArea } from './apis/messaging/templates/area.js';
 import { webhooksArea } from './apis/webhooks/area.js';
 import type { ApiName } from './contract.js';
 import { guardStorableText } from './lib/storable.js';
 import { guardRequestBodies } from './lib/request-body.js';
+import { LIMITS } from './limits.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform.js';
 import { bindOperationIds } from './ops/logging.js';
 import { installMetrics } from './ops/metrics.js';
@@ -285,18 +286,6 @@ function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
   if (Object.getPrototypeOf(fields) !== Object.prototype) return fields; // req, res and other objects have serializers
   return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? scrubLogText(v) : v]));
 }
-
-/** Sizes and timeouts (README, "Limits"). */
-export const LIMITS = {
-  bodyBytes: 1024 * 1024,
-  headerBytes: 8 * 1024, // request line and all headers; Node's default is 16 KiB
-  headersMs: 10_000,
-  requestMs: 30_000,
-  idleMs: 60_000,
-  keepAliveMs: 72_000, // above common load-balancer idle timeouts (60 s)
-  checkEveryMs: 2_000, // how often Node checks those deadlines (30 s by default)
-};
-export type Limits = typeof LIMITS;
 
 /**
  * Errors Node's HTTP parser reports before Fastify sees a request (headers over maxHeaderSize,

@@ -21,7 +21,7 @@ import { openStore, type Store, type StoreLogger } from './store/db.js';
 import { openStorage, type ObjectStorage } from './lib/storage/index.js';
 import { SharedRedis } from './lib/redis.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
-import type { Limits } from './app.js';
+import type { Limits } from './limits.js';
 import { Readiness } from './ops/readiness.js';
 import { Activity } from './ops/activity.js';
 import { checkMigrated } from './store/migrate.js';

@@ -13,7 +13,7 @@ import { issueOwnerToken } from '#server/auth/owner-jwt.js';
 import { loginTenant } from '#test/unit/messaging/operations/support.js';
 import { connectBearer, grantClient } from '#test/support/connect.js';
 import { FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { storeTemplate } from '#test/unit/messaging/inbox/support.js';
 import { hashPassword } from '#server/lib/secrets.js';
 import { codeDigest, newOneTimeCode } from '#server/apis/login/codes.js';

@@ -1,5 +1,5 @@
 // Steps that run in the transaction that stores an inbound message (the provider webhook,
-// messaging/provider-webhook.ts), registered by the areas that act on inbound messages: Login
+// messaging/provider/webhook.ts), registered by the areas that act on inbound messages: Login
 // verifies a LOGIN, kanban places the chat, automation records the message as due for dispatch.
 // Whatever must not be lost when a notification is (a LISTEN connection reconnecting) is done, or
 // durably recorded, here: it commits with the message or not at all, and a failure makes the

@@ -13,7 +13,7 @@ import { redactUrl, scrubLogText } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
 import { createPlatform, type Platform } from '#server/platform.js';
 import { hashPassword, PASSWORD_COST } from '#server/lib/secrets.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { loginWebhookSecrets } from '#server/apis/login/hosted-webhook.js';
 import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { buildShared } from '../helper.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { freePort } from '#test/support/free-port.js';
 import { eventually } from '#test/support/eventually.js';
 import { REDIRECT_URI, cookieOf, oidcApp, pageData } from '#test/support/oidc.js';

@@ -3,7 +3,7 @@
 // from the sandbox phone, the page's complete call with its cookie, and the redirect's code.
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { insertLoginApp } from './login-app.js';
 import { eventually } from './eventually.js';
 

@@ -1,5 +1,5 @@
 // The provider webhook's durable inbox: a signed, valid delivery is stored here and acknowledged
-// once the insert committed, then processed from here (server/apis/messaging/provider-inbox.ts).
+// once the insert committed, then processed from here (server/apis/messaging/provider/inbox.ts).
 // A row is deleted in the same transaction as the delivery's effects, so what remains is work
 // not done yet, work waiting for its next attempt (lease_until) and poison deliveries (failed_at,
 // kept with their error). Leases are updated on every claim: pages are left half free so that

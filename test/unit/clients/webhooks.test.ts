@@ -4,7 +4,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emitEvent } from '#server/apis/webhooks/emit.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { newSecret } from '#server/lib/ids.js';
 import {
   createConnectClient,

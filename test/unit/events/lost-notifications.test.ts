@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sweepInbound } from '#server/apis/messaging/automation/dispatcher.js';
 import { registerInboundResponder } from '#server/apis/messaging/automation/responders.js';
 import { pauseNumber, reserveSlots } from '#server/apis/messaging/campaigns/rate.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { apiKeyVerifier } from '#server/auth/api-keys.js';
 import { newId, newSecret } from '#server/lib/ids.js';
 import { enqueue, Outbox } from '#server/outbox/outbox.js';

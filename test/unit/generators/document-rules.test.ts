@@ -82,7 +82,7 @@ describe.each(docs)('$api $version', ({ doc }) => {
   });
 
   it('declares the rate limit on every operation: a 429 with Retry-After, RateLimit-* on the other answers but 401', () => {
-    const unlimited = new Set(['receiveProviderWebhook']); // server/apis/messaging/provider-signature.ts
+    const unlimited = new Set(['receiveProviderWebhook']); // server/apis/messaging/provider/signature.ts
     const offenders: string[] = [];
     for (const { op } of operations(doc)) {
       if (unlimited.has(op.operationId)) continue;

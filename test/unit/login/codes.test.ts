@@ -12,7 +12,7 @@ import { insertLoginApp } from '#test/support/login-app.js';
 import { FAKE_PHONE_NUMBER_ID, FAKE_TOKEN, FAKE_WABA_ID, FakeProvider } from '#test/fakes/fake-provider.js';
 import { elapse } from '#test/support/eventually.js';
 import { newId } from '#server/lib/ids.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { RESEND_COOLDOWN_MS } from '#server/apis/login/codes.js';
 
 const PROBLEMS = 'https://chatapp.example/problems/';

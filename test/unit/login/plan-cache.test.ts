@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
 import { insertLoginApp } from '#test/support/login-app.js';
 import { startReceiver } from '#test/support/receiver.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { eventually } from '#test/support/eventually.js';
 
 let app: FastifyInstance;

@@ -13,7 +13,7 @@ import { startReceiver } from '#test/support/receiver.js';
 import { insertLoginApp } from '#test/support/login-app.js';
 import { newSecret } from '#server/lib/ids.js';
 import { sha256Header } from '#server/lib/signatures.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { canonicalCode, newLoginCode, waLink } from '#server/apis/login/sessions.js';
 import { loginCodeOf } from '#server/apis/login/verification.js';
 import { elapse, eventually } from '#test/support/eventually.js';

@@ -9,7 +9,7 @@ import { EventSource } from 'eventsource';
 import { build, buildShared } from '#test/helper.js';
 import { insertLoginApp } from '#test/support/login-app.js';
 import { openStore, type Store } from '#server/store/db.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { STREAMS_PER_SESSION } from '#server/apis/login/events-stream.js';
 import { elapse, eventually } from '#test/support/eventually.js';
 

@@ -9,7 +9,7 @@ import { buildShared } from '#test/helper.js';
 import { onPostgres } from '#test/support/store.js';
 import { forgeLoginToken } from '#test/support/login-keys.js';
 import { insertLoginApp } from '#test/support/login-app.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { eventually } from '#test/support/eventually.js';
 
 let clock = Date.parse('2026-11-23T09:30:00Z');

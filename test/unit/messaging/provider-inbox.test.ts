@@ -1,4 +1,4 @@
-// The provider webhook's durable inbox (server/apis/messaging/provider-inbox.ts): a burst is
+// The provider webhook's durable inbox (server/apis/messaging/provider/inbox.ts): a burst is
 // acknowledged once stored and every delivery is then processed exactly once; a delivery stored
 // but not processed (a crash) is processed by the next app on the same store at start; two
 // workers on one store share the backlog without running a delivery twice; a delivery that keeps

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { sha256Header } from '#server/lib/signatures.js';
 import type { ProviderWebhookPayload } from '#server/providers/types.js';
-import type {} from './provider-inbox.js';
+import type {} from '../provider/inbox.js';
 
 export function createInboundSink(app: FastifyInstance): (payload: ProviderWebhookPayload) => Promise<void> {
   return async (payload) => {

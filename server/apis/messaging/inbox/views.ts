@@ -3,7 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { components } from '#generated/messaging/types.js';
 import type { Database, MessagesTable } from '#server/store/schema.js';
 import { WINDOW_MS } from '../outbound/service-window.js';
-import { contactCard, previewOf } from '../inbound-content.js';
+import { contactCard, previewOf } from '../inbound/content.js';
 
 type S = components['schemas'];
 

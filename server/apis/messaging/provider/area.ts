@@ -1,12 +1,12 @@
 // The chat provider's webhook: its verification handshake, signed deliveries, the durable inbox
 // that applies them, the sandbox's way in (the same signed route) and its phone page.
 import type { FastifyInstance } from 'fastify';
-import type { Area } from '../area.js';
-import { createInboundSink } from './inbound-sink.js';
-import { setupProviderInbox } from './provider-inbox.js';
-import { providerWebhookRoute } from './provider-signature.js';
-import { receiveProviderWebhook, verifyProviderWebhook } from './provider-webhook.js';
-import sandboxPhonePage from './sandbox-phone-page.js';
+import type { Area } from '../../area.js';
+import { createInboundSink } from '../inbound/sink.js';
+import { setupProviderInbox } from './inbox.js';
+import { providerWebhookRoute } from './signature.js';
+import { receiveProviderWebhook, verifyProviderWebhook } from './webhook.js';
+import sandboxPhonePage from '../sandbox-phone/page.js';
 
 export const providerArea: Area = {
   name: 'messaging/provider',

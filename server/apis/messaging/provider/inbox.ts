@@ -20,8 +20,8 @@ import type { components } from '#generated/messaging/types.js';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
-import { processProviderPayload } from './provider-webhook.js';
-import { setupProviderSignature } from './provider-signature.js';
+import { processProviderPayload } from './webhook.js';
+import { setupProviderSignature } from './signature.js';
 
 type Payload = components['schemas']['ProviderWebhookPayload'];
 type Row = { id: string; seq: string; payload: string; attempts: number; trace_context: string | null };

@@ -23,12 +23,12 @@ import { html, type Html } from '#server/html/html.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { E164, readPhone } from '#server/lib/phone.js';
 import type { Database } from '#server/store/schema.js';
-import { workspaceCountry } from './configuration/messaging-settings.js';
+import { workspaceCountry } from '../configuration/messaging-settings.js';
 import type { SandboxProvider } from '#server/providers/sandbox.js';
-import { SERVICE_WORKSPACE_ID } from '../login/service-phone.js';
-import { sendFromSandboxPhone } from './sandbox-phone.js';
-import { offerControls, postedReply, REPLY_PATH } from './sandbox-phone-reply-forms.js';
-import { type Offer, offerOf, replyFromSandboxPhone } from './sandbox-phone-replies.js';
+import { SERVICE_WORKSPACE_ID } from '../../login/service-phone.js';
+import { sendFromSandboxPhone } from './phone.js';
+import { offerControls, postedReply, REPLY_PATH } from './reply-forms.js';
+import { type Offer, offerOf, replyFromSandboxPhone } from './replies.js';
 
 const SEND_PATH = `${SANDBOX_PHONE_PATH}/send`;
 /** `/sandbox/phone/media/<message id>`: a photo this browser sent, shown as a thumbnail in its conversation. */

@@ -5,7 +5,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import { WA_ID } from '#server/lib/phone.js';
 import { SandboxProvider } from '#server/providers/sandbox.js';
 import type { InboundContent } from '#server/providers/types.js';
-import { checkMedia, displayName, type MediaKind } from './media/rules.js';
+import { checkMedia, displayName, type MediaKind } from '../media/rules.js';
 
 export interface SandboxPhoneMessage {
   /** Our number id (`pn_…`) or the provider's. */

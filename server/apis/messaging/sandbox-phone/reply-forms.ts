@@ -6,7 +6,7 @@ import { SANDBOX_PHONE_PATH } from '#server/html/demo-layout.js';
 import { csrfField, formField, formFields, hiddenFields } from '#server/html/forms.js';
 import { html, type Html } from '#server/html/html.js';
 import type { FormFieldRow } from '#server/store/schema/forms.js';
-import type { Offer, SandboxReply } from './sandbox-phone-replies.js';
+import type { Offer, SandboxReply } from './replies.js';
 
 export const REPLY_PATH = `${SANDBOX_PHONE_PATH}/reply`;
 const ANSWER_PREFIX = 'f_';

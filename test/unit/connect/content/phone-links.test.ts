@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildShared } from '#test/helper.js';
 import { elapse } from '#test/support/eventually.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { LINKS, newDocument, newLink, outboxEvents, PROBLEM, schemaErrors, tenant, webhookEndpoint, type Tenant } from './support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });

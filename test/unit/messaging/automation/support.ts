@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { newId } from '#server/lib/ids.js';
 import type { SandboxProvider } from '#server/providers/sandbox.js';
-import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone.js';
+import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { until, workspace, type Workspace } from '../campaigns/support.js';
 
 export { until, workspace, type Workspace };
