@@ -208,9 +208,10 @@ if (wanted('ops') || only?.includes('overload')) {
   const overload = await measureOverload(quick);
   ratios.overload_goodput = overload.admittedRps / overload.capacityRps;
   ratios.overload_p99_budget = 250 / overload.admittedP99Ms;
+  ratios.overload_goodput_per_cpu = overload.admittedRps / overload.overloadCpu / (overload.capacityRps / overload.capacityCpu);
   figures.overload = overload;
   console.log(
-    `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000)`,
+    `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000); the server got ${overload.capacityCpu.toFixed(2)} CPU s/s measuring capacity, ${overload.overloadCpu.toFixed(2)} under overload`,
   );
 }
 if (wanted('ops')) {

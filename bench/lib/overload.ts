@@ -6,7 +6,11 @@
 // connections. `overload_goodput` = answers 2xx per second ÷ capacity (goal ≥ 0.9);
 // `overload_p99_budget` = 250 ms ÷ the p99 of those admitted requests (goal ≥ 1). Then the load
 // stops and single requests measure how long until latency is back to normal (p50 at light load ×
-// 2, three requests in a row), printed as a note (goal: within 5 s).
+// 2, three requests in a row), printed as a note (goal: within 5 s). The CPU the server process got
+// in both phases is printed too: on a shared machine it varies, and goodput per CPU second
+// (`overload_goodput_per_cpu`) says what the guard controls, how much of the server's work serves
+// admitted requests rather than refusals, whatever the other processes take.
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
@@ -24,6 +28,19 @@ interface OverloadResult {
   admittedP99Ms: number;
   lightP50Ms: number;
   recoveryMs: number;
+  /** CPU seconds per second the server process got while measuring capacity, and under overload. */
+  capacityCpu: number;
+  overloadCpu: number;
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux: /proc/<pid>/stat), or NaN elsewhere. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** One autocannon run at a fixed overall rate; latency of the 2xx answers only. */
@@ -60,13 +77,20 @@ export async function measureOverload(quick: boolean, env: Record<string, string
     // Capacity: what 10 connections get through, after a warm-up.
     await load({ url, headers, connections: 10, durationSec: quick ? 6 : 10 }); // past the store's maintenance after seeding
     const runs: number[] = [];
+    const pid = server.process.pid;
+    let cpu0 = cpuSeconds(pid);
+    let t0 = performance.now();
     for (let i = 0; i < 3; i++) runs.push((await load({ url, headers, connections: 10, durationSec: quick ? 3 : 5 })).rps);
+    const capacityCpu = (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000);
     const capacityRps = median(runs);
     const light: number[] = [];
     for (let i = 0; i < 50; i++) light.push(await single(url, headers));
     const lightP50Ms = median(light);
     const offeredRps = Math.round(capacityRps * 3);
+    cpu0 = cpuSeconds(pid);
+    t0 = performance.now();
     const run = await offered(url, headers, offeredRps, 400, quick ? 15 : 60);
+    const overloadCpu = (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000);
     // Recovery: from the end of the load until three requests in a row are back at normal latency.
     const stopped = performance.now();
     let streak = 0;
@@ -89,6 +113,8 @@ export async function measureOverload(quick: boolean, env: Record<string, string
       admittedP99Ms: run.p99,
       lightP50Ms,
       recoveryMs,
+      capacityCpu,
+      overloadCpu,
     };
   } finally {
     await server.stop();

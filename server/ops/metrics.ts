@@ -139,6 +139,22 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
     },
   });
   new client.Gauge({
+    name: 'chatapp_overload_limit',
+    help: 'Requests in flight beyond which the overload guard refuses bulk traffic now (OVERLOAD_MAX_IN_FLIGHT, lower while saturated).',
+    registers,
+    collect() {
+      if (app.overload) this.set(app.overload.limit());
+    },
+  });
+  new client.Gauge({
+    name: 'chatapp_requests_in_flight',
+    help: 'Requests admitted by the overload guard and not yet answered (event streams not counted).',
+    registers,
+    collect() {
+      if (app.overload) this.set(app.overload.inFlight());
+    },
+  });
+  new client.Gauge({
     name: 'chatapp_ready',
     help: 'Whether /readyz would answer 200 (1) or 503 (0).',
     registers,
