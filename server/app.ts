@@ -133,7 +133,7 @@ export async function buildApp(
     refuse(request, reply, problem(503, 'unavailable', 'The server is shutting down.'), { 'retry-after': '5', connection: 'close' });
   });
   // Refuses the excess early (503, Retry-After) before bodies are read; priority for webhooks and Login.
-  if (config.ops.overload.maxInFlight > 0) installOverloadGuard(app, config.ops.overload, () => app.metrics?.overloadRefused());
+  if (config.ops.overload.maxInFlight > 0) installOverloadGuard(app, config.ops.overload, (reason) => app.metrics?.overloadRefused(reason));
   const methods = collectMethods(app);
 
   await app.register(securityHeaders); // first, so that 404s, 429s and every error carry them

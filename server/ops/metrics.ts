@@ -14,6 +14,7 @@ import client from 'prom-client';
 import type { Operation } from '../contract.js';
 import type { Platform } from '../platform.js';
 import { ACTIVITY, type ActivityName } from './activity.js';
+import type { RefusalReason } from './overload.js';
 
 /** Bounds of the backlog counts: the gauge says "at least this many" beyond them, and the query stays cheap. */
 export const BACKLOG_CAP = 10_000;
@@ -25,7 +26,7 @@ export interface Metrics {
   /** `http://host:port/metrics` once the app is ready. */
   url?: string;
   /** Counts a request refused by the overload guard (server/ops/overload.ts). */
-  overloadRefused(): void;
+  overloadRefused(reason: RefusalReason): void;
 }
 
 declare module 'fastify' {
@@ -59,7 +60,8 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
   });
   const overload = new client.Counter({
     name: 'chatapp_overload_refusals_total',
-    help: 'Requests refused with 503 by the overload guard before their body was read.',
+    help: 'Requests refused with 503 by the overload guard before their body was read, by reason: late (waited too long in a saturated event loop), in_flight (the limit), lag (OVERLOAD_MAX_LAG_MS).',
+    labelNames: ['reason'],
     registers,
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -163,7 +165,7 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
     },
   });
 
-  const metrics: Metrics = { registry, overloadRefused: () => overload.inc() };
+  const metrics: Metrics = { registry, overloadRefused: (reason) => overload.inc({ reason }) };
   app.decorate('metrics', metrics);
   const server = metricsServer(registry);
   app.addHook('onReady', async () => {

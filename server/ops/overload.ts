@@ -55,6 +55,8 @@ declare module 'fastify' {
 }
 
 type Kind = 'exempt' | 'stream' | 'priority' | 'bulk';
+/** Why a request was refused: it waited too long in a saturated turn, the in-flight limit, or the lag share. */
+export type RefusalReason = 'late' | 'in_flight' | 'lag';
 
 /**
  * The kind of a request from its method and path, before Fastify routes it: the probes, the
@@ -98,6 +100,8 @@ export interface OverloadLimits {
 /** How often the limit adapts: each window of this length, closed by the next request or answer (ms). */
 const WINDOW_MS = 100;
 const MIN_LIMIT = 4;
+/** From which request of an event-loop turn on its wait counts (see `waited`). */
+const QUEUED = 8;
 /** The share of a window the event loop spent working beyond which the server is saturated. */
 const SATURATED = 0.9;
 
@@ -119,7 +123,7 @@ const SATURATED = 0.9;
  *   each window, up to 95 %), falling again by 5 % a window once it is back under.
  * Priority operations are never dropped by share; they have their reserve above the limit.
  */
-export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimits, onRefused: () => void = () => {}): OverloadState {
+export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimits, onRefused: (reason: RefusalReason) => void = () => {}): OverloadState {
   let inFlight = 0;
   let limit = limits.maxInFlight;
   let dropShare = 0;
@@ -141,6 +145,7 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
   let saturated = false;
   /** When this turn of the event loop handled its first request (see `waited` below). */
   let turnStart = 0;
+  let turnRequests = 0;
   let inTurn = false;
   const endTurn = () => {
     inTurn = false;
@@ -151,15 +156,17 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
    * on a saturated server (and always on the embedded store, whose queries run on the event loop)
    * a request may run to its answer before the next one is read, so queueing happens in front of
    * the server, where no in-flight count sees it. A request read `queueMs` after the first one of
-   * its turn has waited that long already.
+   * its turn has waited that long already. A few requests behind a slow one are not a queue,
+   * though: only from the QUEUED-th request of a turn on does its wait count.
    */
   const waited = (now: number) => {
     if (!inTurn) {
       inTurn = true;
       turnStart = now;
+      turnRequests = 0;
       setImmediate(endTurn);
     }
-    return now - turnStart;
+    return ++turnRequests < QUEUED ? 0 : now - turnStart;
   };
   const tick = (now: number) => {
     const span = now - windowStart;
@@ -198,15 +205,15 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     tick(now);
   };
   const detail = 'The server is overloaded; retry after the time in Retry-After.';
-  /** Whether a request of this kind is refused now (and so not counted in flight). */
-  const refuse = (kind: Kind, now: number): boolean => {
-    if (kind === 'exempt') return false;
+  /** Why a request of this kind is refused now, if it is (and then it is not counted in flight). */
+  const refuse = (kind: Kind, now: number, turns: boolean): RefusalReason | undefined => {
+    if (kind === 'exempt') return undefined;
     const priority = kind !== 'bulk';
     // A saturated turn: priority requests may wait four times as long as the others.
-    if (saturated && limits.queueMs > 0 && waited(now) > (priority ? 4 * limits.queueMs : limits.queueMs)) return true;
-    if (kind === 'stream') return false;
-    if (inFlight >= (priority ? limit + limits.priorityReserve : limit)) return true;
-    return !priority && dropShare > 0 && Math.random() < dropShare;
+    if (turns && saturated && limits.queueMs > 0 && waited(now) > (priority ? 4 * limits.queueMs : limits.queueMs)) return 'late';
+    if (kind === 'stream') return undefined;
+    if (inFlight >= (priority ? limit + limits.priorityReserve : limit)) return 'in_flight';
+    return !priority && dropShare > 0 && Math.random() < dropShare ? 'lag' : undefined;
   };
   const admitted = new WeakSet<IncomingMessage>();
 
@@ -221,8 +228,9 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     server.removeListener('request', fastify);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       // Nothing to decide (and no path to match) while no signal says overload: the usual case.
-      if ((saturated || inFlight >= limit || dropShare > 0) && refuse(kindOf(req.method ?? 'GET', req.url ?? '/'), performance.now())) {
-        onRefused();
+      const reason = saturated || inFlight >= limit || dropShare > 0 ? refuse(kindOf(req.method ?? 'GET', req.url ?? '/'), performance.now(), true) : undefined;
+      if (reason) {
+        onRefused(reason);
         const id = randomUUID();
         const json = JSON.stringify({ ...problem(503, 'unavailable', detail), instance: (req.url ?? '/').split('?')[0], request_id: id });
         // The connection is kept: the client retries on it after Retry-After.
@@ -241,7 +249,8 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     });
   }
 
-  // Counting, and the same decision for requests that did not come through the server (inject).
+  // Counting, and the same decision for requests that did not come through the server (inject),
+  // which arrive in no turn of the event loop: the in-flight limit only.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     const url = request.routeOptions.url;
     if (url !== undefined && EXEMPT.has(url)) return done();
@@ -250,9 +259,10 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     const operation = (request.routeOptions.config as { operation?: Operation }).operation;
     const kind: Kind =
       operation === undefined ? 'bulk' : STREAMS.has(operation.operationId) ? 'stream' : PRIORITY_OPERATIONS.has(operation.operationId) ? 'priority' : 'bulk';
-    if (!admitted.has(request.raw) && refuse(kind, started)) {
-      onRefused();
-      request.log.debug({ inFlight, limit }, 'overloaded: request refused'); // counted in the metrics
+    const reason = admitted.has(request.raw) ? undefined : refuse(kind, started, false);
+    if (reason) {
+      onRefused(reason);
+      request.log.debug({ inFlight, limit, reason }, 'overloaded: request refused'); // counted in the metrics
       sendProblem(reply, problem(503, 'unavailable', detail), { ...BASELINE_HEADERS, 'retry-after': retryAfter });
       return;
     }
