@@ -99,9 +99,14 @@ export interface OverloadLimits {
 
 /** How often the limit adapts: each window of this length, closed by the next request or answer (ms). */
 const WINDOW_MS = 100;
-const MIN_LIMIT = 4;
+/**
+ * Never fewer in flight, and no request of a turn refused as late before this many: a handful of
+ * concurrent clients (a benchmark's 10 connections, a proxy's pool) is not an overload, even on a
+ * saturated machine.
+ */
+const MIN_LIMIT = 16;
 /** From which request of an event-loop turn on its wait counts (see `waited`). */
-const QUEUED = 8;
+const QUEUED = MIN_LIMIT;
 /** The share of a window the event loop spent working beyond which the server is saturated. */
 const SATURATED = 0.9;
 

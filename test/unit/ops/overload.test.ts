@@ -98,6 +98,6 @@ it('while the event loop is saturated, the in-flight limit becomes the measured 
   // Before any sign of saturation nothing is refused; the guard measures meanwhile.
   expect((await Promise.all(answers)).map((a) => a.split(' ')[1])).toEqual(Array(24).fill('200'));
   expect(app.overload!.capacity()).toBeGreaterThan(0);
-  // Answers per second × 1 ms (at least 4): far below the ceiling; it grows back once the loop has room.
+  // Answers per second × 1 ms (at least 16): far below the ceiling; it grows back once the loop has room.
   expect(app.overload!.limit()).toBeLessThan(24);
 });
