@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import { startChild } from './child.js';
 import { figureRequest, type HttpFigure, type ServerInfo } from './http-figures.js';
-import { compare, load, median } from './load.js';
+import { compare, load, median, type LoadOptions } from './load.js';
 
 interface OverloadResult {
   capacityRps: number;
@@ -122,6 +122,32 @@ export async function measureOverload(quick: boolean, env: Record<string, string
 }
 
 /**
+ * The server's CPU time per request (Linux /proc) of subject and baseline, over `rounds`
+ * alternating runs after a warm-up of each: on a machine shared with other work, the wall-clock
+ * rate follows what the other processes take, the CPU a request costs much less so.
+ */
+async function cpuPerRequest(
+  subject: { load: LoadOptions; pid: number | undefined },
+  baseline: { load: LoadOptions; pid: number | undefined },
+  rounds: number,
+  warmupSec: number,
+) {
+  await load({ ...subject.load, durationSec: warmupSec });
+  await load({ ...baseline.load, durationSec: warmupSec });
+  const totals = [subject, baseline].map(() => ({ cpu: 0, requests: 0 }));
+  for (let i = 0; i < rounds; i++) {
+    for (const [j, side] of [subject, baseline].entries()) {
+      const before = cpuSeconds(side.pid);
+      const r = await load(side.load);
+      totals[j]!.cpu += cpuSeconds(side.pid) - before;
+      totals[j]!.requests += r.rps * side.load.durationSec;
+    }
+  }
+  const [s, b] = totals.map((t) => (t.cpu / t.requests) * 1e6) as [number, number];
+  return { subjectUs: s, baselineUs: b };
+}
+
+/**
  * Metrics on (METRICS_PORT) ÷ metrics off, for get, post and list: the cost on the request path
  * (the onResponse hook's histogram). A scrape's own cost (the backlog queries, at most once a
  * second) falls on the scrape interval, not on requests.
@@ -130,10 +156,13 @@ export async function measureMetricsCost(sized: { connections: number; durationS
   const off = await startChild<ServerInfo>('full.ts', { SEED_CONTACTS: '10000' });
   const on = await startChild<ServerInfo>('full.ts', { SEED_CONTACTS: '10000', METRICS_PORT: '0' });
   try {
-    const out: Record<HttpFigure, { on: number; off: number }> = {} as never;
+    const out: Record<HttpFigure, { on: number; off: number; onCpuUs: number; offCpuUs: number }> = {} as never;
     for (const figure of ['get', 'post', 'list'] as const) {
-      const r = await compare({ ...figureRequest(figure, on.info), ...sized }, { ...figureRequest(figure, off.info), ...sized }, rounds, warmupSec);
-      out[figure] = { on: r.subject.rps, off: r.baseline.rps };
+      const subject = { ...figureRequest(figure, on.info), ...sized };
+      const baseline = { ...figureRequest(figure, off.info), ...sized };
+      const r = await compare(subject, baseline, rounds, warmupSec);
+      const cpu = await cpuPerRequest({ load: subject, pid: on.process.pid }, { load: baseline, pid: off.process.pid }, rounds, warmupSec);
+      out[figure] = { on: r.subject.rps, off: r.baseline.rps, onCpuUs: cpu.subjectUs, offCpuUs: cpu.baselineUs };
     }
     return out;
   } finally {
@@ -173,10 +202,18 @@ export async function measureTracingCost(sized: { connections: number; durationS
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url,
   });
   try {
-    const out: Record<string, { on: number; off: number; usPerRequest: number }> = {};
+    const out: Record<string, { on: number; off: number; usPerRequest: number; cpuUsPerRequest: number }> = {};
     for (const figure of ['get', 'list'] as const) {
-      const r = await compare({ ...figureRequest(figure, on.info), ...sized }, { ...figureRequest(figure, off.info), ...sized }, rounds, warmupSec);
-      out[figure] = { on: r.subject.rps, off: r.baseline.rps, usPerRequest: (1 / r.subject.rps - 1 / r.baseline.rps) * 1e6 };
+      const subject = { ...figureRequest(figure, on.info), ...sized };
+      const baseline = { ...figureRequest(figure, off.info), ...sized };
+      const r = await compare(subject, baseline, rounds, warmupSec);
+      const cpu = await cpuPerRequest({ load: subject, pid: on.process.pid }, { load: baseline, pid: off.process.pid }, rounds, warmupSec);
+      out[figure] = {
+        on: r.subject.rps,
+        off: r.baseline.rps,
+        usPerRequest: (1 / r.subject.rps - 1 / r.baseline.rps) * 1e6,
+        cpuUsPerRequest: cpu.subjectUs - cpu.baselineUs,
+      };
     }
     if (!sink.batches()) throw new Error('tracing on, yet no span reached the OTLP sink');
     return out;
