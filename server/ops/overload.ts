@@ -8,6 +8,7 @@
 // waiting for right now, and what the provider retries late or gives up on) have a reserve of
 // their own above that limit, so bulk API traffic cannot starve them. /healthz and /readyz are
 // never refused here: their answer is the point of asking.
+import type { ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Operation } from '../contract.js';
@@ -29,6 +30,7 @@ export const PRIORITY_OPERATIONS = new Set([
 ]);
 
 const EXEMPT = new Set(['/healthz', '/readyz']);
+const STARTED = Symbol('overload.started');
 /**
  * Long-lived answers (an event stream stays open for minutes) are not requests in flight: they
  * are capped per credential by the stream limits (docs/security.md, K), and counting them would
@@ -109,12 +111,17 @@ export function installOverloadGuard(
     windowCount++;
     tick(now);
   };
+  // One listener for every response (no closure per request): the start time rides on the response.
+  function closed(this: ServerResponse & { [STARTED]?: number }) {
+    answered(this[STARTED]!);
+  }
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const url = request.routeOptions.url;
+    const route = request.routeOptions; // a getter that builds an object: read once
+    const url = route.url;
     if (url !== undefined && EXEMPT.has(url)) return done();
     const started = performance.now();
     tick(started);
-    const operation = (request.routeOptions.config as { operation?: Operation }).operation;
+    const operation = (route.config as { operation?: Operation }).operation;
     if (operation !== undefined && STREAMS.has(operation.operationId)) return done();
     const priority = operation !== undefined && PRIORITY_OPERATIONS.has(operation.operationId);
     const allowed = priority ? limit + limits.priorityReserve : limit;
@@ -131,7 +138,9 @@ export function installOverloadGuard(
     inFlight++;
     if (inFlight > windowPeak) windowPeak = inFlight;
     // 'close' comes once per response, answered or aborted by the client.
-    reply.raw.once('close', () => answered(started));
+    const raw: ServerResponse & { [STARTED]?: number } = reply.raw;
+    raw[STARTED] = started;
+    raw.on('close', closed);
     done();
   });
   return { inFlight: () => inFlight, limit: () => limit, dropShare: () => dropShare };
