@@ -7,7 +7,12 @@ import { contractOperations } from '#server/contract.js';
 import { mapsForSerializer } from '#server/lib/openapi-maps.js';
 
 const serializer = (schema: object) =>
-  SerializerSelector()({}, { ajv: { strict: false } })({ schema: mapsForSerializer(structuredClone(schema)), method: 'GET', url: '/', httpStatus: '200' } as never);
+  SerializerSelector()({}, { ajv: { strict: false } })({
+    schema: mapsForSerializer(structuredClone(schema)),
+    method: 'GET',
+    url: '/',
+    httpStatus: '200',
+  } as never);
 
 describe('response schemas for the serializer', () => {
   it('turns nullable scalars into a type list, keeping a string format and an enum', () => {
