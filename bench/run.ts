@@ -3,11 +3,11 @@
 // bench/results/latest.json. Servers run as child processes; load comes from this process.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startMocks } from '../mocks/mocks.mjs';
 import { freePort } from '#test/support/free-port.js';
 import { startChild } from './lib/child.js';
+import { machine, machineNote } from './lib/machine.js';
 import { buildDist } from './servers/dist.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';
@@ -30,6 +30,8 @@ const only = process.argv
   ?.slice('--only='.length)
   .split(',');
 const wanted = (group: string) => !only || only.includes(group);
+
+console.log(machineNote());
 
 const figures: Record<string, unknown> = {};
 const ratios: Record<string, number> = {};
@@ -244,6 +246,7 @@ if (wanted('generate')) {
   figures.generate = { seconds };
 }
 
+console.log(machineNote()); // again at the end: the load may have changed during the run
 for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(
@@ -252,7 +255,7 @@ writeFileSync(
     {
       date: new Date().toISOString(),
       quick,
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version },
+      machine: machine(),
       ratios,
       figures,
     },

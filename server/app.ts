@@ -107,7 +107,8 @@ export async function buildApp(
     // Response schemas reach fast-json-stringify with maps it can read (server/lib/openapi-maps.ts).
     schemaController: { compilersFactory: { buildSerializer: mapSerializer } },
   });
-  bindOperationIds(app); // before any route: request lines carry the operationId
+  // Before any route: request lines carry the operationId (with logging off, no child logger to bind).
+  if (config.logLevel !== 'silent') bindOperationIds(app);
   if (tracingEnabled()) traceRoutes(app); // server spans named by route and operationId
   const platform = await createPlatform(config, overrides, app.log);
   app.decorate('config', config);

@@ -31,6 +31,7 @@ export const PRIORITY_OPERATIONS = new Set([
 ]);
 
 const EXEMPT = new Set(['/healthz', '/readyz']);
+const STARTED = Symbol('overload.started');
 /**
  * Long-lived answers (an event stream stays open for minutes) are not requests in flight: they
  * are capped per credential by the stream limits (docs/security.md, K), and counting them would
@@ -256,12 +257,17 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
 
   // Counting, and the same decision for requests that did not come through the server (inject),
   // which arrive in no turn of the event loop: the in-flight limit only.
+  // One listener for every response (no closure per request): the start time rides on the response.
+  function closed(this: ServerResponse & { [STARTED]?: number }) {
+    answered(this[STARTED]!);
+  }
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const url = request.routeOptions.url;
+    const route = request.routeOptions; // a getter that builds an object: read once
+    const url = route.url;
     if (url !== undefined && EXEMPT.has(url)) return done();
     const started = performance.now();
     tick(started);
-    const operation = (request.routeOptions.config as { operation?: Operation }).operation;
+    const operation = (route.config as { operation?: Operation }).operation;
     const kind: Kind =
       operation === undefined ? 'bulk' : STREAMS.has(operation.operationId) ? 'stream' : PRIORITY_OPERATIONS.has(operation.operationId) ? 'priority' : 'bulk';
     const reason = admitted.has(request.raw) ? undefined : refuse(kind, started, false);
@@ -275,7 +281,9 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     inFlight++;
     if (inFlight > windowPeak) windowPeak = inFlight;
     // 'close' comes once per response, answered or aborted by the client.
-    reply.raw.once('close', () => answered(started));
+    const raw: ServerResponse & { [STARTED]?: number } = reply.raw;
+    raw[STARTED] = started;
+    raw.on('close', closed);
     done();
   });
   const state: OverloadState = { inFlight: () => inFlight, limit: () => limit, capacity: () => capacity, dropShare: () => dropShare };
