@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
-import { api, executions, outbound, until, workspace } from '../automation/support.js';
+import { eventually } from '#test/support/eventually.js';
+import { api, executions, outbound, workspace } from '../automation/support.js';
 
 type Node = { id: string; type: string; parameters: Record<string, unknown> };
 type Flow = { key: string; name: string; nodes: Node[]; connections: { from_node: string; from_port?: string; to_node: string }[] };
@@ -92,6 +93,12 @@ describe('pack ask nodes', () => {
 });
 
 let seq = 0;
+/**
+ * How long a live step may take before the case gives up: a hang detector. Each wait is woken by
+ * the app's events; under the full suite on a busy machine a step took more than the 10 s alone
+ * ever needs.
+ */
+const WAIT_MS = 60_000;
 
 describe('testFlow and the live run agree on every pack flow', () => {
   for (const s of SCENARIOS)
@@ -133,13 +140,14 @@ describe('testFlow and the live run agree on every pack flow', () => {
       for (const text of [s.trigger, ...s.replies]) {
         const before = await progress();
         await sendFromSandboxPhone(app, { phoneNumberId: w.numberId, from: phone, name: 'Inês', text });
-        await until(async () => (await progress()) > before, 10_000, `the run to act on "${text}"`);
+        await eventually(async () => (await progress()) > before, { within: WAIT_MS, what: `the run to act on "${text}"`, app, every: 100 });
       }
-      const run = await until(
-        async () => (await executions(app, flow.id)).find((e) => e.status !== 'running' && e.status !== 'waiting'),
-        10_000,
-        'the run to end',
-      );
+      const run = await eventually(async () => (await executions(app, flow.id)).find((e) => e.status !== 'running' && e.status !== 'waiting'), {
+        within: WAIT_MS,
+        what: 'the run to end',
+        app,
+        every: 100,
+      });
       expect(run).toMatchObject({ status: 'completed', error: null });
       const liveTexts = (await outbound(app, phone)).map((m) => (m.content as { text?: string }).text);
       expect(liveTexts).toEqual(dryTexts);
@@ -157,5 +165,5 @@ describe('testFlow and the live run agree on every pack flow', () => {
         const contact = await app.platform.store.db.selectFrom('contacts').select('custom_fields').where('id', '=', run.contact_id).executeTakeFirstOrThrow();
         expect(contact.custom_fields).toMatchObject(s.fields);
       }
-    }, 60_000);
+    }, 180_000);
 });
