@@ -129,7 +129,15 @@ describe('testFlow and the live run agree on every pack flow', () => {
       expect(dryTexts).toHaveLength(s.texts.length);
       s.texts.forEach((pattern, i) => expect(dryTexts[i]).toMatch(pattern));
 
-      // Live: each message waits until the previous one has been acted on (a step or a send).
+      // Live: each message waits until the previous one has been acted on (a step or a send) and
+      // the run has settled: waiting at an ask, or ended. A step alone was not enough: the trigger's
+      // step is written before the run reaches its ask, and a reply sent then found no run waiting
+      // for it (the inbound message was not a reply to anything), so the run waited at its ask for
+      // ever. Under the full test:pg run that is how "the run to end" timed out.
+      const settled = async () => {
+        const runs = await executions(app, flow.id);
+        return runs.length > 0 && runs.every((e) => e.status !== 'running');
+      };
       const progress = async () => {
         const runs = await executions(app, flow.id);
         const steps = runs.length
@@ -140,7 +148,12 @@ describe('testFlow and the live run agree on every pack flow', () => {
       for (const text of [s.trigger, ...s.replies]) {
         const before = await progress();
         await sendFromSandboxPhone(app, { phoneNumberId: w.numberId, from: phone, name: 'Inês', text });
-        await eventually(async () => (await progress()) > before, { within: WAIT_MS, what: `the run to act on "${text}"`, app, every: 100 });
+        await eventually(async () => (await progress()) > before && (await settled()), {
+          within: WAIT_MS,
+          what: `the run to act on "${text}" and settle`,
+          app,
+          every: 100,
+        });
       }
       const run = await eventually(async () => (await executions(app, flow.id)).find((e) => e.status !== 'running' && e.status !== 'waiting'), {
         within: WAIT_MS,
