@@ -3384,10 +3384,10 @@ export interface components {
             /** @description The trigger or node the edge leaves. */
             from_node: components["schemas"]["FlowNodeId"];
             /**
-             * @description One of the output ports the node type declares.
+             * @description One of the output ports the node type declares (a `FlowPortName`).
              * @default out
              */
-            from_port?: components["schemas"]["FlowPortName"];
+            from_port?: string;
             /** @description The node the edge enters (never a trigger). */
             to_node: components["schemas"]["FlowNodeId"];
         };
@@ -6808,16 +6808,6 @@ export interface components {
             messageType: "media_group";
             /** @description The media, 2–10, in order. */
             media: components["schemas"]["MediaGroupItem"][];
-        };
-        SendMediaUpload: {
-            contact_no: components["schemas"]["PhoneInput"];
-            chatapp_phone_number: components["schemas"]["SenderInput"];
-            messageType: components["schemas"]["UploadMediaType"];
-            message?: components["schemas"]["CaptionText"];
-            filename?: components["schemas"]["DisplayFileName"];
-            reply_to?: components["schemas"]["ResourceId"];
-            /** @description The file. */
-            file: unknown;
         };
         /** @description The JSON body of `POST /api/chatapp/send`, by `messageType`. */
         SendMessageRequest: components["schemas"]["SendTextMessage"] | components["schemas"]["SendImageMessage"] | components["schemas"]["SendDocumentMessage"] | components["schemas"]["SendVideoMessage"] | components["schemas"]["SendAudioMessage"] | components["schemas"]["SendLocationMessage"] | components["schemas"]["SendMediaGroupMessage"] | components["schemas"]["SendTemplateMessage"] | components["schemas"]["SendButtonsMessage"] | components["schemas"]["SendListMessage"] | components["schemas"]["SendCtaUrlMessage"] | components["schemas"]["SendFlowMessage"] | components["schemas"]["SendReactionMessage"] | components["schemas"]["SendStickerMessage"] | components["schemas"]["SendContactsMessage"] | components["schemas"]["SendLocationRequestMessage"];
@@ -11860,7 +11850,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SendMessageRequest"];
-                "multipart/form-data": components["schemas"]["SendMediaUpload"];
+                "multipart/form-data": {
+                    contact_no: components["schemas"]["PhoneInput"];
+                    chatapp_phone_number: components["schemas"]["SenderInput"];
+                    messageType: components["schemas"]["UploadMediaType"];
+                    message?: components["schemas"]["CaptionText"];
+                    filename?: components["schemas"]["DisplayFileName"];
+                    reply_to?: components["schemas"]["ResourceId"];
+                    /** @description The file. */
+                    file: unknown;
+                };
             };
         };
         responses: {
