@@ -560,8 +560,9 @@ export interface paths {
          *     Media from the device, from a generated client: upload the file with `uploadMedia`
          *     (`POST /api/chatapp/media`, multipart, for the same sender number), then send JSON naming its
          *     `id` as `media_id` (example `image_by_media_id`), as the provider's own API does. The same
-         *     path also takes the file in one `multipart/form-data` request (`SendMediaUpload`), for curl
-         *     and browser forms. With `multipart/form-data` (`SendMediaUpload`, for curl and browser forms): media from the
+         *     path also takes the file in one `multipart/form-data` request, for curl and browser forms. With `multipart/form-data` (for curl and browser forms; the parts: `contact_no`,
+         *     `chatapp_phone_number`, `messageType`, `message`, a caption, not for audio, `filename`, shown
+         *     for documents, `reply_to` and `file`): media from the
          *     device (`file`, with `messageType` image, video, audio or document). The file's bytes must match its kind and the provider's size limits
          *     (415, 413 otherwise; 400 for an empty file, no file or several). The 24-hour rule is checked
          *     before the file is uploaded to the provider; the message is then sent by the media id.
