@@ -99,8 +99,16 @@ for (const generator of stacks) {
 console.log('== openapi-generator', OPENAPI_GENERATOR_VERSION, 'with default options (errors / warnings per client; warnings by kind)');
 for (const r of report) {
   console.log(`${r.api.padEnd(10)} ${r.generator.padEnd(17)} errors ${r.errors}  warnings ${r.warnings}`);
-  for (const [kind, n] of r.kinds) console.log(`${' '.repeat(29)}${String(n).padStart(5)}  ${kind}`);
+  for (const [kind, n] of r.kinds.slice(0, 8)) console.log(`${' '.repeat(29)}${String(n).padStart(5)}  ${kind}`);
+  if (r.kinds.length > 8) console.log(`${' '.repeat(36)}… ${r.kinds.length - 8} more kinds (warnings.txt)`);
 }
+// Every kind of every client, for the record.
+writeFileSync(
+  join(out, 'warnings.txt'),
+  report
+    .map((r) => `${r.api} ${r.generator}: ${r.warnings} warnings\n${r.kinds.map(([kind, n]) => `${String(n).padStart(6)}  ${kind}`).join('\n')}\n`)
+    .join('\n'),
+);
 if (failed) process.exit(1);
 
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
