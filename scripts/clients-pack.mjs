@@ -13,7 +13,8 @@
 //   rust/chatapp-<api>-<version>.crate (`cargo package`), which a project unpacks and depends on
 //   by path.
 // Every version is the documents' `info.version`; a config that says otherwise fails the run.
-import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { mustRun, openapiGeneratorJar, root } from './gates/lib.mjs';
@@ -154,12 +155,15 @@ console.log(`Java: .artifacts/clients/maven: ${OAG_APIS.map((api) => `com.chatap
 // Rust: `cargo package` per API (its dependencies resolved and locked, no build).
 const rustOut = join(out, 'rust');
 mkdirSync(rustOut, { recursive: true });
+// Staged outside the repository: inside it, cargo lists a package's files with git, which ignores .tmp/.
+const rustStage = mkdtempSync(join(tmpdir(), 'pack-rust-'));
 for (const api of OAG_APIS) {
-  const dir = join(stage, `rust-${api}`);
+  const dir = join(rustStage, `rust-${api}`);
   generate('rust', api, dir, `packageName=chatapp-${api},packageVersion=${version}`);
   mustRun('cargo', ['package', '--quiet', '--no-verify', '--allow-dirty'], { cwd: dir, env: { ...process.env, CARGO_TARGET_DIR: join(dir, 'target') } });
   copyFileSync(join(dir, 'target', 'package', `chatapp-${api}-${version}.crate`), join(rustOut, `chatapp-${api}-${version}.crate`));
 }
+rmSync(rustStage, { recursive: true, force: true });
 console.log(`Rust: ${OAG_APIS.map((api) => `.artifacts/clients/rust/chatapp-${api}-${version}.crate`).join(', ')}`);
 
 function fail(message) {
