@@ -211,7 +211,7 @@ describe('H validation', async () => {
       method: 'POST',
       url: '/api/contacts',
       headers: { ...w.headers, 'content-type': 'application/json; charset=utf-8' },
-      payload: JSON.stringify({ contact_no: '+4915112345675' }),
+      payload: JSON.stringify({ contact_no: '+4915112345681' }),
     });
     expect(utf8.statusCode, utf8.body).toBe(201);
     const none = await expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: Buffer.from(body) }));

@@ -35,7 +35,11 @@ describe.each(APIS)('%s dereferenced document', (api) => {
   });
 
   it('is up to date with the 3.1 document (npm run generate writes both)', () => {
-    expect(published).toEqual(JSON.parse(JSON.stringify(dereference(source).doc)));
+    // Enum constant names are for generators reading the 3.1 document; the dereferenced copy
+    // leaves them out (scripts/generate.mjs, withoutEnumNames).
+    const named = structuredClone(source);
+    for (const schema of Object.values<any>(named.components?.schemas ?? {})) delete schema['x-enum-varnames'];
+    expect(published).toEqual(JSON.parse(JSON.stringify(dereference(named).doc)));
   });
 });
 
