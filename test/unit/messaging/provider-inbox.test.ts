@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { build, buildShared } from '#test/helper.js';
 import { newId } from '#server/lib/ids.js';
 import { sha256Header } from '#server/lib/signatures.js';
-import { metaTextDelivery } from '#test/fakes/meta-webhook-examples.js';
+import { metaStatusDelivery, metaTextDelivery } from '#test/fakes/meta-webhook-examples.js';
+import { LANE_STATUSES, laneOf, ProviderInbox } from '#server/apis/messaging/provider/inbox.js';
 import { onPostgres, openTestStore } from '#test/support/store.js';
 import { eventually } from '#test/support/eventually.js';
 import { tenant, type Tenant } from './inbox/support.js';
@@ -49,11 +50,17 @@ async function pendingRows(app: FastifyInstance, ids?: string[]) {
 }
 
 /** A delivery as the inbox stores it, written directly (an instance that stored it and died). */
-async function storeDirectly(app: FastifyInstance, payload: unknown, lease?: { by: string; until: Date }) {
+async function storeDirectly(app: FastifyInstance, payload: unknown, lease?: { by: string; until: Date }, lane?: number) {
   const id = newId('pdl');
   await app.platform.store.db
     .insertInto('provider_deliveries')
-    .values({ id, payload: JSON.stringify(payload), received_at: new Date(), ...(lease ? { leased_by: lease.by, lease_until: lease.until, attempts: 1 } : {}) })
+    .values({
+      id,
+      payload: JSON.stringify(payload),
+      received_at: new Date(),
+      ...(lane !== undefined ? { lane } : {}),
+      ...(lease ? { leased_by: lease.by, lease_until: lease.until, attempts: 1 } : {}),
+    })
     .execute();
   return id;
 }
@@ -207,6 +214,63 @@ describe('recovery and sharing on one store', () => {
       await eventually(async () => (await storedWamids(app, t.workspaceId)).get(more) === 1, { within: 10_000, what: 'a later delivery processed' });
       expect(app.providerInbox.stats.failed).toBe(8);
       expect((await pendingRows(app, [poison]))[0]!.attempts).toBe(8);
+      await app.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a message stored behind a backlog of statuses is applied first, the statuses after it in batches, each once', async () => {
+    const store = await openTestStore();
+    try {
+      const app = await build({ ...shared, overrides: { store } });
+      const t = await tenant(app);
+      await app.providerInbox.stop(); // this app's own worker takes no part
+      const db = app.platform.store.db;
+      const contactId = newId('ct');
+      await db.insertInto('contacts').values({ id: contactId, workspace_id: t.workspaceId, phone: '+4915110000001' }).execute();
+      const wamids = Array.from({ length: 10 }, (_, i) => `wamid.lane.${t.workspaceId}.${i}`);
+      for (const wamid of wamids)
+        await db
+          .insertInto('messages')
+          .values({
+            id: newId('msg'),
+            workspace_id: t.workspaceId,
+            phone_number_id: t.pnId,
+            contact_id: contactId,
+            direction: 'outbound',
+            type: 'text',
+            content: JSON.stringify({ text: 'Our offer' }),
+            provider_message_id: wamid,
+            status: 'accepted',
+            created_at: new Date(),
+            status_at: new Date(),
+          })
+          .execute();
+      const statuses = wamids.map((w) => metaStatusDelivery(target(t), w, 'delivered'));
+      expect(statuses.map(laneOf)).toEqual(wamids.map(() => LANE_STATUSES));
+      for (const delivery of statuses) await storeDirectly(app, delivery, undefined, laneOf(delivery));
+      const inbound = `wamid.lane.${t.workspaceId}.inbound`;
+      await storeDirectly(app, metaTextDelivery(target(t), inbound), undefined, laneOf(metaTextDelivery(target(t), inbound)));
+      const order: string[] = [];
+      const off = [
+        app.platform.bus.subscribe('message.received', () => void order.push('received')),
+        app.platform.bus.subscribe('message.status', () => void order.push('status')),
+      ];
+      // Claims of three: the first holds the message (claimed first though stored last) and two statuses.
+      const inbox = new ProviderInbox({ platform: app.platform, log: app.log, claimSize: 3 });
+      await inbox.start();
+      try {
+        await eventually(async () => (await pendingRows(app)).length === 0 && order.length === 11, { within: 20_000, what: 'the inbox drained', app });
+      } finally {
+        await inbox.stop();
+        for (const unsubscribe of off) unsubscribe();
+      }
+      expect(order).toEqual(['received', ...wamids.map(() => 'status')]);
+      expect(inbox.stats).toMatchObject({ processed: 11, skipped: 0, failed: 0 });
+      const rows = await db.selectFrom('messages').select('status').where('provider_message_id', 'in', wamids).execute();
+      expect(rows.map((r) => r.status)).toEqual(wamids.map(() => 'delivered'));
+      expect((await storedWamids(app, t.workspaceId)).get(inbound)).toBe(1);
       await app.close();
     } finally {
       await store.close();

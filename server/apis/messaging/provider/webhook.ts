@@ -111,13 +111,51 @@ export async function processProviderPayload(
 }
 
 /**
+ * Applies stored deliveries together in one transaction (the inbox's batches, inbox.ts): `claim`
+ * runs first in it and answers the keys of the deliveries still to apply (their rows deleted
+ * there), which are then applied in the order given; it answers those keys once committed. A
+ * failure of any delivery rolls the whole batch back and propagates: the caller applies the
+ * deliveries one by one to find which one fails.
+ */
+export async function processProviderPayloads(
+  platform: Platform,
+  deliveries: { key: string; payload: S['ProviderWebhookPayload'] }[],
+  log: FastifyBaseLogger,
+  claim: (trx: Transaction<Database>) => Promise<Set<string>>,
+): Promise<Set<string>> {
+  const relevant = (p: S['ProviderWebhookPayload']) => p.object === 'whatsapp_business_account';
+  for (const { payload } of deliveries) if (!relevant(payload)) log.info({ object: payload.object }, 'provider webhook: object ignored');
+  const texts = deliveries.flatMap(({ payload }) =>
+    relevant(payload)
+      ? payload.entry.flatMap((e) => e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))))
+      : [],
+  );
+  if (texts.length) await prepareInboundSteps(platform, texts);
+  return retryConflicts(() =>
+    platform.store.db.transaction().execute(async (trx) => {
+      const claimed = await claim(trx);
+      const numbers = new Map<string, Ctx['pn'] | undefined>();
+      for (const { key, payload } of deliveries) if (claimed.has(key) && relevant(payload)) await applyChanges(trx, platform, payload, log, numbers);
+      return claimed;
+    }),
+  );
+}
+
+/**
  * Runs first in the delivery's transaction when it comes from the inbox (provider-inbox.ts): it
  * removes the delivery's row there, so the row goes if and only if the effects commit; false
  * (another worker already did it) skips the delivery.
  */
 export type DeliveryClaim = (trx: Transaction<Database>) => Promise<boolean>;
 
-async function applyChanges(trx: Transaction<Database>, platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger) {
+/** `numbers`: the numbers already looked up in this transaction, by the provider's id (a batch's statuses are mostly of one). */
+async function applyChanges(
+  trx: Transaction<Database>,
+  platform: Platform,
+  payload: S['ProviderWebhookPayload'],
+  log: FastifyBaseLogger,
+  numbers = new Map<string, Ctx['pn'] | undefined>(),
+) {
   for (const change of payload.entry.flatMap((e) => e.changes)) {
     if (change.field !== 'messages') {
       log.info({ field: change.field }, 'provider webhook: change field ignored');
@@ -125,13 +163,15 @@ async function applyChanges(trx: Transaction<Database>, platform: Platform, payl
     }
     const value = change.value;
     const providerId = value.metadata?.phone_number_id;
-    const pn = providerId
-      ? await trx
-          .selectFrom('phone_numbers')
-          .select(['id', 'workspace_id', 'display_phone_number', 'business_account_id'])
-          .where('provider_phone_number_id', '=', providerId)
-          .executeTakeFirst()
-      : undefined;
+    let pn = providerId ? numbers.get(providerId) : undefined;
+    if (providerId && !numbers.has(providerId)) {
+      pn = await trx
+        .selectFrom('phone_numbers')
+        .select(['id', 'workspace_id', 'display_phone_number', 'business_account_id'])
+        .where('provider_phone_number_id', '=', providerId)
+        .executeTakeFirst();
+      numbers.set(providerId, pn);
+    }
     if (!pn) {
       log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // bad-inputs E8
       continue;
