@@ -276,4 +276,162 @@ describe('recovery and sharing on one store', () => {
       await store.close();
     }
   });
+
+  it('a batch of statuses leaves messages, chats and campaign recipients as the same statuses applied one by one', async () => {
+    const store = await openTestStore();
+    try {
+      const app = await build({ ...shared, overrides: { store } });
+      const t = await tenant(app);
+      await app.providerInbox.stop(); // deliveries posted are applied inline; stored ones only by the inbox below
+      const db = app.platform.store.db;
+      const campaignId = newId('cmp');
+      await db
+        .insertInto('campaigns')
+        .values({
+          id: campaignId,
+          workspace_id: t.workspaceId,
+          name: 'Offer',
+          status: 'sending',
+          phone_number_id: t.pnId,
+          chatapp_phone_number: t.number,
+          waba_id: t.wabaId,
+          audience: JSON.stringify({ all: true }),
+          template: JSON.stringify({ name: 'offer', language: 'en_US' }),
+          rate_per_second: 10,
+          created_at: new Date(),
+          updated_at: new Date(),
+        })
+        .execute();
+      const at = Date.now() - 60_000;
+      // For each of two sets of messages (batched, one by one): sent-delivered-read, delivered
+      // before sent (implied times), read of a message without a chat, a failure with its error,
+      // read then delivered (stays read), and a status for an unknown wamid.
+      const plan = async (set: string) => {
+        const wamid = (k: number) => `wamid.eq.${set}.${t.workspaceId}.${k}`;
+        for (const k of [0, 1, 2, 3, 4]) {
+          const contactId = newId('ct');
+          await db
+            .insertInto('contacts')
+            .values({ id: contactId, workspace_id: t.workspaceId, phone: `+49151200${set === 'a' ? 1 : 2}000${k}` })
+            .execute();
+          const messageId = newId('msg');
+          await db
+            .insertInto('messages')
+            .values({
+              id: messageId,
+              workspace_id: t.workspaceId,
+              phone_number_id: t.pnId,
+              contact_id: contactId,
+              direction: 'outbound',
+              type: 'text',
+              content: JSON.stringify({ text: 'Our offer' }),
+              provider_message_id: wamid(k),
+              status: 'accepted',
+              created_at: new Date(at),
+              status_at: new Date(at),
+            })
+            .execute();
+          await db
+            .insertInto('campaign_recipients')
+            .values({
+              campaign_id: campaignId,
+              contact_id: contactId,
+              phone: `+49151200${set === 'a' ? 1 : 2}000${k}`,
+              state: 'sent',
+              message_id: messageId,
+            } as never)
+            .execute();
+          if (k !== 2) {
+            const chatId = newId('chat');
+            await db
+              .insertInto('chats')
+              .values({ id: chatId, workspace_id: t.workspaceId, phone_number_id: t.pnId, contact_id: contactId, last_message_at: new Date(at) } as never)
+              .execute();
+            await db.updateTable('messages').set({ chat_id: chatId }).where('id', '=', messageId).execute();
+          }
+        }
+        const failed = metaStatusDelivery(target(t), wamid(3), 'sent', at + 4000) as any;
+        Object.assign(failed.entry[0].changes[0].value.statuses[0], {
+          status: 'failed',
+          errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Not on WhatsApp' } }],
+        });
+        return [
+          metaStatusDelivery(target(t), wamid(0), 'sent', at + 1000),
+          metaStatusDelivery(target(t), wamid(0), 'delivered', at + 2000),
+          metaStatusDelivery(target(t), wamid(1), 'delivered', at + 2000),
+          metaStatusDelivery(target(t), wamid(0), 'read', at + 3000),
+          metaStatusDelivery(target(t), wamid(2), 'read', at + 3000),
+          failed,
+          metaStatusDelivery(target(t), wamid(4), 'read', at + 3000),
+          metaStatusDelivery(target(t), wamid(4), 'delivered', at + 2000),
+          metaStatusDelivery(target(t), `wamid.eq.${set}.unknown`, 'delivered', at + 2000),
+        ];
+      };
+      const seen: { id: string; status: string; previous: string }[] = [];
+      const offSeen = app.platform.bus.subscribe(
+        'message.status',
+        (e) => void seen.push({ id: String(e.data.messageId), status: String(e.data.status), previous: String(e.data.previousStatus) }),
+      );
+      const batched = await plan('a');
+      for (const delivery of batched) await storeDirectly(app, delivery, undefined, laneOf(delivery));
+      const inbox = new ProviderInbox({ platform: app.platform, log: app.log, claimSize: 20 });
+      await inbox.start();
+      try {
+        await eventually(async () => (await pendingRows(app)).length === 0, { within: 20_000, what: 'the batch applied', app });
+      } finally {
+        await inbox.stop();
+      }
+      for (const delivery of await plan('b')) expect((await post(app, delivery)).statusCode).toBe(200);
+      await eventually(() => seen.length === 14, { within: 10_000, what: 'seven status events of each set', app });
+      offSeen();
+      expect(inbox.stats).toMatchObject({ processed: batched.length, failed: 0 });
+      const outcome = async (set: string) => {
+        const rows = await db
+          .selectFrom('messages as m')
+          .leftJoin('campaign_recipients as r', 'r.message_id', 'm.id')
+          .select([
+            'm.provider_message_id',
+            'm.status',
+            'm.status_at',
+            'm.sent_at',
+            'm.delivered_at',
+            'm.read_at',
+            'm.failed_at',
+            'm.error',
+            'm.billing',
+            'm.chat_id',
+            'r.state',
+          ])
+          .where('m.provider_message_id', 'like', `wamid.eq.${set}.%`)
+          .orderBy('m.provider_message_id')
+          .execute();
+        const messageIds = await db
+          .selectFrom('messages')
+          .select('id')
+          .where('provider_message_id', 'like', `wamid.eq.${set}.%`)
+          .orderBy('provider_message_id')
+          .execute();
+        return {
+          rows: rows.map((r) => ({ ...r, provider_message_id: r.provider_message_id!.replace(`.${set}.`, '.'), chat_id: r.chat_id !== null })),
+          events: seen
+            .filter((e) => messageIds.some((m) => m.id === e.id))
+            .map((e) => `${messageIds.findIndex((m) => m.id === e.id)} ${e.previous}->${e.status}`)
+            .sort(),
+        };
+      };
+      const [a, b] = [await outcome('a'), await outcome('b')];
+      expect(a).toEqual(b);
+      expect(a.rows.map((r) => [r.status, r.state])).toEqual([
+        ['read', 'read'],
+        ['delivered', 'delivered'],
+        ['read', 'read'],
+        ['failed', 'failed'],
+        ['read', 'read'],
+      ]);
+      expect(a.rows.every((r) => r.chat_id)).toBe(true);
+      await app.close();
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
