@@ -1,9 +1,9 @@
 // The provider-inbox benchmark's server (bench/lib/provider-inbox.ts): a workspace with a sandbox
 // number, a Login app on it and MESSAGES outbound messages (a campaign's: a contact and a chat
 // each, a wamid `wamid.inboxbench.<n>`), printed as its ready line. Commands on stdin, one a line:
-// - `backlog <status>`: stores one status delivery (`sent`, `delivered` or `read`) per message in
-//   the inbox in one INSERT, as if the webhook had stored them under a burst, wakes the worker and
-//   prints `{"backlog":n}` once they are committed;
+// - `backlog <status>`: hands one status delivery (`sent`, `delivered` or `read`) per message to
+//   the inbox as the webhook does under a burst and prints `{"backlog":n,"storedMs":ms}` once all
+//   are stored (or already processed);
 // - `count <status>`: prints `{"pending":p,"failed":f,"applied":a}`: deliveries not yet processed,
 //   kept as poison, and messages now at that status.
 import { createInterface } from 'node:readline';
@@ -13,8 +13,6 @@ import { loadConfig } from '#server/config.js';
 import { createSandboxAccount } from '#server/providers/sandbox.js';
 import { metaStatusDelivery } from '#test/fakes/meta-webhook-examples.js';
 import { benchDataDir } from '../lib/data-dir.js';
-
-const WAMID = '__WAMID__';
 
 const messages = Number(process.env.MESSAGES ?? 20_000);
 const app = await buildApp(
@@ -71,6 +69,14 @@ console.log(
   }),
 );
 
+// When the LOGIN's message was stored (its notification read), after the backlog, and how many
+// deliveries the inbox had processed by then: tells a LOGIN processed late from one announced late.
+let backlogAt = 0;
+let received: { ms: number; processed: number } | undefined;
+app.platform.bus.subscribe('message.received', () => {
+  received = { ms: performance.now() - backlogAt, processed: app.providerInbox.stats.processed };
+});
+
 createInterface({ input: process.stdin }).on('line', (line) =>
   answer(line).catch((error) => {
     console.error(error);
@@ -80,23 +86,25 @@ createInterface({ input: process.stdin }).on('line', (line) =>
 async function answer(line: string) {
   const [command, status] = line.split(' ');
   if (command === 'backlog') {
-    // Meta's status delivery (test/fakes/meta-webhook-examples.ts), one status of one message each.
-    const template = JSON.stringify(
-      metaStatusDelivery({ providerPnId: pn.provider_phone_number_id, number: pn.display_phone_number }, WAMID, status as 'sent'),
+    // Meta's status delivery (test/fakes/meta-webhook-examples.ts), one status of one message each,
+    // handed to the inbox as the webhook hands a burst over once validated: stored in multi-row
+    // INSERTs, each resolved once committed.
+    backlogAt = performance.now();
+    received = undefined;
+    const target = { providerPnId: pn.provider_phone_number_id, number: pn.display_phone_number };
+    await Promise.all(
+      Array.from({ length: messages }, (_, i) =>
+        app.providerInbox.receive(metaStatusDelivery(target, `wamid.inboxbench.${i + 1}`, status as 'sent') as never, app.log),
+      ),
     );
-    const { rows } = await sql<{ n: number }>`with stored as (
-        insert into provider_deliveries (id, payload, received_at)
-        select 'pdl_Ibx' || ${status}::text || lpad(i::text, 12, '0'), replace(${template}::text, ${WAMID}::text, 'wamid.inboxbench.' || i), now() from generate_series(1, ${messages}::int) i
-        returning 1)
-      select count(*)::int as n from stored`.execute(db);
-    app.providerInbox.signal();
-    console.log(JSON.stringify({ backlog: rows[0]!.n }));
+    console.log(JSON.stringify({ backlog: messages, storedMs: performance.now() - backlogAt }));
   } else if (command === 'count') {
     const { rows } = await sql<{ pending: number; failed: number; applied: number }>`select
         (select count(*) from provider_deliveries where failed_at is null)::int as pending,
         (select count(*) from provider_deliveries where failed_at is not null)::int as failed,
         (select count(*) from messages where workspace_id = ${workspace.id} and direction = 'outbound' and status = ${status})::int as applied`.execute(db);
-    console.log(JSON.stringify(rows[0]));
+    // What this instance's inbox did (inline, stored, processed, ...), for the figures.
+    console.log(JSON.stringify({ ...rows[0], inbox: app.providerInbox.stats, received }));
   }
 }
 process.once('SIGTERM', () => app.close().then(() => process.exit(0)));
