@@ -160,6 +160,11 @@ export class ProviderInbox {
     }
   }
 
+  /** No delivery arrived for quietMs and none is being stored. */
+  private quiet(): boolean {
+    return this.ingesting === 0 && !this.queue.length && !this.flushing && performance.now() >= this.lastIngestAt + this.quietMs;
+  }
+
   /** Nothing of this instance's is waiting: a delivery processed now overtakes none. */
   private busy(): boolean {
     return this.backlog || this.processing || this.flushing > 0 || this.queue.length > 0;
@@ -320,7 +325,12 @@ export class ProviderInbox {
           await this.release(batches.slice(i).flat());
           break;
         }
-        const batch = batches[i]!;
+        // While deliveries are arriving, one at a time, so that their INSERTs and answers are not
+        // held behind a long batch (the thread's share is kept per delivery, as before batches);
+        // once the ingest is quiet, the rest of the lane at once.
+        const lane = batches[i]!;
+        const batch = this.quiet() ? lane : lane.splice(0, 1);
+        if (lane.length && batch !== lane) i--;
         // A trace of its own, linked to the inbound request that stored its first delivery (server/ops/tracing.ts).
         await inBackgroundSpan(
           'provider deliveries',
