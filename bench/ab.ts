@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startChild } from './lib/child.js';
+import { machineNote } from './lib/machine.js';
 import { buildDist } from './servers/dist.js';
 import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figures.js';
 import { load, median, type LoadOptions } from './lib/load.js';
@@ -64,6 +65,7 @@ try {
       (rps[name] ??= []).push(Math.round(r.rps));
     }
   }
+  console.log(machineNote());
   for (const [name, runs] of Object.entries(rps)) console.log(`${figure} ${name} median ${median(runs)} rps (runs ${runs.join(', ')})`);
   if (rps.bare)
     console.log(`note: vs bare Fastify, base ${(median(rps.base!) / median(rps.bare)).toFixed(3)}, new ${(median(rps.new!) / median(rps.bare)).toFixed(3)}`);

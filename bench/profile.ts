@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startChild } from './lib/child.js';
+import { machineNote } from './lib/machine.js';
 import { buildDist } from './servers/dist.js';
 import { figureRequest, type HttpFigure, type ServerInfo } from './lib/http-figures.js';
 import { load } from './lib/load.js';
@@ -43,6 +44,7 @@ try {
   await load({ ...figureRequest(figure, full.info), connections: 10, durationSec: 3 });
   const r = await load({ ...figureRequest(figure, full.info), connections: 10, durationSec: Number(values.seconds) });
   requests = r.rps * Number(values.seconds);
+  console.log(machineNote());
   console.log(`${figure}: ${Math.round(r.rps)} rps, p99 ${r.p99} ms`);
 } finally {
   await full.stop();

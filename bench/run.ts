@@ -3,11 +3,11 @@
 // bench/results/latest.json. Servers run as child processes; load comes from this process.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startMocks } from '../mocks/mocks.mjs';
 import { freePort } from '#test/support/free-port.js';
 import { startChild } from './lib/child.js';
+import { machine, machineNote } from './lib/machine.js';
 import { buildDist } from './servers/dist.js';
 import pg from 'pg';
 import { compare } from './lib/load.js';
@@ -31,6 +31,8 @@ const only = process.argv
   ?.slice('--only='.length)
   .split(',');
 const wanted = (group: string) => !only || only.includes(group);
+
+console.log(machineNote());
 
 const figures: Record<string, unknown> = {};
 const ratios: Record<string, number> = {};
@@ -238,21 +240,26 @@ if (wanted('ops') || only?.includes('overload')) {
   const overload = await measureOverload(quick);
   ratios.overload_goodput = overload.admittedRps / overload.capacityRps;
   ratios.overload_p99_budget = 250 / overload.admittedP99Ms;
+  ratios.overload_goodput_per_cpu = overload.admittedRps / overload.overloadCpu / (overload.capacityRps / overload.capacityCpu);
   figures.overload = overload;
   console.log(
-    `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000)`,
+    `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000); the server got ${overload.capacityCpu.toFixed(2)} CPU s/s measuring capacity, ${overload.overloadCpu.toFixed(2)} under overload`,
   );
 }
 if (wanted('ops')) {
   const sized = { connections, durationSec };
   const metrics = await measureMetricsCost(sized, rounds, warmupSec);
-  for (const [figure, r] of Object.entries(metrics)) ratios[`metrics_on_vs_off_${figure}`] = r.on / r.off;
+  for (const [figure, r] of Object.entries(metrics)) {
+    ratios[`metrics_on_vs_off_${figure}`] = r.on / r.off;
+    // The same comparison in the server's CPU time per request (off ÷ on), which a shared machine disturbs less.
+    ratios[`metrics_on_vs_off_${figure}_cpu`] = r.offCpuUs / r.onCpuUs;
+  }
   figures.metrics_cost = metrics;
   const tracing = await measureTracingCost(sized, rounds, warmupSec);
   figures.tracing_cost = tracing;
   for (const [figure, r] of Object.entries(tracing))
     console.log(
-      `note: tracing on (all sampled, OTLP/HTTP) ${figure}: ${r.on.toFixed(0)} rps vs ${r.off.toFixed(0)} off, ${r.usPerRequest.toFixed(0)} µs per request`,
+      `note: tracing on (all sampled, OTLP/HTTP) ${figure}: ${r.on.toFixed(0)} rps vs ${r.off.toFixed(0)} off, ${r.usPerRequest.toFixed(0)} µs per request (wall clock), ${r.cpuUsPerRequest.toFixed(0)} µs of the server's CPU per request`,
     );
 }
 
@@ -269,6 +276,7 @@ if (wanted('generate')) {
   figures.generate = { seconds };
 }
 
+console.log(machineNote()); // again at the end: the load may have changed during the run
 for (const [name, value] of Object.entries(ratios)) console.log(`ratio ${name} ${value.toFixed(3)}`);
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(
@@ -277,7 +285,7 @@ writeFileSync(
     {
       date: new Date().toISOString(),
       quick,
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memoryBytes: totalmem(), node: process.version },
+      machine: machine(),
       ratios,
       figures,
     },

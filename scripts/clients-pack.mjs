@@ -1,21 +1,30 @@
 #!/usr/bin/env node
-// `npm run clients:pack`: the three installable client artifacts, built into .artifacts/clients/
+// `npm run clients:pack`: the installable client artifacts, built into .artifacts/clients/
 // (ignored by git; nothing is published):
 // - the TypeScript clients of clients/ as the npm package @chatapp/clients (clients/package.json:
 //   its version is the APIs' version), compiled with declarations: chatapp-clients-<version>.tgz;
 // - the Python clients (npm run clients:python) as one wheel per API, chatapp_<api>-<version>-…whl;
 // - the Go clients (npm run clients:go) as a module zip in a GOPROXY folder layout,
-//   go-proxy/<module>/@v/<version>.{zip,mod,info} and list, which `GOPROXY=file://…` installs.
+//   go-proxy/<module>/@v/<version>.{zip,mod,info} and list, which `GOPROXY=file://…` installs;
+// - the Java clients (openapi-generator `java`, default options but the names, built with
+//   `mvn package`) as Maven artifacts com.chatapp:chatapp-<api>:<version> in a file repository,
+//   maven/ (a `<repository>` with a file:// URL resolves them);
+// - the Rust clients (openapi-generator `rust`, default options but the names) as crates,
+//   rust/chatapp-<api>-<version>.crate (`cargo package`), which a project unpacks and depends on
+//   by path.
 // Every version is the documents' `info.version`; a config that says otherwise fails the run.
-import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { mustRun, root } from './gates/lib.mjs';
+import { mustRun, openapiGeneratorJar, root } from './gates/lib.mjs';
 
 const out = join(root, '.artifacts', 'clients');
 const stage = join(root, '.tmp', 'pack');
 const APIS = ['account', 'connect', 'login', 'messaging'];
 const PYTHON_APIS = ['connect', 'login', 'messaging'];
+// Java and Rust: the APIs the Python and Go clients cover.
+const OAG_APIS = PYTHON_APIS;
 const GO_MODULE = 'chatapp.local/clients';
 // Writes a module zip: every file under <base>/<prefix>, named by its path from <base>.
 const ZIP_PY = `import os, sys, zipfile
@@ -107,6 +116,55 @@ copyFileSync(join(root, 'clients', 'go', 'go.mod'), join(proxy, `${goVersion}.mo
 writeFileSync(join(proxy, `${goVersion}.info`), `${JSON.stringify({ Version: goVersion })}\n`);
 writeFileSync(join(proxy, 'list'), `${goVersion}\n`);
 console.log(`Go: .artifacts/clients/go-proxy/${GO_MODULE}/@v/${goVersion}.zip (module ${GO_MODULE}, GOPROXY=file://${join(out, 'go-proxy')})`);
+
+// Java and Rust: openapi-generator with its default options; only names and the version are set.
+const jar = openapiGeneratorJar();
+const generate = (generator, api, dir, props) =>
+  mustRun('java', [
+    '-jar',
+    jar,
+    'generate',
+    '-g',
+    generator,
+    '-i',
+    join(root, 'generated', api, 'openapi.3.0.yaml'),
+    '-o',
+    dir,
+    '--additional-properties',
+    props,
+  ]);
+
+// Java: `mvn package` per API, then each jar with its pom installed into a file repository.
+const mavenRepo = join(out, 'maven');
+for (const api of OAG_APIS) {
+  const dir = join(stage, `java-${api}`);
+  generate(
+    'java',
+    api,
+    dir,
+    `groupId=com.chatapp,artifactId=chatapp-${api},artifactVersion=${version},invokerPackage=com.chatapp.${api}.client,apiPackage=com.chatapp.${api}.api,modelPackage=com.chatapp.${api}.model`,
+  );
+  mustRun('mvn', ['-q', '-B', 'package', '-Dmaven.test.skip=true'], { cwd: dir });
+  const built = join(dir, 'target', `chatapp-${api}-${version}.jar`);
+  mustRun('mvn', ['-q', '-B', 'install:install-file', `-Dfile=${built}`, `-DpomFile=${join(dir, 'pom.xml')}`, `-DlocalRepositoryPath=${mavenRepo}`], {
+    cwd: dir,
+  });
+}
+console.log(`Java: .artifacts/clients/maven: ${OAG_APIS.map((api) => `com.chatapp:chatapp-${api}:${version}`).join(', ')}`);
+
+// Rust: `cargo package` per API (its dependencies resolved and locked, no build).
+const rustOut = join(out, 'rust');
+mkdirSync(rustOut, { recursive: true });
+// Staged outside the repository: inside it, cargo lists a package's files with git, which ignores .tmp/.
+const rustStage = mkdtempSync(join(tmpdir(), 'pack-rust-'));
+for (const api of OAG_APIS) {
+  const dir = join(rustStage, `rust-${api}`);
+  generate('rust', api, dir, `packageName=chatapp-${api},packageVersion=${version}`);
+  mustRun('cargo', ['package', '--quiet', '--no-verify', '--allow-dirty'], { cwd: dir, env: { ...process.env, CARGO_TARGET_DIR: join(dir, 'target') } });
+  copyFileSync(join(dir, 'target', 'package', `chatapp-${api}-${version}.crate`), join(rustOut, `chatapp-${api}-${version}.crate`));
+}
+rmSync(rustStage, { recursive: true, force: true });
+console.log(`Rust: ${OAG_APIS.map((api) => `.artifacts/clients/rust/chatapp-${api}-${version}.crate`).join(', ')}`);
 
 function fail(message) {
   console.error(`clients:pack: ${message}`);

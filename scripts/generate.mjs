@@ -56,11 +56,14 @@ for (const api of APIS) {
     addProblemExamples(doc, api.name);
   }
   if (api.webhooks) mergeWebhooks(doc31, normalise(emitted('3.1.0', api.webhooks)), api.name);
-  for (const doc of [doc30, doc31]) orderTags(doc, api.name);
+  for (const doc of [doc30, doc31]) {
+    nameEnumConstants(doc, api.name);
+    orderTags(doc, api.name);
+  }
   files.set(`generated/${api.name}/openapi.3.0.yaml`, toYaml(doc30));
   files.set(`generated/${api.name}/openapi.3.1.yaml`, toYaml(doc31));
   files.set(`generated/${api.name}/types.ts`, await toTypes(doc31, api.name));
-  files.set(`generated/${api.name}/openapi.3.1.dereferenced.json`, `${JSON.stringify(dereference(doc31).doc, null, 2)}\n`);
+  files.set(`generated/${api.name}/openapi.3.1.dereferenced.json`, `${JSON.stringify(dereference(withoutEnumNames(doc31)).doc, null, 2)}\n`);
 }
 
 if (check) {
@@ -122,6 +125,41 @@ function markFileParts(doc) {
     }
   }
   return doc;
+}
+
+/**
+ * Gives every named string enum `x-enum-varnames` prefixed with the enum's name
+ * (`AGENT_STATUS_ACTIVE`): openapi-generator's clients name enum constants from it, and its `go`
+ * client, whose constants share one package namespace, otherwise declares `ACTIVE` once per enum
+ * holding `active` and does not compile (with default options, no `enumClassPrefix`). A value's
+ * part of the name is its words, upper case (a URL's last path segment; a leading `-`, a
+ * descending sort, is `desc`; `*` is `all`); names must stay unique within the enum.
+ */
+function nameEnumConstants(doc, apiName) {
+  for (const [name, schema] of Object.entries(doc.components?.schemas ?? {})) {
+    if (!Array.isArray(schema.enum) || !schema.enum.every((v) => typeof v === 'string')) continue;
+    const prefix = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2');
+    const names = schema.enum.map((value) => {
+      let words = /^https?:\/\//.test(value) ? value.replace(/\/+$/, '').split('/').pop() : value;
+      if (words === '*') words = 'all';
+      words = words.replace(/^-/, 'desc_');
+      return `${prefix}_${words.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`.toUpperCase();
+    });
+    const seen = new Set();
+    for (const n of names) {
+      const key = n.toLowerCase();
+      if (seen.has(key)) throw new Error(`${apiName}: enum ${name} has two values named ${n}; rename a value`);
+      seen.add(key);
+    }
+    schema['x-enum-varnames'] = names;
+  }
+}
+
+/** A copy without `x-enum-varnames` (names for generators; inlined at every use they only add bulk). */
+function withoutEnumNames(doc) {
+  const copy = structuredClone(doc);
+  for (const schema of Object.values(copy.components?.schemas ?? {})) delete schema['x-enum-varnames'];
+  return copy;
 }
 
 /** Moves the events service's paths into `webhooks:` and merges its components; refuses clashes. */

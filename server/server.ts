@@ -8,6 +8,7 @@ import { exitOnSignals } from './shutdown.js';
 import { checkPort, describeStartFailure, listenFailure, lockDataDir, prepareDataDir } from './start-checks.js';
 import { isUnavailable } from './store/unavailable.js';
 import { startTracing } from './ops/tracing.js';
+import { logProcessWarnings } from './ops/logging.js';
 
 let config: Config | undefined;
 
@@ -21,6 +22,7 @@ async function main() {
   // The app's modules load after the checks, so that a bad start answers without waiting for them.
   const { buildApp } = await import('./app.js');
   const app = await buildApp(config);
+  logProcessWarnings(app.log); // one log stream: Node's warnings too
   if (stopTracing) app.addHook('onClose', stopTracing); // the last spans are sent before exit
   exitOnSignals(app);
   if (config.production && !config.databaseUrl)

@@ -560,8 +560,9 @@ export interface paths {
          *     Media from the device, from a generated client: upload the file with `uploadMedia`
          *     (`POST /api/chatapp/media`, multipart, for the same sender number), then send JSON naming its
          *     `id` as `media_id` (example `image_by_media_id`), as the provider's own API does. The same
-         *     path also takes the file in one `multipart/form-data` request (`SendMediaUpload`), for curl
-         *     and browser forms. With `multipart/form-data` (`SendMediaUpload`, for curl and browser forms): media from the
+         *     path also takes the file in one `multipart/form-data` request, for curl and browser forms. With `multipart/form-data` (for curl and browser forms; the parts: `contact_no`,
+         *     `chatapp_phone_number`, `messageType`, `message`, a caption, not for audio, `filename`, shown
+         *     for documents, `reply_to` and `file`): media from the
          *     device (`file`, with `messageType` image, video, audio or document). The file's bytes must match its kind and the provider's size limits
          *     (415, 413 otherwise; 400 for an empty file, no file or several). The 24-hour rule is checked
          *     before the file is uploaded to the provider; the message is then sent by the media id.
@@ -3384,10 +3385,10 @@ export interface components {
             /** @description The trigger or node the edge leaves. */
             from_node: components["schemas"]["FlowNodeId"];
             /**
-             * @description One of the output ports the node type declares.
+             * @description One of the output ports the node type declares (a `FlowPortName`).
              * @default out
              */
-            from_port?: components["schemas"]["FlowPortName"];
+            from_port?: string;
             /** @description The node the edge enters (never a trigger). */
             to_node: components["schemas"]["FlowNodeId"];
         };
@@ -6808,16 +6809,6 @@ export interface components {
             messageType: "media_group";
             /** @description The media, 2–10, in order. */
             media: components["schemas"]["MediaGroupItem"][];
-        };
-        SendMediaUpload: {
-            contact_no: components["schemas"]["PhoneInput"];
-            chatapp_phone_number: components["schemas"]["SenderInput"];
-            messageType: components["schemas"]["UploadMediaType"];
-            message?: components["schemas"]["CaptionText"];
-            filename?: components["schemas"]["DisplayFileName"];
-            reply_to?: components["schemas"]["ResourceId"];
-            /** @description The file. */
-            file: unknown;
         };
         /** @description The JSON body of `POST /api/chatapp/send`, by `messageType`. */
         SendMessageRequest: components["schemas"]["SendTextMessage"] | components["schemas"]["SendImageMessage"] | components["schemas"]["SendDocumentMessage"] | components["schemas"]["SendVideoMessage"] | components["schemas"]["SendAudioMessage"] | components["schemas"]["SendLocationMessage"] | components["schemas"]["SendMediaGroupMessage"] | components["schemas"]["SendTemplateMessage"] | components["schemas"]["SendButtonsMessage"] | components["schemas"]["SendListMessage"] | components["schemas"]["SendCtaUrlMessage"] | components["schemas"]["SendFlowMessage"] | components["schemas"]["SendReactionMessage"] | components["schemas"]["SendStickerMessage"] | components["schemas"]["SendContactsMessage"] | components["schemas"]["SendLocationRequestMessage"];
@@ -11860,7 +11851,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SendMessageRequest"];
-                "multipart/form-data": components["schemas"]["SendMediaUpload"];
+                "multipart/form-data": {
+                    contact_no: components["schemas"]["PhoneInput"];
+                    chatapp_phone_number: components["schemas"]["SenderInput"];
+                    messageType: components["schemas"]["UploadMediaType"];
+                    message?: components["schemas"]["CaptionText"];
+                    filename?: components["schemas"]["DisplayFileName"];
+                    reply_to?: components["schemas"]["ResourceId"];
+                    /** @description The file. */
+                    file: unknown;
+                };
             };
         };
         responses: {

@@ -1,6 +1,7 @@
 // Shared by the independent gates (scripts/gates/*.mjs): the eight documents, pinned tools
 // installed into ignored folders under .tools/, and a real server for smoke programs.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,25 @@ export const DOCUMENTS = APIS.flatMap((api) => ['3.0', '3.1'].map((version) => `
 export const tools = join(root, '.tools');
 /** The local image every smoke program uploads and sends. */
 export const IMAGE = join(root, 'test', 'smoke', 'fixtures', 'photo.png');
+
+/** openapi-generator's CLI jar (Maven Central, pinned), fetched once into .tools/openapi-generator. */
+export const OPENAPI_GENERATOR_VERSION = '7.25.0';
+export function openapiGeneratorJar() {
+  const dir = join(tools, 'openapi-generator');
+  const jar = join(dir, `openapi-generator-cli-${OPENAPI_GENERATOR_VERSION}.jar`);
+  if (!existsSync(jar)) {
+    console.log(`fetching openapi-generator-cli ${OPENAPI_GENERATOR_VERSION} from Maven Central into .tools/openapi-generator`);
+    mkdirSync(dir, { recursive: true });
+    mustRun('mvn', [
+      '-q',
+      '-B',
+      'dependency:copy',
+      `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`,
+      `-DoutputDirectory=${dir}`,
+    ]);
+  }
+  return jar;
+}
 
 /** Runs a command to its end; answers { status, output }. */
 export function run(cmd, args, options = {}) {
@@ -133,7 +153,7 @@ export async function customerWrites(url, sandboxNumber, from) {
 }
 
 /** Starts the server, opens a chat, answers the environment every smoke program reads. */
-export async function smokeServer() {
+export async function smokeServer({ seedOwner = false } = {}) {
   const server = await startServer();
   const contact = '+14155550123';
   await customerWrites(server.url, server.sandboxNumber, contact);
@@ -143,8 +163,125 @@ export async function smokeServer() {
     CHATAPP_SENDER: server.sandboxNumber,
     CHATAPP_CONTACT: contact,
     CHATAPP_IMAGE: IMAGE,
+    ...(seedOwner ? await seedOwnerApps(server.url) : {}),
   };
   return { server, env };
+}
+
+const PASSWORD = 'correct horse battery staple';
+const REDIRECT = 'https://crm.test/cb';
+
+/** A cookie jar over fetch, as a browser keeps cookies between requests (no redirects followed). */
+function browser(url) {
+  const jar = new Map();
+  return async (path, init = {}) => {
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await fetch(`${url}${path}`, { redirect: 'manual', ...init, headers: { ...(cookie ? { cookie } : {}), ...init.headers } });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = c.split(';');
+      const [name, ...value] = pair.split('=');
+      if (value.join('=') === '' || attrs.some((a) => /^\s*max-age=0\b/i.test(a))) jar.delete(name.trim());
+      else jar.set(name.trim(), value.join('='));
+    }
+    return res;
+  };
+}
+
+const hiddenInputs = (page) =>
+  Object.fromEntries(
+    [...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [
+      m[1],
+      m[2].replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]),
+    ]),
+  );
+
+/**
+ * A second workspace seeded through the APIs the way its owner would: a Login app (its key starts
+ * sessions) and a Connect client whose access token (the authorization-code flow with PKCE,
+ * approved on the consent page) reads Connect resources. Answers LOGIN_API_KEY and
+ * CONNECT_ACCESS_TOKEN for the smoke programs.
+ */
+export async function seedOwnerApps(url) {
+  const name = `smoke${Date.now().toString(36)}`;
+  const email = `${name}@example.test`;
+  const json = async (res, what) => {
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${what}: ${res.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  const post = (path, body, token) =>
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+  const owner = await json(
+    await post('/api/account/workspaces', {
+      email,
+      password: PASSWORD,
+      name: `Owner ${name}`,
+      workspace_name: `Workspace ${name}`,
+      workspace_slug: `ws-${name}`,
+    }),
+    'sign-up',
+  );
+  const token = owner.session.access_token;
+  const loginApp = await json(await post('/api/login/apps', { name: 'Smoke Shop' }, token), 'create Login app');
+  const client = await json(await post('/api/connect/clients', { name: 'Smoke CRM', redirect_uris: [REDIRECT] }, token), 'create Connect client');
+  const go = browser(url);
+  const form = (path, fields) =>
+    go(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams(fields),
+    });
+  const signInPage = await (await go('/account/sign-in')).text();
+  const signedIn = await form('/account/sign-in', { ...hiddenInputs(signInPage), email, password: PASSWORD, next: '' });
+  if (signedIn.status !== 303) throw new Error(`sign-in: ${signedIn.status}`);
+  const verifier = randomBytes(32).toString('base64url');
+  const query = new URLSearchParams({
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'documents:write links:write analytics:read webhooks:write',
+    state: 'st',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  });
+  const consentPage = await go(`/connect/authorize?${query}`);
+  if (consentPage.status !== 200) throw new Error(`consent page: ${consentPage.status}`);
+  const decided = await form('/connect/authorize/decision', { ...hiddenInputs(await consentPage.text()), decision: 'approve' });
+  const code = decided.status === 303 ? new URL(decided.headers.get('location')).searchParams.get('code') : null;
+  if (!code) throw new Error(`consent: ${decided.status} ${decided.headers.get('location')}`);
+  const tokens = await json(
+    await fetch(`${url}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    }),
+    'token exchange',
+  );
+  return { LOGIN_API_KEY: loginApp.api_key, CONNECT_ACCESS_TOKEN: tokens.access_token };
+}
+
+/** What the server must show after a smoke program printed `login: started <ls_id>`: that session, pending. */
+export async function checkLogin(env, stdout, label) {
+  const sessionId = /login: started (ls_\w+)/.exec(stdout)?.[1];
+  if (!sessionId) throw new Error(`${label}: the program did not report a login session:\n${stdout}`);
+  const res = await fetch(`${env.CHATAPP_BASE_URL}/v1/auth/chatapp/status/${sessionId}`, { headers: { 'x-api-key': env.LOGIN_API_KEY } });
+  const body = await res.json();
+  if (res.status !== 200 || body.status !== 'pending')
+    throw new Error(`${label}: the server does not show ${sessionId} pending: ${res.status} ${JSON.stringify(body)}`);
+  if (!/connect: listed \d+ document\(s\) with the bearer token/.test(stdout))
+    throw new Error(`${label}: the program did not report the Connect read:\n${stdout}`);
+  console.log(`${label}: the server shows login session ${sessionId} (pending)`);
 }
 
 /**

@@ -29,6 +29,7 @@ export function labelProblems(series, operationIds) {
     queue: (v) => ['webhook_outbox', 'provider_inbox', 'campaign_recipients', 'automation_waits', 'automation_sequences'].includes(v),
     outcome: (v) => ['succeeded', 'retry', 'failed', 'sent'].includes(v),
     state: (v) => ['in_use', 'max'].includes(v),
+    reason: (v) => ['late', 'in_flight', 'lag'].includes(v),
     le: (v) => v === '+Inf' || Number.isFinite(Number(v)),
     // prom-client's default runtime metrics
     type: word,

@@ -1,15 +1,17 @@
 // An area is one part of the product, found in one folder: the contract operations it handles,
 // its routes outside the contract (pages, viewers, receivers), its background work (workers,
 // timers, bus subscriptions) and its state. `app.ts` lists the areas; `mountAreas` turns the
-// list into routes, one request pipeline per operation, and registers each area's plugin.
+// list into routes (through fastify-openapi-glue), one request pipeline per operation, and
+// registers each area's plugin.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteHandlerMethod, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
+import openapiGlue from 'fastify-openapi-glue';
 import type { operations as AccountOperations } from '#generated/account/types.js';
 import type { operations as ConnectOperations } from '#generated/connect/types.js';
 import type { operations as LoginOperations } from '#generated/login/types.js';
 import type { operations as MessagingOperations } from '#generated/messaging/types.js';
 import { authenticator } from '../auth/authenticate.js';
-import { API_NAMES, contractOperations, type ApiName, type Operation } from '../contract.js';
+import { API_NAMES, contractOperations, routingDocument, type ApiName, type Operation } from '../contract.js';
 import type { Handlers } from '../lib/handler-types.js';
 import { problem, sendProblem } from '../lib/problems.js';
 import { multipartUploads } from '../plugins/body-parsers.js';
@@ -88,20 +90,28 @@ function notImplemented(operationId: string): RouteHandlerMethod {
 }
 
 /**
- * Every contract operation as a route, then each area's plugin (in list order). An operation's
- * pipeline: authenticate in `onRequest`, before any body byte is read (server/auth/); the rate
- * limit by credential, appended by the rate-limit plugin; the media-type guard (lib/request-body);
- * the body read and bounded; validation against the contract; the handler; serialization from
- * the contract's response schemas.
+ * Every contract operation as a route, then each area's plugin (in list order). fastify-openapi-glue
+ * mounts the operations of each document (the contract loader's parse, in the form glue reads
+ * cheapest: `routingDocument`); its `operationResolver` answers with the whole route from the
+ * handler table. An operation's pipeline: authenticate in `onRequest`, before any body byte is
+ * read (server/auth/); the rate limit by credential, in the same hook; the media-type guard
+ * (lib/request-body); the body read and bounded; validation against the contract (the app's one
+ * validator compiler: glue adds no validator of its own); the handler; serialization from the
+ * contract's response schemas. Glue's `securityHandlers` are not used: they run as `preHandler`,
+ * after the body is read and validated.
  */
 export async function mountAreas(app: FastifyInstance, areas: readonly Area[], table: Map<string, Entry>): Promise<void> {
+  const mounted = new Set<string>();
   const takesMultipart = (operation: Operation) => operation.bodyTypes.includes('multipart/form-data');
-  for (const operation of contractOperations()) if (!takesMultipart(operation)) mount(app, operation, table);
+  await glue(app, table, mounted, (operation) => !takesMultipart(operation));
   // The operations that take uploads, in a context with the multipart parser and its hooks.
   await app.register(async (uploads: FastifyInstance) => {
     await multipartUploads(uploads);
-    for (const operation of contractOperations()) if (takesMultipart(operation)) mount(uploads, operation, table);
+    await glue(uploads, table, mounted, takesMultipart);
   });
+  const unmounted = contractOperations().filter((operation) => !mounted.has(keyOf(operation.api, operation.operationId)));
+  if (unmounted.length)
+    throw new Error(`operations of the contract not mounted: ${unmounted.map((operation) => keyOf(operation.api, operation.operationId)).join(', ')}`);
   for (const area of areas) {
     const plugin = area.plugin;
     // Not encapsulated: the area's decorations and hooks are the app's.
@@ -109,10 +119,30 @@ export async function mountAreas(app: FastifyInstance, areas: readonly Area[], t
   }
 }
 
-function mount(app: FastifyInstance, operation: Operation, table: Map<string, Entry>): void {
+/** fastify-openapi-glue over each API's operations that `include` picks, mounted in `app`. */
+async function glue(app: FastifyInstance, table: Map<string, Entry>, mounted: Set<string>, include: (operation: Operation) => boolean): Promise<void> {
+  for (const api of API_NAMES) {
+    const operations = contractOperations(api).filter(include);
+    if (!operations.length) continue;
+    const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
+    await app.register(openapiGlue, {
+      specification: routingDocument(api, operations),
+      operationResolver: (operationId, method, path) => {
+        const operation = byId.get(operationId);
+        if (!operation || operation.method !== method || operation.path !== path)
+          throw new Error(`fastify-openapi-glue asked for ${method} ${path} (${api}:${operationId}), which the contract does not have`);
+        mounted.add(keyOf(api, operationId));
+        return route(app, operation, table);
+      },
+    });
+  }
+}
+
+/** The route of one operation: glue gives its method and URL, the rest is ours. */
+function route(app: FastifyInstance, operation: Operation, table: Map<string, Entry>): RouteOptions {
   const entry = table.get(keyOf(operation.api, operation.operationId))!;
   const own = entry.routes ?? {};
-  app.route({
+  return {
     ...own,
     method: operation.method,
     url: operation.url,
@@ -121,7 +151,7 @@ function mount(app: FastifyInstance, operation: Operation, table: Map<string, En
     config: { ...own.config, operation, rateLimit: false },
     onRequest: [pipeline(app, operation, own.config?.rateLimit !== false), ...[own.onRequest ?? []].flat()],
     handler: entry.handler ?? notImplemented(operation.operationId),
-  } as RouteOptions);
+  } as RouteOptions;
 }
 
 /**

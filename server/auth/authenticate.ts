@@ -159,7 +159,11 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'x-api-key']);
 function refuseTwoCredentials(request: FastifyRequest): void {
   const raw = request.raw.rawHeaders;
   let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (CREDENTIAL_HEADERS.has(raw[i]!.toLowerCase())) count++;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    // Only a name of a credential header's length is lowercased (no new string for the others).
+    if ((name.length === 13 || name.length === 9) && CREDENTIAL_HEADERS.has(name.toLowerCase())) count++;
+  }
   if (count > 1) {
     throw new HttpProblem(400, 'validation', 'Send one credential: X-API-Key or Authorization, once.', {
       errors: [{ pointer: '/header/authorization', detail: 'only one of X-API-Key and Authorization may be sent, once' }],

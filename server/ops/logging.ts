@@ -12,3 +12,21 @@ export function bindOperationIds(app: FastifyInstance): void {
     route.childLoggerFactory = (logger, bindings, options) => logger.child({ ...bindings, operationId }, options);
   });
 }
+
+/**
+ * Node's process warnings (a deprecation, MaxListenersExceededWarning, a dependency's
+ * `process.emitWarning`, such as the AWS SDK's Node version notice) are printed by Node itself as
+ * plain text on stderr, outside the log stream. The server sends them through its logger instead,
+ * as `warn` lines with the warning's name and code; called once the logger exists.
+ */
+export function logProcessWarnings(log: { warn(fields: object, msg: string): void }): () => void {
+  const previous = process.listeners('warning');
+  process.removeAllListeners('warning'); // Node's own printer is one of them
+  const listener = (warning: Error & { code?: string }) =>
+    log.warn({ component: 'process', warning: warning.name, ...(warning.code ? { code: warning.code } : {}) }, warning.message);
+  process.on('warning', listener);
+  return () => {
+    process.removeListener('warning', listener);
+    for (const restored of previous) process.on('warning', restored);
+  };
+}

@@ -14,6 +14,7 @@ import client from 'prom-client';
 import type { Operation } from '../contract.js';
 import type { Platform } from '../platform.js';
 import { ACTIVITY, type ActivityName } from './activity.js';
+import type { RefusalReason } from './overload.js';
 
 /** Bounds of the backlog counts: the gauge says "at least this many" beyond them, and the query stays cheap. */
 export const BACKLOG_CAP = 10_000;
@@ -25,7 +26,7 @@ export interface Metrics {
   /** `http://host:port/metrics` once the app is ready. */
   url?: string;
   /** Counts a request refused by the overload guard (server/ops/overload.ts). */
-  overloadRefused(): void;
+  overloadRefused(reason: RefusalReason): void;
 }
 
 declare module 'fastify' {
@@ -59,7 +60,8 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
   });
   const overload = new client.Counter({
     name: 'chatapp_overload_refusals_total',
-    help: 'Requests refused with 503 by the overload guard before their body was read.',
+    help: 'Requests refused with 503 by the overload guard before their body was read, by reason: late (waited too long in a saturated event loop), in_flight (the limit), lag (OVERLOAD_MAX_LAG_MS).',
+    labelNames: ['reason'],
     registers,
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -139,6 +141,22 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
     },
   });
   new client.Gauge({
+    name: 'chatapp_overload_limit',
+    help: 'Requests in flight beyond which the overload guard refuses bulk traffic now (OVERLOAD_MAX_IN_FLIGHT, lower while saturated).',
+    registers,
+    collect() {
+      if (app.overload) this.set(app.overload.limit());
+    },
+  });
+  new client.Gauge({
+    name: 'chatapp_requests_in_flight',
+    help: 'Requests admitted by the overload guard and not yet answered (event streams not counted).',
+    registers,
+    collect() {
+      if (app.overload) this.set(app.overload.inFlight());
+    },
+  });
+  new client.Gauge({
     name: 'chatapp_ready',
     help: 'Whether /readyz would answer 200 (1) or 503 (0).',
     registers,
@@ -147,7 +165,7 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
     },
   });
 
-  const metrics: Metrics = { registry, overloadRefused: () => overload.inc() };
+  const metrics: Metrics = { registry, overloadRefused: (reason) => overload.inc({ reason }) };
   app.decorate('metrics', metrics);
   const server = metricsServer(registry);
   app.addHook('onReady', async () => {

@@ -2,15 +2,17 @@
 // 503 problem+json and Retry-After, rather than queueing everything until every client times out.
 // The guard counts requests in flight (admitted and not yet answered) and refuses a new one in
 // onRequest, before its body is read and before authentication or any query, once the count
-// reaches its limit (OVERLOAD_MAX_IN_FLIGHT at most, lower while the admitted requests take
-// longer than OVERLOAD_TARGET_MS on average), and refuses a share of bulk requests while the event
-// loop lags (below). The provider webhook and Login verification (what a person is
-// waiting for right now, and what the provider retries late or gives up on) have a reserve of
-// their own above that limit, so bulk API traffic cannot starve them. /healthz and /readyz are
-// never refused here: their answer is the point of asking.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+// reaches its limit. The limit is OVERLOAD_MAX_IN_FLIGHT while the server keeps up; while its
+// event loop is saturated it is derived from the capacity measured meanwhile (below), so that the
+// admitted requests wait about OVERLOAD_QUEUE_MS, not seconds. The provider webhook and Login
+// verification (what a person is waiting for right now, and what the provider retries late or
+// gives up on) have a reserve of their own above that limit, so bulk API traffic cannot starve
+// them. /healthz and /readyz are never refused here: their answer is the point of asking.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Operation } from '../contract.js';
+import { contractOperations, type Operation } from '../contract.js';
 import { problem, sendProblem } from '../lib/problems.js';
 import { BASELINE_HEADERS } from '../plugins/security-headers.js';
 
@@ -29,12 +31,54 @@ export const PRIORITY_OPERATIONS = new Set([
 ]);
 
 const EXEMPT = new Set(['/healthz', '/readyz']);
+const STARTED = Symbol('overload.started');
 /**
  * Long-lived answers (an event stream stays open for minutes) are not requests in flight: they
  * are capped per credential by the stream limits (docs/security.md, K), and counting them would
  * let a page of open streams refuse every other request.
  */
 const STREAMS = new Set(['streamLoginSessionEvents']);
+
+/** The guard's state now, for the metrics (server/ops/metrics.ts) and tests. */
+export interface OverloadState {
+  inFlight(): number;
+  limit(): number;
+  /** Admitted answers per second measured while saturated; 0 until then. */
+  capacity(): number;
+  dropShare(): number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Present when the overload guard is on. */
+    overload?: OverloadState;
+  }
+}
+
+type Kind = 'exempt' | 'stream' | 'priority' | 'bulk';
+/** Why a request was refused: it waited too long in a saturated turn, the in-flight limit, or the lag share. */
+export type RefusalReason = 'late' | 'in_flight' | 'lag';
+
+/**
+ * The kind of a request from its method and path, before Fastify routes it: the probes, the
+ * priority operations (their paths from the contract) and their event stream; bulk otherwise.
+ */
+function requestKinds(): (method: string, url: string) => Kind {
+  const routes = contractOperations()
+    .filter((operation) => PRIORITY_OPERATIONS.has(operation.operationId))
+    .map((operation) => ({
+      method: operation.method.toUpperCase(),
+      path: new RegExp(`^${operation.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/]+')}/?$`),
+      kind: STREAMS.has(operation.operationId) ? ('stream' as const) : ('priority' as const),
+    }));
+  return (method, url) => {
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    if (EXEMPT.has(path)) return 'exempt';
+    for (const route of routes) if (route.method === method && route.path.test(path)) return route.kind;
+    return 'bulk';
+  };
+}
 
 export interface OverloadLimits {
   /** Requests in flight beyond which bulk traffic is always refused: the ceiling of the adaptive limit. */
@@ -43,7 +87,12 @@ export interface OverloadLimits {
   priorityReserve: number;
   /** Retry-After of a refusal, in seconds. */
   retryAfterSeconds: number;
-  /** The mean time in the server the admitted requests should stay under (ms); 0: the limit stays at maxInFlight. */
+  /**
+   * While the event loop is saturated: how long the admitted requests may queue (ms). The limit is
+   * then the throughput measured meanwhile × this (Little's law); 0: off.
+   */
+  queueMs: number;
+  /** The mean time in the server the admitted requests should stay under (ms); 0: not used. */
   targetMs: number;
   /** The event loop's mean delay beyond which a share of bulk requests is refused (ms); 0: off. */
   maxLagMs: number;
@@ -51,31 +100,41 @@ export interface OverloadLimits {
 
 /** How often the limit adapts: each window of this length, closed by the next request or answer (ms). */
 const WINDOW_MS = 100;
-const MIN_LIMIT = 4;
+/**
+ * Never fewer in flight, and no request of a turn refused as late before this many: a handful of
+ * concurrent clients (a benchmark's 10 connections, a proxy's pool) is not an overload, even on a
+ * saturated machine.
+ */
+const MIN_LIMIT = 16;
+/** From which request of an event-loop turn on its wait counts (see `waited`). */
+const QUEUED = MIN_LIMIT;
+/** The share of a window the event loop spent working beyond which the server is saturated. */
+const SATURATED = 0.9;
 
 /**
- * Two signals, each adapted by additive increase and multiplicative decrease (as TCP's congestion
- * window and Netflix's concurrency limiters do), so that under normal load nothing is refused:
- * - requests queueing inside the server: when the admitted requests of the last window took longer
- *   than targetMs on average, the in-flight limit shrinks by a tenth; when they were fast and the
- *   limit was reached, it grows back, up to maxInFlight;
- * - requests queueing before the server reads them (the CPU saturated, so a request waits in the
- *   socket until the event loop gets to it, which no in-flight count sees): when the event loop's
- *   mean delay over the window exceeds maxLagMs (OVERLOAD_MAX_LAG_MS, off by default: the
- *   embedded store blocks the loop for its queries, so the signal is only sound on PostgreSQL),
- *   a share of bulk requests is refused
- *   (10 % more each window, up to 95 %), and the share falls again by 5 % a window once it is
- *   back under. A refusal costs a small part of a request, so the loop catches up.
+ * Three signals adapt the limit each window, so that under normal load nothing is refused:
+ * - the event loop saturated (busy more than 90 % of the window, as @fastify/under-pressure's
+ *   maxEventLoopUtilization sees it): the CPU is the bottleneck and whatever is admitted beyond
+ *   what it gets through queues. The answers per second of the saturated windows (a moving
+ *   average) are the capacity, and the limit becomes capacity × queueMs: enough requests in
+ *   flight to keep the CPU busy, few enough that an admitted one waits about queueMs. Once the
+ *   loop has room again the limit grows by a quarter a window, up to maxInFlight. A refusal
+ *   costs a small part of a request, so the admitted ones keep most of the CPU;
+ * - optionally (targetMs), requests queueing inside the server for something else than the CPU:
+ *   when the admitted requests of the last window took longer than targetMs on average, the
+ *   limit shrinks by a tenth (additive increase, multiplicative decrease, as TCP's congestion
+ *   window). Off by default: the mean also takes in exports and slow reports;
+ * - optionally (maxLagMs), requests queueing before the server reads them: when the event loop's
+ *   mean delay over the window exceeds maxLagMs, a share of bulk requests is refused (10 % more
+ *   each window, up to 95 %), falling again by 5 % a window once it is back under.
  * Priority operations are never dropped by share; they have their reserve above the limit.
  */
-export function installOverloadGuard(
-  app: FastifyInstance,
-  limits: OverloadLimits,
-  onRefused: () => void = () => {},
-): { inFlight(): number; limit(): number; dropShare(): number } {
+export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimits, onRefused: (reason: RefusalReason) => void = () => {}): OverloadState {
   let inFlight = 0;
   let limit = limits.maxInFlight;
   let dropShare = 0;
+  /** Answers per second while saturated (moving average); 0 until a saturated window is seen. */
+  let capacity = 0;
   const floor = Math.min(MIN_LIMIT, limits.maxInFlight);
   const lag = limits.maxLagMs > 0 ? monitorEventLoopDelay({ resolution: 10 }) : undefined;
   if (lag) {
@@ -83,14 +142,56 @@ export function installOverloadGuard(
     app.addHook('onClose', async () => lag.disable());
   }
   let windowStart = performance.now();
+  let windowElu = performance.eventLoopUtilization();
   let windowSum = 0;
   let windowCount = 0;
   let windowPeak = 0;
   const retryAfter = String(limits.retryAfterSeconds);
+  /** Whether the event loop was saturated in the last closed window. */
+  let saturated = false;
+  /** When this turn of the event loop handled its first request (see `waited` below). */
+  let turnStart = 0;
+  let turnRequests = 0;
+  let inTurn = false;
+  const endTurn = () => {
+    inTurn = false;
+  };
+  /**
+   * How long the requests of this event-loop turn have waited for the server at least. Each turn
+   * takes every request that arrived during the previous one and starts them one after the other;
+   * on a saturated server (and always on the embedded store, whose queries run on the event loop)
+   * a request may run to its answer before the next one is read, so queueing happens in front of
+   * the server, where no in-flight count sees it. A request read `queueMs` after the first one of
+   * its turn has waited that long already. A few requests behind a slow one are not a queue,
+   * though: only from the QUEUED-th request of a turn on does its wait count.
+   */
+  const waited = (now: number) => {
+    if (!inTurn) {
+      inTurn = true;
+      turnStart = now;
+      turnRequests = 0;
+      setImmediate(endTurn);
+    }
+    return ++turnRequests < QUEUED ? 0 : now - turnStart;
+  };
   const tick = (now: number) => {
-    if (now - windowStart < WINDOW_MS) return;
-    if (limits.targetMs > 0 && windowCount && windowSum / windowCount > limits.targetMs) limit = Math.max(floor, Math.floor(limit * 0.9));
-    else if (windowPeak >= limit - 1) limit = Math.min(limits.maxInFlight, limit + Math.max(1, Math.ceil(limit * 0.05)));
+    const span = now - windowStart;
+    if (span < WINDOW_MS) return;
+    const elu = performance.eventLoopUtilization();
+    const busy = performance.eventLoopUtilization(elu, windowElu).utilization;
+    windowElu = elu;
+    saturated = busy >= SATURATED;
+    if (limits.queueMs > 0 && saturated && windowCount > 0) {
+      const rate = (windowCount * 1000) / span;
+      // Up fast, down slowly: a window whose CPU went mostly to refusals must not drag the limit
+      // down into fewer admitted requests, hence more refusals.
+      capacity = rate >= capacity ? 0.5 * capacity + 0.5 * rate : 0.9 * capacity + 0.1 * rate;
+      limit = Math.min(limits.maxInFlight, Math.max(floor, Math.ceil((capacity * limits.queueMs) / 1000)));
+    } else if (limits.targetMs > 0 && windowCount && windowSum / windowCount > limits.targetMs) {
+      limit = Math.max(floor, Math.floor(limit * 0.9));
+    } else if (limit < limits.maxInFlight && (!saturated || windowPeak >= limit - 1)) {
+      limit = Math.min(limits.maxInFlight, limit + Math.max(1, Math.ceil(limit * 0.25)));
+    }
     if (lag) {
       // The histogram's mean includes its own 10 ms resolution.
       const lagMs = Number.isFinite(lag.mean) ? lag.mean / 1e6 - 10 : 0;
@@ -109,30 +210,83 @@ export function installOverloadGuard(
     windowCount++;
     tick(now);
   };
+  const detail = 'The server is overloaded; retry after the time in Retry-After.';
+  /** Why a request of this kind is refused now, if it is (and then it is not counted in flight). */
+  const refuse = (kind: Kind, now: number, turns: boolean): RefusalReason | undefined => {
+    if (kind === 'exempt') return undefined;
+    const priority = kind !== 'bulk';
+    // A saturated turn: priority requests may wait four times as long as the others.
+    if (turns && saturated && limits.queueMs > 0 && waited(now) > (priority ? 4 * limits.queueMs : limits.queueMs)) return 'late';
+    if (kind === 'stream') return undefined;
+    if (inFlight >= (priority ? limit + limits.priorityReserve : limit)) return 'in_flight';
+    return !priority && dropShare > 0 && Math.random() < dropShare ? 'lag' : undefined;
+  };
+  const admitted = new WeakSet<IncomingMessage>();
+
+  // Refusals before Fastify sees the request: no request object, no routing, no hooks, no log
+  // line, just the answer, so that refusing costs a small part of what serving costs and the
+  // admitted requests keep the CPU. The request's kind comes from its method and path.
+  const kindOf = requestKinds();
+  const server = app.server;
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  if (handlers.length === 1) {
+    const fastify = handlers[0]!;
+    server.removeListener('request', fastify);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      // Nothing to decide (and no path to match) while no signal says overload: the usual case.
+      const reason = saturated || inFlight >= limit || dropShare > 0 ? refuse(kindOf(req.method ?? 'GET', req.url ?? '/'), performance.now(), true) : undefined;
+      if (reason) {
+        onRefused(reason);
+        const id = randomUUID();
+        const json = JSON.stringify({ ...problem(503, 'unavailable', detail), instance: (req.url ?? '/').split('?')[0], request_id: id });
+        // The connection is kept: the client retries on it after Retry-After.
+        res.writeHead(503, {
+          ...BASELINE_HEADERS,
+          'content-type': 'application/problem+json; charset=utf-8',
+          'content-length': Buffer.byteLength(json),
+          'retry-after': retryAfter,
+          'x-request-id': id,
+        });
+        res.end(json);
+        return;
+      }
+      admitted.add(req);
+      fastify.call(server, req, res);
+    });
+  }
+
+  // Counting, and the same decision for requests that did not come through the server (inject),
+  // which arrive in no turn of the event loop: the in-flight limit only.
+  // One listener for every response (no closure per request): the start time rides on the response.
+  function closed(this: ServerResponse & { [STARTED]?: number }) {
+    answered(this[STARTED]!);
+  }
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const url = request.routeOptions.url;
+    const route = request.routeOptions; // a getter that builds an object: read once
+    const url = route.url;
     if (url !== undefined && EXEMPT.has(url)) return done();
     const started = performance.now();
     tick(started);
-    const operation = (request.routeOptions.config as { operation?: Operation }).operation;
-    if (operation !== undefined && STREAMS.has(operation.operationId)) return done();
-    const priority = operation !== undefined && PRIORITY_OPERATIONS.has(operation.operationId);
-    const allowed = priority ? limit + limits.priorityReserve : limit;
-    if (inFlight >= allowed || (!priority && dropShare > 0 && Math.random() < dropShare)) {
-      onRefused();
-      request.log.debug({ inFlight, limit: allowed, dropShare }, 'overloaded: request refused'); // counted in the metrics
-      // The connection is kept: the client retries on it after Retry-After.
-      sendProblem(reply, problem(503, 'unavailable', 'The server is overloaded; retry after the time in Retry-After.'), {
-        ...BASELINE_HEADERS,
-        'retry-after': retryAfter,
-      });
+    const operation = (route.config as { operation?: Operation }).operation;
+    const kind: Kind =
+      operation === undefined ? 'bulk' : STREAMS.has(operation.operationId) ? 'stream' : PRIORITY_OPERATIONS.has(operation.operationId) ? 'priority' : 'bulk';
+    const reason = admitted.has(request.raw) ? undefined : refuse(kind, started, false);
+    if (reason) {
+      onRefused(reason);
+      request.log.debug({ inFlight, limit, reason }, 'overloaded: request refused'); // counted in the metrics
+      sendProblem(reply, problem(503, 'unavailable', detail), { ...BASELINE_HEADERS, 'retry-after': retryAfter });
       return;
     }
+    if (kind === 'stream') return done();
     inFlight++;
     if (inFlight > windowPeak) windowPeak = inFlight;
     // 'close' comes once per response, answered or aborted by the client.
-    reply.raw.once('close', () => answered(started));
+    const raw: ServerResponse & { [STARTED]?: number } = reply.raw;
+    raw[STARTED] = started;
+    raw.on('close', closed);
     done();
   });
-  return { inFlight: () => inFlight, limit: () => limit, dropShare: () => dropShare };
+  const state: OverloadState = { inFlight: () => inFlight, limit: () => limit, capacity: () => capacity, dropShare: () => dropShare };
+  app.decorate('overload', state);
+  return state;
 }

@@ -41,7 +41,9 @@ export default fp(
     // the validator and the handler see the same parsed object (bad-inputs H11).
     const secureParse = app.getDefaultJsonParser('error', 'error');
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser(/^application\/([a-z0-9.+-]+\+)?json$/, { parseAs: 'buffer' }, (request, body, done) => {
+    // `; charset=utf-8` is allowed (OkHttp, which the java clients use, always adds it; JSON is
+    // UTF-8, RFC 8259); any other parameter or charset stays unsupported (415).
+    app.addContentTypeParser(/^application\/([a-z0-9.+-]+\+)?json(\s*;\s*charset="?utf-8"?)?$/i, { parseAs: 'buffer' }, (request, body, done) => {
       const raw = body as Buffer;
       request.rawBody = raw;
       if (request.beforeParse) {

@@ -54,7 +54,8 @@ export default fp(
     // type (event streams, files) goes through.
     app.addHook('onRequest', (request, reply, done) => {
       const accept = request.headers.accept;
-      if (!accept || !/^\/(api|v1)\//.test(request.url)) return done();
+      // Refused only when every range names XML: without `xml` anywhere, nothing to parse.
+      if (!accept?.includes('xml') || !/^\/(api|v1)\//.test(request.url)) return done();
       const ranges = accept
         .split(',')
         .map((range) => range.split(';')[0]!.trim().toLowerCase())

@@ -76,9 +76,13 @@ export function answerHeaders(production: boolean): [string, string][] {
 export default fp(
   async function securityHeaders(app: FastifyInstance) {
     const headers = answerHeaders(app.config.production);
+    // On the reply, not its `raw` response: Node writes a head given whole to writeHead (as
+    // Fastify gives it) in one pass, while one header already set on the response makes it set
+    // and check every other header one by one again. Every answer leaves through the reply
+    // (errors, 404s, streams and files too); the few written before any hook run add
+    // BASELINE_HEADERS themselves.
     app.addHook('onRequest', (_request, reply, done) => {
-      const raw = reply.raw;
-      for (const [name, value] of headers) raw.setHeader(name, value);
+      for (const [name, value] of headers) reply.header(name, value);
       done();
     });
   },

@@ -7,13 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startMocks } from '../../mocks/mocks.mjs';
+import { API_ORDER, startMocks } from '../../mocks/mocks.mjs';
 import { startProxies } from '../../mocks/proxy.mjs';
 import { proxyVerdict, type ProxyViolation } from './proxy-report.js';
 import { buildApp } from '#server/app.js';
 import { loadConfig } from '#server/config.js';
 import { implemented } from '#server/app.js';
 import { API_NAMES } from '#server/contract.js';
+import { freePort } from '../support/free-port.js';
 import { openTestStore } from '../support/store.js';
 import { SERVER_SECRETS } from './http.js';
 import { seedConnect } from './seed-connect.js';
@@ -31,7 +32,6 @@ declare module 'vitest' {
   }
 }
 
-const TEST_MOCK_PORTS = { account: 4110, connect: 4111, login: 4112, messaging: 4113 };
 // Each Prism proxy listens on its port + 100 behind the front (mocks/proxy.mjs).
 const TEST_PROXY_PORTS = { account: 4130, connect: 4131, login: 4132, messaging: 4133 };
 
@@ -42,7 +42,10 @@ export default async function setup(project: TestProject) {
   let serviceNumber: { providerPhoneNumberId: string } | null = null;
 
   if (wanted.includes('mock')) {
-    const mocks = await startMocks({ ports: TEST_MOCK_PORTS });
+    // Free ports, not fixed ones: two runs of the suite on one machine (worktrees, CI beside a
+    // developer) failed to start with EADDRINUSE on the second.
+    const ports = Object.fromEntries(await Promise.all(API_ORDER.map(async (api) => [api, await freePort()] as const)));
+    const mocks = await startMocks({ ports });
     stops.push(mocks.stop);
     targets.push({ name: 'mock', urls: mocks.urls });
   }

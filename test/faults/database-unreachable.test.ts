@@ -38,14 +38,14 @@ afterAll(async () => {
 it('F-4 database cut at runtime: 503 unavailable with Retry-After, no 500, nothing hangs; then recovery', async () => {
   const seed = a.info;
   const headers = { 'x-api-key': seed.apiKey!, 'content-type': 'application/json' };
-  expect((await fetch(`${seed.url}/healthz`)).status).toBe(200);
+  expect((await fetch(`${seed.url}/readyz`)).status).toBe(200);
   // A real session's status: the key is looked up and the session read, both in the database.
   const status = `${seed.url}/v1/auth/chatapp/status/${(await startSession(seed)).sessionId}`;
   expect((await fetch(status, { headers })).status).toBe(200);
 
   proxy.cut();
   const calls = [
-    () => fetch(`${seed.url}/healthz`),
+    () => fetch(`${seed.url}/readyz`),
     () => fetch(status, { headers }),
     () => fetch(`${seed.url}/v1/auth/chatapp/start`, { method: 'POST', headers, body: '{}' }),
     () => fetch(`${seed.url}/api/login/apps`, { headers: { authorization: seed.owner! } }),
@@ -72,9 +72,12 @@ it('F-4 database cut at runtime: 503 unavailable with Retry-After, no 500, nothi
   }
   // A connection attempt gives up after 5 s (server/store/db.ts); nothing waits longer.
   expect(elapsed).toBeLessThan(15_000);
+  // Liveness is not readiness: the process is fine, and restarting it would not bring the database back.
+  const live = await fetch(`${seed.url}/healthz`);
+  expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
 
   proxy.restore();
-  await waitFor(async () => (await fetch(`${seed.url}/healthz`)).status === 200, 20_000, 'healthz 200 after restore');
+  await waitFor(async () => (await fetch(`${seed.url}/readyz`)).status === 200, 20_000, 'readyz 200 after restore');
   expect((await fetch(status, { headers })).status).toBe(200);
 
   // The LISTEN connection of A came back: an event caused on B reaches a stream held by A. The

@@ -19,12 +19,12 @@ export async function startHaproxy(instances: [string, string, string]) {
   await eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`haproxy exited: ${stderr}`);
-      return fetch(`${url}/healthz`).then(
+      return fetch(`${url}/readyz`).then(
         (r) => r.status === 200,
         () => false,
       );
     },
-    { within: 20_000, what: 'haproxy serving /healthz', every: 100 },
+    { within: 20_000, what: 'haproxy serving /readyz', every: 100 },
   );
   return {
     url,

@@ -325,7 +325,7 @@ describe('E. Inbound provider webhook', () => {
             .execute();
           return rows.length >= wamids.length && rows;
         },
-        { within: 30_000, what: 'the 210 messages processed', app: limitedApp },
+        { within: 90_000, what: 'the 210 messages processed', app: limitedApp },
       );
       expect(stored.map((m) => m.provider_message_id).sort()).toEqual([...wamids].sort());
       // Statuses from the same address in the same minute, in Meta's published shape, are taken too.

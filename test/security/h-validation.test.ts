@@ -203,6 +203,17 @@ describe('H validation', async () => {
       app.inject({ method: 'POST', url: '/api/contacts', headers: { ...w.headers, 'content-type': 'text/plain' }, payload: body }),
     );
     expectProblem(plain, 415, 'unsupported-media-type');
+    const utf16 = await expectNoChange(app, () =>
+      app.inject({ method: 'POST', url: '/api/contacts', headers: { ...w.headers, 'content-type': 'application/json; charset=utf-16' }, payload: body }),
+    );
+    expectProblem(utf16, 415, 'unsupported-media-type');
+    const utf8 = await app.inject({
+      method: 'POST',
+      url: '/api/contacts',
+      headers: { ...w.headers, 'content-type': 'application/json; charset=utf-8' },
+      payload: JSON.stringify({ contact_no: '+4915112345675' }),
+    });
+    expect(utf8.statusCode, utf8.body).toBe(201);
     const none = await expectNoChange(app, () => app.inject({ method: 'POST', url: '/api/contacts', headers: w.headers, payload: Buffer.from(body) }));
     expect([400, 415]).toContain(none.statusCode);
     expectProblem(none, none.statusCode, none.statusCode === 415 ? 'unsupported-media-type' : 'malformed-body');

@@ -26,9 +26,18 @@ export function templateHash(tree = root): string {
   const migrations = join(tree, 'server/store/migrations');
   for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
   hash.update(readFileSync(join(tree, 'server/store/migrate.ts')));
+  hash.update(TEMPLATE_LAYOUT);
   hash.update(readFileSync(join(dirname(require.resolve('@electric-sql/pglite/pglite.wasm')), '../package.json')));
   return hash.digest('hex').slice(0, 16);
 }
+
+/**
+ * How the PGlite template is laid out (pgliteTemplate): a change here makes a new one. Every test
+ * store starts by unpacking it, so it is kept small: 1 MB WAL segments (initdb's default is 16 MB
+ * of zeros), no template0/template1 (a test store never creates a database), checkpointed (no
+ * WAL replayed at start). It went from 44 MB to 20 MB and a store's start from ~0.8 to ~0.6 s CPU.
+ */
+const TEMPLATE_LAYOUT = 'wal-segsize=1,no-template-databases,checkpointed';
 
 let hash: string | undefined;
 const migrationsHash = () => (hash ??= templateHash());
@@ -110,8 +119,17 @@ function pgliteTemplate(): Promise<Blob> {
     const dir = join(root, 'node_modules/.cache/chatapp-test-store');
     const path = join(dir, `pglite-${migrationsHash()}.tar`);
     if (!existsSync(path)) {
-      const pglite = await PGlite.create(await pgliteArtifacts());
+      const pglite = await PGlite.create({ ...(await pgliteArtifacts()), initDbStartParams: ['--wal-segsize=1'] });
       const store = await timed('migrations', () => openStore({ pglite }));
+      // One statement each: DROP DATABASE refuses to run in a multi-statement string's transaction.
+      for (const statement of [
+        'alter database template0 is_template false',
+        'drop database template0',
+        'alter database template1 is_template false',
+        'drop database template1',
+        'checkpoint',
+      ])
+        await pglite.query(statement);
       const dump = await pglite.dumpDataDir('none');
       await store.close();
       mkdirSync(dir, { recursive: true });

@@ -64,7 +64,7 @@ def main() -> None:
         )
         sent = expect(send_message.sync_detailed(client=client, body=body), SendMessageResult, "send by media_id")
         print(f"messaging: sent {sent.id} (image, media {upload.id}), status {sent.status}")
-    # docs/clients-python-go.md's error branch, as written: a refusal parses as ProblemDetails,
+    # docs/clients.md's error branch, as written: a refusal parses as ProblemDetails,
     # whose `type` field is `type_` (a Python builtin name).
     with AuthenticatedClient(base_url=env["CHATAPP_BASE_URL"], token="mk_not_a_key", prefix="", auth_header_name="X-API-Key") as client:
         res = list_contacts.sync_detailed(client=client, limit=10)

@@ -1,4 +1,4 @@
-// The spec fixes the Python and Go generators need (docs/clients-python-go.md), kept: a form
+// The spec fixes the client generators need (docs/clients.md), kept: a form
 // body has no `anyOf` (oapi-codegen's form encoder drops union fields without a word), and the
 // token endpoint's body is optional (openapi-python-client 0.29.1 imports `Unset` only then;
 // the smoke test imports every generated module) while the server still answers a missing
@@ -48,14 +48,49 @@ describe('generator fixes in the spec', () => {
     });
   }
 
-  it('messaging: the multipart send body is a named schema and the JSON media kinds take media_id', () => {
+  // openapi-generator skips a schema referenced only from form bodies (its default
+  // skipFormModel), yet imports it in an operation that also takes JSON: the multipart send body
+  // is inline so typescript-fetch and java clients compile with default options.
+  it('messaging: the multipart send body is inline with its parts and the JSON media kinds take media_id', () => {
     const d = doc('messaging', '3.0');
     const send = d.paths['/api/chatapp/send']!.post!;
-    expect(send.requestBody!.content['multipart/form-data']!.schema.$ref).toBe('#/components/schemas/SendMediaUpload');
+    const form = send.requestBody!.content['multipart/form-data']!.schema as { $ref?: string; properties?: Record<string, unknown> };
+    expect(form.$ref).toBeUndefined();
+    expect(Object.keys(form.properties ?? {})).toEqual(['contact_no', 'chatapp_phone_number', 'messageType', 'message', 'filename', 'reply_to', 'file']);
     for (const kind of ['SendImageMessage', 'SendVideoMessage', 'SendAudioMessage', 'SendDocumentMessage']) {
       expect(Object.keys(d.components.schemas[kind]!.properties ?? {})).toEqual(expect.arrayContaining(['mediaUrl', 'media_id']));
     }
   });
+
+  // openapi-generator's go client declares every enum constant in one package namespace: with
+  // default options two enums holding `active` would both declare ACTIVE.
+  for (const api of ['account', 'connect', 'login', 'messaging']) {
+    it(`${api}: every named enum names its constants, unique in the document (openapi-generator go)`, () => {
+      const d = doc(api, '3.0');
+      const names: string[] = [];
+      for (const [name, schema] of Object.entries(d.components.schemas) as [string, { enum?: unknown[]; 'x-enum-varnames'?: string[] }][]) {
+        if (!schema.enum) continue;
+        expect(schema['x-enum-varnames'], name).toHaveLength(schema.enum.length);
+        names.push(...schema['x-enum-varnames']!.map((n) => n.replace(/[^A-Za-z0-9]/g, '').toUpperCase()));
+      }
+      expect(names.length).toBeGreaterThan(0);
+      expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+    });
+
+    // A default beside `allOf: [$ref]` (a described reference in 3.0) to a plain string is written
+    // unquoted by openapi-generator's java client; enums are fine (it names the constant).
+    it(`${api}: no string default sits on a reference to a non-enum schema (openapi-generator java)`, () => {
+      const d = doc(api, '3.0');
+      const offenders: string[] = [];
+      for (const [name, schema] of Object.entries(d.components.schemas)) {
+        for (const [prop, value] of Object.entries(schema.properties ?? {}) as [string, { default?: unknown; allOf?: { $ref?: string }[] }][]) {
+          const target = value.allOf?.[0]?.$ref?.split('/').pop();
+          if (value.default !== undefined && target && !(d.components.schemas[target] as { enum?: unknown }).enum) offenders.push(`${name}.${prop}`);
+        }
+      }
+      expect(offenders).toEqual([]);
+    });
+  }
 });
 
 describe('token endpoint without a body', () => {

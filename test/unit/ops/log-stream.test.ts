@@ -1,12 +1,14 @@
 // One log stream (server/ops/logging.ts, server/store/db.ts): every line is the server's pino
 // line, with a numeric level and time; a contract operation's request lines carry the request id
 // and the operationId; the store's own warnings (on PostgreSQL, its LISTEN connection ended) go
-// through the same logger instead of a JSON line of their own on stderr.
+// through the same logger instead of a JSON line of their own on stderr, and so do Node's process
+// warnings.
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { eventually } from '#test/support/eventually.js';
 import { onPostgres } from '#test/support/store.js';
 import { loggedApp } from '#test/security/logged-app.js';
+import { logProcessWarnings } from '#server/ops/logging.js';
 
 const { app, lines, store } = await loggedApp({ level: 'info' });
 const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -22,6 +24,21 @@ it('request lines carry the request id and the operationId; other routes the req
   const plain = parsed().filter((line) => line.reqId === health.headers['x-request-id']);
   expect(plain).toHaveLength(2);
   for (const line of plain) expect(line).not.toHaveProperty('operationId');
+});
+
+it("Node's process warnings go through the logger instead of Node's own stderr printer", async () => {
+  const restore = logProcessWarnings(app.log);
+  try {
+    expect(process.listenerCount('warning')).toBe(1);
+    process.emitWarning('A dependency says something odd', { code: 'CHATAPP_TEST_WARNING' });
+    const warning = await eventually(() => parsed().find((line) => line.code === 'CHATAPP_TEST_WARNING'), {
+      within: 5_000,
+      what: 'the warning in the log',
+    });
+    expect(warning).toMatchObject({ level: 40, component: 'process', warning: 'Warning', msg: 'A dependency says something odd', time: expect.any(Number) });
+  } finally {
+    restore();
+  }
 });
 
 it.runIf(onPostgres)('the store warns through the logger when PostgreSQL ends its LISTEN connection', async () => {

@@ -64,3 +64,40 @@ it('refuses bulk beyond the limit with 503 + Retry-After before reading the body
   for (const h of held) h.socket.destroy();
   await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/api/contacts?limit=1`, { headers: { 'x-api-key': w.key } })).status).toBe(200);
 }, 60_000); // the first app a worker builds also compiles the contract's validators
+
+it('while the event loop is saturated, the in-flight limit becomes the measured capacity × OVERLOAD_QUEUE_MS', async () => {
+  const app = await build({ env: { OVERLOAD_QUEUE_MS: '1' } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  const w = await workspace(app);
+  const head = `GET /api/contacts?limit=20 HTTP/1.1\r\nhost: x\r\nx-api-key: ${w.key}\r\n\r\n`;
+  const blockFor = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until); // the event loop busy, as under more load than it takes
+  };
+  // Connections open before the load: the requests are what arrives at once.
+  const conns = Array.from({ length: 24 }, () => connect(port, '127.0.0.1'));
+  sockets.push(...conns);
+  await Promise.all(conns.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
+  await app.inject({ url: '/no/such/path' }); // closes the guard's current window: the next one is all busy
+  expect(app.overload!.limit()).toBe(256);
+  blockFor(1000);
+  // 24 requests written while the event loop is busy: they wait for it, then arrive at once.
+  const answers = conns.map((socket) => {
+    let text = '';
+    const answered = new Promise<string>((resolve) => {
+      socket.on('data', (chunk) => {
+        text += chunk;
+        if (/\r\n\r\n/.test(text) && /\}$/.test(text)) resolve(text);
+      });
+    });
+    socket.write(head);
+    return answered;
+  });
+  blockFor(50);
+  // Before any sign of saturation nothing is refused; the guard measures meanwhile.
+  expect((await Promise.all(answers)).map((a) => a.split(' ')[1])).toEqual(Array(24).fill('200'));
+  expect(app.overload!.capacity()).toBeGreaterThan(0);
+  // Answers per second × 1 ms (at least 16): far below the ceiling; it grows back once the loop has room.
+  expect(app.overload!.limit()).toBeLessThan(24);
+});

@@ -1,8 +1,8 @@
 // /readyz (server/ops/readiness.ts): ready only with every check passing and not draining; /healthz
-// is liveness and does not look at migrations or draining. The database out of reach is proven on
+// is liveness and looks at none of it (database, migrations, draining). The database out of reach is proven on
 // PostgreSQL in test/faults/readiness.test.ts.
 import { sql } from 'kysely';
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { Readiness } from '#server/ops/readiness.js';
 import { LATEST_MIGRATION } from '#server/store/migrate.js';
 import { build } from '#test/helper.js';
@@ -28,6 +28,28 @@ it('is ready once migrated; 503 problem+json naming the check while the last mig
   await sql`insert into kysely_migration (name, timestamp) values (${row!.name as string}, ${row!.timestamp as string})`.execute(db);
   expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
 }, 60_000); // the first app a worker builds also compiles the contract's validators
+
+it('/healthz is liveness only: 200 while the database fails every query, when /readyz is 503', async () => {
+  const app = await build();
+  // Every query fails as with PostgreSQL out of reach (connection refused); the process itself is fine.
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const executor = app.platform.store.db.getExecutor();
+  const failing = vi.spyOn(executor, 'executeQuery').mockRejectedValue(refused);
+  vi.spyOn(app.platform.store.db, 'getExecutor').mockReturnValue(executor);
+  try {
+    const live = await app.inject({ url: '/healthz' });
+    expect(live.statusCode).toBe(200);
+    expect(live.json()).toEqual({ status: 'ok' });
+    expect(live.headers['cache-control']).toBe('no-store');
+    const ready = await app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ detail: 'Not ready: database failing, migrations failing.' });
+    expect(failing).toHaveBeenCalled();
+  } finally {
+    vi.restoreAllMocks();
+  }
+  expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+});
 
 it('is not ready from the start of shutdown on (preClose), whatever the checks say', async () => {
   const app = await build();

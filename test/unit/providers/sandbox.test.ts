@@ -1,7 +1,8 @@
-// The sandbox provider on an in-memory store: numbers it creates, statuses in order, inbound
+// The sandbox provider on a test store: numbers it creates, statuses in order, inbound
 // payloads in Meta's format, and the provider's rules (24-hour window, recipients, templates).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '#server/store/db.js';
+import type { Store } from '#server/store/db.js';
+import { openTestStore } from '#test/support/store.js';
 import { newId } from '#server/lib/ids.js';
 import { SandboxProvider, addSandboxNumber, createSandboxAccount } from '#server/providers/sandbox.js';
 import { ProviderError, type ProviderNumber, type ProviderWebhookPayload } from '#server/providers/types.js';
@@ -15,8 +16,10 @@ let sandbox: SandboxProvider;
 const customer = '4915112345678';
 const text = { type: 'text', text: { body: 'Hi' } } as const;
 
+// The migrated template (test/support/store.ts), or PostgreSQL under test:pg: a store migrated from
+// scratch here compiled PGlite again and ran every migration, past the hook's timeout when busy.
 beforeAll(async () => {
-  store = await openStore({});
+  store = await openTestStore();
   workspaceId = newId('ws');
   await store.db
     .insertInto('workspaces')
@@ -25,7 +28,7 @@ beforeAll(async () => {
   const { account, numbers } = await createSandboxAccount(store.db, workspaceId, { name: 'Acme' });
   number = { wabaId: account.provider_waba_id, phoneNumberId: numbers[0].provider_phone_number_id };
   pnRowId = numbers[0].id;
-}, 30_000);
+});
 afterAll(() => store?.close());
 
 beforeEach(() => {

@@ -2,14 +2,11 @@
 // past autovacuum's thresholds is vacuumed and analysed, one below them is left alone.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '#server/store/db.js';
+import type { Store } from '#server/store/db.js';
 import { ANALYZE_TARGET } from '#server/store/pglite-maintenance.js';
+import { openTestStore } from '#test/support/store.js';
 
 let store: Store;
-beforeAll(async () => {
-  store = await openStore({ maintenanceMs: 3_600_000 });
-}, 60_000);
-afterAll(async () => store?.close());
 
 const stats = async (table: string) => {
   await sql`select pg_stat_force_next_flush()`.execute(store.db);
@@ -22,6 +19,13 @@ const stats = async (table: string) => {
 };
 
 describe.skipIf(Boolean(process.env.DATABASE_URL))('PGlite maintenance (no autovacuum in single-user mode)', () => {
+  // From the migrated template (test/support/store.ts), as every test store: migrating a fresh
+  // PGlite here took most of this file's time and, on a busy machine, more than a test's timeout.
+  beforeAll(async () => {
+    store = await openTestStore({ maintenanceMs: 3_600_000 });
+  });
+  afterAll(async () => store?.close());
+
   it('vacuums and analyses a table past the thresholds; leaves one below them alone', async () => {
     await store.db
       .insertInto('workspaces')
@@ -42,7 +46,7 @@ describe.skipIf(Boolean(process.env.DATABASE_URL))('PGlite maintenance (no autov
   });
 
   it('stops with the store: a pass after close is not started (no error logged)', async () => {
-    const other = await openStore({ maintenanceMs: 3_600_000 });
+    const other = await openTestStore({ maintenanceMs: 3_600_000 });
     await other.close();
     const writes: string[] = [];
     const write = process.stderr.write;

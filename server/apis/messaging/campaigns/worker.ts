@@ -175,6 +175,17 @@ export class CampaignWorker {
     this.wakeUp.wake();
   }
 
+  /**
+   * The time slots, leases, pauses and retries are reckoned in: the platform's clock (the
+   * database's on PostgreSQL, bad-inputs F-12), as reserveSlots gives them out, never the system
+   * clock. With the two apart (an instance whose clock is off, or a measurement that read a slow
+   * round trip as skew) a slot compared with Date.now() is always "late": each send was put back
+   * for a new slot and the campaign never ended.
+   */
+  private clock(): number {
+    return this.platform.now().getTime();
+  }
+
   private log(message: string, extra?: object) {
     this.options.log?.(message, extra);
   }
@@ -182,13 +193,13 @@ export class CampaignWorker {
   private async run() {
     while (this.running) {
       this.wakeUp.forget(); // this cycle reads what the wake-ups so far announced
-      let wakeAt = Date.now() + this.pollMs; // after a failed cycle
+      let wakeAt = this.clock() + this.pollMs; // after a failed cycle
       try {
         wakeAt = await this.cycle();
       } catch (error) {
         this.log('campaign cycle failed', { error: String(error) });
       }
-      const wait = wakeAt - Date.now();
+      const wait = wakeAt - this.clock();
       if (this.running && wait > 0) await this.wakeUp.sleep(wait);
     }
   }
@@ -214,12 +225,12 @@ export class CampaignWorker {
       if (halt && halt.seq <= seen && !this.failures.has(c.id)) this.halted.delete(c.id);
     }
     for (const [key, w] of this.windows) if (w.idle()) this.windows.delete(key);
-    if (!campaigns.length) return more ? Date.now() : Date.now() + (await this.untilScheduled());
-    let next = more ? Date.now() : Date.now() + this.pollMs;
+    if (!campaigns.length) return more ? this.clock() : this.clock() + (await this.untilScheduled());
+    let next = more ? this.clock() : this.clock() + this.pollMs;
     for (const c of campaigns) {
       if (!this.running) break;
       const busy = Math.max(this.numberBusyUntil.get(c.phone_number_id) ?? 0, (this.numberPausedUntil.get(c.phone_number_id) ?? 0) - this.lookaheadMs);
-      if (busy > Date.now()) {
+      if (busy > this.clock()) {
         next = Math.min(next, busy);
         continue;
       }
@@ -401,7 +412,7 @@ export class CampaignWorker {
     });
     if (!batch) return null;
     // A batch of opted-out recipients only: the next batch may be leased at once.
-    if (batch === 'skipped') return Date.now();
+    if (batch === 'skipped') return this.clock();
     const busyUntil = batch.slots.nextFree.getTime() - this.lookaheadMs;
     this.numberBusyUntil.set(c.phone_number_id, busyUntil);
     batch.rows.forEach((row, i) => {
@@ -417,7 +428,7 @@ export class CampaignWorker {
   }
 
   private sleepUntil(at: Date): Promise<void> {
-    const ms = at.getTime() - Date.now();
+    const ms = at.getTime() - this.clock();
     if (ms <= 0) return Promise.resolve();
     return this.sendWaits.sleep(ms);
   }
@@ -437,7 +448,7 @@ export class CampaignWorker {
     for (;;) {
       const wait = w.waitMs(perSecond);
       if (wait <= 0) break;
-      await (wait === Infinity ? w.nextAnswer() : this.sleepUntil(new Date(Date.now() + wait)));
+      await (wait === Infinity ? w.nextAnswer() : this.sleepUntil(new Date(this.clock() + wait)));
     }
   }
 
@@ -456,9 +467,9 @@ export class CampaignWorker {
     } while (!this.mayPass(pn, numberRate) || !this.mayPass(r.campaign_id, ctx.rate));
     const pausedUntil = this.numberPausedUntil.get(pn) ?? 0;
     // Too late for its slot: sending now could crowd another instance's slots, so it takes a new one.
-    const late = Date.now() - at.getTime() > this.maxDriftMs;
-    if (!this.running || late || this.halted.has(r.campaign_id) || pausedUntil > Date.now()) {
-      return this.record({ kind: 'requeue', r, at: pausedUntil > Date.now() ? new Date(pausedUntil) : null, undo: true });
+    const late = this.clock() - at.getTime() > this.maxDriftMs;
+    if (!this.running || late || this.halted.has(r.campaign_id) || pausedUntil > this.clock()) {
+      return this.record({ kind: 'requeue', r, at: pausedUntil > this.clock() ? new Date(pausedUntil) : null, undo: true });
     }
     const answeredNumber = this.window(pn).start(numberRate);
     const answeredCampaign = this.window(r.campaign_id).start(ctx.rate);
@@ -494,7 +505,7 @@ export class CampaignWorker {
     const pn = ctx.campaign.phone_number_id;
     if (error.rateLimited) {
       // bad-inputs F-8: this number waits as told, on every instance; the recipient goes back to the queue.
-      const until = Date.now() + Math.max(1, error.retryAfterSec ?? 1) * 1000;
+      const until = this.clock() + Math.max(1, error.retryAfterSec ?? 1) * 1000;
       this.numberPausedUntil.set(pn, Math.max(until, this.numberPausedUntil.get(pn) ?? 0));
       await pauseNumber(this.platform.store.db, pn, new Date(until));
       await this.platform.bus.publish({ type: 'campaign.number_paused', workspaceId: ctx.campaign.workspace_id, data: { phoneNumberId: pn, until } });
@@ -516,7 +527,7 @@ export class CampaignWorker {
     const retryable = error.notSent || error.kind === 'network' || (error.httpStatus ?? 0) >= 500;
     if (retryable && r.attempts < MAX_ATTEMPTS) {
       const backoff = 1000 * 2 ** (r.attempts - 1) * (0.5 + Math.random());
-      return this.record({ kind: 'requeue', r, at: new Date(Date.now() + backoff), undo: false });
+      return this.record({ kind: 'requeue', r, at: new Date(this.clock() + backoff), undo: false });
     }
     return this.record({ kind: 'failed', r, error: { code: error.code ?? error.httpStatus ?? 'provider', title: error.message, detail: error.details } });
   }

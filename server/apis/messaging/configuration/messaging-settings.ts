@@ -7,7 +7,7 @@ import type { CountryCode } from 'libphonenumber-js/min';
 import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
-import { countryOfNumber, phoneCountry, toE164 } from '#server/lib/phone.js';
+import { countryOfNumber, phoneCountry, requirePhone, toE164 } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 
@@ -51,6 +51,15 @@ export async function readingSettings(db: Kysely<Database>, workspaceId: string)
 /** The country national numbers are read in: the one set, else the first number's, else null. */
 export async function workspaceCountry(db: Kysely<Database>, workspaceId: string): Promise<CountryCode | null> {
   return phoneCountry((await loadSettings(db, workspaceId))?.country) ?? (await firstNumberCountry(db, workspaceId));
+}
+
+/**
+ * A contact number as the workspace writes it, in E.164 (`requirePhone`): the workspace's country
+ * is read (two queries) only for a number written without `+`, the only kind it can change.
+ */
+export async function requireWorkspacePhone(db: Kysely<Database>, workspaceId: string, input: string, pointer: string): Promise<string> {
+  const country = input.trim().startsWith('+') ? null : await workspaceCountry(db, workspaceId);
+  return requirePhone(input, country, pointer);
 }
 
 /**

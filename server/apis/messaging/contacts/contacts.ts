@@ -6,10 +6,9 @@ import type { components, operations } from '#generated/messaging/types.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
-import { requirePhone } from '#server/lib/phone.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
-import { workspaceCountry } from '../configuration/messaging-settings.js';
+import { requireWorkspacePhone } from '../configuration/messaging-settings.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
 import { stopEnrolments } from './opt-out.js';
 import { isUniqueViolation } from './storable.js';
@@ -69,7 +68,7 @@ export const createContact: Handler<operations['createContact']> = async (reques
   const { workspaceId } = authOf(request);
   const { store, now } = request.server.platform;
   const body = request.body;
-  const phone = requirePhone(body.contact_no, await workspaceCountry(store.db, workspaceId), '/body/contact_no');
+  const phone = await requireWorkspacePhone(store.db, workspaceId, body.contact_no, '/body/contact_no');
   const db = store.db;
   const custom = body.custom_fields ? mergeCustomValues({}, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : {};
   await refuseTakenNumber(db, workspaceId, phone);
@@ -120,7 +119,7 @@ export const updateContact: Handler<operations['updateContact']> = async (reques
   const body: S['ContactUpdate'] = request.body;
   const current = await findContact(db, workspaceId, id);
   if (!current) throw notFound(id);
-  const phone = body.contact_no === undefined ? undefined : requirePhone(body.contact_no, await workspaceCountry(db, workspaceId), '/body/contact_no');
+  const phone = body.contact_no === undefined ? undefined : await requireWorkspacePhone(db, workspaceId, body.contact_no, '/body/contact_no');
   const custom = body.custom_fields
     ? mergeCustomValues(current.custom_fields, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId))
     : undefined;

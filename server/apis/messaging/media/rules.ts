@@ -132,8 +132,12 @@ export async function checkMedia(bytes: Buffer, declaredType: string, kind?: Med
       kind ? `content does not match ${kind}` : `content ${detected} is not accepted`,
     );
   }
+  // A file part sent without a Content-Type of its own is text/plain to the multipart parser (RFC
+  // 7578's default; openapi-generator's rust client sends none): with bytes that are not text it
+  // says nothing, and the bytes type the file as they do for `*/*`.
+  const untyped = declared === 'text/plain' && !asKind.startsWith('text/');
   const agrees =
-    saysNothing(declared) || declared === asKind || declared === detected || (declared === 'application/zip' && [DOCX, XLSX, PPTX].includes(asKind));
+    saysNothing(declared) || untyped || declared === asKind || declared === detected || (declared === 'application/zip' && [DOCX, XLSX, PPTX].includes(asKind));
   if (!agrees) throw unsupported(`file is declared ${declared} but its bytes are ${detected}.`, `content does not match ${declared}`);
   const rule = MEDIA_RULES[found];
   if (bytes.length > rule.maxBytes) {

@@ -115,7 +115,7 @@ it('F-3 kill -9 mid-campaign: resumes after restart, every recipient sent, dupli
   console.log(
     `F-3: ${sentBeforeKill} sends before the kill, ${inFlightAtKill.size} recipients in flight at it (re-taken), ${duplicated.length} of them sent twice`,
   );
-}, 120_000);
+}, 300_000); // two server processes started by tsx: a hang bound, not a speed
 
 async function withStore<T>(read: (db: Awaited<ReturnType<typeof openStore>>['db']) => Promise<T>): Promise<T> {
   const store = await openStore(databaseUrl ? { databaseUrl } : { dataDir });

@@ -25,6 +25,8 @@ describe('checkMedia', () => {
     expect(await checkMedia(FILES.opus(), 'audio/ogg')).toEqual({ kind: 'audio', mimeType: 'audio/ogg' });
     expect(await checkMedia(FILES.pdf(), 'application/pdf')).toEqual({ kind: 'document', mimeType: 'application/pdf' });
     expect(await checkMedia(FILES.text(), 'text/plain')).toEqual({ kind: 'document', mimeType: 'text/plain' });
+    // A file part with no Content-Type (the parser's text/plain default; openapi-generator's rust client).
+    expect(await checkMedia(FILES.png(), 'text/plain')).toEqual({ kind: 'image', mimeType: 'image/png' });
   });
 
   it('an MP4 sent as audio is audio/mp4', async () => {

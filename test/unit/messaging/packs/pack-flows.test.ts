@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildShared } from '#test/helper.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
-import { api, executions, outbound, until, workspace } from '../automation/support.js';
+import { eventually } from '#test/support/eventually.js';
+import { api, executions, outbound, workspace } from '../automation/support.js';
 
 type Node = { id: string; type: string; parameters: Record<string, unknown> };
 type Flow = { key: string; name: string; nodes: Node[]; connections: { from_node: string; from_port?: string; to_node: string }[] };
@@ -92,6 +93,12 @@ describe('pack ask nodes', () => {
 });
 
 let seq = 0;
+/**
+ * How long a live step may take before the case gives up: a hang detector. Each wait is woken by
+ * the app's events; under the full suite on a busy machine a step took more than the 10 s alone
+ * ever needs.
+ */
+const WAIT_MS = 60_000;
 
 describe('testFlow and the live run agree on every pack flow', () => {
   for (const s of SCENARIOS)
@@ -122,7 +129,15 @@ describe('testFlow and the live run agree on every pack flow', () => {
       expect(dryTexts).toHaveLength(s.texts.length);
       s.texts.forEach((pattern, i) => expect(dryTexts[i]).toMatch(pattern));
 
-      // Live: each message waits until the previous one has been acted on (a step or a send).
+      // Live: each message waits until the previous one has been acted on (a step or a send) and
+      // the run has settled: waiting at an ask, or ended. A step alone was not enough: the trigger's
+      // step is written before the run reaches its ask, and a reply sent then found no run waiting
+      // for it (the inbound message was not a reply to anything), so the run waited at its ask for
+      // ever. Under the full test:pg run that is how "the run to end" timed out.
+      const settled = async () => {
+        const runs = await executions(app, flow.id);
+        return runs.length > 0 && runs.every((e) => e.status !== 'running');
+      };
       const progress = async () => {
         const runs = await executions(app, flow.id);
         const steps = runs.length
@@ -133,13 +148,19 @@ describe('testFlow and the live run agree on every pack flow', () => {
       for (const text of [s.trigger, ...s.replies]) {
         const before = await progress();
         await sendFromSandboxPhone(app, { phoneNumberId: w.numberId, from: phone, name: 'Inês', text });
-        await until(async () => (await progress()) > before, 10_000, `the run to act on "${text}"`);
+        await eventually(async () => (await progress()) > before && (await settled()), {
+          within: WAIT_MS,
+          what: `the run to act on "${text}" and settle`,
+          app,
+          every: 100,
+        });
       }
-      const run = await until(
-        async () => (await executions(app, flow.id)).find((e) => e.status !== 'running' && e.status !== 'waiting'),
-        10_000,
-        'the run to end',
-      );
+      const run = await eventually(async () => (await executions(app, flow.id)).find((e) => e.status !== 'running' && e.status !== 'waiting'), {
+        within: WAIT_MS,
+        what: 'the run to end',
+        app,
+        every: 100,
+      });
       expect(run).toMatchObject({ status: 'completed', error: null });
       const liveTexts = (await outbound(app, phone)).map((m) => (m.content as { text?: string }).text);
       expect(liveTexts).toEqual(dryTexts);
@@ -157,5 +178,5 @@ describe('testFlow and the live run agree on every pack flow', () => {
         const contact = await app.platform.store.db.selectFrom('contacts').select('custom_fields').where('id', '=', run.contact_id).executeTakeFirstOrThrow();
         expect(contact.custom_fields).toMatchObject(s.fields);
       }
-    }, 60_000);
+    }, 180_000);
 });

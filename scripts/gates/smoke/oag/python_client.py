@@ -1,27 +1,39 @@
-"""Smoke program of the openapi-generator `python` client for Messaging.
+"""Smoke program of openapi-generator's `python` clients with default options (package names only).
 
 Run by scripts/gates/openapi-generator.mjs against a running server: lists contacts, uploads a
 local image with upload_media, then sends it by its `media_id` with send_message (JSON), the way
-a generated client sends media from the device. Input from the environment: CHATAPP_BASE_URL,
-MESSAGING_API_KEY, CHATAPP_SENDER (a number of a connected account), CHATAPP_CONTACT (a contact
-whose 24-hour window is open), CHATAPP_IMAGE. Exits non-zero naming the step on a failure.
+a generated client sends media from the device; lists Connect documents with a bearer token;
+starts a Login session. Input from the environment: CHATAPP_BASE_URL, MESSAGING_API_KEY,
+CHATAPP_SENDER (a number of a connected account), CHATAPP_CONTACT (a contact whose 24-hour window
+is open), CHATAPP_IMAGE, CONNECT_ACCESS_TOKEN, LOGIN_API_KEY. Exits non-zero naming the step on a
+failure.
 """
 
 import os
 import sys
 
+import chatapp_connect_oag as c
+import chatapp_login_oag as lg
 import chatapp_messaging_oag as m
 from chatapp_messaging_oag.api.contacts_api import ContactsApi
 from chatapp_messaging_oag.api.messages_api import MessagesApi
 from chatapp_messaging_oag.exceptions import ApiException
 
-REQUIRED = ["CHATAPP_BASE_URL", "MESSAGING_API_KEY", "CHATAPP_SENDER", "CHATAPP_CONTACT", "CHATAPP_IMAGE"]
+REQUIRED = [
+    "CHATAPP_BASE_URL",
+    "MESSAGING_API_KEY",
+    "CHATAPP_SENDER",
+    "CHATAPP_CONTACT",
+    "CHATAPP_IMAGE",
+    "CONNECT_ACCESS_TOKEN",
+    "LOGIN_API_KEY",
+]
 
 
 def step(name, call):
     try:
         return call()
-    except ApiException as error:
+    except (ApiException, c.ApiException, lg.ApiException) as error:
         sys.exit(f"FAIL {name}: HTTP {error.status} {str(error.body)[:300]}")
 
 
@@ -54,6 +66,16 @@ def main() -> None:
         )
         sent = step("send by media_id", lambda: messages.send_message(body))
         print(f"messaging: sent {sent.id} (image, media {upload.id}), status {getattr(sent.status, 'value', sent.status)}")
+
+    # Connect: the access token goes in Authorization: Bearer (the ConnectOAuth scheme).
+    with c.ApiClient(c.Configuration(host=env["CHATAPP_BASE_URL"], access_token=env["CONNECT_ACCESS_TOKEN"])) as client:
+        documents = step("list documents", lambda: c.DocumentsApi(client).list_documents(limit=10))
+        print(f"connect: listed {len(documents.data)} document(s) with the bearer token")
+
+    login_config = lg.Configuration(host=env["CHATAPP_BASE_URL"], api_key={"ApiKeyHeader": env["LOGIN_API_KEY"]})
+    with lg.ApiClient(login_config) as client:
+        started = step("start login", lambda: lg.LoginSessionsApi(client).start_login_session(lg.LoginSessionStart()))
+        print(f"login: started {started.session_id} (code {started.login_code})")
     print("python smoke: OK")
 
 
