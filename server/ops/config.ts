@@ -33,8 +33,9 @@ export function loadOpsConfig(env: NodeJS.ProcessEnv, server: { port: number; ho
     priorityReserve: whole('OVERLOAD_PRIORITY_RESERVE', Math.ceil(maxInFlight / 2), 1_000_000),
     retryAfterSeconds: 2,
     // While the event loop is saturated, the limit is the measured throughput × this: admitted
-    // requests queue about this long (docs/operations.md). 0: the limit stays at the ceiling.
-    queueMs: whole('OVERLOAD_QUEUE_MS', 25, 60_000),
+    // requests queue about this long (docs/operations.md). Off unless set (0: the limit stays at
+    // the ceiling): schemathesis, one request at a time, was refused 503 with it on by default.
+    queueMs: whole('OVERLOAD_QUEUE_MS', 0, 60_000),
     // Off unless set: a mean over every answer also holds exports and slow reports, which would
     // shrink the limit under ordinary traffic (schemathesis found 503s at a handful in flight).
     targetMs: whole('OVERLOAD_TARGET_MS', 0, 60_000),
