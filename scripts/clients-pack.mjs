@@ -17,7 +17,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { mustRun, openapiGeneratorJar, root } from './gates/lib.mjs';
+import { mustRun, openapiGeneratorArgs, root } from './gates/lib.mjs';
 
 const out = join(root, '.artifacts', 'clients');
 const stage = join(root, '.tmp', 'pack');
@@ -118,21 +118,7 @@ writeFileSync(join(proxy, 'list'), `${goVersion}\n`);
 console.log(`Go: .artifacts/clients/go-proxy/${GO_MODULE}/@v/${goVersion}.zip (module ${GO_MODULE}, GOPROXY=file://${join(out, 'go-proxy')})`);
 
 // Java and Rust: openapi-generator with its default options; only names and the version are set.
-const jar = openapiGeneratorJar();
-const generate = (generator, api, dir, props) =>
-  mustRun('java', [
-    '-jar',
-    jar,
-    'generate',
-    '-g',
-    generator,
-    '-i',
-    join(root, 'generated', api, 'openapi.3.0.yaml'),
-    '-o',
-    dir,
-    '--additional-properties',
-    props,
-  ]);
+const generate = (generator, api, dir, props) => mustRun('java', openapiGeneratorArgs(generator, api, dir, [props]));
 
 // Java: `mvn package` per API, then each jar with its pom installed into a file repository.
 const mavenRepo = join(out, 'maven');

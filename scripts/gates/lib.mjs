@@ -33,6 +33,15 @@ export function openapiGeneratorJar() {
   return jar;
 }
 
+/**
+ * The `java` arguments that run openapi-generator's `generate` over one API's 3.0 document into
+ * `dir`, with `props` (each `name=value[,name=value…]`) as its only additional properties.
+ */
+export function openapiGeneratorArgs(generator, api, dir, props = []) {
+  const input = join(root, 'generated', api, 'openapi.3.0.yaml');
+  return ['-jar', openapiGeneratorJar(), 'generate', '-g', generator, '-i', input, '-o', dir, ...(props.length ? ['--additional-properties', ...props] : [])];
+}
+
 /** Runs a command to its end; answers { status, output }. */
 export function run(cmd, args, options = {}) {
   const res = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });

@@ -23,7 +23,7 @@ import {
   checkSent,
   mustRun,
   OPENAPI_GENERATOR_VERSION,
-  openapiGeneratorJar,
+  openapiGeneratorArgs,
   root,
   run,
   smokeServer,
@@ -60,8 +60,6 @@ const timed = (label, fn) => {
   return result;
 };
 
-const jar = openapiGeneratorJar();
-
 // --reuse: keep the outputs of an earlier run (for working on the smoke programs).
 const reuse = process.argv.includes('--reuse');
 const out = reuse ? join(root, '.tmp', 'gates', 'openapi-generator') : tmpFolder('openapi-generator');
@@ -72,18 +70,7 @@ for (const generator of stacks) {
     const dir = join(out, `${generator}-${api}`);
     if (reuse && existsSync(dir)) continue;
     const props = GENERATORS[generator](api);
-    const args = [
-      '-jar',
-      jar,
-      'generate',
-      '-g',
-      generator,
-      '-i',
-      `generated/${api}/openapi.3.0.yaml`,
-      '-o',
-      dir,
-      ...(props.length ? ['--additional-properties', ...props] : []),
-    ];
+    const args = openapiGeneratorArgs(generator, api, dir, props);
     const res = timed(`generate ${generator}`, () => run('java', args));
     const lines = res.output.split('\n');
     // An error line, or an exception's trace (INFO lines name files such as ApiException.java).
