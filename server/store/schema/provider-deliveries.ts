@@ -22,6 +22,17 @@ export interface ProviderDeliveriesTable {
   failed_at: NullableTimestamp;
 }
 
+/** A status that came before its message was recorded (migration 043). */
+export interface ProviderEarlyStatusesTable {
+  phone_number_id: string;
+  wamid: string;
+  status: string;
+  /** The provider's status object as received. */
+  payload: ColumnType<unknown, string, string>;
+  received_at: Timestamp;
+}
+
 export interface ProviderDeliveryTables {
   provider_deliveries: ProviderDeliveriesTable;
+  provider_early_statuses: ProviderEarlyStatusesTable;
 }

@@ -6,12 +6,15 @@ import { createHmac } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '#server/store/schema.js';
 import { buildShared } from '#test/helper.js';
 import { newId } from '#server/lib/ids.js';
 import { sha256Header } from '#server/lib/signatures.js';
 import type { PlatformEvent } from '#server/events/bus.js';
 import { createSandboxAccount, type SandboxProvider } from '#server/providers/sandbox.js';
 import { createInboundSink } from '#server/apis/messaging/inbound/sink.js';
+import { applyEarlyStatuses } from '#server/apis/messaging/provider/webhook.js';
 import { sendFromSandboxPhone } from '#server/apis/messaging/sandbox-phone/phone.js';
 import { onPostgres } from '#test/support/store.js';
 import { holdTransaction, untilLockWaiters } from '#test/support/locks.js';
@@ -98,7 +101,9 @@ async function eventsOf(type: string, n: number) {
   return events.filter((e) => e.type === type);
 }
 async function outbound(f: Fixture, wamid: string, state = 'accepted') {
-  const db = app.platform.store.db;
+  return outboundIn(app.platform.store.db, f, wamid, state);
+}
+async function outboundIn(db: Kysely<Database>, f: Fixture, wamid: string, state = 'accepted') {
   const contact = await db
     .insertInto('contacts')
     .values({ id: newId('ct'), workspace_id: f.workspaceId, phone: `+${CUSTOMER}` })
@@ -383,6 +388,73 @@ describe('messages and statuses', () => {
       [id, 'read', 'delivered'],
     ]);
     expect((await messageRow(id)).status).toBe('read');
+  });
+});
+
+// A campaign's messages are recorded in batches after the provider accepted them; the provider
+// may report on one before its batch commits. Such a status is kept, then applied by the recorder.
+describe('statuses that overtake their message', () => {
+  const kept = (wamid: string) =>
+    app.platform.store.db.selectFrom('provider_early_statuses').select(['phone_number_id', 'status']).where('wamid', '=', wamid).orderBy('status').execute();
+  const record = (f: Fixture, wamid: string) =>
+    app.platform.store.db.transaction().execute(async (trx) => {
+      const id = await outboundIn(trx, f, wamid);
+      await applyEarlyStatuses(trx, app.platform, app.log, [{ phoneNumberId: f.pn.id, wamid }]);
+      return id;
+    });
+
+  it('read, delivered and sent before the message: 200, kept once each, no event; applied in order when it is recorded', async () => {
+    const f = await fixture();
+    const other = await fixture();
+    const now = Math.floor(Date.now() / 1000);
+    const statuses = [status('wamid.EARLY1', 'read', now), status('wamid.EARLY1', 'delivered', now), status('wamid.EARLY1', 'sent', now)];
+    expect((await post(payload(f, { statuses }))).statusCode).toBe(200);
+    expect((await post(payload(f, { statuses: [statuses[0]] }))).statusCode).toBe(200); // a redelivery
+    expect((await post(payload(other, { statuses: [status('wamid.EARLY1', 'sent', now)] }))).statusCode).toBe(200);
+    expect(await eventsOf('message.status', 0)).toEqual([]);
+    const before = await kept('wamid.EARLY1');
+    expect(before).toHaveLength(4);
+    expect(before).toEqual(
+      expect.arrayContaining([
+        { phone_number_id: f.pn.id, status: 'delivered' },
+        { phone_number_id: f.pn.id, status: 'read' },
+        { phone_number_id: f.pn.id, status: 'sent' },
+        { phone_number_id: other.pn.id, status: 'sent' },
+      ]),
+    );
+
+    const id = await record(f, 'wamid.EARLY1');
+    const updates = await eventsOf('message.status', 3);
+    expect(updates.map((e) => [e.data.messageId, e.data.status, e.data.previousStatus])).toEqual([
+      [id, 'sent', 'accepted'],
+      [id, 'delivered', 'sent'],
+      [id, 'read', 'delivered'],
+    ]);
+    expect(await messageRow(id)).toMatchObject({ status: 'read' });
+    // Another number's status for the same id stays where it was: it is not this message's.
+    expect(await kept('wamid.EARLY1')).toEqual([{ phone_number_id: other.pn.id, status: 'sent' }]);
+  });
+
+  it('a message recorded with nothing kept for it: nothing applied, no event', async () => {
+    const f = await fixture();
+    const id = await record(f, 'wamid.EARLY2');
+    expect(await eventsOf('message.status', 0)).toEqual([]);
+    expect((await messageRow(id)).status).toBe('accepted');
+  });
+
+  it.runIf(onPostgres)('a status arriving while its message is being recorded waits for the record and applies to it, not kept', async () => {
+    const f = await fixture();
+    let id!: string;
+    const recording = await holdTransaction(app.platform.store.db, async (trx) => {
+      id = await outboundIn(trx, f, 'wamid.EARLY3');
+      await applyEarlyStatuses(trx, app.platform, app.log, [{ phoneNumberId: f.pn.id, wamid: 'wamid.EARLY3' }]);
+    });
+    const delivery = post(payload(f, { statuses: [status('wamid.EARLY3', 'delivered', Math.floor(Date.now() / 1000))] }));
+    await untilLockWaiters(app.platform.store.db, 1);
+    await recording.commit();
+    expect((await delivery).statusCode).toBe(200);
+    expect((await messageRow(id)).status).toBe('delivered');
+    expect(await kept('wamid.EARLY3')).toEqual([]);
   });
 });
 

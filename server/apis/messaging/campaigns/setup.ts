@@ -10,7 +10,7 @@ export async function setup(app: FastifyInstance): Promise<void> {
     leaseMs: app.config.workers.campaignLeaseMs,
     pollMs: app.config.workers.campaignPollMs,
     idleMs: app.config.workers.idleMs,
-    log: (message, extra) => app.log.warn(extra ?? {}, message),
+    log: app.log,
   });
   app.addHook('onReady', async () => worker.start());
   // Before the platform closes the store (its onClose hook was added first and runs last).

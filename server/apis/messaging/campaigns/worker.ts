@@ -11,6 +11,7 @@
 // earliest scheduled_at, or at most idleMs, and is woken by `campaigns_due` (a campaign scheduled,
 // started or resumed on any instance) or a `campaign.state` event: an idle worker runs no query.
 import { inBackgroundSpan } from '#server/ops/tracing.js';
+import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Transaction } from 'kysely';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp, yieldToRequests } from '#server/lib/wake-up.js';
@@ -18,6 +19,7 @@ import type { Platform } from '#server/platform.js';
 import { ProviderError } from '#server/providers/types.js';
 import type { Database } from '#server/store/schema.js';
 import { recordAccepted, sendOutbound } from '../outbound/record-and-send.js';
+import { applyEarlyStatuses } from '../provider/webhook.js';
 import { recipientFields, renderedOverflow, templateContent, templateMessage, type RecipientFields } from '../outbound/template-components.js';
 import {
   completeIfDone,
@@ -38,7 +40,7 @@ import { SendWindow } from './send-window.js';
 
 export interface CampaignWorkerOptions {
   platform: Platform;
-  log?: (message: string, extra?: object) => void;
+  log: FastifyBaseLogger;
   /** How long a lease outlives its last slot (CAMPAIGN_LEASE_MS); after it, another worker re-sends. */
   leaseMs?: number;
   /** How far ahead of a number's next free slot recipients are leased. */
@@ -187,7 +189,7 @@ export class CampaignWorker {
   }
 
   private log(message: string, extra?: object) {
-    this.options.log?.(message, extra);
+    this.options.log.warn(extra ?? {}, message);
   }
 
   private async run() {
@@ -600,6 +602,14 @@ export class CampaignWorker {
         attempts = r.attempts - v.undo, lease_until = null, leased_by = null, updated_at = ${now}
       from (values ${sql.join(values)}) as v(id, state, message_id, provider_id, error, next_at, undo)
       where r.id = v.id and r.leased_by = ${this.platform.instanceId} and (r.state = 'sending') is true`.execute(trx);
+    // A status the provider sent before this batch committed waited for it; it applies now, after
+    // the recipients are `sent`, so it moves them on as it would have.
+    await applyEarlyStatuses(
+      trx,
+      this.platform,
+      this.options.log,
+      sent.map((o) => ({ phoneNumberId: o.ctx.campaign.phone_number_id, wamid: o.providerMessageId })),
+    );
     for (const id of new Set(batch.map((o) => o.r.campaign_id))) {
       const reason = this.failures.get(id);
       if (reason) {

@@ -30,6 +30,8 @@ const CHANNEL = 'provider_inbox';
 /** Poison rows are kept this long for inspection, then pruned. */
 const KEEP_FAILED_MS = 30 * 24 * 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
+/** A status kept for a message not yet recorded (webhook.ts) waits this long, then is pruned. */
+const KEEP_EARLY_STATUS_MS = 24 * 60 * 60 * 1000;
 
 export interface ProviderInboxOptions {
   platform: Platform;
@@ -436,6 +438,8 @@ export class ProviderInbox {
     this.lastPruneAt = now;
     const before = new Date(this.platform.now().getTime() - KEEP_FAILED_MS);
     await this.platform.store.db.deleteFrom('provider_deliveries').where('failed_at', '<', before).execute();
+    const early = new Date(this.platform.now().getTime() - KEEP_EARLY_STATUS_MS);
+    await this.platform.store.db.deleteFrom('provider_early_statuses').where('received_at', '<', early).execute();
   }
 }
 
