@@ -364,6 +364,10 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     // committed and read now, or the status is kept for the recorder to apply (applyEarlyStatuses).
     await lockWamids(trx, [s.id]);
     message = await byWamid();
+    // Another number's message (bad-inputs E8): not early, not ours; nothing is kept.
+    if (!message && (await trx.selectFrom('messages').select('id').where('provider_message_id', '=', s.id).executeTakeFirst())) {
+      return log.info({ phoneNumberId: pn.id, status: s.status }, 'provider webhook: status for another number, ignored');
+    }
     if (!message) {
       await trx
         .insertInto('provider_early_statuses')
