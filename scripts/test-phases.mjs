@@ -24,7 +24,7 @@ const sum = (list, field = 'ms') => list.reduce((total, row) => total + (row[fie
 
 console.log('| phase | count | total s | mean ms |');
 console.log('|---|---:|---:|---:|');
-for (const phase of ['store', 'migrations', 'build']) {
+for (const phase of ['store', 'reset', 'migrations', 'build']) {
   const list = rows.filter((row) => row.phase === phase);
   console.log(`| ${phase} | ${list.length} | ${seconds(sum(list))} | ${list.length ? Math.round(sum(list) / list.length) : 0} |`);
 }

@@ -15,7 +15,7 @@ import { loadConfig } from '#server/config.js';
 import { implemented } from '#server/app.js';
 import { API_NAMES } from '#server/contract.js';
 import { freePort } from '../support/free-port.js';
-import { openTestStore } from '../support/store.js';
+import { closePooledStores, openTestStore } from '../support/store.js';
 import { SERVER_SECRETS } from './http.js';
 import { seedConnect } from './seed-connect.js';
 import { seedMessaging } from './seed-messaging.js';
@@ -79,6 +79,7 @@ export default async function setup(project: TestProject) {
       stops.push(async () => {
         await app.close();
         await store.close();
+        await closePooledStores();
         await graph.stop();
         rmSync(dataDir, { recursive: true, force: true });
       });

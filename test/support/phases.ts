@@ -8,7 +8,7 @@ import { join } from 'node:path';
 const dir = process.env.TEST_PHASES_DIR;
 if (dir) mkdirSync(dir, { recursive: true });
 
-export type Phase = 'store' | 'migrations' | 'build' | 'file';
+export type Phase = 'store' | 'reset' | 'migrations' | 'build' | 'file';
 
 export function record(phase: Phase, ms: number, extra: Record<string, unknown> = {}): void {
   if (!dir) return;

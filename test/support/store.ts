@@ -45,11 +45,20 @@ const migrationsHash = () => (hash ??= templateHash());
 export async function openTestStore(options: Pick<StoreOptions, 'maintenanceMs'> = {}): Promise<Store & { url?: string }> {
   const admin = process.env.DATABASE_URL;
   if (!admin) {
-    // Made (or read) before the timing: making it is counted under its migrations.
-    const loadDataDir = await pgliteTemplate();
-    const pglite = await timed('store', async () => PGlite.create({ ...(await pgliteArtifacts()), loadDataDir }));
+    const pglite = pool.pop() ?? (await freshPGlite());
+    // The template's print, from the worker's first store before any test touched it.
+    templatePrint ??= schemaPrint(pglite);
+    await templatePrint;
+    const kept = keepOpen(pglite);
     // Against the template this only confirms that every migration has run.
-    return timed('migrations', () => openStore({ ...options, pglite }));
+    const store = await timed('migrations', () => openStore({ ...options, pglite: kept.proxy }));
+    return {
+      ...store,
+      async close() {
+        await store.close();
+        await timed('reset', () => recycle(pglite, kept.channels));
+      },
+    };
   }
   const name = `test_${base62(12).toLowerCase()}`;
   const template = await withAdmin(admin, (client) => postgresTemplate(client, admin));
@@ -64,6 +73,120 @@ export async function openTestStore(options: Pick<StoreOptions, 'maintenanceMs'>
       await withAdmin(admin, (client) => client.query(`drop database if exists ${name} with (force)`));
     },
   };
+}
+
+async function freshPGlite(): Promise<PGlite> {
+  // Made (or read) before the timing: making it is counted under its migrations.
+  const loadDataDir = await pgliteTemplate();
+  return timed('store', async () => PGlite.create({ ...(await pgliteArtifacts()), loadDataDir }));
+}
+
+/*
+ * Closed PGlite stores are reset and reused by the worker's next store instead of closed: a new
+ * one costs about 0.6 s of CPU (WebAssembly start-up, the template unpacked), a reset a few
+ * tens of ms. A reset store is indistinguishable from a fresh one to a test: its session is
+ * discarded (settings, temporary tables, advisory locks, LISTENs), its JavaScript listeners are
+ * removed, every table but the migrations' is truncated with its sequences restarted, and its
+ * schema, functions, triggers, roles and settings must still match the template's (a test that
+ * altered them, or left a transaction open, gets its store closed instead). Tests that close
+ * their store explicitly get the same treatment: after close() the store object is not used.
+ */
+const pool: PGlite[] = [];
+/** Stores kept per worker: a file has at most a shared app's and a test's store open at once. */
+const POOL_SIZE = 2;
+let templatePrint: Promise<string> | undefined;
+
+/**
+ * Closes the stores kept for reuse. A worker process is ended by the runner; the runner's own
+ * process (a global setup's store) must close them, or they keep it from exiting.
+ */
+export async function closePooledStores(): Promise<void> {
+  while (pool.length) await pool.pop()!.close();
+}
+
+/** The PGlite as the store sees it, except that closing it leaves it open for the pool. */
+function keepOpen(pglite: PGlite) {
+  const channels = new Set<string>();
+  const proxy = new Proxy(pglite, {
+    get(target, key) {
+      if (key === 'close') return async () => {};
+      if (key === 'listen') {
+        return (channel: string, ...rest: unknown[]) => {
+          channels.add(channel);
+          return (target.listen as (...args: unknown[]) => unknown)(channel, ...rest);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { proxy, channels };
+}
+
+async function recycle(pglite: PGlite, channels: Set<string>): Promise<void> {
+  try {
+    for (const channel of channels) await pglite.unlisten(channel);
+    await pglite.exec('discard all');
+    const print = await schemaPrint(pglite);
+    if (print !== (await templatePrint)) throw new Error('schema changed');
+    // Most tables are empty after a test: only those with a row are truncated (a truncation
+    // makes new files for the table and its indexes), and every sequence restarts (a rolled-back
+    // insert advances one too).
+    const tables = await userTables(pglite);
+    const probe = tables.map((t) => `select ${quoteLiteral(t)} as name where exists (select 1 from ${t})`).join(' union all ');
+    const { rows } = await pglite.query<{ name: string }>(probe);
+    if (rows.length) await pglite.exec(`truncate ${rows.map((r) => r.name).join(', ')} cascade`);
+    await pglite.exec(
+      "select setval(c.oid, s.seqstart, false) from pg_class c join pg_sequence s on s.seqrelid = c.oid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'",
+    );
+    if (pool.length >= POOL_SIZE) throw new Error('pool full');
+    pool.push(pglite);
+  } catch {
+    if (!pglite.closed) await pglite.close();
+  }
+}
+
+let tableNames: Promise<string[]> | undefined;
+
+/** The template's tables, but the migrations' own, as quoted identifiers. */
+function userTables(pglite: PGlite): Promise<string[]> {
+  return (tableNames ??= pglite
+    .query<{ name: string }>(
+      "select quote_ident(c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not like 'kysely\\_%'",
+    )
+    .then((r) => r.rows.map((row) => row.name)));
+}
+
+const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/** A digest of everything a test could change besides rows: relations and their columns, defaults, constraints, triggers, functions, roles, settings. */
+async function schemaPrint(pglite: PGlite): Promise<string> {
+  const { rows } = await pglite.query<{ print: string }>(`
+    select md5(string_agg(x, ',' order by x)) as print from (
+      select 'c:' || n.nspname || '.' || c.relname || ':' || c.relkind::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\\_to%'
+      union all
+      select 'a:' || c.relname || '.' || a.attname || ':' || a.atttypid || ':' || a.attnotnull || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+        from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+        left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+        where n.nspname = 'public' and a.attnum > 0 and not a.attisdropped
+      union all
+      select 'k:' || conrelid::regclass || '.' || conname || ':' || pg_get_constraintdef(oid) from pg_constraint where connamespace = 'public'::regnamespace
+      union all
+      select 'i:' || indexrelid::regclass || ':' || pg_get_indexdef(indexrelid) from pg_index i join pg_class c on c.oid = i.indrelid where c.relnamespace = 'public'::regnamespace
+      union all
+      select 't:' || tgrelid::regclass || '.' || tgname || ':' || tgenabled::text from pg_trigger where not tgisinternal
+      union all
+      select 'p:' || n.nspname || '.' || proname || ':' || md5(coalesce(prosrc, '')) from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        where n.nspname not in ('pg_catalog', 'information_schema')
+      union all
+      select 'r:' || rolname || ':' || rolsuper || ':' || rolcanlogin from pg_roles
+      union all
+      select 's:' || coalesce(setdatabase::text, '') || ':' || coalesce(setrole::text, '') || ':' || array_to_string(setconfig, ';') from pg_db_role_setting
+      union all
+      select 'g:' || name || '=' || setting from pg_settings where source not in ('default', 'override', 'session', 'client')
+    ) s(x)`);
+  return rows[0]!.print;
 }
 
 /**
