@@ -20,6 +20,7 @@ import type { ProviderWebhookPayload } from './providers/types.js';
 import { openStore, type Store, type StoreLogger } from './store/db.js';
 import { openStorage, type ObjectStorage } from './lib/storage/index.js';
 import { SharedRedis } from './lib/redis.js';
+import { credentialDigester, type CredentialDigest } from './auth/credential-digest.js';
 import { databaseClock, type DatabaseClock } from './store/db-clock.js';
 import type { Limits } from './limits.js';
 import { Readiness } from './ops/readiness.js';
@@ -49,6 +50,11 @@ export interface Platform {
   /** scrypt's N for new password hashes: PASSWORD_COST, unless a test asked for a cheaper one. */
   passwordCost: number;
   now: () => Date;
+  /**
+   * The digest that keys every per-credential cache and rate-limit bucket (auth/credential-digest.ts):
+   * SECRET_KEY-derived with Redis (one bucket per credential across the fleet), else per process.
+   */
+  credentialDigest: CredentialDigest;
   /** Verifies Messaging API keys, with this instance's cache of verified keys. */
   apiKeys: ApiKeyVerifier;
   /** The owner JWTs' signing key and the tokens verified recently on this instance. */
@@ -182,7 +188,8 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
   });
   await bus.start();
   await outbox.start();
-  const apiKeys = new ApiKeyVerifier({ db: store.db, secrets, now, bus, store });
+  const credentialDigest = credentialDigester(redis ? secrets.digest('rate-limit-buckets') : undefined);
+  const apiKeys = new ApiKeyVerifier({ db: store.db, secrets, now, bus, store, digest: credentialDigest });
   const readiness = new Readiness();
   readiness.add('database', async () => {
     await sql`select 1`.execute(store.db);
@@ -206,6 +213,7 @@ export async function createPlatform(config: Config, overrides: PlatformOverride
     instanceId,
     passwordCost: overrides.passwordCost ?? PASSWORD_COST,
     now,
+    credentialDigest,
     apiKeys,
     ownerTokens: ownerTokenKeys(secrets),
     ownerCache: new Map(),

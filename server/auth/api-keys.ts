@@ -4,15 +4,16 @@
 // without the server's pepper, so its timing says nothing about a real key; the row found is
 // then confirmed with `secrets.matches` (timingSafeEqual). The secret itself never reaches SQL.
 //
-// A small cache of verified keys (a few seconds), keyed by a SHA-256 digest of the secret (one-shot
-// hash(), cheaper than the keyed digest; never the secret itself), spares a query per request, and
-// a hit answers without a promise. Revoking or
+// A small cache of verified keys (a few seconds), keyed by the request's credential digest
+// (./credential-digest.ts: one-shot SHA-256, cheaper than the keyed digest, never the secret
+// itself, and the same digest the rate limit's bucket uses), spares a query per request, and a
+// hit answers without a promise. Revoking or
 // rotating a key clears its entry on this instance at once and publishes an event on the bus
 // (LISTEN/NOTIFY), so other instances clear theirs as soon as it arrives. An event can be lost
 // while the LISTEN connection reconnects: its return clears the whole cache, and otherwise an
 // instance accepts a revoked key for at most CACHE_TTL_MS.
-import { hash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { credentialDigester, type CredentialDigest } from './credential-digest.js';
 import type { EventBus } from '../events/bus.js';
 import { base62 } from '../lib/ids.js';
 import { setCapped } from '../lib/capped-map.js';
@@ -61,8 +62,20 @@ export function findByDigest(db: Kysely<Database>, digest: string) {
 export class ApiKeyVerifier {
   private readonly cache = new Map<string, { key: VerifiedKey; until: number }>();
   private readonly touched = new Map<string, number>();
+  /** The cache key of a secret when the caller has none (the platform's credential digest). */
+  readonly digest: CredentialDigest;
 
-  constructor(private readonly deps: { db: Kysely<Database>; secrets: SecretBox; now: () => Date; bus?: EventBus; store?: Pick<Store, 'onReconnect'> }) {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      secrets: SecretBox;
+      now: () => Date;
+      bus?: EventBus;
+      store?: Pick<Store, 'onReconnect'>;
+      digest?: CredentialDigest;
+    },
+  ) {
+    this.digest = deps.digest ?? credentialDigester();
     deps.bus?.subscribe(KEY_INVALIDATED_EVENT, (event) => this.forget(String(event.data.key_id)));
     deps.store?.onReconnect(() => this.forgetAll());
   }
@@ -70,11 +83,13 @@ export class ApiKeyVerifier {
   /**
    * The key if `secret` is a live key of `kind`; null for anything else, malformed input included.
    * `onDead` hears the workspace of a key that is revoked, expired or rotated away (bad-inputs K10).
+   * `cacheKey`: `this.digest(secret)` when the caller has it already (a request's, which its rate
+   * limit reads again), else it is computed here.
    */
-  verify(secret: string, kind: string, onDead?: (workspaceId: string) => void): VerifiedKey | null | Promise<VerifiedKey | null> {
+  verify(secret: string, kind: string, onDead?: (workspaceId: string) => void, cacheKey?: string): VerifiedKey | null | Promise<VerifiedKey | null> {
     if (!KEY_PATTERN.test(secret)) return null;
     const now = this.deps.now();
-    const cacheKey = hash('sha256', secret, 'base64url');
+    cacheKey ??= this.digest(secret);
     const key = this.cached(cacheKey, now.getTime());
     return key ? this.accept(key, kind, now, onDead) : this.lookUp(secret, cacheKey, kind, now, onDead);
   }

@@ -12,6 +12,7 @@ import { setCapped } from '../lib/capped-map.js';
 import { HttpProblem } from '../lib/problems.js';
 import { apiKeyVerifier, type VerifiedKey } from './api-keys.js';
 import { markDeadCredential, recordAuthFailure, type CredentialHeader } from './auth-failures.js';
+import { requestCredentialDigest } from './credential-digest.js';
 import { verifyOwnerToken, type OwnerClaims } from './owner-jwt.js';
 
 export type { SecurityRequirement };
@@ -225,7 +226,13 @@ function challenges(api: string, requirements: SecurityRequirement[]): string[] 
 // is no Login key); keys come from headers only, never the query or a cookie.
 function apiKey(request: FastifyRequest, header: CredentialHeader, secret: string | undefined, context: SchemeContext): Verified {
   if (!secret) return null;
-  const key = apiKeyVerifier(context.app.platform).verify(secret, context.api, (workspaceId) => markDeadCredential(request, header, workspaceId));
+  const { platform } = context.app;
+  const key = apiKeyVerifier(platform).verify(
+    secret,
+    context.api,
+    (workspaceId) => markDeadCredential(request, header, workspaceId),
+    requestCredentialDigest(request, secret, platform.credentialDigest), // the rate limit's bucket key too
+  );
   return key instanceof Promise ? key.then(apiKeyCaller) : apiKeyCaller(key);
 }
 
@@ -262,7 +269,8 @@ registerScheme('OwnerBearer', {
     const token = authorizationCredential(request, 'Bearer');
     if (!token) return null;
     const dead = (workspaceId: string) => markDeadCredential(request, 'authorization', workspaceId);
-    const claims = verifyOwnerToken(app.platform, token, 'owner-api', dead);
+    const digest = requestCredentialDigest(request, token, app.platform.credentialDigest); // the rate limit's bucket key too
+    const claims = verifyOwnerToken(app.platform, token, 'owner-api', dead, digest);
     return claims instanceof Promise ? claims.then((c) => ownerCaller(app, c, dead)) : ownerCaller(app, claims, dead);
   },
   challenge: (api) => `Bearer realm="${api}"`,

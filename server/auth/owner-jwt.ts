@@ -3,7 +3,6 @@
 // The audience keeps the two uses apart: an API bearer token cannot serve as the browser's
 // cookie session, nor the other way round.
 import { SignJWT, errors, jwtVerify } from 'jose';
-import { hash } from 'node:crypto';
 import { setCapped } from '../lib/capped-map.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secrets.js';
@@ -32,7 +31,7 @@ export interface OwnerTokenKeys {
    * every call, which was a tenth of the CPU time of an owner request.
    */
   signingKey: Promise<CryptoKey>;
-  /** Tokens verified recently (see verifyOwnerToken), by `<audience> <token>`. */
+  /** Tokens verified recently (see verifyOwnerToken), by `<audience> <the token's credential digest>`. */
   verified: Map<string, { claims: OwnerClaims; exp: number }>;
 }
 
@@ -63,23 +62,26 @@ export async function issueOwnerToken(
 
 // Tokens verified recently, per platform: a client sends the same token with every request, and
 // checking its signature and claims again each time was a noticeable part of an owner request's
-// CPU. An entry is keyed by a SHA-256 digest of exactly the token that passed and its audience
-// (never the token itself), and still ends at its `exp`. A hit answers without a promise.
+// CPU. An entry is keyed by its audience and the credential digest of exactly the token that
+// passed (./credential-digest.ts: never the token itself; on a request, the digest its rate
+// limit reads too), and still ends at its `exp`. A hit answers without a promise.
 const VERIFIED_MAX = 10_000;
 
 /**
  * The claims of a valid token, or null: wrong algorithm (`none` included), key, issuer, audience or
  * expired. `onDead` hears the workspace of a token we signed that has expired (bad-inputs K10).
+ * `digest`: `platform.credentialDigest(token)` when the caller has it already (a request's).
  */
 export function verifyOwnerToken(
   platform: Platform,
   token: string,
   audience: OwnerAudience = 'owner-api',
   onDead?: (workspaceId: string) => void,
+  digest?: string,
 ): OwnerClaims | null | Promise<OwnerClaims | null> {
   if (!token || token.length > MAX_TOKEN_LENGTH) return null;
   const { verified } = platform.ownerTokens;
-  const cacheKey = hash('sha256', `${audience} ${token}`, 'base64url');
+  const cacheKey = `${audience} ${digest ?? platform.credentialDigest(token)}`;
   const nowSeconds = Math.floor(platform.now().getTime() / 1000);
   const hit = verified.get(cacheKey);
   if (hit) {

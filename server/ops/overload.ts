@@ -227,14 +227,20 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
   // line, just the answer, so that refusing costs a small part of what serving costs and the
   // admitted requests keep the CPU. The request's kind comes from its method and path.
   const kindOf = requestKinds();
+  const queueing = limits.queueMs > 0;
   const server = app.server;
   const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   if (handlers.length === 1) {
     const fastify = handlers[0]!;
     server.removeListener('request', fastify);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      // Nothing to decide (and no path to match) while no signal says overload: the usual case.
-      const reason = saturated || inFlight >= limit || dropShare > 0 ? refuse(kindOf(req.method ?? 'GET', req.url ?? '/'), performance.now(), true) : undefined;
+      // Nothing to decide (and no path to match) while no signal says overload: the usual case. A
+      // saturated loop is a signal only with queueMs set; without it, under full load (a busy
+      // machine, a benchmark) every request would match its path only for `refuse` to pass it.
+      const reason =
+        (saturated && queueing) || inFlight >= limit || dropShare > 0
+          ? refuse(kindOf(req.method ?? 'GET', req.url ?? '/'), performance.now(), true)
+          : undefined;
       if (reason) {
         onRefused(reason);
         const id = randomUUID();

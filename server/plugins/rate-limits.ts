@@ -11,7 +11,6 @@
 // 500) and the limits resume when it returns (server/lib/redis.ts). Without REDIS_URL the store
 // is in memory and PER INSTANCE: with N instances a client can get N times the limit, which the
 // start-up log says once when the database is shared (PostgreSQL).
-import { hash, randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import { createRequire } from 'node:module';
@@ -25,31 +24,30 @@ import {
   onAuthFailure,
   presentedCredential,
 } from '../auth/auth-failures.js';
+import { credentialDigester, decorateCredentialDigest, requestCredentialDigest, type CredentialDigest } from '../auth/credential-digest.js';
 import { HttpProblem } from '../lib/problems.js';
 import { setCapped } from '../lib/capped-map.js';
 import type { SharedRedis } from '../lib/redis.js';
 
-// The bucket key is SHA-256 of a secret followed by the credential, so neither the credential
-// nor anything that could be checked against a guess of it is stored (in Redis too) or logged.
-// In memory the secret lives only in this process (limits are per instance, so it need not
-// survive a restart); with Redis every instance derives the same one from SECRET_KEY. The
-// digest is never given to anyone to verify, so the prefix construction needs no HMAC, and
-// one-shot hash() is much cheaper than createHmac() on every request.
-function credentialKeys(keySecret: string) {
-  const credentialKey = (credential: string) => `key:${hash('sha256', keySecret + credential, 'base64url')}`;
+// The bucket key of a credential is its credential digest (server/auth/credential-digest.ts):
+// keyed, so neither the credential nor anything that could be checked against a guess of it is
+// stored (in Redis too) or logged, and the very digest authentication computed for its cache
+// lookup on the same request, so a request hashes its credential once.
+function credentialKeys(digest: CredentialDigest) {
+  const credentialKey = (request: FastifyRequest, credential: string) => `key:${requestCredentialDigest(request, credential, digest)}`;
   const rateLimitKey = (request: FastifyRequest): string => {
     // The limit runs after authentication (server/apis/area.ts): on an operation that needs a
     // credential, `auth` is set and the bucket is that verified credential's; an invented one was
     // answered 401 before reaching here and counted against its IP below (bad-inputs K3).
     const value = request.auth ? presentedCredential(request) : undefined;
     // IPv6 clients are counted per /64, as the plugin's own key does: one host holds a whole /64.
-    return value ? credentialKey(value) : `ip:${normalizeIP(request.ip)}`;
+    return value ? credentialKey(request, value) : `ip:${normalizeIP(request.ip)}`;
   };
   return { credentialKey, rateLimitKey };
 }
 
-const local = credentialKeys(randomBytes(32).toString('base64url'));
-export const rateLimitKey = local.rateLimitKey;
+/** The bucket key of a request, with a digest of this process's own (the app's comes from its platform). */
+export const rateLimitKey = credentialKeys(credentialDigester()).rateLimitKey;
 
 /** The 429 of every bucket: `rate-limited` with Retry-After in whole seconds. */
 export function limited(ttlMs: number): HttpProblem {
@@ -135,9 +133,10 @@ declare module 'fastify' {
 export default fp(
   async function rateLimits(app: FastifyInstance) {
     decorateDeadCredentials(app); // the verifiers of every API mark dead credentials on the request
+    decorateCredentialDigest(app); // and remember the credential's digest for the bucket key
     const { rateLimitPerMinute, rateLimitIpPerMinute, authFailuresPerIp } = app.config;
     const redis = app.platform.redis;
-    const { credentialKey, rateLimitKey } = redis ? credentialKeys(app.platform.secrets.digest('rate-limit-buckets')) : local;
+    const { credentialKey, rateLimitKey } = credentialKeys(app.platform.credentialDigest);
     // One store for the plugin's hook (pages, routes outside the contract) and the operations'
     // pipelines, so a client's pages and calls fill one bucket. In memory, LRU entries: enough
     // that a flood of new keys does not evict live buckets quickly.
@@ -263,7 +262,7 @@ export default fp(
     // Dead credentials seen by this instance, by bucket key, with their workspace: a request
     // presenting one is checked against both buckets before the lookup that would find it dead.
     const deadSeen = new Map<string, string>();
-    const presentedKey = (r: FastifyRequest) => credentialKey(presentedCredential(r) ?? '');
+    const presentedKey = (r: FastifyRequest) => credentialKey(r, presentedCredential(r) ?? '');
     const workspaceOf = (r: FastifyRequest) => deadCredentialWorkspace(r) ?? deadSeen.get(presentedKey(r));
     const perCredential = app.createRateLimit({ ...window, max: authFailuresPerIp, keyGenerator: (r) => `dead-credential:${presentedKey(r)}` });
     const perWorkspace = app.createRateLimit({
