@@ -3,8 +3,8 @@
 // A session counts in four scopes: its link and version, its link (version 0), its document and
 // version, its document (link ''). Each write is an upsert (`on conflict do update` adds to the
 // row), so concurrent views never lose a count. Rows are written in primary-key order, and the
-// totals before the pages, in every transaction: two transactions on one document always lock
-// its rows in the same order and cannot deadlock.
+// reader keys before the totals before the pages, in every transaction: two transactions on one
+// document always lock its rows in the same order and cannot deadlock.
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '#server/store/schema.js';
 import type { SessionRow } from './views.js';
