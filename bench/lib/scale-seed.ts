@@ -8,6 +8,7 @@
 // Used by `npm run seed:scale` (scripts/seed-scale.ts, bench:scale) and by the plan test
 // (test/unit/store/scale-plans.test.ts), on PostgreSQL; the workspace must exist already.
 import type pg from 'pg';
+import { readingBackfill } from '#server/store/migrations/044_reading_rollups.js';
 
 export interface ScaleSize {
   contacts: number;
@@ -283,7 +284,23 @@ export async function seedScale(
      from generate_series(1, $1::int) s, generate_series(1, 3) p`,
     [sessions, tag],
   );
-  for (const table of ['contacts', 'contact_tags', 'chats', 'messages', 'reader_sessions', 'reader_page_stats', 'links', 'documents', 'tags']) {
+  // The reading rollups the product keeps with every view (connect/content/reading.ts), made from
+  // these sessions the way migration 044 backfills them.
+  for (const [i, text] of readingBackfill('s.workspace_id = $1').entries()) await step(`reading_rollups_${i + 1}`, text, [ws]);
+  for (const table of [
+    'contacts',
+    'contact_tags',
+    'chats',
+    'messages',
+    'reader_sessions',
+    'reader_page_stats',
+    'reading_totals',
+    'reading_pages',
+    'reading_readers',
+    'links',
+    'documents',
+    'tags',
+  ]) {
     await step('analyze', `analyze ${table}`);
   }
   return {

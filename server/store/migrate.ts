@@ -43,6 +43,7 @@ import * as m039 from './migrations/039_trace_context.js';
 import * as m041 from './migrations/041_login_oidc.js';
 import * as m041b from './migrations/041b_connect_oauth_options.js';
 import * as m043 from './migrations/043_early_statuses.js';
+import * as m044 from './migrations/044_reading_rollups.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '041_login_oidc': m041,
   '041b_connect_oauth_options': m041b,
   '043_early_statuses': m043,
+  '044_reading_rollups': m044,
 };
 
 class StaticProvider implements MigrationProvider {

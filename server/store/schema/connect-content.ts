@@ -91,10 +91,43 @@ export interface ReaderPageStatsTable {
   time_ms: BigIntColumn;
 }
 
+/**
+ * Reading rollups (044_reading_rollups), kept by sessions.ts in the transaction that records the
+ * view: keyed by document, link (`''`: the document over all its links) and version (`0`: all).
+ */
+interface ReadingScope {
+  document_id: string;
+  link_id: string;
+  version: number;
+}
+
+export interface ReadingTotalsTable extends ReadingScope {
+  views: BigIntColumn;
+  /** Distinct reader keys (`coalesce(verified_phone, reader_id)`), counted once in reading_readers. */
+  readers: BigIntColumn;
+  time_ms: BigIntColumn;
+  downloaded_sessions: BigIntColumn;
+  first_opened_at: NullableTimestamp;
+  last_opened_at: NullableTimestamp;
+}
+
+export interface ReadingPagesTable extends ReadingScope {
+  page: number;
+  views: BigIntColumn;
+  time_ms: BigIntColumn;
+}
+
+export interface ReadingReadersTable extends ReadingScope {
+  reader_key: string;
+}
+
 export interface ConnectContentTables {
   documents: DocumentsTable;
   document_versions: DocumentVersionsTable;
   links: LinksTable;
   reader_sessions: ReaderSessionsTable;
   reader_page_stats: ReaderPageStatsTable;
+  reading_totals: ReadingTotalsTable;
+  reading_pages: ReadingPagesTable;
+  reading_readers: ReadingReadersTable;
 }

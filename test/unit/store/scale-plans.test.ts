@@ -1,12 +1,14 @@
-// Every list, search, filter and segment read of a large workspace is served by an index
+// Every list, search, filter, segment and analytics read of a large workspace is served by an index
 // (docs/scale.md): on PostgreSQL, with 100,000 contacts seeded (bench/lib/scale-seed.ts), each
 // request below runs through the whole app while every SELECT it sends is recorded; then each
 // is EXPLAINed (FORMAT JSON) with its own parameters and fails on a sequential scan of a table
 // that grows with the workspace. PostgreSQL only: PGlite's planner sees other costs, and a
 // plan on a few rows says nothing.
+import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildShared } from '#test/helper.js';
+import { connectBearer } from '#test/support/connect.js';
 import { openTestStore, onPostgres } from '#test/support/store.js';
 import { tenant, type Tenant } from '#test/unit/messaging/contacts/support.js';
 import { seedScale, type ScaleSeedResult } from '../../../bench/lib/scale-seed.js';
@@ -28,6 +30,7 @@ function seqScans(node: PlanNode, out: string[] = []): string[] {
 }
 
 describe.skipIf(!onPostgres)('query plans at 100,000 contacts', () => {
+  let app: FastifyInstance;
   let t: Tenant;
   let seeded: ScaleSeedResult;
   let url: string;
@@ -40,7 +43,7 @@ describe.skipIf(!onPostgres)('query plans at 100,000 contacts', () => {
   beforeAll(async () => {
     const store = await openTestStore();
     url = store.url!;
-    const app = await buildShared({ overrides: { store } });
+    app = await buildShared({ overrides: { store } });
     t = await tenant(app);
     admin = new pg.Client({ connectionString: url });
     await admin.connect();
@@ -63,9 +66,11 @@ describe.skipIf(!onPostgres)('query plans at 100,000 contacts', () => {
   });
 
   /** Runs the request; answers its body and the workspace-sized tables scanned sequentially by any of its SELECTs. */
-  async function read(path: string): Promise<{ found: string[]; body: { next_cursor?: string | null } }> {
+  async function read(path: string, bearer?: string): Promise<{ found: string[]; body: { next_cursor?: string | null } }> {
     recorded.length = 0;
-    const res = await t.call('GET', path);
+    const res = bearer
+      ? await app.inject({ url: path, headers: { authorization: `Bearer ${bearer}` } }).then((r) => ({ status: r.statusCode, body: r.json() }))
+      : await t.call('GET', path);
     expect(res.status, `${path}: ${JSON.stringify(res.body)}`).toBe(200);
     const statements = recorded.splice(0);
     expect(statements.length).toBeGreaterThan(0);
@@ -130,6 +135,19 @@ describe.skipIf(!onPostgres)('query plans at 100,000 contacts', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect((await read('/api/segments?limit=20')).found).toEqual([]);
     expect((await read(`/api/contacts?limit=20&segment_id=${created.body.id}`)).found).toEqual([]);
+  });
+
+  it('analytics of the busy link and document, and their 90-day series: rollups and covering indexes', async () => {
+    const bearer = await connectBearer(app, t.workspaceId);
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const range = `from=${day(Date.now() - 89 * 86_400_000)}&to=${day(Date.now())}`;
+    for (const path of [
+      `/api/connect/links/${seeded.busyLinkId}/analytics`,
+      `/api/connect/documents/${seeded.busyDocumentId}/analytics`,
+      `/api/connect/links/${seeded.busyLinkId}/analytics/daily?${range}`,
+      `/api/connect/documents/${seeded.busyDocumentId}/analytics/daily?time_zone=Europe/Berlin&${range}`,
+    ])
+      expect((await read(path, bearer)).found, path).toEqual([]);
   });
 
   it('the seeded workspace is the size the plans are meant for', async () => {

@@ -1,5 +1,6 @@
-// Reading analytics, computed from the reader sessions and their per-page rows: nothing is
-// estimated. A view is a session; unique readers are distinct verified phones, else viewer cookies.
+// Reading analytics, read from the rollups kept with every view (reading.ts, migration 044): exact
+// counts, nothing estimated. A view is a session; unique readers are distinct verified phones,
+// else viewer cookies.
 import { sql } from 'kysely';
 import type { components, operations } from '#generated/connect/types.js';
 import { authOf } from '#server/auth/authenticate.js';
@@ -31,48 +32,52 @@ async function checkedVersion(platform: Platform, documentId: string, version: n
   return version;
 }
 
-async function totals(platform: Platform, column: 'link_id' | 'document_id', id: string, workspaceId: string, version?: number): Promise<Totals> {
+/**
+ * The totals of a link or a document (`documentId` with `linkId` '' for the document over all its
+ * links), of one version or all: one row of reading_totals and the scope's rows of reading_pages
+ * (reading.ts keeps them with every view), plus the links' download counters.
+ */
+async function totals(platform: Platform, documentId: string, linkId: string, workspaceId: string, version?: number): Promise<Totals> {
   const db = platform.store.db;
+  const scope = { document_id: documentId, link_id: linkId, version: version ?? 0 };
   const summary = await db
-    .selectFrom('reader_sessions')
-    .where(column, '=', id)
-    .where('workspace_id', '=', workspaceId)
-    .$if(version !== undefined, (q) => q.where('version', '=', version!))
-    .select((eb) => [
-      eb.fn.countAll<string>().as('views'),
-      sql<string>`count(distinct coalesce(verified_phone, reader_id))`.as('unique_readers'),
-      sql<string>`coalesce(sum(duration_ms), 0)`.as('total_time_ms'),
-      eb.fn.min('started_at').as('first_opened_at'),
-      eb.fn.max('started_at').as('last_opened_at'),
-      sql<string>`count(*) filter (where downloaded)`.as('downloaded_sessions'),
-    ])
-    .executeTakeFirstOrThrow();
+    .selectFrom('reading_totals')
+    .select(['views', 'readers', 'time_ms', 'downloaded_sessions', 'first_opened_at', 'last_opened_at'])
+    .where('document_id', '=', scope.document_id)
+    .where('link_id', '=', scope.link_id)
+    .where('version', '=', scope.version)
+    .executeTakeFirst();
   // The links count every download; sessions record whether theirs downloaded, which is what a
   // version's totals can count.
-  const downloads = await db
-    .selectFrom('links')
-    .where(column === 'link_id' ? 'id' : 'document_id', '=', id)
-    .where('workspace_id', '=', workspaceId)
-    .select(sql<string>`coalesce(sum(downloads), 0)`.as('downloads'))
-    .executeTakeFirstOrThrow();
+  const downloads =
+    version === undefined
+      ? (
+          await db
+            .selectFrom('links')
+            .$if(linkId !== '', (q) => q.where('id', '=', linkId))
+            .where('document_id', '=', documentId)
+            .where('workspace_id', '=', workspaceId)
+            .select(sql<string>`coalesce(sum(downloads), 0)`.as('downloads'))
+            .executeTakeFirstOrThrow()
+        ).downloads
+      : (summary?.downloaded_sessions ?? 0);
   const pages = await db
-    .selectFrom('reader_page_stats as p')
-    .innerJoin('reader_sessions as s', 's.id', 'p.session_id')
-    .where(`s.${column}`, '=', id)
-    .where('s.workspace_id', '=', workspaceId)
-    .$if(version !== undefined, (q) => q.where('s.version', '=', version!))
-    .groupBy('p.page')
-    .select(['p.page', sql<string>`sum(p.views)`.as('views'), sql<string>`sum(p.time_ms)`.as('time_ms')])
+    .selectFrom('reading_pages')
+    .select(['page', 'views', 'time_ms'])
+    .where('document_id', '=', scope.document_id)
+    .where('link_id', '=', scope.link_id)
+    .where('version', '=', scope.version)
+    .orderBy('page')
     .execute();
-  const date = (value: unknown) => (value ? new Date(value as string | Date).toISOString() : null);
+  const date = (value: Date | null | undefined) => (value ? new Date(value).toISOString() : null);
   return {
-    views: Number(summary.views),
-    unique_readers: Number(summary.unique_readers),
-    downloads: Number(version === undefined ? downloads.downloads : summary.downloaded_sessions),
-    total_time_ms: Number(summary.total_time_ms),
+    views: Number(summary?.views ?? 0),
+    unique_readers: Number(summary?.readers ?? 0),
+    downloads: Number(downloads),
+    total_time_ms: Number(summary?.time_ms ?? 0),
     pages: pageStats(pages.map((p) => ({ session_id: '', page: p.page, views: Number(p.views), time_ms: p.time_ms }))),
-    first_opened_at: date(summary.first_opened_at),
-    last_opened_at: date(summary.last_opened_at),
+    first_opened_at: date(summary?.first_opened_at),
+    last_opened_at: date(summary?.last_opened_at),
   };
 }
 
@@ -85,7 +90,7 @@ export const getLinkAnalytics: Handler<operations['getLinkAnalytics']> = async (
     link_id: link.id,
     document_id: link.document_id,
     external_id: link.external_id,
-    ...(await totals(platform, 'link_id', link.id, workspaceId, version)),
+    ...(await totals(platform, link.document_id, link.id, workspaceId, version)),
   };
 };
 
@@ -100,7 +105,7 @@ export const getDocumentAnalytics: Handler<operations['getDocumentAnalytics']> =
     .where('workspace_id', '=', workspaceId)
     .select((eb) => eb.fn.countAll<string>().as('count'))
     .executeTakeFirstOrThrow();
-  return { document_id: document.id, links: Number(links.count), ...(await totals(platform, 'document_id', document.id, workspaceId, version)) };
+  return { document_id: document.id, links: Number(links.count), ...(await totals(platform, document.id, '', workspaceId, version)) };
 };
 
 export const listReaderSessions: Handler<operations['listReaderSessions']> = async (request) => {

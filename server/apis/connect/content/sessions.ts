@@ -11,6 +11,7 @@ import { yieldToRequests } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
 import type { Database } from '#server/store/schema.js';
 import { emitSessionEvent } from './events.js';
+import { countDownloadedSession, countOpening, countPages, countReadingTime } from './reading.js';
 import { linkStatus, type DocumentRow, type LinkRow, type SessionRow } from './views.js';
 
 type Device = components['schemas']['ReaderDevice'];
@@ -88,8 +89,11 @@ export async function openSession(
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    if (rendersInline(document.content_type))
+    await countOpening(tx, session);
+    if (rendersInline(document.content_type)) {
       await tx.insertInto('reader_page_stats').values({ session_id: session.id, page: 1, views: 1, time_ms: 0 }).execute();
+      await countPages(tx, session, [{ page: 1, views: 1, time_ms: 0 }]);
+    }
     await tx.updateTable('links').set({ last_opened_at: now }).where('id', '=', link.id).execute();
     await emitSessionEvent(tx, platform, 'link.opened', session, now);
     return { session, token };
@@ -131,14 +135,20 @@ export async function applyBeacon(platform: Platform, slug: string, sessionId: s
     // A page cannot report more reading than time has passed since its last report.
     let budget = Math.max(0, now.getTime() - session.last_activity_at.getTime()) + SESSION_LIMITS.clockSlackMs;
     let added = 0;
+    const read: { page: number; views: number; time_ms: number }[] = [];
     for (const p of pages) {
       const ms = Math.min(p.ms, budget);
       budget -= ms;
       added += ms;
-      if (!p.views && !ms) continue;
+      if (p.views || ms) read.push({ page: p.page, views: p.views, time_ms: ms });
+    }
+    // The rollups first (reading.ts: totals, then pages, in every transaction).
+    await countReadingTime(tx, session, added);
+    await countPages(tx, session, read);
+    for (const p of read) {
       await tx
         .insertInto('reader_page_stats')
-        .values({ session_id: session.id, page: p.page, views: p.views, time_ms: ms })
+        .values({ session_id: session.id, ...p })
         .onConflict((oc) =>
           oc.columns(['session_id', 'page']).doUpdateSet({
             views: sql`reader_page_stats.views + excluded.views`,
@@ -180,6 +190,7 @@ export async function recordDownload(platform: Platform, link: LinkRow, sessionI
       .forUpdate()
       .executeTakeFirst();
     if (!session || session.downloaded) return;
+    await countDownloadedSession(tx, session);
     await settle(tx, platform, session, { downloaded: true, last_activity_at: now }, now);
   });
 }

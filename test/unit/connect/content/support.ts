@@ -218,7 +218,7 @@ export function beacon(app: FastifyInstance, opened: Pick<Opened, 'beaconUrl' | 
 
 // ---- State --------------------------------------------------------------------------------------
 
-const TABLES = ['documents', 'links', 'reader_sessions', 'reader_page_stats', 'outbox'] as const;
+const TABLES = ['documents', 'links', 'reader_sessions', 'reader_page_stats', 'reading_totals', 'reading_pages', 'reading_readers', 'outbox'] as const;
 
 /** Row counts of the content tables and the outbox, and the stored files. */
 export async function snapshot(app: FastifyInstance): Promise<Record<string, unknown>> {
@@ -239,7 +239,17 @@ export async function snapshot(app: FastifyInstance): Promise<Record<string, unk
     .orderBy('id')
     .execute();
   const pages = await app.platform.store.db.selectFrom('reader_page_stats').selectAll().orderBy('session_id').orderBy('page').execute();
-  counts.state = JSON.stringify({ sessions, pages });
+  // The rollups kept with every view (reading.ts) change exactly when the sessions do.
+  const totals = await app.platform.store.db.selectFrom('reading_totals').selectAll().orderBy('document_id').orderBy('link_id').orderBy('version').execute();
+  const pageTotals = await app.platform.store.db
+    .selectFrom('reading_pages')
+    .selectAll()
+    .orderBy('document_id')
+    .orderBy('link_id')
+    .orderBy('version')
+    .orderBy('page')
+    .execute();
+  counts.state = JSON.stringify({ sessions, pages, totals, pageTotals });
   counts.files = storedFiles(app);
   return counts;
 }
