@@ -26,7 +26,8 @@ export interface CopyPlan {
 }
 
 /**
- * A COPY's output as a stream, or undefined when none can run now (see above). `plan` reads
+ * A COPY's output as a stream, or undefined when none can run now (see above) or its connection
+ * or `plan` failed (the caller's keyset pages then answer as any query does). `plan` reads
  * what it needs on the COPY's connection, in the COPY's snapshot (one repeatable-read
  * transaction), so the rows and what it read agree.
  */
@@ -40,9 +41,10 @@ export function postgresCopyOut(pool: pg.Pool): CopyOut {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
-    } catch (error) {
+    } catch {
+      // The pages' queries meet the same failure and answer it as every query does (503).
       running--;
-      throw error;
+      return undefined;
     }
     let done = false;
     // A COPY cut off (a download abandoned, an error) leaves the connection mid-protocol: it is
@@ -60,7 +62,7 @@ export function postgresCopyOut(pool: pg.Pool): CopyOut {
       copy = await plan(async (text, values) => (await client.query(text, values)).rows);
     } catch (error) {
       finish(error as Error);
-      throw error;
+      return undefined;
     }
     const source = client.query(copyTo(`copy (${copy.select}) to stdout (format binary)`));
     const rows = new BinaryRows(copy.head, copy.row);
