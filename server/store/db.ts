@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely } from 'kysely';
 import pg from 'pg';
+import { postgresCopyOut, type CopyOut } from './copy-out.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { startPGliteMaintenance } from './pglite-maintenance.js';
 import { UnavailableAwareDialect } from './unavailable.js';
@@ -37,6 +38,8 @@ export interface Store {
   close(): Promise<void>;
   /** PGlite only: one pass of its VACUUM and ANALYZE now (it has no autovacuum). */
   maintain?(): Promise<void>;
+  /** PostgreSQL only: `COPY (select …) TO STDOUT`, a few at a time (./copy-out.ts). */
+  copyOut?: CopyOut;
   /** PostgreSQL only: the connection pool's size, clients in use and callers waiting for one (metrics). */
   poolStats?(): { max: number; inUse: number; waiting: number };
   /** Where the store's warnings go from now on: the server's logger, once it has one. */
@@ -140,6 +143,7 @@ async function openPostgres(connectionString: string, log: StoreLog): Promise<St
   return {
     db,
     kind: 'postgres',
+    copyOut: postgresCopyOut(pool),
     poolStats: () => ({ max: pool.options.max ?? 10, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
     useLogger: (logger) => {
       log.logger = logger;

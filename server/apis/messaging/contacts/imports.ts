@@ -4,7 +4,7 @@
 // them all in one transaction, with the job's completion: a file is imported whole or not at all.
 // Jobs run one at a time per instance (bounded memory); a job interrupted by a restart is marked
 // failed at the next start (nothing of it was committed).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import type { CountryCode } from 'libphonenumber-js/min';
 import type { components, operations } from '#generated/messaging/types.js';
@@ -18,7 +18,7 @@ import type { Database } from '#server/store/schema.js';
 import type { ContactImportError, ContactImportsTable } from '#server/store/schema/messaging-crm.js';
 import { workspaceCountry } from '../configuration/messaging-settings.js';
 import { fileParts } from '../media/parts.js';
-import { CsvError, parseCsv, TooManyRows, unguard, type CsvRow } from './csv.js';
+import { CsvError, readCsv, TooManyRows, unguard, type CsvRow } from './csv.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
 import type { FieldDefinitions } from './segment-filter.js';
 import { stopEnrolments } from './opt-out.js';
@@ -32,7 +32,8 @@ export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 200_000;
 /** Refused rows kept on the job; the count covers them all. */
 const KEPT_ERRORS = 100;
-const CHUNK = 1000;
+/** Contacts written per statement. */
+const CHUNK = 5000;
 /** A job still running this long after it was created at start-up was cut off by a restart. */
 const INTERRUPTED_AFTER_MS = 10 * 60 * 1000;
 const BASE_COLUMNS = new Set(['contact_no', 'name', 'email', 'tags', 'opted_out']);
@@ -188,74 +189,63 @@ async function writeContacts(trx: Transaction<Database>, workspaceId: string, co
     for (const r of rows) tagIds.set(r.name.toLowerCase(), r.id);
   }
   let created = 0;
+  const optedOut: string[] = [];
   for (let i = 0; i < contacts.length; i += CHUNK) {
     const chunk = contacts.slice(i, i + CHUNK);
-    const rows = await trx
-      .insertInto('contacts')
-      .values(
-        chunk.map((c) => ({
-          id: newId('ct'),
-          workspace_id: workspaceId,
-          phone: c.phone,
-          name: c.name ?? null,
-          email: c.email ?? null,
-          custom_fields: JSON.stringify(c.custom),
-          opted_out_at: c.optedOut ? at : null,
-          opt_out_source: c.optedOut ? ('import' as const) : null,
-          created_at: at,
-          updated_at: at,
-        })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['workspace_id', 'phone']).doUpdateSet({
-          name: sql`coalesce(excluded.name, contacts.name)`,
-          email: sql`coalesce(excluded.email, contacts.email)`,
-          custom_fields: sql`contacts.custom_fields || excluded.custom_fields`,
-          opted_out_at: sql`coalesce(contacts.opted_out_at, excluded.opted_out_at)`,
-          opt_out_source: sql`case when contacts.opted_out_at is null then excluded.opt_out_source else contacts.opt_out_source end`,
-          updated_at: at,
-        }),
-      )
-      .returning(['id', 'phone', sql<boolean>`(xmax = 0)`.as('inserted')])
-      .execute();
+    // One statement per chunk whatever its size: the rows travel as one array per column.
+    const { rows } = await sql<{ id: string; phone: string; inserted: boolean }>`
+      insert into contacts (id, workspace_id, phone, name, email, custom_fields, opted_out_at, opt_out_source, created_at, updated_at)
+      select r.id, ${workspaceId}, r.phone, r.name, r.email, r.custom::jsonb,
+        case when r.opted then ${at}::timestamptz end, case when r.opted then 'import' end, ${at}, ${at}
+      from unnest(${chunk.map(() => newId('ct'))}::text[], ${chunk.map((c) => c.phone)}::text[], ${chunk.map((c) => c.name ?? null)}::text[],
+        ${chunk.map((c) => c.email ?? null)}::text[], ${chunk.map((c) => JSON.stringify(c.custom))}::text[], ${chunk.map((c) => c.optedOut === true)}::bool[])
+        as r(id, phone, name, email, custom, opted)
+      on conflict (workspace_id, phone) do update set
+        name = coalesce(excluded.name, contacts.name),
+        email = coalesce(excluded.email, contacts.email),
+        custom_fields = contacts.custom_fields || excluded.custom_fields,
+        opted_out_at = coalesce(contacts.opted_out_at, excluded.opted_out_at),
+        opt_out_source = case when contacts.opted_out_at is null then excluded.opt_out_source else contacts.opt_out_source end,
+        updated_at = ${at}
+      returning id, phone, (xmax = 0) as inserted`.execute(trx);
     created += rows.filter((r) => r.inserted).length;
     const idOf = new Map(rows.map((r) => [r.phone, r.id]));
-    const links = chunk.flatMap((c) => c.tags.map((t) => ({ contact_id: idOf.get(c.phone)!, tag_id: tagIds.get(t.toLowerCase())!, created_at: at })));
-    for (let k = 0; k < links.length; k += CHUNK)
-      await trx
-        .insertInto('contact_tags')
-        .values(links.slice(k, k + CHUNK))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
-    await stopEnrolments(
-      trx,
-      chunk.filter((c) => c.optedOut === true).map((c) => idOf.get(c.phone)!),
-      at,
-    );
+    const contactIds: string[] = [];
+    const linkTags: string[] = [];
+    for (const c of chunk)
+      for (const t of c.tags) {
+        contactIds.push(idOf.get(c.phone)!);
+        linkTags.push(tagIds.get(t.toLowerCase())!);
+      }
+    if (contactIds.length)
+      await sql`insert into contact_tags (contact_id, tag_id, created_at)
+        select c, t, ${at} from unnest(${contactIds}::text[], ${linkTags}::text[]) as l(c, t)
+        on conflict do nothing`.execute(trx);
+    for (const c of chunk) if (c.optedOut === true) optedOut.push(idOf.get(c.phone)!);
     const optedIn = chunk.filter((c) => c.optedOut === false).map((c) => c.phone);
     if (optedIn.length)
-      await trx
-        .updateTable('contacts')
-        .set({ opted_out_at: null, opt_out_source: null })
-        .where('workspace_id', '=', workspaceId)
-        .where('phone', 'in', optedIn)
-        .execute();
+      await sql`update contacts set opted_out_at = null, opt_out_source = null
+        where workspace_id = ${workspaceId} and phone = any(${optedIn}::text[])`.execute(trx);
   }
+  for (let i = 0; i < optedOut.length; i += CHUNK) await stopEnrolments(trx, optedOut.slice(i, i + CHUNK), at);
   return { created, updated: contacts.length - created };
 }
 
 /** Checks every row, then writes them all or none. */
 async function runImport(
   platform: Platform,
-  job: { id: string; workspaceId: string; columns: string[]; rows: CsvRow[]; fields: FieldDefinitions; country: CountryCode | null },
+  job: { id: string; workspaceId: string; columns: string[]; text: string; total: number; fields: FieldDefinitions; country: CountryCode | null },
 ) {
   const db = platform.store.db;
   const errors: ContactImportError[] = [];
   let errorCount = 0;
   const byPhone = new Map<string, Parsed>();
   let merged = 0;
-  for (let i = 0; i < job.rows.length; i++) {
-    const parsed = parseRow(job.rows[i]!, job.columns, job.fields, job.country);
+  let i = -1;
+  // The file is read again row by row (the request checked its shape): never all rows at once.
+  for (const row of readCsv(job.text)) {
+    if (i++ < 0) continue;
+    const parsed = parseRow(row, job.columns, job.fields, job.country);
     if (Array.isArray(parsed)) {
       errorCount++;
       if (errors.length < KEPT_ERRORS) errors.push(...parsed.slice(0, KEPT_ERRORS - errors.length));
@@ -280,13 +270,16 @@ async function runImport(
   if (errorCount) {
     await db
       .updateTable('contact_imports')
-      .set({ status: 'failed', processed_rows: job.rows.length, error_count: errorCount, errors: JSON.stringify(errors), finished_at: at })
+      .set({ status: 'failed', processed_rows: job.total, error_count: errorCount, errors: JSON.stringify(errors), finished_at: at })
       .where('id', '=', job.id)
       .execute();
     return;
   }
-  await db.updateTable('contact_imports').set({ status: 'importing', processed_rows: job.rows.length }).where('id', '=', job.id).execute();
+  await db.updateTable('contact_imports').set({ status: 'importing', processed_rows: job.total }).where('id', '=', job.id).execute();
   await db.transaction().execute(async (trx) => {
+    // New contacts go to the pending lists of the GIN (trigram, custom field) indexes instead of
+    // each being merged into them one by one; they are merged in bulk after the commit.
+    await sql`set local gin_pending_list_limit = '64MB'`.execute(trx);
     const { created, updated } = await writeContacts(trx, job.workspaceId, [...byPhone.values()], at);
     await trx
       .updateTable('contact_imports')
@@ -294,6 +287,18 @@ async function runImport(
       .where('id', '=', job.id)
       .execute();
   });
+}
+
+/**
+ * Merges the GIN pending lists of `contacts` into their indexes now, in bulk (searches read a
+ * pending list row by row until it is). If it fails, autovacuum does it later: only logged.
+ */
+async function mergePendingLists(platform: Platform, log: FastifyBaseLogger) {
+  await sql`select gin_clean_pending_list(i.indexrelid)
+      from pg_index i join pg_class c on c.oid = i.indexrelid join pg_am a on a.oid = c.relam
+      where i.indrelid = 'contacts'::regclass and a.amname = 'gin'`
+    .execute(platform.store.db)
+    .catch((error: unknown) => log.warn({ err: error }, 'contact import: GIN pending lists not merged'));
 }
 
 declare module 'fastify' {
@@ -323,9 +328,14 @@ export const createContactImport: Handler<operations['createContactImport']> = a
   const { platform } = request.server;
   const { bytes, filename } = fileOf(request);
   const text = decode(bytes);
-  let rows: CsvRow[];
+  // The whole file's shape is checked now (quoting, row count); its rows are kept as the text.
+  let header: CsvRow | undefined;
+  let total = 0;
   try {
-    rows = parseCsv(text, MAX_IMPORT_ROWS);
+    for (const row of readCsv(text)) {
+      if (!header) header = row;
+      else if (++total > MAX_IMPORT_ROWS) throw new TooManyRows(MAX_IMPORT_ROWS);
+    }
   } catch (error) {
     if (error instanceof TooManyRows)
       throw new HttpProblem(413, 'payload-too-large', `The CSV has more than ${MAX_IMPORT_ROWS} rows; split it.`, {
@@ -335,25 +345,27 @@ export const createContactImport: Handler<operations['createContactImport']> = a
     throw error;
   }
   const fields = await loadFieldDefinitions(platform.store.db, workspaceId);
-  const columns = checkHeader(rows[0], fields);
+  const columns = checkHeader(header, fields);
   const country = await workspaceCountry(platform.store.db, workspaceId);
-  const data = rows.slice(1);
   const job = await platform.store.db
     .insertInto('contact_imports')
-    .values({ id: newId('imp'), workspace_id: workspaceId, status: 'validating', filename, total_rows: data.length, created_at: platform.now() })
+    .values({ id: newId('imp'), workspace_id: workspaceId, status: 'validating', filename, total_rows: total, created_at: platform.now() })
     .returningAll()
     .executeTakeFirstOrThrow();
   const imports = request.server.contactImports;
   imports.queue = imports.queue.then(() =>
-    runImport(platform, { id: job.id, workspaceId, columns, rows: data, fields, country }).catch(async (error: unknown) => {
-      request.server.log.error({ err: error, importId: job.id }, 'contact import failed');
-      await platform.store.db
-        .updateTable('contact_imports')
-        .set({ status: 'failed', failure_reason: 'The import failed inside the server; nothing was written. Try again.', finished_at: platform.now() })
-        .where('id', '=', job.id)
-        .execute()
-        .catch(() => undefined);
-    }),
+    runImport(platform, { id: job.id, workspaceId, columns, text, total, fields, country }).then(
+      () => mergePendingLists(platform, request.server.log),
+      async (error: unknown) => {
+        request.server.log.error({ err: error, importId: job.id }, 'contact import failed');
+        await platform.store.db
+          .updateTable('contact_imports')
+          .set({ status: 'failed', failure_reason: 'The import failed inside the server; nothing was written. Try again.', finished_at: platform.now() })
+          .where('id', '=', job.id)
+          .execute()
+          .catch(() => undefined);
+      },
+    ),
   );
   reply.code(202);
   return view(job);

@@ -1,8 +1,9 @@
 // Reader sessions as CSV: a header and one row per session, oldest first, for a link and a
 // document; formula-like values neutralised and separators quoted (CSV injection); more than one
-// page of the stream; another workspace's id: 404.
+// page of the stream, each line as the JavaScript writer makes it; another workspace's id: 404.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { csvField } from '#server/apis/connect/content/export.js';
 import { buildShared } from '#test/helper.js';
 import { DOCS, LINKS, newDocument, newLink, openViewer, tenant, type Tenant } from './support.js';
@@ -44,33 +45,59 @@ describe('reader sessions as CSV', () => {
     expect(all.body.split('\r\n').filter(Boolean)).toHaveLength(3);
   });
 
-  it('streams more than one page of sessions, in order', async () => {
+  it('streams more than one page of sessions, in order, each line as csvField writes it', async () => {
     const doc = await newDocument(app, a);
     const link = await newLink(app, a, doc.id);
     const db = app.platform.store.db;
     const base = Date.parse('2026-11-01T00:00:00Z');
+    const devices = ['desktop', '=cmd|calc', '-1', 'a,b', 'say "x"', 'two\nlines', '@x', 'Zoë 🌻'];
+    const n = 5203; // more than one page of 5,000 on PGlite
     await db
       .insertInto('reader_sessions')
       .values(
-        Array.from({ length: 1203 }, (_, i) => ({
+        Array.from({ length: n }, (_, i) => ({
           id: `rs_bulk${String(i).padStart(8, '0')}${link.id.slice(4, 12)}`,
           workspace_id: a.workspaceId,
           link_id: link.id,
           document_id: doc.id,
-          reader_id: 'r'.repeat(24),
+          reader_id: `reader-${i % 7}`,
           token_digest: 'x',
-          device: 'desktop',
-          started_at: new Date(base + i * 1000),
+          device: devices[i % devices.length]!,
+          // Pairs share a start (the id breaks the tie), across the page's end too.
+          started_at: new Date(base + Math.floor(i / 2) * 1000),
           last_activity_at: new Date(base + i * 1000),
           last_event_at: new Date(base + i * 1000),
+          ended_at: i % 3 ? new Date(base + i * 1000 + 999) : null,
           duration_ms: i,
         })),
       )
       .execute();
-    const res = await app.inject({ url: `${LINKS}/${link.id}/sessions.csv`, headers: a.auth });
-    const rows = res.body.split('\r\n').filter(Boolean).slice(1);
-    expect(rows).toHaveLength(1203);
-    expect(rows.map((r) => Number(r.split(',')[8]))).toEqual(Array.from({ length: 1203 }, (_, i) => i));
+    // Microseconds, as sessions written by SQL have: the cursor must not repeat or skip a row.
+    await sql`update reader_sessions set started_at = started_at + interval '456 microseconds' where link_id = ${link.id}`.execute(db);
+    const stored = await db.selectFrom('reader_sessions').selectAll().where('link_id', '=', link.id).orderBy('started_at').orderBy('id').execute();
+    const { external_id } = await db.selectFrom('links').select('external_id').where('id', '=', link.id).executeTakeFirstOrThrow();
+    const reference = stored.map((s) =>
+      [
+        s.id,
+        s.link_id,
+        external_id,
+        `rdr_${app.platform.secrets.digest(`reader\0${a.workspaceId}\0${s.reader_id}`).slice(0, 16)}`,
+        s.version,
+        s.device,
+        s.started_at.toISOString(),
+        s.ended_at?.toISOString() ?? null,
+        Number(s.duration_ms),
+        0,
+        s.downloaded,
+      ]
+        .map(csvField)
+        .join(','),
+    );
+    for (const url of [`${LINKS}/${link.id}/sessions.csv`, `${DOCS}/${doc.id}/sessions.csv`]) {
+      const res = await app.inject({ url, headers: a.auth });
+      expect(res.body).toBe(`${[HEADER, ...reference].join('\r\n')}\r\n`);
+    }
+    expect(reference).toHaveLength(n);
   });
 
   it('csvField: quotes separators, doubles quotes, neutralises formulas', () => {

@@ -249,6 +249,69 @@ describe('exportContacts', () => {
     expect(csvCell("'=x")).toBe("''=x");
   });
 
+  it('writes each cell as csvCell does, from the database: awkward values, numbers, tags, empty cells; a COPY or pages alike', async () => {
+    // The lines are built in SQL (COPY on PostgreSQL, keyset pages on PGlite or past the COPYs
+    // an instance runs at once): each must be what the JavaScript writer makes of the same contact.
+    const c = await tenant(app);
+    await c.call('POST', '/api/custom-fields', { key: 'city', label: 'City', type: 'text' });
+    await c.call('POST', '/api/custom-fields', { key: 'orders', label: 'Orders', type: 'number' });
+    const texts = [
+      '=1+1',
+      '-minus',
+      '+plus',
+      '@handle',
+      '\ttab first',
+      "'tis",
+      'say "hi", then\r\nleave',
+      ' leading space',
+      'trailing\u3000',
+      '\u00a0nbsp',
+      'Zoë 🌻 Ωμέγα',
+      'שלום',
+      'plain',
+    ];
+    const numbers = [12, -3, 0, 1.5, 0.1 + 0.2, 1e21, -2.5e25, 1.5e-7, 1e-6, 123456789012345680000];
+    const tagSets = [['Zeta', 'alpha', 'Äpfel'], ['éclair', 'Eagle', '=sum'], ['-vip'], [], ['b2b', 'B2C', 'vip']];
+    for (const [i, text] of texts.entries()) {
+      const res = await c.call('POST', '/api/contacts', {
+        contact_no: `+49151904${String(i).padStart(5, '0')}`,
+        ...(i % 4 === 3 ? {} : { name: text }),
+        ...(i % 3 === 0 ? { email: `p${i}@example.com` } : {}),
+        tags: tagSets[i % tagSets.length],
+        custom_fields: { ...(i % 5 === 4 ? {} : { city: texts[(i + 3) % texts.length] }), ...(i < numbers.length ? { orders: numbers[i] } : {}) },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    await c.call('PUT', `/api/contacts/${(await byPhone(c, '+4915190400002')).id}`, { opted_out: true });
+    const contacts = (await c.call('GET', '/api/contacts?limit=100')).body.data as Record<string, any>[];
+    const reference = (k: Record<string, any>) =>
+      [
+        csvCell(k.contact_no, false),
+        csvCell(k.name ?? ''),
+        csvCell(k.email ?? ''),
+        csvCell([...k.tags].sort((a: string, b: string) => a.localeCompare(b)).join(',')),
+        k.opted_out ? 'true' : 'false',
+        ...['city', 'orders'].map((f) => (k.custom_fields[f] === undefined || k.custom_fields[f] === null ? '' : csvCell(String(k.custom_fields[f])))),
+      ].join(',');
+    const expected = ['contact_no,name,email,tags,opted_out,city,orders', ...contacts.map(reference).sort()];
+    // Four at once: on PostgreSQL the fourth is past the COPYs an instance runs and reads pages.
+    const bodies = await Promise.all(
+      Array.from({ length: 4 }, () => app.inject({ method: 'GET', url: '/api/contacts/export', headers: { 'x-api-key': c.key } })),
+    );
+    for (const res of bodies) {
+      expect(res.statusCode).toBe(200);
+      expect(res.body.endsWith('\r\n')).toBe(true);
+      // Lines are split on CRLF outside quotes: a value's own CRLF is inside a quoted cell.
+      const lines = res.body.slice(0, -2).split(/\r\n(?=\+|contact_no)/);
+      expect([lines[0], ...lines.slice(1).sort()]).toEqual(expected);
+      expect(res.body).toBe(bodies[0]!.body);
+    }
+    expect(bodies[0]!.body).toContain(`,'-vip,true,`);
+    expect(bodies[0]!.body).toContain(',1e+21\r\n');
+    expect(bodies[0]!.body).toContain(`,'-2.5e+25\r\n`);
+    expect(bodies[0]!.body).toContain(',1.5e-7\r\n');
+  });
+
   it('pages through more contacts than one page, oldest first', async () => {
     const e = await tenant(app);
     const db = app.platform.store.db;
