@@ -20,11 +20,24 @@ import type { components } from '#generated/messaging/types.js';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
-import { processProviderPayload } from './webhook.js';
+import { processProviderPayload, processProviderPayloads } from './webhook.js';
 import { setupProviderSignature } from './signature.js';
 
 type Payload = components['schemas']['ProviderWebhookPayload'];
-type Row = { id: string; seq: string; payload: string; attempts: number; trace_context: string | null };
+type Row = { id: string; seq: string; lane: number; payload: string; attempts: number; trace_context: string | null };
+
+/**
+ * Claim order (migration 042): deliveries that carry inbound messages (a customer writing, a LOGIN
+ * to verify) before those of statuses only, so a sign-in never waits behind a campaign's statuses.
+ */
+export const LANE_MESSAGES = 0;
+export const LANE_STATUSES = 1;
+
+/** The lane of a delivery: statuses only (or nothing to apply) go behind anything with messages. */
+export function laneOf(payload: Payload): number {
+  const messages = payload.entry?.some((e) => e.changes?.some((c) => (c.value?.messages?.length ?? 0) > 0));
+  return messages ? LANE_MESSAGES : LANE_STATUSES;
+}
 
 const CHANNEL = 'provider_inbox';
 /** Poison rows are kept this long for inspection, then pruned. */
@@ -40,7 +53,7 @@ export interface ProviderInboxOptions {
   leaseMs?: number;
   /** The longest the worker sleeps with nothing due (a lost notification is found then). */
   pollMs?: number;
-  /** Rows per claim. */
+  /** Rows per claim; each lane's rows of a claim are applied together in one transaction. */
   claimSize?: number;
   /** Attempts before a delivery is kept as poison. */
   maxAttempts?: number;
@@ -85,7 +98,7 @@ export class ProviderInbox {
   /** Deliveries in `receive` now. */
   private ingesting = 0;
   private lastIngestAt = -Infinity;
-  private queue: { payload: string; done: (error?: unknown) => void }[] = [];
+  private queue: { payload: string; lane: number; done: (error?: unknown) => void }[] = [];
   private flushScheduled = false;
   /** INSERTs under way. */
   private flushing = 0;
@@ -110,7 +123,10 @@ export class ProviderInbox {
     this.log = options.log;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollMs = options.pollMs ?? DEFAULT_IDLE_MS;
-    this.claimSize = options.claimSize ?? 16;
+    // On PostgreSQL a batch's cost is mostly its statements, so larger batches pay one commit for
+    // many; on the embedded store a batch holds the one connection (and the thread) from its first
+    // statement to its commit, so it stays short enough for the deliveries arriving meanwhile.
+    this.claimSize = options.claimSize ?? (this.platform.store.kind === 'postgres' ? 100 : 16);
     this.maxAttempts = options.maxAttempts ?? 8;
     this.retryDelayMs = options.retryDelayMs ?? defaultRetryDelayMs;
     this.minShare = options.minShare ?? 0.15;
@@ -137,13 +153,18 @@ export class ProviderInbox {
         this.stats.inline++;
         return await this.processInline(payload, log);
       }
-      await this.enqueue(JSON.stringify(payload));
+      await this.enqueue(JSON.stringify(payload), laneOf(payload));
       this.stats.stored++;
     } finally {
       this.ingesting--;
       this.lastIngestAt = performance.now();
       this.signal();
     }
+  }
+
+  /** No delivery arrived for quietMs and none is being stored. */
+  private quiet(): boolean {
+    return this.ingesting === 0 && !this.queue.length && !this.flushing && performance.now() >= this.lastIngestAt + this.quietMs;
   }
 
   /** Nothing of this instance's is waiting: a delivery processed now overtakes none. */
@@ -165,6 +186,7 @@ export class ProviderInbox {
             id: newId('pdl'),
             payload: JSON.stringify(payload),
             received_at: now,
+            lane: laneOf(payload),
             attempts: 1,
             last_error: describe(error),
             lease_until: new Date(now.getTime() + this.retryDelayMs(1)),
@@ -178,9 +200,9 @@ export class ProviderInbox {
     }
   }
 
-  private enqueue(payload: string): Promise<void> {
+  private enqueue(payload: string, lane: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ payload, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      this.queue.push({ payload, lane, done: (error) => (error === undefined ? resolve() : reject(error)) });
       if (this.flushScheduled) return;
       this.flushScheduled = true;
       // After the I/O callbacks of this turn: every delivery whose bytes are in joins the batch.
@@ -200,7 +222,7 @@ export class ProviderInbox {
     while (this.queue.length && this.flushing < this.maxFlushes) {
       const group = this.queue.splice(0, this.maxBatchRows);
       this.flushing++;
-      void this.insert(group.map((g) => g.payload))
+      void this.insert(group)
         .then(
           () => {
             this.storedBatches++;
@@ -220,18 +242,18 @@ export class ProviderInbox {
   }
 
   /** One multi-row INSERT; on PostgreSQL it also wakes the other instances' workers at commit. */
-  private async insert(payloads: string[]): Promise<void> {
+  private async insert(payloads: { payload: string; lane: number }[]): Promise<void> {
     const { db, kind } = this.platform.store;
     const at = this.platform.now();
     // The request that made this batch: deliveries stored together are linked to the first one's trace.
     const trace = currentTraceparent();
-    const rows = payloads.map((payload) => ({ id: newId('pdl'), payload, received_at: at, trace_context: trace }));
+    const rows = payloads.map(({ payload, lane }) => ({ id: newId('pdl'), payload, lane, received_at: at, trace_context: trace }));
     if (kind !== 'postgres') {
       await db.insertInto('provider_deliveries').values(rows).execute();
       return;
     }
-    const values = sql.join(rows.map((r) => sql`(${r.id}, ${r.payload}, ${at}, ${trace})`));
-    await sql`with stored as (insert into provider_deliveries (id, payload, received_at, trace_context) values ${values}) select pg_notify(${CHANNEL}, '')`.execute(
+    const values = sql.join(rows.map((r) => sql`(${r.id}, ${r.payload}, ${r.lane}::smallint, ${at}, ${trace})`));
+    await sql`with stored as (insert into provider_deliveries (id, payload, lane, received_at, trace_context) values ${values}) select pg_notify(${CHANNEL}, '')`.execute(
       db,
     );
   }
@@ -294,15 +316,30 @@ export class ProviderInbox {
       }
       if (rows.length < this.claimSize && this.storedBatches === before) this.backlog = false;
       this.processing = rows.length > 0;
-      for (let i = 0; i < rows.length; i++) {
+      // Each lane's rows together (messages first, in arrival order), so a LOGIN's batch is not
+      // held up by the statuses claimed with it.
+      const batches = [LANE_MESSAGES, LANE_STATUSES]
+        .map((lane) => rows.filter((r) => (lane === LANE_MESSAGES ? r.lane !== LANE_STATUSES : r.lane === LANE_STATUSES)))
+        .filter((batch) => batch.length);
+      for (let i = 0; i < batches.length; i++) {
         if (this.running) await this.turn();
         if (!this.running) {
-          await this.release(rows.slice(i));
+          await this.release(batches.slice(i).flat());
           break;
         }
-        const row = rows[i]!;
-        // A trace of its own, linked to the inbound request that stored it (server/ops/tracing.ts).
-        await inBackgroundSpan('provider delivery', row.trace_context, { 'chatapp.attempt': row.attempts }, () => this.process(row));
+        // While deliveries are arriving, one at a time, so that their INSERTs and answers are not
+        // held behind a long batch (the thread's share is kept per delivery, as before batches);
+        // once the ingest is quiet, the rest of the lane at once.
+        const lane = batches[i]!;
+        const batch = this.quiet() ? lane : lane.splice(0, 1);
+        if (lane.length && batch !== lane) i--;
+        // A trace of its own, linked to the inbound request that stored its first delivery (server/ops/tracing.ts).
+        await inBackgroundSpan(
+          'provider deliveries',
+          batch[0]!.trace_context,
+          { 'chatapp.attempt': batch[0]!.attempts, 'chatapp.deliveries': batch.length },
+          () => this.processBatch(batch),
+        );
       }
       this.processing = false;
       this.checkSettled();
@@ -341,14 +378,15 @@ export class ProviderInbox {
           .select('id')
           .where('failed_at', 'is', null)
           .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
+          .orderBy('lane')
           .orderBy('seq')
           .limit(this.claimSize)
           .forUpdate()
           .skipLocked(),
       )
-      .returning(['id', 'seq', 'payload', 'attempts', 'trace_context'])
+      .returning(['id', 'seq', 'lane', 'payload', 'attempts', 'trace_context'])
       .execute();
-    return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+    return rows.sort((a, b) => a.lane - b.lane || Number(a.seq) - Number(b.seq));
   }
 
   /**
@@ -364,6 +402,46 @@ export class ProviderInbox {
       const at = Math.min(quietAt, this.shareAt);
       if (now >= at || !this.running) return;
       await this.wakeUp.sleep(Number.isFinite(at) ? Math.max(1, at - now) : this.pollMs);
+    }
+  }
+
+  /**
+   * Runs the deliveries of a batch in one transaction with their rows' deletion: one commit for
+   * them all. If any of them fails, the batch rolls back and each runs on its own (process), so
+   * a failure is recorded on its row only and the others' effects commit.
+   */
+  private async processBatch(rows: Row[]): Promise<void> {
+    if (rows.length === 1) return this.process(rows[0]!);
+    const t0 = performance.now();
+    let done: Set<string> | undefined;
+    try {
+      const deliveries = rows.map((row) => ({ key: row.id, payload: JSON.parse(row.payload) as Payload }));
+      done = await processProviderPayloads(this.platform, deliveries, this.log, async (trx) => {
+        const deleted = await trx
+          .deleteFrom('provider_deliveries')
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .returning('id')
+          .execute();
+        return new Set(deleted.map((d) => d.id));
+      });
+    } catch (error) {
+      this.log.info({ error: describe(error), deliveries: rows.length }, 'provider inbox: a batch failed; its deliveries are tried one by one');
+    }
+    if (done) {
+      this.stats.processed += done.size;
+      this.stats.skipped += rows.length - done.size;
+      const end = performance.now();
+      this.shareAt = end + ((end - t0) * (1 - this.minShare)) / this.minShare;
+      return;
+    }
+    for (const row of rows) {
+      if (!this.running) return this.release(rows.slice(rows.indexOf(row)));
+      await this.turn();
+      await this.process(row);
     }
   }
 
