@@ -4,6 +4,7 @@
 // workers on one store share the backlog without running a delivery twice; a delivery that keeps
 // failing is kept with its error. Runs on PGlite (unit) and PostgreSQL (pg).
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { build, buildShared } from '#test/helper.js';
 import { newId } from '#server/lib/ids.js';
@@ -225,6 +226,101 @@ describe('recovery and sharing on one store', () => {
       await store.close();
     }
   });
+
+  it('the connection ends during an attempt and again while its failure is recorded: the delivery is taken again at once, not after its lease', async () => {
+    const store = await openTestStore();
+    try {
+      const app = await build({ ...shared, overrides: { store } });
+      const t = await tenant(app);
+      await app.providerInbox.stop(); // only the inbox below works on this store
+      const db = app.platform.store.db;
+      // The faults, once each (a sequence is not rolled back with the transaction that fails):
+      // the delivery's transaction ends when it stores the message, then the statement that
+      // records the failed attempt ends too. On PostgreSQL the backend really is terminated there
+      // (as the chaos fault test does to every backend); PGlite has one connection, so it errs.
+      const fault = onPostgres ? 'perform pg_terminate_backend(pg_backend_pid()); ' : '';
+      const once = (name: string, when: string) =>
+        `create function fault_${name}() returns trigger language plpgsql as $$ begin
+          if ${when}nextval('fault_once_${name}') = 1 then ${fault}raise exception 'the connection ended in the ${name}'; end if;
+          return new; end $$`;
+      for (const statement of [
+        'create sequence fault_once_attempt',
+        'create sequence fault_once_record',
+        once('attempt', ''),
+        once('record', 'new.last_error is not null and '),
+        'create trigger fault_attempt before insert on messages for each row execute function fault_attempt()',
+        'create trigger fault_record before update on provider_deliveries for each row execute function fault_record()',
+      ])
+        await sql.raw(statement).execute(db);
+      // An hour's lease: before the fix the row waited for it, so this case would hang.
+      const inbox = new ProviderInbox({ platform: app.platform, log: app.log, leaseMs: 3_600_000 });
+      const first = `wamid.orphan.${t.workspaceId}.attempt`;
+      const firstRow = await storeDirectly(app, metaTextDelivery(target(t), first));
+      await inbox.start();
+      try {
+        await eventually(async () => (await storedWamids(app, t.workspaceId)).get(first) === 1, { within: DRAIN_MS, what: 'the delivery taken again' });
+        expect(await pendingRows(app, [firstRow])).toEqual([]);
+        // Both faults happened: one failed attempt, whose record was lost, then the one that committed.
+        expect(inbox.stats).toMatchObject({ processed: 1, failed: 1 });
+        const calls = await sql<{ attempt: number; record: number }>`select
+          (select last_value::int from fault_once_attempt) as attempt, (select last_value::int from fault_once_record) as record`.execute(db);
+        expect(calls.rows[0]).toEqual({ attempt: 2, record: 1 });
+        // A claim whose answer never came back (committed, then the connection ended): its rows
+        // are this worker's, leased for an hour, and nobody works on them. The next claim takes them.
+        const second = `wamid.orphan.${t.workspaceId}.claim`;
+        const secondRow = await storeDirectly(app, metaTextDelivery(target(t), second), { by: inbox.workerId, until: new Date(Date.now() + 3_600_000) });
+        inbox.signal();
+        await eventually(async () => (await storedWamids(app, t.workspaceId)).get(second) === 1, { within: DRAIN_MS, what: 'the orphaned claim taken again' });
+        expect(await pendingRows(app, [secondRow])).toEqual([]);
+        expect(inbox.stats).toMatchObject({ processed: 2, failed: 1 });
+      } finally {
+        await inbox.stop();
+      }
+      await app.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.runIf(onPostgres)(
+    'every attempt ended by a terminated backend: not counted, each tried again after the first delay, the delivery applied once',
+    async () => {
+      const store = await openTestStore();
+      try {
+        const app = await build({ ...shared, overrides: { store } });
+        const t = await tenant(app);
+        await app.providerInbox.stop();
+        const db = app.platform.store.db;
+        // The first three attempts end with their backend, when they store the message.
+        for (const statement of [
+          'create sequence fault_count',
+          `create function fault_terminate() returns trigger language plpgsql as $$ begin
+          if nextval('fault_count') <= 3 then perform pg_terminate_backend(pg_backend_pid()); raise exception 'ended'; end if;
+          return new; end $$`,
+          'create trigger fault_terminate before insert on messages for each row execute function fault_terminate()',
+        ])
+          await sql.raw(statement).execute(db);
+        // A counted failure waits an hour (this case would hang); the first delay is none.
+        const inbox = new ProviderInbox({ platform: app.platform, log: app.log, retryDelayMs: (attempt) => (attempt === 1 ? 0 : 3_600_000) });
+        const wamid = `wamid.outage.${t.workspaceId}`;
+        const id = await storeDirectly(app, metaTextDelivery(target(t), wamid));
+        await inbox.start();
+        try {
+          await eventually(async () => (await storedWamids(app, t.workspaceId)).get(wamid) === 1, {
+            within: DRAIN_MS,
+            what: 'the delivery applied after the outage',
+          });
+          expect(await pendingRows(app, [id])).toEqual([]);
+          expect(inbox.stats).toMatchObject({ processed: 1, failed: 3 });
+        } finally {
+          await inbox.stop();
+        }
+        await app.close();
+      } finally {
+        await store.close();
+      }
+    },
+  );
 
   it('a message stored behind a backlog of statuses is applied first, the statuses after it in batches, each once', async () => {
     const store = await openTestStore();

@@ -13,6 +13,10 @@
 // idle inbox runs no query and a lost notification or a LISTEN reconnect only delays; it leaves the single JS thread to ingest while deliveries arrive, taking
 // a minimum share so a constant stream cannot starve processing. A failed attempt is retried with
 // backoff; after MAX_ATTEMPTS the row is kept with its error (poison) and logged, never retried.
+// The database out of reach is not a failed attempt (retried after the first delay, not counted),
+// and rows a connection's end left leased to a live worker are claimed again by it at once
+// (workerId), so a LOGIN caught in an outage is verified about a second after it ends.
+import { randomUUID } from 'node:crypto';
 import { currentTraceparent, inBackgroundSpan } from '#server/ops/tracing.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -20,6 +24,7 @@ import type { components } from '#generated/messaging/types.js';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
+import { causedByUnavailable } from '#server/store/unavailable.js';
 import { processProviderPayload, processProviderPayloads } from './webhook.js';
 import { setupProviderSignature } from './signature.js';
 
@@ -92,6 +97,13 @@ export class ProviderInbox {
   private readonly inlineMax: number;
   private readonly maxBatchRows: number;
   private readonly maxFlushes: number;
+  /**
+   * `leased_by` of this worker's claims. The worker claims again only once everything it claimed
+   * before is deleted, recorded as failed or released, so a row still leased by it at a claim is
+   * an orphan (the answer to its claim was lost, or its failure could not be recorded: the
+   * connection ended) and is claimed again at once rather than after the lease.
+   */
+  readonly workerId: string;
 
   /** What this instance did: processed inline, stored, processed from the inbox, found done by another worker, failed attempts. */
   readonly stats = { inline: 0, stored: 0, processed: 0, skipped: 0, failed: 0 };
@@ -134,6 +146,7 @@ export class ProviderInbox {
     this.inlineMax = options.inlineMax ?? 2;
     this.maxBatchRows = options.maxBatchRows ?? 500;
     this.maxFlushes = this.platform.store.kind === 'postgres' ? 4 : 1;
+    this.workerId = `${this.platform.instanceId}/${randomUUID().slice(0, 8)}`;
   }
 
   /**
@@ -187,7 +200,8 @@ export class ProviderInbox {
             payload: JSON.stringify(payload),
             received_at: now,
             lane: laneOf(payload),
-            attempts: 1,
+            // The database out of reach is not the delivery's fault (see fail).
+            attempts: causedByUnavailable(error) ? 0 : 1,
             last_error: describe(error),
             lease_until: new Date(now.getTime() + this.retryDelayMs(1)),
             trace_context: currentTraceparent(),
@@ -356,7 +370,8 @@ export class ProviderInbox {
     try {
       const row = await this.platform.store.db
         .selectFrom('provider_deliveries')
-        .select(sql<Date | null>`min(coalesce(lease_until, received_at))`.as('due'))
+        // This worker's own orphans (see workerId) are due at once.
+        .select(sql<Date | null>`min(case when leased_by = ${this.workerId} then received_at else coalesce(lease_until, received_at) end)`.as('due'))
         .where('failed_at', 'is', null)
         .executeTakeFirst();
       return msUntil(row?.due ? new Date(row.due) : null, this.platform.now(), this.pollMs, Math.min(this.pollMs, 1_000));
@@ -371,13 +386,13 @@ export class ProviderInbox {
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
     const rows = await this.platform.store.db
       .updateTable('provider_deliveries')
-      .set((eb) => ({ lease_until: leaseUntil, leased_by: this.platform.instanceId, attempts: eb('attempts', '+', 1) }))
+      .set((eb) => ({ lease_until: leaseUntil, leased_by: this.workerId, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', (eb) =>
         eb
           .selectFrom('provider_deliveries')
           .select('id')
           .where('failed_at', 'is', null)
-          .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
+          .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now), w('leased_by', '=', this.workerId)]))
           .orderBy('lane')
           .orderBy('seq')
           .limit(this.claimSize)
@@ -467,22 +482,32 @@ export class ProviderInbox {
     }
   }
 
+  /**
+   * Records a failed attempt. The database out of reach (a connection ended, a restart) is not the
+   * delivery's fault: such an attempt is not counted and is tried again after the first retry's
+   * delay, however often it happened, so that a sign-in caught in a database outage is verified
+   * within a second of its end and never given up as poison. Any other failure counts and backs off.
+   */
   private async fail(row: Row, error: unknown): Promise<void> {
     const now = this.platform.now();
-    const poison = row.attempts >= this.maxAttempts;
+    const transient = causedByUnavailable(error);
+    const poison = !transient && row.attempts >= this.maxAttempts;
     const message = describe(error);
     await this.platform.store.db
       .updateTable('provider_deliveries')
-      .set({
+      .set((eb) => ({
         leased_by: null,
         last_error: message,
-        lease_until: poison ? null : new Date(now.getTime() + this.retryDelayMs(row.attempts)),
+        lease_until: poison ? null : new Date(now.getTime() + this.retryDelayMs(transient ? 1 : row.attempts)),
         failed_at: poison ? now : null,
-      })
+        ...(transient ? { attempts: eb('attempts', '-', 1) } : {}),
+      }))
       .where('id', '=', row.id)
-      .where('leased_by', '=', this.platform.instanceId)
+      .where('leased_by', '=', this.workerId)
       .execute();
-    if (poison)
+    if (transient)
+      this.log.warn({ delivery: row.id, error: message }, 'provider inbox: the database was out of reach; the delivery will be tried again shortly');
+    else if (poison)
       this.log.error(
         { delivery: row.id, attempts: row.attempts, error: message },
         'provider inbox: delivery failed for good; kept with its error, not retried',
@@ -501,7 +526,7 @@ export class ProviderInbox {
         'in',
         rows.map((r) => r.id),
       )
-      .where('leased_by', '=', this.platform.instanceId)
+      .where('leased_by', '=', this.workerId)
       .execute()
       // The other instances' workers may sleep until their idle re-check: these are due now.
       .then(async () => {
