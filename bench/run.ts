@@ -17,6 +17,7 @@ import { measureStreamMemory } from './lib/sse-memory.js';
 import { measureCampaign, withBenchDatabase } from './lib/campaign.js';
 import { measureWebhookDeliveries } from './lib/webhook-deliveries.js';
 import { measureProviderIngest } from './lib/provider-ingest.js';
+import { measureProviderInbox } from './lib/provider-inbox.js';
 import { measureMetricsCost, measureOverload, measureTracingCost } from './lib/overload.js';
 
 const quick = process.argv.includes('--quick');
@@ -24,7 +25,7 @@ const rounds = quick ? 3 : 5;
 const durationSec = quick ? 4 : 10;
 const warmupSec = quick ? 2 : 5;
 const connections = 10;
-// `--only=http,login,campaign,webhooks,provider,ops,generate` runs some groups of figures (for profiling work).
+// `--only=http,login,campaign,webhooks,provider,inbox,ops,generate` runs some groups of figures (for profiling work).
 const only = process.argv
   .find((a) => a.startsWith('--only='))
   ?.slice('--only='.length)
@@ -201,6 +202,35 @@ if (wanted('provider')) {
       'provider_webhook_ingest_postgres',
       await withBenchDatabase(adminUrl, (url) => measureProviderIngest(size, runs, APP_SECRET, { DATABASE_URL: url })),
     );
+}
+
+// The inbox's processing rate: a campaign's statuses (20,000, one delivery each) stored at once
+// and processed by the server's worker, ÷ 1,000/s; and a LOGIN posted behind that backlog,
+// verified within 1 s (1,000 ms ÷ its time to `verified`). On PostgreSQL (BENCH_DATABASE_URL);
+// the embedded store's figures print as notes. A lost or poisoned status makes the rate 0.
+if (wanted('provider') || only?.includes('inbox')) {
+  const backlog = 20_000;
+  const inboxRounds = quick ? 2 : 3;
+  const report = (name: string, inbox: Awaited<ReturnType<typeof measureProviderInbox>>, asRatio: boolean) => {
+    const whole = inbox.lost === 0 && inbox.poison === 0;
+    const rate = whole ? inbox.perSecond / 1000 : 0;
+    figures[name] = inbox;
+    if (asRatio) {
+      ratios.provider_inbox_processing = rate;
+      ratios.provider_inbox_login_behind_backlog = 1000 / inbox.loginMs;
+    }
+    console.log(
+      `note: ${name} ${Math.round(inbox.perSecond)} deliveries/s over a backlog of ${backlog} statuses (${inbox.runs.map((r) => `${r.status} ${r.seconds.toFixed(1)} s`).join(', ')}); ${inbox.lost} lost, ${inbox.poison} poison; LOGIN behind it verified in ${inbox.loginMs.toFixed(0)} ms (max ${inbox.loginMaxMs.toFixed(0)})${asRatio ? '' : ` (ratio ${rate.toFixed(3)})`}`,
+    );
+  };
+  if (adminUrl)
+    report(
+      'provider_inbox_postgres',
+      await withBenchDatabase(adminUrl, (url) => measureProviderInbox(backlog, inboxRounds, APP_SECRET, { DATABASE_URL: url })),
+      true,
+    );
+  else console.log('note: set BENCH_DATABASE_URL for provider_inbox_processing (PostgreSQL)');
+  report('provider_inbox_pglite', await measureProviderInbox(backlog, inboxRounds, APP_SECRET), false);
 }
 
 // Operations: overload (3× capacity), the metrics' cost on get/post/list, tracing's cost per request.

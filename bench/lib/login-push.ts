@@ -18,7 +18,7 @@ export interface LoginTarget {
   appSecret: string;
 }
 
-async function openStream(url: string) {
+export async function openStream(url: string) {
   const res = await fetch(url, { headers: { accept: 'text/event-stream' } });
   if (res.status !== 200 || !res.body) throw new Error(`stream answered ${res.status}`);
   const reader = res.body.getReader();

@@ -74,6 +74,17 @@ export class EventBus {
     await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(tx ?? this.store.db);
   }
 
+  /** Publishes several at the commit of `tx`, in order, in one statement. */
+  async publishAll(events: PlatformEvent[], tx: Transaction<Database> | Kysely<Database>): Promise<void> {
+    if (!events.length) return;
+    const payloads = events.map((event) => {
+      const payload = JSON.stringify(event);
+      if (Buffer.byteLength(payload) > MAX_PAYLOAD) throw new Error(`event ${event.type} is too large for NOTIFY; publish ids, not documents`);
+      return payload;
+    });
+    await sql`select pg_notify(${CHANNEL}, p) from unnest(${payloads}::text[]) with ordinality as t(p, n) order by n`.execute(tx);
+  }
+
   private dispatch(payload: string) {
     let event: PlatformEvent;
     try {

@@ -42,6 +42,7 @@ import * as m037c from './migrations/037c_cached_counts.js';
 import * as m039 from './migrations/039_trace_context.js';
 import * as m041 from './migrations/041_login_oidc.js';
 import * as m041b from './migrations/041b_connect_oauth_options.js';
+import * as m042 from './migrations/042_provider_inbox_lanes.js';
 import * as m043 from './migrations/043_early_statuses.js';
 import * as m044 from './migrations/044_reading_rollups.js';
 
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '039_trace_context': m039,
   '041_login_oidc': m041,
   '041b_connect_oauth_options': m041b,
+  '042_provider_inbox_lanes': m042,
   '043_early_statuses': m043,
   '044_reading_rollups': m044,
 };

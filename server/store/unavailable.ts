@@ -23,6 +23,11 @@ export function isUnavailable(error: unknown): boolean {
   return NETWORK_MESSAGES.test(error.message);
 }
 
+/** The database out of reach is to blame: the driver's error itself, or the 503 problem it became (toUnavailable). */
+export function causedByUnavailable(error: unknown): boolean {
+  return isUnavailable(error) || (error instanceof HttpProblem && error.status === 503 && isUnavailable(error.cause));
+}
+
 function toUnavailable(error: unknown): never {
   if (!isUnavailable(error)) throw error;
   const problem = new HttpProblem(

@@ -121,10 +121,21 @@ async function clientEndpoints(tx: Tx, event: NewEvent): Promise<Target[]> {
   }));
 }
 
+/**
+ * The endpoints found for events of one transaction, by workspace, API and type: a batch of
+ * deliveries (the provider inbox's) emitting thousands of events of one kind looks them up once.
+ */
+export type EndpointCache = Map<string, Target[]>;
+
 /** Enqueues the event for its endpoints; answers the event id, or null when no endpoint wants it. */
-export async function emitEvent(tx: Tx, event: NewEvent): Promise<string | null> {
+export async function emitEvent(tx: Tx, event: NewEvent, cache?: EndpointCache): Promise<string | null> {
   checkType(event);
-  const endpoints = [...(await workspaceEndpoints(tx, event)), ...(await clientEndpoints(tx, event))];
+  const key = cache && !event.endpointId && !event.grant ? `${event.workspaceId} ${event.api} ${event.type}` : undefined;
+  let endpoints = key ? cache!.get(key) : undefined;
+  if (!endpoints) {
+    endpoints = [...(await workspaceEndpoints(tx, event)), ...(await clientEndpoints(tx, event))];
+    if (key) cache!.set(key, endpoints);
+  }
   if (!endpoints.length) return null;
   const eventId = newId('evt');
   const at = event.at ?? new Date();

@@ -1,4 +1,4 @@
-// Row types of the provider webhook's inbox (migration 025).
+// Row types of the provider webhook's inbox (migrations 025, 042).
 import type { ColumnType, Generated } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -11,6 +11,8 @@ export interface ProviderDeliveriesTable {
   /** The delivery's JSON text as validated (NUL and lone surrogates already replaced). */
   payload: string;
   received_at: Timestamp;
+  /** Claimed in this order before seq (migration 042): 0 the deliveries carrying inbound messages, 1 those of statuses only. */
+  lane: Generated<number>;
   attempts: Generated<number>;
   /** While leased: when the lease ends; after a failed attempt: when the next may start. */
   lease_until: NullableTimestamp;

@@ -31,3 +31,27 @@ export async function applyMessageStatus(
     .where('state', 'in', FROM[status])
     .execute();
 }
+
+/**
+ * applyMessageStatus for the statuses of a batch, in the order they were applied: one statement
+ * per state (delivered, then read; failed ones each, for their error). A message's applied
+ * statuses only move forward, with `failed` last, so taking the states in that order leaves each
+ * recipient as applying them one by one would.
+ */
+export async function applyMessageStatuses(
+  db: Transaction<Database> | Kysely<Database>,
+  platform: Platform,
+  statuses: { messageId: string; status: string; errorCode?: number }[],
+): Promise<void> {
+  for (const status of ['delivered', 'read'] as const) {
+    const ids = statuses.filter((s) => s.status === status).map((s) => s.messageId);
+    if (!ids.length) continue;
+    await db
+      .updateTable('campaign_recipients')
+      .set({ state: status, updated_at: platform.now() })
+      .where('message_id', 'in', ids)
+      .where('state', 'in', FROM[status]!)
+      .execute();
+  }
+  for (const failed of statuses.filter((s) => s.status === 'failed')) await applyMessageStatus(db, platform, failed);
+}

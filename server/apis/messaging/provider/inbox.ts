@@ -13,6 +13,10 @@
 // idle inbox runs no query and a lost notification or a LISTEN reconnect only delays; it leaves the single JS thread to ingest while deliveries arrive, taking
 // a minimum share so a constant stream cannot starve processing. A failed attempt is retried with
 // backoff; after MAX_ATTEMPTS the row is kept with its error (poison) and logged, never retried.
+// The database out of reach is not a failed attempt (retried after the first delay, not counted),
+// and rows a connection's end left leased to a live worker are claimed again by it at once
+// (workerId), so a LOGIN caught in an outage is verified about a second after it ends.
+import { randomUUID } from 'node:crypto';
 import { currentTraceparent, inBackgroundSpan } from '#server/ops/tracing.js';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
@@ -20,11 +24,25 @@ import type { components } from '#generated/messaging/types.js';
 import { newId } from '#server/lib/ids.js';
 import { DEFAULT_IDLE_MS, msUntil, WakeUp } from '#server/lib/wake-up.js';
 import type { Platform } from '#server/platform.js';
-import { processProviderPayload } from './webhook.js';
+import { causedByUnavailable } from '#server/store/unavailable.js';
+import { processProviderPayload, processProviderPayloads } from './webhook.js';
 import { setupProviderSignature } from './signature.js';
 
 type Payload = components['schemas']['ProviderWebhookPayload'];
-type Row = { id: string; seq: string; payload: string; attempts: number; trace_context: string | null };
+type Row = { id: string; seq: string; lane: number; payload: string; attempts: number; trace_context: string | null };
+
+/**
+ * Claim order (migration 042): deliveries that carry inbound messages (a customer writing, a LOGIN
+ * to verify) before those of statuses only, so a sign-in never waits behind a campaign's statuses.
+ */
+export const LANE_MESSAGES = 0;
+export const LANE_STATUSES = 1;
+
+/** The lane of a delivery: statuses only (or nothing to apply) go behind anything with messages. */
+export function laneOf(payload: Payload): number {
+  const messages = payload.entry?.some((e) => e.changes?.some((c) => (c.value?.messages?.length ?? 0) > 0));
+  return messages ? LANE_MESSAGES : LANE_STATUSES;
+}
 
 const CHANNEL = 'provider_inbox';
 /** Poison rows are kept this long for inspection, then pruned. */
@@ -40,7 +58,7 @@ export interface ProviderInboxOptions {
   leaseMs?: number;
   /** The longest the worker sleeps with nothing due (a lost notification is found then). */
   pollMs?: number;
-  /** Rows per claim. */
+  /** Rows per claim; each lane's rows of a claim are applied together in one transaction. */
   claimSize?: number;
   /** Attempts before a delivery is kept as poison. */
   maxAttempts?: number;
@@ -79,13 +97,20 @@ export class ProviderInbox {
   private readonly inlineMax: number;
   private readonly maxBatchRows: number;
   private readonly maxFlushes: number;
+  /**
+   * `leased_by` of this worker's claims. The worker claims again only once everything it claimed
+   * before is deleted, recorded as failed or released, so a row still leased by it at a claim is
+   * an orphan (the answer to its claim was lost, or its failure could not be recorded: the
+   * connection ended) and is claimed again at once rather than after the lease.
+   */
+  readonly workerId: string;
 
   /** What this instance did: processed inline, stored, processed from the inbox, found done by another worker, failed attempts. */
   readonly stats = { inline: 0, stored: 0, processed: 0, skipped: 0, failed: 0 };
   /** Deliveries in `receive` now. */
   private ingesting = 0;
   private lastIngestAt = -Infinity;
-  private queue: { payload: string; done: (error?: unknown) => void }[] = [];
+  private queue: { payload: string; lane: number; done: (error?: unknown) => void }[] = [];
   private flushScheduled = false;
   /** INSERTs under way. */
   private flushing = 0;
@@ -110,7 +135,10 @@ export class ProviderInbox {
     this.log = options.log;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollMs = options.pollMs ?? DEFAULT_IDLE_MS;
-    this.claimSize = options.claimSize ?? 16;
+    // On PostgreSQL a batch's cost is mostly its statements, so larger batches pay one commit for
+    // many; on the embedded store a batch holds the one connection (and the thread) from its first
+    // statement to its commit, so it stays short enough for the deliveries arriving meanwhile.
+    this.claimSize = options.claimSize ?? (this.platform.store.kind === 'postgres' ? 100 : 16);
     this.maxAttempts = options.maxAttempts ?? 8;
     this.retryDelayMs = options.retryDelayMs ?? defaultRetryDelayMs;
     this.minShare = options.minShare ?? 0.15;
@@ -118,6 +146,7 @@ export class ProviderInbox {
     this.inlineMax = options.inlineMax ?? 2;
     this.maxBatchRows = options.maxBatchRows ?? 500;
     this.maxFlushes = this.platform.store.kind === 'postgres' ? 4 : 1;
+    this.workerId = `${this.platform.instanceId}/${randomUUID().slice(0, 8)}`;
   }
 
   /**
@@ -137,13 +166,18 @@ export class ProviderInbox {
         this.stats.inline++;
         return await this.processInline(payload, log);
       }
-      await this.enqueue(JSON.stringify(payload));
+      await this.enqueue(JSON.stringify(payload), laneOf(payload));
       this.stats.stored++;
     } finally {
       this.ingesting--;
       this.lastIngestAt = performance.now();
       this.signal();
     }
+  }
+
+  /** No delivery arrived for quietMs and none is being stored. */
+  private quiet(): boolean {
+    return this.ingesting === 0 && !this.queue.length && !this.flushing && performance.now() >= this.lastIngestAt + this.quietMs;
   }
 
   /** Nothing of this instance's is waiting: a delivery processed now overtakes none. */
@@ -165,7 +199,9 @@ export class ProviderInbox {
             id: newId('pdl'),
             payload: JSON.stringify(payload),
             received_at: now,
-            attempts: 1,
+            lane: laneOf(payload),
+            // The database out of reach is not the delivery's fault (see fail).
+            attempts: causedByUnavailable(error) ? 0 : 1,
             last_error: describe(error),
             lease_until: new Date(now.getTime() + this.retryDelayMs(1)),
             trace_context: currentTraceparent(),
@@ -178,9 +214,9 @@ export class ProviderInbox {
     }
   }
 
-  private enqueue(payload: string): Promise<void> {
+  private enqueue(payload: string, lane: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ payload, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      this.queue.push({ payload, lane, done: (error) => (error === undefined ? resolve() : reject(error)) });
       if (this.flushScheduled) return;
       this.flushScheduled = true;
       // After the I/O callbacks of this turn: every delivery whose bytes are in joins the batch.
@@ -200,7 +236,7 @@ export class ProviderInbox {
     while (this.queue.length && this.flushing < this.maxFlushes) {
       const group = this.queue.splice(0, this.maxBatchRows);
       this.flushing++;
-      void this.insert(group.map((g) => g.payload))
+      void this.insert(group)
         .then(
           () => {
             this.storedBatches++;
@@ -220,18 +256,18 @@ export class ProviderInbox {
   }
 
   /** One multi-row INSERT; on PostgreSQL it also wakes the other instances' workers at commit. */
-  private async insert(payloads: string[]): Promise<void> {
+  private async insert(payloads: { payload: string; lane: number }[]): Promise<void> {
     const { db, kind } = this.platform.store;
     const at = this.platform.now();
     // The request that made this batch: deliveries stored together are linked to the first one's trace.
     const trace = currentTraceparent();
-    const rows = payloads.map((payload) => ({ id: newId('pdl'), payload, received_at: at, trace_context: trace }));
+    const rows = payloads.map(({ payload, lane }) => ({ id: newId('pdl'), payload, lane, received_at: at, trace_context: trace }));
     if (kind !== 'postgres') {
       await db.insertInto('provider_deliveries').values(rows).execute();
       return;
     }
-    const values = sql.join(rows.map((r) => sql`(${r.id}, ${r.payload}, ${at}, ${trace})`));
-    await sql`with stored as (insert into provider_deliveries (id, payload, received_at, trace_context) values ${values}) select pg_notify(${CHANNEL}, '')`.execute(
+    const values = sql.join(rows.map((r) => sql`(${r.id}, ${r.payload}, ${r.lane}::smallint, ${at}, ${trace})`));
+    await sql`with stored as (insert into provider_deliveries (id, payload, lane, received_at, trace_context) values ${values}) select pg_notify(${CHANNEL}, '')`.execute(
       db,
     );
   }
@@ -294,15 +330,30 @@ export class ProviderInbox {
       }
       if (rows.length < this.claimSize && this.storedBatches === before) this.backlog = false;
       this.processing = rows.length > 0;
-      for (let i = 0; i < rows.length; i++) {
+      // Each lane's rows together (messages first, in arrival order), so a LOGIN's batch is not
+      // held up by the statuses claimed with it.
+      const batches = [LANE_MESSAGES, LANE_STATUSES]
+        .map((lane) => rows.filter((r) => (lane === LANE_MESSAGES ? r.lane !== LANE_STATUSES : r.lane === LANE_STATUSES)))
+        .filter((batch) => batch.length);
+      for (let i = 0; i < batches.length; i++) {
         if (this.running) await this.turn();
         if (!this.running) {
-          await this.release(rows.slice(i));
+          await this.release(batches.slice(i).flat());
           break;
         }
-        const row = rows[i]!;
-        // A trace of its own, linked to the inbound request that stored it (server/ops/tracing.ts).
-        await inBackgroundSpan('provider delivery', row.trace_context, { 'chatapp.attempt': row.attempts }, () => this.process(row));
+        // While deliveries are arriving, one at a time, so that their INSERTs and answers are not
+        // held behind a long batch (the thread's share is kept per delivery, as before batches);
+        // once the ingest is quiet, the rest of the lane at once.
+        const lane = batches[i]!;
+        const batch = this.quiet() ? lane : lane.splice(0, 1);
+        if (lane.length && batch !== lane) i--;
+        // A trace of its own, linked to the inbound request that stored its first delivery (server/ops/tracing.ts).
+        await inBackgroundSpan(
+          'provider deliveries',
+          batch[0]!.trace_context,
+          { 'chatapp.attempt': batch[0]!.attempts, 'chatapp.deliveries': batch.length },
+          () => this.processBatch(batch),
+        );
       }
       this.processing = false;
       this.checkSettled();
@@ -319,7 +370,8 @@ export class ProviderInbox {
     try {
       const row = await this.platform.store.db
         .selectFrom('provider_deliveries')
-        .select(sql<Date | null>`min(coalesce(lease_until, received_at))`.as('due'))
+        // This worker's own orphans (see workerId) are due at once.
+        .select(sql<Date | null>`min(case when leased_by = ${this.workerId} then received_at else coalesce(lease_until, received_at) end)`.as('due'))
         .where('failed_at', 'is', null)
         .executeTakeFirst();
       return msUntil(row?.due ? new Date(row.due) : null, this.platform.now(), this.pollMs, Math.min(this.pollMs, 1_000));
@@ -334,21 +386,22 @@ export class ProviderInbox {
     const leaseUntil = new Date(now.getTime() + this.leaseMs);
     const rows = await this.platform.store.db
       .updateTable('provider_deliveries')
-      .set((eb) => ({ lease_until: leaseUntil, leased_by: this.platform.instanceId, attempts: eb('attempts', '+', 1) }))
+      .set((eb) => ({ lease_until: leaseUntil, leased_by: this.workerId, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', (eb) =>
         eb
           .selectFrom('provider_deliveries')
           .select('id')
           .where('failed_at', 'is', null)
-          .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
+          .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now), w('leased_by', '=', this.workerId)]))
+          .orderBy('lane')
           .orderBy('seq')
           .limit(this.claimSize)
           .forUpdate()
           .skipLocked(),
       )
-      .returning(['id', 'seq', 'payload', 'attempts', 'trace_context'])
+      .returning(['id', 'seq', 'lane', 'payload', 'attempts', 'trace_context'])
       .execute();
-    return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+    return rows.sort((a, b) => a.lane - b.lane || Number(a.seq) - Number(b.seq));
   }
 
   /**
@@ -364,6 +417,46 @@ export class ProviderInbox {
       const at = Math.min(quietAt, this.shareAt);
       if (now >= at || !this.running) return;
       await this.wakeUp.sleep(Number.isFinite(at) ? Math.max(1, at - now) : this.pollMs);
+    }
+  }
+
+  /**
+   * Runs the deliveries of a batch in one transaction with their rows' deletion: one commit for
+   * them all. If any of them fails, the batch rolls back and each runs on its own (process), so
+   * a failure is recorded on its row only and the others' effects commit.
+   */
+  private async processBatch(rows: Row[]): Promise<void> {
+    if (rows.length === 1) return this.process(rows[0]!);
+    const t0 = performance.now();
+    let done: Set<string> | undefined;
+    try {
+      const deliveries = rows.map((row) => ({ key: row.id, payload: JSON.parse(row.payload) as Payload }));
+      done = await processProviderPayloads(this.platform, deliveries, this.log, async (trx) => {
+        const deleted = await trx
+          .deleteFrom('provider_deliveries')
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .returning('id')
+          .execute();
+        return new Set(deleted.map((d) => d.id));
+      });
+    } catch (error) {
+      this.log.info({ error: describe(error), deliveries: rows.length }, 'provider inbox: a batch failed; its deliveries are tried one by one');
+    }
+    if (done) {
+      this.stats.processed += done.size;
+      this.stats.skipped += rows.length - done.size;
+      const end = performance.now();
+      this.shareAt = end + ((end - t0) * (1 - this.minShare)) / this.minShare;
+      return;
+    }
+    for (const row of rows) {
+      if (!this.running) return this.release(rows.slice(rows.indexOf(row)));
+      await this.turn();
+      await this.process(row);
     }
   }
 
@@ -389,22 +482,32 @@ export class ProviderInbox {
     }
   }
 
+  /**
+   * Records a failed attempt. The database out of reach (a connection ended, a restart) is not the
+   * delivery's fault: such an attempt is not counted and is tried again after the first retry's
+   * delay, however often it happened, so that a sign-in caught in a database outage is verified
+   * within a second of its end and never given up as poison. Any other failure counts and backs off.
+   */
   private async fail(row: Row, error: unknown): Promise<void> {
     const now = this.platform.now();
-    const poison = row.attempts >= this.maxAttempts;
+    const transient = causedByUnavailable(error);
+    const poison = !transient && row.attempts >= this.maxAttempts;
     const message = describe(error);
     await this.platform.store.db
       .updateTable('provider_deliveries')
-      .set({
+      .set((eb) => ({
         leased_by: null,
         last_error: message,
-        lease_until: poison ? null : new Date(now.getTime() + this.retryDelayMs(row.attempts)),
+        lease_until: poison ? null : new Date(now.getTime() + this.retryDelayMs(transient ? 1 : row.attempts)),
         failed_at: poison ? now : null,
-      })
+        ...(transient ? { attempts: eb('attempts', '-', 1) } : {}),
+      }))
       .where('id', '=', row.id)
-      .where('leased_by', '=', this.platform.instanceId)
+      .where('leased_by', '=', this.workerId)
       .execute();
-    if (poison)
+    if (transient)
+      this.log.warn({ delivery: row.id, error: message }, 'provider inbox: the database was out of reach; the delivery will be tried again shortly');
+    else if (poison)
       this.log.error(
         { delivery: row.id, attempts: row.attempts, error: message },
         'provider inbox: delivery failed for good; kept with its error, not retried',
@@ -423,7 +526,7 @@ export class ProviderInbox {
         'in',
         rows.map((r) => r.id),
       )
-      .where('leased_by', '=', this.platform.instanceId)
+      .where('leased_by', '=', this.workerId)
       .execute()
       // The other instances' workers may sleep until their idle re-check: these are due now.
       .then(async () => {

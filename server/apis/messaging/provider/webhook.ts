@@ -16,10 +16,10 @@ import type { Platform } from '#server/platform.js';
 import { retryConflicts } from '#server/store/retry-conflicts.js';
 import type { Database } from '#server/store/schema.js';
 import { prepareInboundSteps, runInboundSteps } from '#server/events/inbound-steps.js';
-import { emitEvent } from '../../webhooks/emit.js';
+import { type EndpointCache, emitEvent } from '../../webhooks/emit.js';
 import type {} from './inbox.js';
 import { SIGNATURE_CHALLENGE } from './signature.js';
-import { applyMessageStatus } from '../campaigns/recipient-status.js';
+import { applyMessageStatus, applyMessageStatuses } from '../campaigns/recipient-status.js';
 import { ensureChat, touchChat } from '../chats.js';
 import { eventContent } from '../inbox/views.js';
 import { inboundContent } from '../inbound/content.js';
@@ -111,13 +111,54 @@ export async function processProviderPayload(
 }
 
 /**
+ * Applies stored deliveries together in one transaction (the inbox's batches, inbox.ts): `claim`
+ * runs first in it and answers the keys of the deliveries still to apply (their rows deleted
+ * there), which are then applied in the order given; it answers those keys once committed. A
+ * failure of any delivery rolls the whole batch back and propagates: the caller applies the
+ * deliveries one by one to find which one fails.
+ */
+export async function processProviderPayloads(
+  platform: Platform,
+  deliveries: { key: string; payload: S['ProviderWebhookPayload'] }[],
+  log: FastifyBaseLogger,
+  claim: (trx: Transaction<Database>) => Promise<Set<string>>,
+): Promise<Set<string>> {
+  const relevant = (p: S['ProviderWebhookPayload']) => p.object === 'whatsapp_business_account';
+  for (const { payload } of deliveries) if (!relevant(payload)) log.info({ object: payload.object }, 'provider webhook: object ignored');
+  const texts = deliveries.flatMap(({ payload }) =>
+    relevant(payload)
+      ? payload.entry.flatMap((e) => e.changes.flatMap((c) => (c.value.messages ?? []).flatMap((m) => (m.type === 'text' && m.text ? [m.text.body] : []))))
+      : [],
+  );
+  if (texts.length) await prepareInboundSteps(platform, texts);
+  return retryConflicts(() =>
+    platform.store.db.transaction().execute(async (trx) => {
+      const claimed = await claim(trx);
+      const numbers = new Map<string, Ctx['pn'] | undefined>();
+      const applied = deliveries.filter(({ key, payload }) => claimed.has(key) && relevant(payload)).map((d) => d.payload);
+      // Statuses alone (a campaign's): read, decided and written for the whole batch at once.
+      if (applied.every(statusesOnly)) await applyStatusBatch(trx, platform, applied, log, numbers);
+      else for (const payload of applied) await applyChanges(trx, platform, payload, log, numbers);
+      return claimed;
+    }),
+  );
+}
+
+/**
  * Runs first in the delivery's transaction when it comes from the inbox (provider-inbox.ts): it
  * removes the delivery's row there, so the row goes if and only if the effects commit; false
  * (another worker already did it) skips the delivery.
  */
 export type DeliveryClaim = (trx: Transaction<Database>) => Promise<boolean>;
 
-async function applyChanges(trx: Transaction<Database>, platform: Platform, payload: S['ProviderWebhookPayload'], log: FastifyBaseLogger) {
+/** `numbers`: the numbers already looked up in this transaction, by the provider's id (a batch's statuses are mostly of one). */
+async function applyChanges(
+  trx: Transaction<Database>,
+  platform: Platform,
+  payload: S['ProviderWebhookPayload'],
+  log: FastifyBaseLogger,
+  numbers = new Map<string, Ctx['pn'] | undefined>(),
+) {
   for (const change of payload.entry.flatMap((e) => e.changes)) {
     if (change.field !== 'messages') {
       log.info({ field: change.field }, 'provider webhook: change field ignored');
@@ -125,23 +166,224 @@ async function applyChanges(trx: Transaction<Database>, platform: Platform, payl
     }
     const value = change.value;
     const providerId = value.metadata?.phone_number_id;
-    const pn = providerId
-      ? await trx
-          .selectFrom('phone_numbers')
-          .select(['id', 'workspace_id', 'display_phone_number', 'business_account_id'])
-          .where('provider_phone_number_id', '=', providerId)
-          .executeTakeFirst()
-      : undefined;
-    if (!pn) {
-      log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // bad-inputs E8
-      continue;
-    }
+    const pn = await numberOf(trx, providerId, numbers, log);
+    if (!pn) continue;
     if (value.errors?.length) log.warn({ phoneNumberId: pn.id, codes: value.errors.map((e) => e.code) }, 'provider webhook: number-level errors');
     const ctx: Ctx = { trx, platform, log, pn };
     const names = new Map((value.contacts ?? []).map((c) => [c.wa_id, c.profile.name]));
     for (const message of value.messages ?? []) await receiveMessage(ctx, message, names.get(message.from));
     for (const status of byWamid(value.statuses ?? [])) await applyStatus(ctx, status);
   }
+}
+
+/** A delivery of statuses only: no inbound message in any of its changes. */
+function statusesOnly(payload: S['ProviderWebhookPayload']): boolean {
+  return payload.entry.every((e) => e.changes.every((c) => !c.value.messages?.length));
+}
+
+/** A status's effect on its message row: what applyStatus writes, and the event's error. */
+function statusChange(message: { sent_at: Date | null; delivered_at: Date | null }, s: S['ProviderStatus'], now: Date) {
+  const first = s.errors?.[0];
+  const error =
+    s.status === 'failed' && first
+      ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null }
+      : null;
+  const at = providerTime(s.timestamp, now);
+  const billing = billingOf(s);
+  // A later state implies the earlier ones: `read` without `delivered` still fills delivered_at.
+  const times: { sent_at?: Date; delivered_at?: Date; read_at?: Date; failed_at?: Date } =
+    s.status === 'failed'
+      ? { failed_at: at }
+      : {
+          sent_at: message.sent_at ?? at,
+          ...(s.status !== 'sent' ? { delivered_at: message.delivered_at ?? at } : {}),
+          ...(s.status === 'read' ? { read_at: at } : {}),
+        };
+  return { error, at, billing, times };
+}
+
+type StatusData = {
+  messageId: string;
+  contactId: string;
+  phoneNumberId: string;
+  status: string;
+  previousStatus: string;
+  errorCode?: number;
+  bizOpaqueCallbackData?: string;
+};
+
+/** The `message.status_updated` event of an applied status; answers the bus event's data. */
+async function announceStatus(
+  trx: Transaction<Database>,
+  pn: Ctx['pn'],
+  s: S['ProviderStatus'],
+  message: { id: string; status: string; contact_id: string },
+  chatId: string,
+  contactPhone: string,
+  change: ReturnType<typeof statusChange>,
+  endpoints?: EndpointCache,
+): Promise<StatusData> {
+  const { error, at, billing } = change;
+  await emitEvent(
+    trx,
+    {
+      workspaceId: pn.workspace_id,
+      api: 'messaging',
+      type: 'message.status_updated',
+      at,
+      data: {
+        message_id: message.id,
+        wamid: s.id,
+        chat_id: chatId,
+        contact_id: message.contact_id,
+        contact_no: contactPhone,
+        chatapp_phone_number: pn.display_phone_number,
+        status: s.status,
+        // The contract's states: a message still `pending` or `unknown` to us was at least accepted.
+        previous_status: message.status === 'pending' || message.status === 'unknown' ? 'accepted' : message.status,
+        error,
+        campaign_id: null,
+        occurred_at: at.toISOString(),
+        ...billing,
+      },
+    },
+    endpoints,
+  );
+  return {
+    messageId: message.id,
+    contactId: message.contact_id,
+    phoneNumberId: pn.id,
+    status: s.status,
+    previousStatus: message.status,
+    ...(error ? { errorCode: error.code } : {}),
+    ...(s.biz_opaque_callback_data ? { bizOpaqueCallbackData: s.biz_opaque_callback_data.slice(0, 512) } : {}),
+  };
+}
+
+/**
+ * The statuses of a batch of deliveries (statuses only) applied as applyStatus applies each, in
+ * a few statements for the batch: their messages read FOR UPDATE in one statement (in id order,
+ * the lock order of every batch), each status decided in order against the row as the earlier
+ * ones left it, the rows written in one UPDATE, campaign recipients in one per state, and the
+ * notifications in one. A status whose message is not found by its wamid (the callback-data
+ * match, or an unknown message) goes through applyStatus itself.
+ */
+async function applyStatusBatch(
+  trx: Transaction<Database>,
+  platform: Platform,
+  payloads: S['ProviderWebhookPayload'][],
+  log: FastifyBaseLogger,
+  numbers: Map<string, Ctx['pn'] | undefined>,
+) {
+  const items: { pn: Ctx['pn']; s: S['ProviderStatus'] }[] = [];
+  for (const payload of payloads)
+    for (const change of payload.entry.flatMap((e) => e.changes)) {
+      if (change.field !== 'messages') {
+        log.info({ field: change.field }, 'provider webhook: change field ignored');
+        continue;
+      }
+      const pn = await numberOf(trx, change.value.metadata?.phone_number_id, numbers, log);
+      if (!pn) continue;
+      if (change.value.errors?.length)
+        log.warn({ phoneNumberId: pn.id, codes: change.value.errors.map((e) => e.code) }, 'provider webhook: number-level errors');
+      for (const s of byWamid(change.value.statuses ?? [])) items.push({ pn, s });
+    }
+  if (!items.length) return;
+  const rows = await trx
+    .selectFrom('messages')
+    .select([
+      'id',
+      'status',
+      'contact_id',
+      'chat_id',
+      'sent_at',
+      'delivered_at',
+      'read_at',
+      'failed_at',
+      'error',
+      'billing',
+      'status_at',
+      'phone_number_id',
+      'provider_message_id',
+    ])
+    .select((eb) => eb.selectFrom('contacts').select('phone').whereRef('contacts.id', '=', 'messages.contact_id').as('contact_phone'))
+    .where('provider_message_id', 'in', [...new Set(items.map((i) => i.s.id))])
+    .where('direction', '=', 'outbound')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  const byKey = new Map(rows.map((r) => [`${r.phone_number_id} ${r.provider_message_id}`, { ...r, changed: false }]));
+  const endpoints: EndpointCache = new Map();
+  const announced: StatusData[] = [];
+  for (const { pn, s } of items) {
+    if (s.status !== 'failed' && !RANK.has(s.status)) {
+      log.info({ status: s.status }, 'provider webhook: status value ignored');
+      continue;
+    }
+    const message = byKey.get(`${pn.id} ${s.id}`);
+    if (!message) {
+      await applyStatus({ trx, platform, log, pn }, s);
+      continue;
+    }
+    if (!advances(message.status, s.status)) continue; // bad-inputs E7: forward only
+    const change = statusChange(message, s, platform.now());
+    if (!message.chat_id) message.chat_id = await ensureChat(trx, pn.workspace_id, pn.id, message.contact_id, change.at);
+    const data = await announceStatus(trx, pn, s, message, message.chat_id, message.contact_phone ?? '', change, endpoints);
+    Object.assign(message, change.times, { status: s.status, status_at: change.at, changed: true });
+    if (change.error) message.error = change.error as never;
+    if (change.billing) message.billing = { ...(message.billing ?? {}), ...change.billing } as never;
+    announced.push(data);
+  }
+  const changed = [...byKey.values()].filter((m) => m.changed);
+  if (!changed.length) return;
+  const iso = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
+  const values = changed.map((m) => ({
+    id: m.id,
+    status: m.status,
+    status_at: iso(m.status_at),
+    sent_at: iso(m.sent_at),
+    delivered_at: iso(m.delivered_at),
+    read_at: iso(m.read_at),
+    failed_at: iso(m.failed_at),
+    error: m.error ?? null,
+    billing: m.billing ?? null,
+    chat_id: m.chat_id,
+  }));
+  await sql`update messages m set status = v.status, status_at = v.status_at, sent_at = v.sent_at, delivered_at = v.delivered_at,
+      read_at = v.read_at, failed_at = v.failed_at, error = v.error, billing = v.billing, chat_id = v.chat_id
+    from jsonb_to_recordset(${JSON.stringify(values)}::jsonb) as v(id text, status text, status_at timestamptz, sent_at timestamptz,
+      delivered_at timestamptz, read_at timestamptz, failed_at timestamptz, error jsonb, billing jsonb, chat_id text)
+    where m.id = v.id`.execute(trx);
+  // Campaign progress with the statuses; the events are only for whoever listens now.
+  await applyMessageStatuses(trx, platform, announced);
+  await platform.bus.publishAll(
+    announced.map((data) => ({ type: 'message.status', workspaceId: byPn(items, data.phoneNumberId), data })),
+    trx,
+  );
+}
+
+function byPn(items: { pn: Ctx['pn'] }[], phoneNumberId: string): string {
+  return items.find((i) => i.pn.id === phoneNumberId)!.pn.workspace_id;
+}
+
+/** The workspace's number the provider's id names, looked up once per batch (null: none, logged). */
+async function numberOf(
+  trx: Transaction<Database>,
+  providerId: string | undefined,
+  numbers: Map<string, Ctx['pn'] | undefined>,
+  log: FastifyBaseLogger,
+): Promise<Ctx['pn'] | undefined> {
+  let pn = providerId ? numbers.get(providerId) : undefined;
+  if (providerId && !numbers.has(providerId)) {
+    pn = await trx
+      .selectFrom('phone_numbers')
+      .select(['id', 'workspace_id', 'display_phone_number', 'business_account_id'])
+      .where('provider_phone_number_id', '=', providerId)
+      .executeTakeFirst();
+    numbers.set(providerId, pn);
+  }
+  if (!pn) log.warn({ phoneNumberId: providerId }, 'provider webhook: number of no workspace, ignored'); // bad-inputs E8
+  return pn;
 }
 
 /** Statuses in one lock order; the sort is stable, and forward-only statuses make their order moot. */
@@ -378,22 +620,8 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     }
   }
   if (!advances(message.status, s.status)) return; // bad-inputs E7: forward only; the later state and its time stay
-  const first = s.errors?.[0];
-  const error =
-    s.status === 'failed' && first
-      ? { code: first.code, title: first.title ?? first.message ?? 'Failed', detail: first.error_data?.details ?? first.message ?? null }
-      : null;
-  const at = providerTime(s.timestamp, platform.now());
-  const billing = billingOf(s);
-  // A later state implies the earlier ones: `read` without `delivered` still fills delivered_at.
-  const times =
-    s.status === 'failed'
-      ? { failed_at: at }
-      : {
-          sent_at: message.sent_at ?? at,
-          ...(s.status !== 'sent' ? { delivered_at: message.delivered_at ?? at } : {}),
-          ...(s.status === 'read' ? { read_at: at } : {}),
-        };
+  const change = statusChange(message, s, platform.now());
+  const { error, at, billing, times } = change;
   const result = await trx
     .updateTable('messages')
     .set({
@@ -415,36 +643,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     chatId = await ensureChat(trx, pn.workspace_id, pn.id, message.contact_id, at);
     await trx.updateTable('messages').set({ chat_id: chatId }).where('id', '=', message.id).execute();
   }
-  await emitEvent(trx, {
-    workspaceId: pn.workspace_id,
-    api: 'messaging',
-    type: 'message.status_updated',
-    at,
-    data: {
-      message_id: message.id,
-      wamid: s.id,
-      chat_id: chatId,
-      contact_id: message.contact_id,
-      contact_no: contact.phone,
-      chatapp_phone_number: pn.display_phone_number,
-      status: s.status,
-      // The contract's states: a message still `pending` or `unknown` to us was at least accepted.
-      previous_status: message.status === 'pending' || message.status === 'unknown' ? 'accepted' : message.status,
-      error,
-      campaign_id: null,
-      occurred_at: at.toISOString(),
-      ...billing,
-    },
-  });
-  const data = {
-    messageId: message.id,
-    contactId: message.contact_id,
-    phoneNumberId: pn.id,
-    status: s.status,
-    previousStatus: message.status,
-    ...(error ? { errorCode: error.code } : {}),
-    ...(s.biz_opaque_callback_data ? { bizOpaqueCallbackData: s.biz_opaque_callback_data.slice(0, 512) } : {}),
-  };
+  const data = await announceStatus(trx, pn, s, message, chatId, contact.phone, change);
   // Campaign progress with the status itself; the event is only for whoever listens now.
   await applyMessageStatus(trx, platform, data);
   await platform.bus.publish({ type: 'message.status', workspaceId: pn.workspace_id, data }, trx);
