@@ -86,7 +86,8 @@ async function freshPGlite(): Promise<PGlite> {
  * one costs about 0.6 s of CPU (WebAssembly start-up, the template unpacked), a reset a few
  * tens of ms. A reset store is indistinguishable from a fresh one to a test: its session is
  * discarded (settings, temporary tables, advisory locks, LISTENs), its JavaScript listeners are
- * removed, every table but the migrations' is truncated with its sequences restarted, and its
+ * removed, every table but the migrations' is truncated with its sequences restarted and its
+ * activity statistics reset, and its
  * schema, functions, triggers, roles and settings must still match the template's (a test that
  * altered them, or left a transaction open, gets its store closed instead). Tests that close
  * their store explicitly get the same treatment: after close() the store object is not used.
@@ -139,6 +140,9 @@ async function recycle(pglite: PGlite, channels: Set<string>): Promise<void> {
     await pglite.exec(
       "select setval(c.oid, s.seqstart, false) from pg_class c join pg_sequence s on s.seqrelid = c.oid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'",
     );
+    // Activity counters and the last vacuum and analyse times start again, as in a fresh store
+    // (the maintenance decides on them).
+    await pglite.exec('select pg_stat_reset()');
     if (pool.length >= POOL_SIZE) throw new Error('pool full');
     pool.push(pglite);
   } catch {
