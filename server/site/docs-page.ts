@@ -149,8 +149,12 @@ ${hasGuide ? html`<li><a href="${guideUrl(api.name)}">Getting started</a></li>` 
 export default async function docsPages(app: FastifyInstance) {
   const { publicUrl } = app.config;
   // Written for http://127.0.0.1:3000, served with this server's address.
-  const guides = loadGuides(publicUrl);
-  const repoDocs = loadRepoDocs(publicUrl);
+  // Rendered at the first page that needs them, not at every start: about 30 ms of Markdown an
+  // app build that serves no docs page (every test app) does not spend.
+  let guidesLoaded: ReturnType<typeof loadGuides> | undefined;
+  let repoDocsLoaded: ReturnType<typeof loadRepoDocs> | undefined;
+  const guides = () => (guidesLoaded ??= loadGuides(publicUrl));
+  const repoDocs = () => (repoDocsLoaded ??= loadRepoDocs(publicUrl));
   const site = siteLinks(app.config);
 
   // Only the script route of the plugin is used; the reference pages are ours (layout, CSP).
@@ -177,7 +181,7 @@ export default async function docsPages(app: FastifyInstance) {
       body: html`<main class="wide">
 <h1>API documentation</h1>
 <p class="lead">Three APIs for your product, and the owner's API that manages them. Each is described by an OpenAPI document generated from one TypeSpec contract; the reference pages, mocks and clients all come from those documents.</p>
-<div class="grid">${APIS.map((api) => apiCard(api, guides.has(api.name)))}</div>
+<div class="grid">${APIS.map((api) => apiCard(api, guides().has(api.name)))}</div>
 <section class="card">
 <h2>Mock servers for frontend work</h2>
 <p><code>npm run mock</code> starts a Prism mock per API answering with the examples of the documents (add <code>-- --dynamic</code> for generated data): ${APIS.map((api, i) => html`${i ? ', ' : ''}${api.name} <code>:${api.mockPort}</code>`)}. <code>npm run mock:proxy</code> puts a validating proxy in front of the running server and reports every request or response that breaks the contract.</p>
@@ -185,7 +189,7 @@ export default async function docsPages(app: FastifyInstance) {
 <section class="card" id="guides">
 <h2>Guides</h2>
 <p>How each part works, in depth (the repository's <code>docs/</code> folder and its README):</p>
-<ul class="links columns">${[...repoDocs].map(([name, doc]) => html`<li><a href="${repoDocUrl(name)}">${doc.title}</a></li>`)}</ul>
+<ul class="links columns">${[...repoDocs()].map(([name, doc]) => html`<li><a href="${repoDocUrl(name)}">${doc.title}</a></li>`)}</ul>
 </section>
 <section class="card">
 <h2>Clients</h2>
@@ -209,7 +213,7 @@ export default async function docsPages(app: FastifyInstance) {
       current: name,
       csp: REFERENCE_CSP,
       body: html`<div class="docs-bar"><span>${api.title}</span>
-${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
+${guides().has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
 <a href="${documentUrl(name, '3.1')}">OpenAPI 3.1</a> <a href="${documentUrl(name, '3.0')}">OpenAPI 3.0</a>  <a href="${dereferencedUrl(name)}">3.1 dereferenced</a>
 <span class="muted">Mock (npm run mock): port ${api.mockPort}</span></div>
 <script id="api-reference" type="application/json" data-configuration="${JSON.stringify(scalarConfiguration(name, publicUrl))}"></script>
@@ -219,7 +223,7 @@ ${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
 
   app.get<{ Params: { api: string } }>(`${DOCS_PATH}/:api/getting-started`, async (request, reply) => {
     const name = request.params.api;
-    const guide = isApiName(name) ? guides.get(name) : undefined;
+    const guide = isApiName(name) ? guides().get(name) : undefined;
     if (!isApiName(name) || !guide) return notFound(reply);
     return layout(reply, 200, {
       site,
@@ -234,7 +238,7 @@ ${guides.has(name) ? html`<a href="${guideUrl(name)}">Getting started</a>` : ''}
 
   // The repository's documents the guides point to (docs/*.md, the README), as pages.
   app.get<{ Params: { name: string } }>(`${REPO_DOCS_PATH}/:name`, async (request, reply) => {
-    const doc = repoDocs.get(request.params.name);
+    const doc = repoDocs().get(request.params.name);
     if (!doc) return notFound(reply);
     return layout(reply, 200, {
       site,
