@@ -388,8 +388,11 @@ async function numberOf(
 
 /** Statuses in one lock order; the sort is stable, and forward-only statuses make their order moot. */
 function byWamid(statuses: S['ProviderStatus'][]): S['ProviderStatus'][] {
-  return statuses.length < 2 ? statuses : [...statuses].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return statuses.length < 2 ? statuses : [...statuses].sort((a, b) => compareIds(a.id, b.id));
 }
+
+/** Code-unit order of ids: the one lock order of statuses and of the wamid locks below. */
+const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Transaction-scoped locks on wamids, taken in the order byWamid gives statuses (so a delivery and
@@ -397,7 +400,7 @@ function byWamid(statuses: S['ProviderStatus'][]): S['ProviderStatus'][] {
  * recorder of that message serialize on it.
  */
 async function lockWamids(trx: Transaction<Database>, wamids: string[]): Promise<void> {
-  const sorted = [...new Set(wamids)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = [...new Set(wamids)].sort(compareIds);
   await sql`select pg_advisory_xact_lock(hashtextextended(w, 0)) from unnest(${sorted}::text[]) with ordinality as t(w, n) order by n`.execute(trx);
 }
 
@@ -429,11 +432,12 @@ export async function applyEarlyStatuses(
     .select(['id', 'workspace_id', 'display_phone_number', 'business_account_id'])
     .where('id', 'in', [...new Set(early.map((e) => e.phone_number_id))])
     .execute();
-  const rank = (s: S['ProviderStatus']) => (s.status === 'failed' ? 9 : (RANK.get(s.status) ?? 9));
+  // `failed` (not ranked) last, after any state it may follow.
+  const rank = (s: S['ProviderStatus']) => RANK.get(s.status) ?? RANK.size;
   const statuses = early
     .map((e) => ({ pn: numbers.find((n) => n.id === e.phone_number_id)!, s: e.payload as S['ProviderStatus'] }))
     // Each message's statuses in their order, so every step is recorded and announced.
-    .sort((a, b) => (a.s.id < b.s.id ? -1 : a.s.id > b.s.id ? 1 : rank(a.s) - rank(b.s)));
+    .sort((a, b) => compareIds(a.s.id, b.s.id) || rank(a.s) - rank(b.s));
   for (const { pn, s } of statuses) await applyStatus({ trx, platform, log, pn }, s);
 }
 
@@ -573,7 +577,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
   // the provider's answer, can change the row between our read and our write; the lock makes us
   // wait for it and read the row as it then is, so a status is never lost to a concurrent one.
   const columns = ['id', 'status', 'contact_id', 'chat_id', 'sent_at', 'delivered_at', 'provider_message_id'] as const;
-  const byWamid = () =>
+  const findByWamid = () =>
     trx
       .selectFrom('messages')
       .select(columns)
@@ -582,7 +586,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
       .where('direction', '=', 'outbound')
       .forUpdate()
       .executeTakeFirst();
-  let message = await byWamid();
+  let message = await findByWamid();
   // No row has this wamid yet when the call timed out (bad-inputs F-9, row `unknown`) or when the status
   // overtook our write of the provider's answer (row still `pending`): our id came back in the
   // callback data. The send path settles `pending` rows only, so it never undoes this. A row whose
@@ -605,7 +609,7 @@ async function applyStatus({ trx, platform, log, pn }: Ctx, s: S['ProviderStatus
     // this server). Under the wamid's lock, which the recorder takes too, either its row is
     // committed and read now, or the status is kept for the recorder to apply (applyEarlyStatuses).
     await lockWamids(trx, [s.id]);
-    message = await byWamid();
+    message = await findByWamid();
     // Another number's message (bad-inputs E8): not early, not ours; nothing is kept.
     if (!message && (await trx.selectFrom('messages').select('id').where('provider_message_id', '=', s.id).executeTakeFirst())) {
       return log.info({ phoneNumberId: pn.id, status: s.status }, 'provider webhook: status for another number, ignored');
