@@ -87,10 +87,10 @@ async function freshPGlite(): Promise<PGlite> {
  * tens of ms. A reset store is indistinguishable from a fresh one to a test: its session is
  * discarded (settings, temporary tables, advisory locks, LISTENs), its JavaScript listeners are
  * removed, every table but the migrations' is truncated with its sequences restarted and its
- * activity statistics reset, and its
- * schema, functions, triggers, roles and settings must still match the template's (a test that
- * altered them, or left a transaction open, gets its store closed instead). Tests that close
- * their store explicitly get the same treatment: after close() the store object is not used.
+ * activity statistics reset, and its schema, functions, triggers, roles and settings must still
+ * match the template's (a test that altered them, or left a transaction open, gets its store
+ * closed instead). Tests that close their store explicitly get the same treatment: after close()
+ * the store object is not used.
  */
 const pool: PGlite[] = [];
 /** Stores kept per worker: a file has at most a shared app's and a test's store open at once. */
@@ -133,9 +133,7 @@ async function recycle(pglite: PGlite, channels: Set<string>): Promise<void> {
     // Most tables are empty after a test: only those with a row are truncated (a truncation
     // makes new files for the table and its indexes), and every sequence restarts (a rolled-back
     // insert advances one too).
-    const tables = await userTables(pglite);
-    const probe = tables.map((t) => `select ${quoteLiteral(t)} as name where exists (select 1 from ${t})`).join(' union all ');
-    const { rows } = await pglite.query<{ name: string }>(probe);
+    const { rows } = await pglite.query<{ name: string }>(await nonEmptyTables(pglite));
     if (rows.length) await pglite.exec(`truncate ${rows.map((r) => r.name).join(', ')} cascade`);
     await pglite.exec(
       "select setval(c.oid, s.seqstart, false) from pg_class c join pg_sequence s on s.seqrelid = c.oid join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public'",
@@ -150,18 +148,16 @@ async function recycle(pglite: PGlite, channels: Set<string>): Promise<void> {
   }
 }
 
-let tableNames: Promise<string[]> | undefined;
+let nonEmptyQuery: Promise<string> | undefined;
 
-/** The template's tables, but the migrations' own, as quoted identifiers. */
-function userTables(pglite: PGlite): Promise<string[]> {
-  return (tableNames ??= pglite
-    .query<{ name: string }>(
-      "select quote_ident(c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not like 'kysely\\_%'",
+/** The query naming (quoted) each table with a row, but the migrations' own: made once, by the database. */
+function nonEmptyTables(pglite: PGlite): Promise<string> {
+  return (nonEmptyQuery ??= pglite
+    .query<{ probe: string }>(
+      "select string_agg(format('select %L as name where exists (select 1 from %I)', quote_ident(c.relname), c.relname), ' union all ') as probe from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relname not like 'kysely\\_%'",
     )
-    .then((r) => r.rows.map((row) => row.name)));
+    .then((r) => r.rows[0]!.probe));
 }
-
-const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** A digest of everything a test could change besides rows: relations and their columns, defaults, constraints, triggers, functions, roles, settings. */
 async function schemaPrint(pglite: PGlite): Promise<string> {
