@@ -6,6 +6,7 @@
 // sampled every 50 ms), and prints one line per figure. The imported contacts stay in the database.
 import { readFileSync } from 'node:fs';
 import { startChild } from './lib/child.js';
+import { newContactsCsv, startContactImport } from './lib/contact-import.js';
 import { rssBytes } from './lib/sse-memory.js';
 import { flag, infoPath, type ScaleInfo } from './seed-scale.js';
 
@@ -53,19 +54,10 @@ try {
     await csv('document sessions CSV', `/api/connect/documents/${info.busyDocumentId}/sessions.csv`, { authorization: `Bearer ${s.bearer}` });
   }
   if (importRows > 0) {
-    const stamp = Date.now().toString(36);
-    const lines = ['contact_no,name,email,tags,city'];
-    const base = Date.now() % 9_000_000;
-    for (let i = 0; i < importRows; i++) lines.push(`+3162${String(base + i).padStart(7, '0')},Imported ${i} ${stamp},imp${i}@example.nl,"import,nl",Utrecht`);
-    const file = `${lines.join('\n')}\n`;
-    lines.length = 0;
+    const file = newContactsCsv(importRows);
     const { result, before, peak } = await withRss(async () => {
       const t0 = performance.now();
-      const form = new FormData();
-      form.append('file', new Blob([file], { type: 'text/csv' }), 'contacts.csv');
-      const res = await fetch(`${s.url}/api/contacts/imports`, { method: 'POST', headers: { 'x-api-key': s.key }, body: form });
-      const job = (await res.json()) as { id: string };
-      if (res.status !== 202) throw new Error(`import: ${res.status} ${JSON.stringify(job)}`);
+      const job = { id: await startContactImport(s.url, s.key, file) };
       const accepted = performance.now() - t0;
       let checked = 0;
       for (;;) {

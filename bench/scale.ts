@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { newContactsCsv, startContactImport } from './lib/contact-import.js';
 import { startChild } from './lib/child.js';
 import { rssBytes } from './lib/sse-memory.js';
 import { flag, infoPath, seedDatabase, type ScaleInfo } from './seed-scale.js';
@@ -259,17 +260,10 @@ async function measure(contacts: number, doImport: boolean): Promise<SizeFigures
 
     let importContacts: SizeFigures['importContacts'];
     if (doImport) {
-      const lines = ['contact_no,name,email,tags,city'];
-      for (let i = 0; i < importRows; i++)
-        lines.push(`+3161${String(i).padStart(7, '0')}${stamp.length % 2},Imported ${i},imp${i}@example.nl,import;nl,Utrecht`.replace(';', ' '));
-      const file = `${lines.join('\n')}\n`;
+      const file = newContactsCsv(importRows);
       const im = await withRss(s.pid, async () => {
         const t0 = performance.now();
-        const form = new FormData();
-        form.append('file', new Blob([file], { type: 'text/csv' }), 'contacts.csv');
-        const res = await fetch(`${s.url}/api/contacts/imports`, { method: 'POST', headers: { 'x-api-key': s.key }, body: form });
-        const job = (await res.json()) as { id: string };
-        if (res.status !== 202) throw new Error(`import: ${res.status} ${JSON.stringify(job)}`);
+        const job = { id: await startContactImport(s.url, s.key, file) };
         const done = await until(
           async () => {
             const j = (await send(s, { path: `/api/contacts/imports/${job.id}` })).body;
