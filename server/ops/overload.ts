@@ -32,6 +32,8 @@ export const PRIORITY_OPERATIONS = new Set([
 
 const EXEMPT = new Set(['/healthz', '/readyz']);
 const STARTED = Symbol('overload.started');
+/** On a response: the request was bulk traffic (counted in `bulkInFlight` too). */
+const BULK = Symbol('overload.bulk');
 /**
  * Long-lived answers (an event stream stays open for minutes) are not requests in flight: they
  * are capped per credential by the stream limits (docs/security.md, K), and counting them would
@@ -131,6 +133,12 @@ const SATURATED = 0.9;
  */
 export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimits, onRefused: (reason: RefusalReason) => void = () => {}): OverloadState {
   let inFlight = 0;
+  /**
+   * The bulk requests among them: the limit bounds these. Priority requests in flight (a
+   * provider's burst of status webhooks) take from their own reserve, not from the bulk room, so
+   * that a client sending one request at a time is not refused while the server answers a burst.
+   */
+  let bulkInFlight = 0;
   let limit = limits.maxInFlight;
   let dropShare = 0;
   /** Answers per second while saturated (moving average); 0 until a saturated window is seen. */
@@ -201,7 +209,7 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     windowStart = now;
     windowSum = 0;
     windowCount = 0;
-    windowPeak = inFlight;
+    windowPeak = bulkInFlight;
   };
   const answered = (started: number) => {
     inFlight--;
@@ -211,15 +219,22 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     tick(now);
   };
   const detail = 'The server is overloaded; retry after the time in Retry-After.';
-  /** Why a request of this kind is refused now, if it is (and then it is not counted in flight). */
-  const refuse = (kind: Kind, now: number, turns: boolean): RefusalReason | undefined => {
+  /**
+   * Why a request of this kind is refused now, if it is (and then it is not counted in flight).
+   * `network`: it came from a client, through the server's listener. In-process requests
+   * (`app.inject`: seeding, tests, internal calls) are not the load a guard sheds; they meet the
+   * fixed ceiling only, never the adaptive limit or the lag share, so a burst of them while the
+   * loop is saturated (a seeding run) is not refused at the capacity of the saturated windows.
+   */
+  const refuse = (kind: Kind, now: number, turns: boolean, network = true): RefusalReason | undefined => {
     if (kind === 'exempt') return undefined;
     const priority = kind !== 'bulk';
     // A saturated turn: priority requests may wait four times as long as the others.
     if (turns && saturated && limits.queueMs > 0 && waited(now) > (priority ? 4 * limits.queueMs : limits.queueMs)) return 'late';
     if (kind === 'stream') return undefined;
-    if (inFlight >= (priority ? limit + limits.priorityReserve : limit)) return 'in_flight';
-    return !priority && dropShare > 0 && Math.random() < dropShare ? 'lag' : undefined;
+    const bound = network ? limit : limits.maxInFlight;
+    if (priority ? inFlight >= bound + limits.priorityReserve : bulkInFlight >= bound) return 'in_flight';
+    return network && !priority && dropShare > 0 && Math.random() < dropShare ? 'lag' : undefined;
   };
   const admitted = new WeakSet<IncomingMessage>();
 
@@ -227,10 +242,16 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
   // line, just the answer, so that refusing costs a small part of what serving costs and the
   // admitted requests keep the CPU. The request's kind comes from its method and path.
   const kindOf = requestKinds();
+  // The refusal's problem+json up to its instance (the same members, in the same order, as
+  // sendProblem's), and its fixed headers.
+  const refusalHead = `${JSON.stringify(problem(503, 'unavailable', detail)).slice(0, -1)},"instance":`;
+  const refusalHeaders = [...Object.entries(BASELINE_HEADERS).flat(), 'content-type', 'application/problem+json; charset=utf-8', 'retry-after', retryAfter];
   const queueing = limits.queueMs > 0;
   const server = app.server;
   const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
-  if (handlers.length === 1) {
+  /** Whether every client request passes the listener below (then any other one is in-process). */
+  const listening = handlers.length === 1;
+  if (listening) {
     const fastify = handlers[0]!;
     server.removeListener('request', fastify);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -244,15 +265,10 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
       if (reason) {
         onRefused(reason);
         const id = randomUUID();
-        const json = JSON.stringify({ ...problem(503, 'unavailable', detail), instance: (req.url ?? '/').split('?')[0], request_id: id });
-        // The connection is kept: the client retries on it after Retry-After.
-        res.writeHead(503, {
-          ...BASELINE_HEADERS,
-          'content-type': 'application/problem+json; charset=utf-8',
-          'content-length': Buffer.byteLength(json),
-          'retry-after': retryAfter,
-          'x-request-id': id,
-        });
+        const json = `${refusalHead}${JSON.stringify((req.url ?? '/').split('?')[0])},"request_id":"${id}"}`;
+        // The connection is kept: the client retries on it after Retry-After. The headers as one
+        // flat list, the body from a prefix made once: a refusal should cost next to nothing.
+        res.writeHead(503, [...refusalHeaders, 'content-length', String(Buffer.byteLength(json)), 'x-request-id', id]);
         res.end(json);
         return;
       }
@@ -261,10 +277,12 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     });
   }
 
-  // Counting, and the same decision for requests that did not come through the server (inject),
-  // which arrive in no turn of the event loop: the in-flight limit only.
+  // Counting, and the decision for requests that did not come through the listener above: when it
+  // is installed, in-process ones (inject), which meet the fixed ceiling only; otherwise every
+  // request, which then arrive in no turn of the event loop: the in-flight limit only.
   // One listener for every response (no closure per request): the start time rides on the response.
-  function closed(this: ServerResponse & { [STARTED]?: number }) {
+  function closed(this: ServerResponse & { [STARTED]?: number; [BULK]?: boolean }) {
+    if (this[BULK]) bulkInFlight--;
     answered(this[STARTED]!);
   }
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
@@ -276,7 +294,7 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     const operation = (route.config as { operation?: Operation }).operation;
     const kind: Kind =
       operation === undefined ? 'bulk' : STREAMS.has(operation.operationId) ? 'stream' : PRIORITY_OPERATIONS.has(operation.operationId) ? 'priority' : 'bulk';
-    const reason = admitted.has(request.raw) ? undefined : refuse(kind, started, false);
+    const reason = admitted.has(request.raw) ? undefined : refuse(kind, started, false, !listening);
     if (reason) {
       onRefused(reason);
       request.log.debug({ inFlight, limit, reason }, 'overloaded: request refused'); // counted in the metrics
@@ -285,9 +303,13 @@ export function installOverloadGuard(app: FastifyInstance, limits: OverloadLimit
     }
     if (kind === 'stream') return done();
     inFlight++;
-    if (inFlight > windowPeak) windowPeak = inFlight;
+    const raw: ServerResponse & { [STARTED]?: number; [BULK]?: boolean } = reply.raw;
+    if (kind === 'bulk') {
+      bulkInFlight++;
+      raw[BULK] = true;
+      if (bulkInFlight > windowPeak) windowPeak = bulkInFlight;
+    }
     // 'close' comes once per response, answered or aborted by the client.
-    const raw: ServerResponse & { [STARTED]?: number } = reply.raw;
     raw[STARTED] = started;
     raw.on('close', closed);
     done();

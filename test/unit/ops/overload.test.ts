@@ -100,4 +100,26 @@ it('while the event loop is saturated, the in-flight limit becomes the measured 
   expect(app.overload!.capacity()).toBeGreaterThan(0);
   // Answers per second × 1 ms (at least 16): far below the ceiling; it grows back once the loop has room.
   expect(app.overload!.limit()).toBeLessThan(24);
+
+  // In-process requests (a seeding script's burst) meet the ceiling only, not the saturated limit.
+  const injected = await Promise.all(Array.from({ length: 48 }, () => app.inject({ url: '/api/contacts?limit=1', headers: { 'x-api-key': w.key } })));
+  expect(injected.map((r) => r.statusCode)).toEqual(Array(48).fill(200));
 });
+
+it('priority requests in flight take their reserve, not the room of bulk traffic', async () => {
+  const app = await build({ env: { OVERLOAD_MAX_IN_FLIGHT: '2', OVERLOAD_PRIORITY_RESERVE: '2' } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  const w = await workspace(app);
+  // Two token verifications in flight (a burst of priority traffic), their bodies still arriving.
+  const partial = `POST /v1/auth/verify-token HTTP/1.1\r\nhost: x\r\nx-api-key: ${w.loginKey}\r\ncontent-type: application/json\r\ncontent-length: 60`;
+  const held = [raw(port, partial, '{"token":'), raw(port, partial, '{"token":')];
+  await expect.poll(() => app.overload!.inFlight()).toBe(2);
+  // A client's bulk requests, one at a time, still get in: the bulk room is free.
+  for (let i = 0; i < 3; i++) expect((await fetch(`http://127.0.0.1:${port}/api/contacts?limit=1`, { headers: { 'x-api-key': w.key } })).status).toBe(200);
+  // Priority beyond limit + reserve (2 + 2) is refused: two more fill it, a fifth is refused.
+  held.push(raw(port, partial, '{"token":'), raw(port, partial, '{"token":'));
+  await expect.poll(() => app.overload!.inFlight()).toBe(4);
+  expect((await raw(port, `${partial.replace('60', '1000')}`).answered).split('\r\n')[0]).toBe('HTTP/1.1 503 Service Unavailable');
+  for (const h of held) h.socket.destroy();
+}, 60_000);
