@@ -64,15 +64,28 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
     labelNames: ['reason'],
     registers,
   });
+  // The histogram's child for each route (by its config object), method and status class, made at
+  // its first answer: a request then observes without building and hashing its label set.
+  type Child = { histogram: { observe(seconds: number): void }; api: string };
+  const children = new WeakMap<object, Map<string, Child>>();
+  const unrouted: { operation?: Operation } = {};
   app.addHook('onResponse', (request, reply, done) => {
-    const operation = (request.routeOptions.config as { operation?: Operation }).operation;
-    const api = operation?.api ?? 'none';
+    const route = request.routeOptions; // a getter that builds an object: read once
+    const config = (route.config as { operation?: Operation } | undefined) ?? unrouted;
+    let byKey = children.get(config);
+    if (byKey === undefined) children.set(config, (byKey = new Map()));
     const code = reply.statusCode;
-    requests.observe(
-      { api, operation: operation?.operationId ?? request.routeOptions.url ?? 'unmatched', method: request.method, status_class: statusClass(code) },
-      reply.elapsedTime / 1000,
-    );
-    if (code === 429) rateLimited.inc({ api });
+    const key = `${request.method} ${Math.floor(code / 100)}`;
+    let child = byKey.get(key);
+    if (child === undefined) {
+      const operation = config.operation;
+      const api = operation?.api ?? 'none';
+      const labels = { api, operation: operation?.operationId ?? route.url ?? 'unmatched', method: request.method, status_class: statusClass(code) };
+      child = { histogram: requests.labels(labels), api };
+      byKey.set(key, child);
+    }
+    child.histogram.observe(reply.elapsedTime / 1000);
+    if (code === 429) rateLimited.inc({ api: child.api });
     done();
   });
 
