@@ -246,7 +246,9 @@ if (wanted('ops') || only?.includes('overload')) {
     `note: overload capacity ${overload.capacityRps.toFixed(0)} rps, offered ${overload.offeredRps}, admitted ${overload.admittedRps.toFixed(0)}/s (p50 ${overload.admittedP50Ms} ms, p99 ${overload.admittedP99Ms} ms), refused 503 ${overload.refusedRps.toFixed(0)}/s, other ${overload.otherRps.toFixed(0)}/s; recovered to normal latency (p50 ${overload.lightP50Ms.toFixed(1)} ms) ${overload.recoveryMs.toFixed(0)} ms after the load stopped (goal ≤ 5000); the server got ${overload.capacityCpu.toFixed(2)} CPU s/s measuring capacity, ${overload.overloadCpu.toFixed(2)} under overload`,
   );
 }
-if (wanted('ops')) {
+// `--only=metrics`: the metrics' cost alone.
+if (wanted('ops') || only?.includes('metrics')) {
+  if (!wanted('http') && !only?.includes('overload')) buildDist();
   const sized = { connections, durationSec };
   const metrics = await measureMetricsCost(sized, rounds, warmupSec);
   for (const [figure, r] of Object.entries(metrics)) {
@@ -255,6 +257,9 @@ if (wanted('ops')) {
     ratios[`metrics_on_vs_off_${figure}_cpu`] = r.offCpuUs / r.onCpuUs;
   }
   figures.metrics_cost = metrics;
+}
+if (wanted('ops')) {
+  const sized = { connections, durationSec };
   const tracing = await measureTracingCost(sized, rounds, warmupSec);
   figures.tracing_cost = tracing;
   for (const [figure, r] of Object.entries(tracing))
