@@ -47,7 +47,8 @@ delete process.env.DATABASE_URL;
 // the first page of ~10,000 contacts and a validated POST (last, as it adds contacts). `suffix`
 // names the PostgreSQL run; `env` gives each server its own database there.
 const listContacts = 10_000;
-if (wanted('http')) buildDist();
+// The groups whose servers run from dist/ (bench/servers/full.ts): built once, when a source changed.
+if (wanted('http') || wanted('ops') || only?.some((group) => group === 'overload' || group === 'metrics')) buildDist();
 async function httpFigures(suffix: string, fullEnv: Record<string, string> = {}, bareEnv: Record<string, string> = {}) {
   const seed = { SEED_CONTACTS: String(listContacts) };
   const full = await startChild<ServerInfo>('full.ts', { ...fullEnv, ...seed });
@@ -236,7 +237,6 @@ if (wanted('provider') || only?.includes('inbox')) {
 // Operations: overload (3× capacity), the metrics' cost on get/post/list, tracing's cost per request.
 // `--only=overload`: the overload figures alone.
 if (wanted('ops') || only?.includes('overload')) {
-  if (!wanted('http')) buildDist();
   const overload = await measureOverload(quick);
   ratios.overload_goodput = overload.admittedRps / overload.capacityRps;
   ratios.overload_p99_budget = 250 / overload.admittedP99Ms;
@@ -248,7 +248,6 @@ if (wanted('ops') || only?.includes('overload')) {
 }
 // `--only=metrics`: the metrics' cost alone.
 if (wanted('ops') || only?.includes('metrics')) {
-  if (!wanted('http') && !only?.includes('overload')) buildDist();
   const sized = { connections, durationSec };
   const metrics = await measureMetricsCost(sized, rounds, warmupSec);
   for (const [figure, r] of Object.entries(metrics)) {
