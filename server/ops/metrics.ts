@@ -75,12 +75,13 @@ export function installMetrics(app: FastifyInstance, platform: Platform): void {
     let byKey = children.get(config);
     if (byKey === undefined) children.set(config, (byKey = new Map()));
     const code = reply.statusCode;
-    const key = `${request.method} ${Math.floor(code / 100)}`;
+    const status_class = statusClass(code);
+    const key = `${request.method} ${status_class}`;
     let child = byKey.get(key);
     if (child === undefined) {
       const operation = config.operation;
       const api = operation?.api ?? 'none';
-      const labels = { api, operation: operation?.operationId ?? route.url ?? 'unmatched', method: request.method, status_class: statusClass(code) };
+      const labels = { api, operation: operation?.operationId ?? route.url ?? 'unmatched', method: request.method, status_class };
       child = { histogram: requests.labels(labels), api };
       byKey.set(key, child);
     }
