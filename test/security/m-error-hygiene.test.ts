@@ -20,11 +20,19 @@ function throwingOn(table: string, state: { armed: boolean }) {
       get(target, property) {
         const value = Reflect.get(target, property);
         if (typeof value !== 'function') return value;
-        if (property !== 'selectFrom') return value.bind(target); // Kysely keeps its state in #private fields
-        return (from: unknown) => {
-          if (state.armed && String(from).split(' ')[0] === table) throw Object.assign(new Error(INTERNALS), { detail: 'Key (contact_no)=(+4915112345678)' });
-          return value.call(target, from);
-        };
+        const fail = () => Object.assign(new Error(INTERNALS), { detail: 'Key (contact_no)=(+4915112345678)' });
+        // A query built on the request (selectFrom), or one built once and run compiled (#server/store/prepared.ts).
+        if (property === 'selectFrom')
+          return (from: unknown) => {
+            if (state.armed && String(from).split(' ')[0] === table) throw fail();
+            return value.call(target, from);
+          };
+        if (property === 'executeQuery')
+          return (query: { sql: string }) => {
+            if (state.armed && query.sql.includes(`from "${table}"`)) return Promise.reject(fail());
+            return value.call(target, query);
+          };
+        return value.bind(target); // Kysely keeps its state in #private fields
       },
     });
     return { ...store, db, listen: store.listen.bind(store), notify: store.notify.bind(store), close: store.close.bind(store) };

@@ -5,6 +5,7 @@ import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { hashPassword } from '#server/lib/secrets.js';
+import { prepared } from '#server/store/prepared.js';
 import { checkSignupAllowed, claimInvite } from './invites.js';
 import { newOwnerSession, normalizeEmail } from './sessions.js';
 
@@ -61,16 +62,17 @@ export const createWorkspace: Handler<operations['createWorkspace']> = async (re
   return { workspace: workspaceView(workspace), owner: ownerView(owner), session: await newOwnerSession(platform, owner) };
 };
 
+// Every owner request of the console starts here: built once (#server/store/prepared.ts).
+const ownerById = prepared((db, v: { ownerId: string; workspaceId: string }) =>
+  db.selectFrom('owners').selectAll().where('id', '=', v.ownerId).where('workspace_id', '=', v.workspaceId),
+);
+const workspaceById = prepared((db, v: { workspaceId: string }) => db.selectFrom('workspaces').selectAll().where('id', '=', v.workspaceId));
+
 export const getAccount: Handler<operations['getAccount']> = async (request) => {
   const auth = authOf(request);
   const { db } = request.server.platform.store;
-  const owner = await db
-    .selectFrom('owners')
-    .selectAll()
-    .where('id', '=', auth.ownerId ?? '')
-    .where('workspace_id', '=', auth.workspaceId)
-    .executeTakeFirst();
-  const workspace = await db.selectFrom('workspaces').selectAll().where('id', '=', auth.workspaceId).executeTakeFirst();
+  const owner = await ownerById.executeTakeFirst(db, { ownerId: auth.ownerId ?? '', workspaceId: auth.workspaceId });
+  const workspace = await workspaceById.executeTakeFirst(db, { workspaceId: auth.workspaceId });
   if (!owner || !workspace) throw unauthorized(['Bearer realm="account"']);
   return { owner: ownerView(owner), workspace: workspaceView(workspace) };
 };

@@ -7,6 +7,7 @@ import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { newId } from '#server/lib/ids.js';
 import { HttpProblem } from '#server/lib/problems.js';
+import { prepared } from '#server/store/prepared.js';
 import type { Database } from '#server/store/schema.js';
 import { requireWorkspacePhone } from '../configuration/messaging-settings.js';
 import { loadFieldDefinitions, mergeCustomValues } from './custom-values.js';
@@ -25,10 +26,30 @@ async function findContact(db: Kysely<Database>, workspaceId: string, id: string
   return db.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
+// A contact's creation is the hot write of imports and integrations: its two statements are
+// built once (#server/store/prepared.ts).
+const contactWithNumber = prepared((db, v: { workspaceId: string; phone: string }) =>
+  db.selectFrom('contacts').select('id').where('workspace_id', '=', v.workspaceId).where('phone', '=', v.phone),
+);
+const otherContactWithNumber = prepared((db, v: { workspaceId: string; phone: string; self: string }) =>
+  db.selectFrom('contacts').select('id').where('workspace_id', '=', v.workspaceId).where('phone', '=', v.phone).where('id', '<>', v.self),
+);
+type NewContact = {
+  id: string;
+  workspace_id: string;
+  phone: string;
+  name: string | null;
+  email: string | null;
+  custom_fields: string;
+  created_at: Date;
+  updated_at: Date;
+};
+const insertContact = prepared((db, v: NewContact) => db.insertInto('contacts').values(v).returning(CONTACT_COLUMNS));
+
 async function refuseTakenNumber(db: Kysely<Database>, workspaceId: string, phone: string, self?: string): Promise<void> {
-  let query = db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('phone', '=', phone);
-  if (self) query = query.where('id', '<>', self);
-  const other = await query.executeTakeFirst();
+  const other = self
+    ? await otherContactWithNumber.executeTakeFirst(db, { workspaceId, phone, self })
+    : await contactWithNumber.executeTakeFirst(db, { workspaceId, phone });
   if (other) throw taken(phone, other.id);
 }
 
@@ -73,21 +94,18 @@ export const createContact: Handler<operations['createContact']> = async (reques
   const custom = body.custom_fields ? mergeCustomValues({}, body.custom_fields as Values, await loadFieldDefinitions(db, workspaceId)) : {};
   await refuseTakenNumber(db, workspaceId, phone);
   const at = now();
-  const insert = (q: Kysely<Database>) =>
-    q
-      .insertInto('contacts')
-      .values({
-        id: newId('ct'),
-        workspace_id: workspaceId,
-        phone,
-        name: body.name ?? null,
-        email: body.email ?? null,
-        custom_fields: JSON.stringify(custom),
-        created_at: at,
-        updated_at: at,
-      })
-      .returning(CONTACT_COLUMNS)
-      .executeTakeFirstOrThrow();
+  const values: NewContact = {
+    id: newId('ct'),
+    workspace_id: workspaceId,
+    phone,
+    name: body.name ?? null,
+    email: body.email ?? null,
+    custom_fields: JSON.stringify(custom),
+    created_at: at,
+    updated_at: at,
+  };
+  // An insert with `returning` answers its row, or throws.
+  const insert = async (q: Kysely<Database>) => (await insertContact.executeTakeFirst(q, values))!;
   const tags = body.tags ?? [];
   // One statement needs no transaction, and a contact created without tags has none to load.
   const row = await guardNumber(phone, () =>
