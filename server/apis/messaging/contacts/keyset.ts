@@ -23,7 +23,7 @@ export interface SortKey {
   exact?: boolean;
 }
 
-interface Position {
+export interface Position {
   value: string | Date | null;
   id: string;
 }
@@ -46,6 +46,12 @@ export function orderBy(key: SortKey): RawBuilder<unknown> {
 
 /** Rows after the cursor's position, or undefined on the first page. */
 export function afterCursor(secrets: SecretBox, scope: CursorScope, key: SortKey, cursor: string | undefined): RawBuilder<SqlBool> | undefined {
+  const position = cursorPosition(secrets, scope, key, cursor);
+  return position && afterPosition(key, position);
+}
+
+/** The position a cursor of this sort carries (its key's value typed), or undefined without one. */
+export function cursorPosition(secrets: SecretBox, scope: CursorScope, key: SortKey, cursor: string | undefined): Position | undefined {
   const raw = decodeCursor(secrets, scope, cursor);
   if (!raw) return undefined;
   if (raw.s !== key.name || typeof raw.id !== 'string' || (raw.v !== undefined && typeof raw.v !== 'string')) throw invalidCursor();
@@ -54,15 +60,18 @@ export function afterCursor(secrets: SecretBox, scope: CursorScope, key: SortKey
     value = new Date(value);
     if (Number.isNaN(value.getTime())) throw invalidCursor();
   }
+  if (key.exact && value === null) throw invalidCursor();
+  return { value, id: raw.id };
+}
+
+/** Rows after `position` in the key's order. */
+export function afterPosition(key: SortKey, { value, id: lastId }: Position): RawBuilder<SqlBool> {
   const expr = keyExpr(key);
   const op = sql.raw(key.dir === 'asc' ? '>' : '<');
   const id = sql.ref(key.id);
-  if (key.exact) {
-    if (value === null) throw invalidCursor();
-    return sql<SqlBool>`((${expr}, ${id}) ${op} (${value}, ${raw.id}))`;
-  }
-  if (value === null) return sql<SqlBool>`(${expr} is null and ${id} ${op} ${raw.id})`;
-  return sql<SqlBool>`(${expr} ${op} ${value} or (${expr} = ${value} and ${id} ${op} ${raw.id}) or ${expr} is null)`;
+  if (key.exact) return sql<SqlBool>`((${expr}, ${id}) ${op} (${value}, ${lastId}))`;
+  if (value === null) return sql<SqlBool>`(${expr} is null and ${id} ${op} ${lastId})`;
+  return sql<SqlBool>`(${expr} ${op} ${value} or (${expr} = ${value} and ${id} ${op} ${lastId}) or ${expr} is null)`;
 }
 
 /** One page from rows fetched with `limit + 1` and `sort_key` selected. */

@@ -11,11 +11,22 @@ import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import { HttpProblem } from '#server/lib/problems.js';
 import { loadFieldDefinitions } from './custom-values.js';
-import { afterCursor, nullableKeySelection, nullableRanges, orderBy, sortedPage, sortKeySelection, type SortKey } from './keyset.js';
+import { prepared, type PreparedQuery } from '#server/store/prepared.js';
+import {
+  afterCursor,
+  afterPosition,
+  cursorPosition,
+  nullableKeySelection,
+  nullableRanges,
+  orderBy,
+  sortedPage,
+  sortKeySelection,
+  type SortKey,
+} from './keyset.js';
 import { customFieldsContain, segmentCondition, type FieldDefinitions } from './segment-filter.js';
 import { onIndexes } from './on-indexes.js';
 import { ilikeContains } from './sql-text.js';
-import { CONTACT_COLUMNS, TAG_NAMES, contactViews } from './views.js';
+import { CONTACT_COLUMNS, TAG_NAMES, contactViews, type ContactRow } from './views.js';
 
 type Query = NonNullable<operations['listContacts']['parameters']['query']>;
 type Sort = NonNullable<Query['sort']>;
@@ -73,6 +84,33 @@ function customFieldCondition(filter: string, index: number, fields: FieldDefini
   }
 }
 
+type PlainPageValues = { workspaceId: string; afterValue?: unknown; afterId?: string };
+type PlainPageRow = ContactRow & { sort_key: unknown; tags: string[] };
+
+/**
+ * The everyday listing, with no filter and an exact sort (newest or oldest first), is built once
+ * per sort, kind of page and page size (#server/store/prepared.ts; at most 2 × 2 × the contract's
+ * largest `limit`): its SQL is the one built below otherwise, the LIMIT written in the text
+ * (#server/store/inline-limits.ts).
+ */
+const plainPages = new Map<string, PreparedQuery<PlainPageValues, PlainPageRow>>();
+function plainPage(key: SortKey, continued: boolean, limit: number): PreparedQuery<PlainPageValues, PlainPageRow> {
+  const name = `${key.name} ${continued} ${limit}`;
+  let query = plainPages.get(name);
+  if (!query) {
+    query = prepared((db, v: PlainPageValues) => {
+      let select = db
+        .selectFrom('contacts')
+        .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), sortKeySelection(key), TAG_NAMES.as('tags')])
+        .where('contacts.workspace_id', '=', v.workspaceId);
+      if (continued) select = select.where(afterPosition(key, { value: v.afterValue as Date, id: v.afterId! }));
+      return select.orderBy(orderBy(key)).limit(limit);
+    });
+    plainPages.set(name, query);
+  }
+  return query;
+}
+
 export const listContacts: Handler<operations['listContacts']> = async (request, _reply) => {
   const { workspaceId } = authOf(request);
   const { secrets, store, now } = request.server.platform;
@@ -83,6 +121,13 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
   // Filters are part of the scope: a cursor only continues the listing it came from.
   const scope = { workspaceId, operation: `listContacts:${JSON.stringify([q ?? null, [...tag].sort(), segment_id ?? null, [...custom_field].sort()])}` };
 
+  if (key.exact && q === undefined && !tag.length && segment_id === undefined && !custom_field.length) {
+    const position = cursorPosition(secrets, scope, key, cursor);
+    const values = { workspaceId, ...(position && { afterValue: position.value, afterId: position.id }) };
+    const rows = await plainPage(key, position !== undefined, limit + 1).execute(db, values);
+    const page = sortedPage(secrets, scope, key, rows, limit, (items) => items);
+    return { ...page, data: await contactViews(db, page.data, now()) };
+  }
   // A key with nulls is read as two index ranges (keyset.ts); created_at has none.
   const ranges = key.exact ? undefined : nullableRanges(secrets, scope, key, cursor);
   const after = key.exact ? afterCursor(secrets, scope, key, cursor) : undefined;
