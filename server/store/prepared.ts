@@ -29,8 +29,8 @@ export interface PreparedQuery<V extends Values, R> {
 
 /**
  * `build(db, slots)` returns the query with `slots.<name>` where a run's value goes; the slots'
- * names are those of `values` at the first run. Every store compiles PostgreSQL's SQL (PGlite and
- * pg share Kysely's PostgreSQL compiler), so one compiled query serves every database.
+ * names are those of `values` at the first run. Every store compiles the same SQL (PGlite's dialect and
+ * pg's share ./inline-limits.ts's compiler), so one compiled query serves every database.
  */
 export function prepared<V extends Values, R>(build: (db: Kysely<Database>, slots: V) => Compilable<R>): PreparedQuery<V, R> {
   let compiled: CompiledQuery<R> | undefined;
