@@ -19,6 +19,7 @@ import { freePort } from '#test/support/free-port.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 const SERVER = 'http://127.0.0.1:3000';
 const APP_PORT = '3903';
+const LOCAL_ADDRESSES = new RegExp(`${SERVER.replaceAll('.', '\\.')}|${APP_PORT}`, 'g');
 
 /** The ```sh blocks of a Markdown file, in order. */
 function shellBlocks(markdown: string): string[] {
@@ -103,7 +104,8 @@ function runBlocks(
   onLine?: (line: string) => void,
   files: Record<string, string> = {},
 ): Promise<Run> {
-  const local = (text: string) => text.replaceAll(SERVER, base).replaceAll(APP_PORT, appPort);
+  // One pass: a free port of the server that holds 3903 (43903) is not rewritten a second time.
+  const local = (text: string) => text.replace(LOCAL_ADDRESSES, (found) => (found === SERVER ? base : appPort));
   const script = local(blocks.join('\n'));
   const folder = mkdtempSync(join(tmpdir(), `guide-${name}-`));
   folders.push(folder);
