@@ -31,9 +31,6 @@ async function findContact(db: Kysely<Database>, workspaceId: string, id: string
 const contactWithNumber = prepared((db, v: { workspaceId: string; phone: string }) =>
   db.selectFrom('contacts').select('id').where('workspace_id', '=', v.workspaceId).where('phone', '=', v.phone),
 );
-const otherContactWithNumber = prepared((db, v: { workspaceId: string; phone: string; self: string }) =>
-  db.selectFrom('contacts').select('id').where('workspace_id', '=', v.workspaceId).where('phone', '=', v.phone).where('id', '<>', v.self),
-);
 type NewContact = {
   id: string;
   workspace_id: string;
@@ -47,10 +44,9 @@ type NewContact = {
 const insertContact = prepared((db, v: NewContact) => db.insertInto('contacts').values(v).returning(CONTACT_COLUMNS));
 
 async function refuseTakenNumber(db: Kysely<Database>, workspaceId: string, phone: string, self?: string): Promise<void> {
-  const other = self
-    ? await otherContactWithNumber.executeTakeFirst(db, { workspaceId, phone, self })
-    : await contactWithNumber.executeTakeFirst(db, { workspaceId, phone });
-  if (other) throw taken(phone, other.id);
+  // A number belongs to at most one contact of a workspace (unique (workspace_id, phone)).
+  const holder = await contactWithNumber.executeTakeFirst(db, { workspaceId, phone });
+  if (holder && holder.id !== self) throw taken(phone, holder.id);
 }
 
 const taken = (phone: string, id?: string) =>

@@ -4,8 +4,9 @@
 // Each sort and filter is served by an index (migration 037, docs/scale.md): the sorts by
 // (workspace, key, id), the search by trigram indexes, tags by (tag, contact), custom fields by
 // a GIN index over their lower-cased values.
-import { sql, type SqlBool } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { operations } from '#generated/messaging/types.js';
+import type { Database } from '#server/store/schema.js';
 import type { SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 import { authOf } from '#server/auth/authenticate.js';
 import type { Handler } from '#server/lib/handler-types.js';
@@ -84,6 +85,14 @@ function customFieldCondition(filter: string, index: number, fields: FieldDefini
   }
 }
 
+/** A page's columns (with the sort key and the tag names) from the workspace's contacts. */
+function pageSelect(db: Kysely<Database>, key: SortKey, workspaceId: string) {
+  return db
+    .selectFrom('contacts')
+    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), key.exact ? sortKeySelection(key) : nullableKeySelection(key), TAG_NAMES.as('tags')])
+    .where('contacts.workspace_id', '=', workspaceId);
+}
+
 type PlainPageValues = { workspaceId: string; afterValue?: unknown; afterId?: string };
 type PlainPageRow = ContactRow & { sort_key: unknown; tags: string[] };
 
@@ -99,10 +108,7 @@ function plainPage(key: SortKey, continued: boolean, limit: number): PreparedQue
   let query = plainPages.get(name);
   if (!query) {
     query = prepared((db, v: PlainPageValues) => {
-      let select = db
-        .selectFrom('contacts')
-        .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), sortKeySelection(key), TAG_NAMES.as('tags')])
-        .where('contacts.workspace_id', '=', v.workspaceId);
+      let select = pageSelect(db, key, v.workspaceId);
       if (continued) select = select.where(afterPosition(key, { value: v.afterValue as Date, id: v.afterId! }));
       return select.orderBy(orderBy(key)).limit(limit);
     });
@@ -132,10 +138,7 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
   const ranges = key.exact ? undefined : nullableRanges(secrets, scope, key, cursor);
   const after = key.exact ? afterCursor(secrets, scope, key, cursor) : undefined;
 
-  let select = db
-    .selectFrom('contacts')
-    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), key.exact ? sortKeySelection(key) : nullableKeySelection(key), TAG_NAMES.as('tags')])
-    .where('contacts.workspace_id', '=', workspaceId);
+  let select = pageSelect(db, key, workspaceId);
   const needFields = segment_id !== undefined || custom_field.length > 0;
   const fields = needFields ? await loadFieldDefinitions(db, workspaceId) : new Map();
   let segment: { filter: SegmentFilterRow } | undefined;
