@@ -45,6 +45,7 @@ import * as m041b from './migrations/041b_connect_oauth_options.js';
 import * as m042 from './migrations/042_provider_inbox_lanes.js';
 import * as m043 from './migrations/043_early_statuses.js';
 import * as m044 from './migrations/044_reading_rollups.js';
+import * as m045 from './migrations/045_contact_references.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_platform': m001,
@@ -92,6 +93,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '042_provider_inbox_lanes': m042,
   '043_early_statuses': m043,
   '044_reading_rollups': m044,
+  '045_contact_references': m045,
 };
 
 class StaticProvider implements MigrationProvider {
