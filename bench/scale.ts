@@ -34,8 +34,9 @@ const dbUrl = (name: string) => {
   return u.toString();
 };
 
-async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: admin });
+/** Runs `fn` on a connection to the database at `url`. */
+async function withDatabase<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
     return await fn(c);
@@ -43,6 +44,8 @@ async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
     await c.end();
   }
 }
+
+const withAdmin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withDatabase(admin, fn);
 
 /** The seeded database of `contacts` contacts: reused when its seed finished, else made now. */
 async function database(contacts: number): Promise<{ url: string; info: ScaleInfo; seeded: boolean }> {
@@ -145,8 +148,22 @@ interface SizeFigures {
   importContacts?: { rows: number; seconds: number; rssBefore: number; rssPeak: number };
 }
 
+/**
+ * Removes what a run added to the seeded workspace (the imported contacts, the segments and the
+ * campaign), so that every run of a reused database measures the same data: imported contacts
+ * are the newest, and a newest-first filter would read past them on the next run.
+ */
+async function forgetRun(url: string, workspaceId: string, since: Date): Promise<void> {
+  await withDatabase(url, async (c) => {
+    for (const table of ['contacts', 'tags', 'segments', 'campaigns', 'contact_imports'])
+      await c.query(`delete from ${table} where workspace_id = $1 and created_at >= $2`, [workspaceId, since]);
+    await c.query('vacuum (analyze) contacts, contact_tags, segments, campaigns, campaign_recipients');
+  });
+}
+
 async function measure(contacts: number, doImport: boolean): Promise<SizeFigures> {
   const { url, info, seeded } = await database(contacts);
+  const since = await withDatabase(url, async (c) => (await c.query<{ now: Date }>('select now()')).rows[0]!.now);
   const started = performance.now();
   const server = await startChild<Info>('scale.ts', { DATABASE_URL: url, SCALE_EMAIL: info.email, START_TIMEOUT_SECONDS: '3600' });
   const startSeconds = (performance.now() - started) / 1000;
@@ -209,6 +226,9 @@ async function measure(contacts: number, doImport: boolean): Promise<SizeFigures
     const from = new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10);
     await read('link_daily_90', () => ({ path: `/api/connect/links/${info.busyLinkId}/analytics/daily?from=${from}&to=${to}`, connect: true }));
     await read('document_daily_90', () => ({ path: `/api/connect/documents/${info.busyDocumentId}/analytics/daily?from=${from}&to=${to}`, connect: true }));
+    // Erasing a contact (with its chat and messages): the oldest ones, one per request.
+    const oldest = (await send(s, { path: `/api/contacts?limit=${runs + 3}&sort=created_at` })).body.data.map((c: { id: string }) => c.id);
+    await read('contact_erase', (i) => ({ method: 'DELETE', path: `/api/contacts/${oldest[i]}` }));
 
     // A campaign to the contacts tagged b2b (10% of the workspace), cancelled at once.
     const created = await send(s, {
@@ -281,6 +301,7 @@ async function measure(contacts: number, doImport: boolean): Promise<SizeFigures
     return { contacts, seedSeconds: seeded ? info.totalSeconds : null, startSeconds, reads, campaign, exportContacts, exportSessions, importContacts };
   } finally {
     await server.stop();
+    await forgetRun(url, info.workspaceId, since);
   }
 }
 
