@@ -8,8 +8,7 @@
 import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
-import { loadFieldDefinitions } from './custom-values.js';
-import { segmentCondition } from './segment-filter.js';
+import { segmentCondition, segmentContext } from './segment-filter.js';
 
 export interface Audience {
   all?: boolean;
@@ -142,7 +141,7 @@ export async function audienceQuery(
       .where('id', '=', audience.segmentId)
       .executeTakeFirst();
     if (!segment) return query.where(sql<SqlBool>`false`);
-    query = query.where(segmentCondition(segment.filter, await loadFieldDefinitions(db, workspaceId)));
+    query = query.where(segmentCondition(segment.filter, await segmentContext(db, workspaceId, [segment.filter])));
   }
   return query;
 }

@@ -1,17 +1,12 @@
 // Custom field values checked against their field definitions: text (≤ 1,000 characters),
 // number (finite), date (a real calendar day), choice (one of the field's choices).
-import type { Kysely } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
-import type { Database } from '#server/store/schema.js';
 import type { CustomFieldValue } from '#server/store/schema/messaging-crm.js';
 import { isCalendarDate, type FieldDefinitions } from './segment-filter.js';
 
 export const MAX_TEXT_VALUE = 1000;
 
-export async function loadFieldDefinitions(db: Kysely<Database>, workspaceId: string): Promise<FieldDefinitions> {
-  const rows = await db.selectFrom('custom_fields').select(['key', 'type', 'options']).where('workspace_id', '=', workspaceId).execute();
-  return new Map(rows.map((r) => [r.key, { type: r.type, options: r.options }]));
-}
+export { loadFieldDefinitions } from './segment-filter.js';
 
 /**
  * `current` with `changes` merged in (`null` removes a key). 422 naming each bad key

@@ -1,8 +1,9 @@
 // Segment filters: checked once when saved (422 naming the condition), then compiled to SQL over
 // `contacts` each time a segment is read, listed or used as an audience, so membership is live.
 // Values always travel as bind parameters; custom field keys too (`custom_fields->>$1`).
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import { HttpProblem } from '#server/lib/problems.js';
+import type { Database } from '#server/store/schema.js';
 import type { CustomFieldType, SegmentConditionRow, SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 import { ilikeContains, likeContains } from './sql-text.js';
 
@@ -30,6 +31,11 @@ export function isCalendarDate(value: string): boolean {
   if (!DATE.test(value)) return false;
   const d = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
+}
+
+export async function loadFieldDefinitions(db: Kysely<Database>, workspaceId: string): Promise<FieldDefinitions> {
+  const rows = await db.selectFrom('custom_fields').select(['key', 'type', 'options']).where('workspace_id', '=', workspaceId).execute();
+  return new Map(rows.map((r) => [r.key, { type: r.type, options: r.options }]));
 }
 
 function kindOf(field: string, fields: FieldDefinitions): Kind | undefined {
@@ -93,9 +99,47 @@ export function customFieldsContain(key: string, value: string | number): Bool {
   return sql<SqlBool>`(cast(lower(cast(contacts.custom_fields as text)) as jsonb) @> cast(lower(${JSON.stringify({ [key]: value })}) as jsonb))`;
 }
 
+/**
+ * What segment filters compile against: the workspace's custom fields, and the ids of the tags the
+ * filters name (by lower-cased name). A tag condition is then a lookup of (tag, contact) whose tag
+ * the planner knows, so a rare tag drives the query from its own index entries.
+ */
+export interface SegmentContext {
+  fields: FieldDefinitions;
+  tagIds: Map<string, string>;
+}
+
+export async function segmentContext(
+  db: Kysely<Database>,
+  workspaceId: string,
+  filters: SegmentFilterRow[],
+  fields?: FieldDefinitions,
+): Promise<SegmentContext> {
+  const names = [
+    ...new Set(filters.flatMap((f) => f.conditions.filter((c) => c.field === 'tag' && typeof c.value === 'string').map((c) => String(c.value).toLowerCase()))),
+  ];
+  const [definitions, tags] = await Promise.all([
+    fields ?? loadFieldDefinitions(db, workspaceId),
+    names.length
+      ? db
+          .selectFrom('tags')
+          .select(['id', 'name'])
+          .where('workspace_id', '=', workspaceId)
+          .where(sql<SqlBool>`lower(name) in (${sql.join(names)})`)
+          .execute()
+      : [],
+  ]);
+  return { fields: definitions, tagIds: new Map(tags.map((t) => [t.name.toLowerCase(), t.id])) };
+}
+
 /** The filter as a condition on `contacts` (the table must be in scope under that name). */
-export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefinitions, { indexed = false } = {}): Bool {
-  const parts = filter.conditions.map((c) => conditionSql(c, fields, indexed));
+export function segmentCondition(filter: SegmentFilterRow, context: SegmentContext, { indexed = false } = {}): Bool {
+  // A tag every member has drives a probe from its (tag, contact) entries, whose number the
+  // planner knows; beside it, a custom field's containment (whose matches it can only guess)
+  // would be chosen to drive instead and read all the contacts of a common value.
+  const tagDriven =
+    filter.match === 'all' && filter.conditions.some((c) => c.field === 'tag' && c.operator === 'eq' && context.tagIds.has(String(c.value).toLowerCase()));
+  const parts = filter.conditions.map((c) => conditionSql(c, context, indexed && !tagDriven));
   if (!parts.length) return sql<SqlBool>`false`;
   return sql<SqlBool>`(${sql.join(parts, sql.raw(filter.match === 'any' ? ' or ' : ' and '))})`;
 }
@@ -105,11 +149,11 @@ export function segmentCondition(filter: SegmentFilterRow, fields: FieldDefiniti
  * that finds a few members on it (list.ts); without, the exact comparison alone, for rows read
  * along another index (a segment's values are mostly common).
  */
-function conditionSql(c: SegmentConditionRow, fields: FieldDefinitions, indexed: boolean): Bool {
+function conditionSql(c: SegmentConditionRow, { fields, tagIds }: SegmentContext, indexed: boolean): Bool {
   const kind = kindOf(c.field, fields);
   // A field deleted after the segment was saved matches nothing rather than failing the read.
   if (!kind) return sql<SqlBool>`false`;
-  if (kind === 'tag') return tagSql(c);
+  if (kind === 'tag') return tagSql(c, tagIds);
   const column = columnSql(c.field, kind);
   const v = c.value;
   switch (c.operator) {
@@ -188,16 +232,19 @@ function withinDays(column: RawBuilder<unknown>, kind: Kind, days: number): Bool
   return sql<SqlBool>`(${column} >= ${from} and ${column} <= ${today})`;
 }
 
-function tagSql(c: SegmentConditionRow): Bool {
-  const any = sql`select 1 from contact_tags ct join tags t on t.id = ct.tag_id where ct.contact_id = contacts.id`;
+function tagSql(c: SegmentConditionRow, tagIds: Map<string, string>): Bool {
+  const any = sql`select 1 from contact_tags ct where ct.contact_id = contacts.id`;
+  // A tag that does not exist (deleted, or never made) is on no contact.
+  const id = tagIds.get(String(c.value).toLowerCase());
+  const tagged = id === undefined ? sql<SqlBool>`false` : sql<SqlBool>`exists (${any} and ct.tag_id = ${id})`;
   switch (c.operator) {
     case 'exists':
       return sql<SqlBool>`exists (${any})`;
     case 'not_exists':
       return sql<SqlBool>`not exists (${any})`;
     case 'eq':
-      return sql<SqlBool>`exists (${any} and lower(t.name) = lower(${String(c.value)}))`;
+      return tagged;
     default:
-      return sql<SqlBool>`not exists (${any} and lower(t.name) = lower(${String(c.value)}))`;
+      return sql<SqlBool>`(not ${tagged})`;
   }
 }

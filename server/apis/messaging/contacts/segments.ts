@@ -13,21 +13,29 @@ import type { Database } from '#server/store/schema.js';
 import type { SegmentFilterRow, SegmentsTable } from '#server/store/schema/messaging-crm.js';
 import { loadFieldDefinitions } from './custom-values.js';
 import { contactCounts } from './counts.js';
-import { checkSegmentFilter, segmentCondition, type FieldDefinitions } from './segment-filter.js';
+import { onIndexes } from './on-indexes.js';
+import { checkSegmentFilter, segmentCondition, segmentContext } from './segment-filter.js';
 import { isUniqueViolation } from './storable.js';
 
 type Segment = components['schemas']['Segment'];
 
 async function views(db: Kysely<Database>, workspaceId: string, rows: Selectable<SegmentsTable>[], now: Date): Promise<Segment[]> {
-  const fields: FieldDefinitions = rows.length ? await loadFieldDefinitions(db, workspaceId) : new Map();
+  const context = await segmentContext(
+    db,
+    workspaceId,
+    rows.map((r) => r.filter),
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
+  // Counted on indexes: a rare tag or value drives the count from its own entries.
   const counted = async (id: string) => {
-    const { n } = await db
-      .selectFrom('contacts')
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .where('contacts.workspace_id', '=', workspaceId)
-      .where(segmentCondition(byId.get(id)!.filter, fields))
-      .executeTakeFirstOrThrow();
+    const { n } = await onIndexes(db, (trx) =>
+      trx
+        .selectFrom('contacts')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .where('contacts.workspace_id', '=', workspaceId)
+        .where(segmentCondition(byId.get(id)!.filter, context))
+        .executeTakeFirstOrThrow(),
+    );
     return Number(n);
   };
   const counts = await contactCounts(db, 'segments', workspaceId, rows, counted, now);

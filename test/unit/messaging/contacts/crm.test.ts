@@ -106,6 +106,38 @@ describe('segments', () => {
     expect((await b.call('GET', '/api/segments')).body.data).toEqual([]);
   });
 
+  it('tag conditions: the name in any case; a tag that does not exist is on no contact', async () => {
+    const c = await tenant(app);
+    await c.call('POST', '/api/contacts', { contact_no: '+4915140000021', tags: ['Gold'] });
+    await c.call('POST', '/api/contacts', { contact_no: '+4915140000022', tags: ['silver'] });
+    await c.call('POST', '/api/contacts', { contact_no: '+4915140000023' });
+    const segment = async (operator: string, value: string) => {
+      const res = await c.call('POST', '/api/segments', {
+        name: `t${Math.random()}`,
+        filter: { match: 'all', conditions: [{ field: 'tag', operator, value }] },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const members = await c.call('GET', `/api/contacts?segment_id=${res.body.id}`);
+      expect(members.body.data).toHaveLength(res.body.contact_count);
+      return {
+        id: res.body.id as string,
+        count: res.body.contact_count as number,
+        phones: members.body.data.map((m: { contact_no: string }) => m.contact_no).sort(),
+      };
+    };
+    expect(await segment('eq', 'GOLD')).toMatchObject({ count: 1, phones: ['+4915140000021'] });
+    expect(await segment('neq', 'gold')).toMatchObject({ count: 2, phones: ['+4915140000022', '+4915140000023'] });
+    const later = await segment('eq', 'bronze');
+    expect(later).toMatchObject({ count: 0, phones: [] });
+    expect(await segment('neq', 'bronze')).toMatchObject({ count: 3 });
+    // The tag made after the segment was saved counts from then on.
+    const tagged = await c.call('POST', '/api/contacts', { contact_no: '+4915140000024', tags: ['Bronze'] });
+    expect(tagged.status).toBe(201);
+    expect((await c.call('GET', `/api/contacts?segment_id=${later.id}`)).body.data.map((m: { contact_no: string }) => m.contact_no)).toContain(
+      '+4915140000024',
+    );
+  });
+
   it('any-of filters, dates, within_days and exists', async () => {
     await a.call('POST', '/api/contacts', { contact_no: '+4915140000011', name: 'Dated', custom_fields: { since: '2026-01-15' } });
     const count = async (conditions: object[], match = 'all') => {
