@@ -4,7 +4,7 @@
 // Each sort and filter is served by an index (migration 037, docs/scale.md): the sorts by
 // (workspace, key, id), the search by trigram indexes, tags by (tag, contact), custom fields by
 // a GIN index over their lower-cased values.
-import { sql, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { operations } from '#generated/messaging/types.js';
 import type { Database } from '#server/store/schema.js';
 import type { SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
@@ -48,6 +48,34 @@ const SPARSE_MATCHES = 1_000;
  * are not members (a page of 20 members of 1,000 in a million reads 20,000 contacts).
  */
 const SPARSE_SEGMENT_MATCHES = 5_000;
+
+/** How many contacts, in the sort's order, are read for a page of common matches before probing for rare ones. */
+const WALK_BUDGET = 2_000;
+
+/**
+ * The page's rows among the first WALK_BUDGET contacts after the cursor, in the order of an exact
+ * key (the index on (workspace, key, id) reads them, and stops once a page is found): a full page
+ * when the matches are common, whatever the workspace's size.
+ */
+async function denseWalk(
+  db: Kysely<Database>,
+  key: SortKey,
+  workspaceId: string,
+  after: RawBuilder<SqlBool> | undefined,
+  conditions: RawBuilder<SqlBool>[],
+  limit: number,
+) {
+  let window = db.selectFrom('contacts').selectAll().where('contacts.workspace_id', '=', workspaceId);
+  if (after) window = window.where(after);
+  let select = db
+    .selectFrom(window.orderBy(orderBy(key)).limit(WALK_BUDGET).as('contacts'))
+    .select([...CONTACT_COLUMNS.map((c) => `contacts.${c}` as const), sortKeySelection(key), TAG_NAMES.as('tags')]);
+  for (const condition of conditions) select = select.where(condition);
+  return select
+    .orderBy(orderBy(key))
+    .limit(limit + 1)
+    .execute();
+}
 
 /**
  * `q` in name, email or number; a number typed with spaces or dashes also matches its digits.
@@ -153,7 +181,35 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
     if (!row) throw new HttpProblem(404, 'not-found', `No segment ${segment_id} in this workspace.`);
     segment = { filter: row.filter, context: await segmentContext(db, workspaceId, [row.filter], fields) };
   }
-  if (q !== undefined || custom_field.length || segment) {
+  // The exact conditions of the search, custom-field and segment filters (an unknown field: 400).
+  const exact = [
+    ...(q !== undefined ? [searchCondition(q)] : []),
+    ...custom_field.map((f, i) => customFieldCondition(f, i, fields, false)),
+    ...(segment ? [segmentCondition(segment.filter, segment.context)] : []),
+  ];
+  // Tag names become ids first (one small read), so each filter is a lookup of (tag, contact).
+  const tagged: RawBuilder<SqlBool>[] = [];
+  const names = [...new Set(tag.map((t) => t.toLowerCase()))];
+  if (names.length) {
+    const found = await db
+      .selectFrom('tags')
+      .select(['id'])
+      .where('workspace_id', '=', workspaceId)
+      .where(sql<SqlBool>`lower(name) in (${sql.join(names)})`)
+      .execute();
+    if (found.length < names.length) return { data: [], has_more: false, next_cursor: null };
+    for (const { id } of found) tagged.push(sql<SqlBool>`exists (select 1 from contact_tags ct where ct.contact_id = contacts.id and ct.tag_id = ${id})`);
+  }
+  if (exact.length) {
+    // Common matches (a frequent surname, a city) fill a page among the first contacts in the
+    // sort's order: those are read first, at most WALK_BUDGET of them, before any probe.
+    if (key.exact) {
+      const rows = await denseWalk(db, key, workspaceId, after, [...exact, ...tagged], limit);
+      if (rows.length > limit) {
+        const page = sortedPage(secrets, scope, key, rows, limit, (items) => items);
+        return { ...page, data: await contactViews(db, page.data, now()) };
+      }
+    }
     // The matches of the search, custom-field and segment filters are found first, on their
     // trigram and GIN indexes: a few (a name, a number, a rare value) are then fetched by id and
     // sorted; many are found soonest by walking the sort's own index with the exact conditions.
@@ -168,26 +224,9 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
       return probe.limit(sparse + 1).execute();
     });
     if (matches.length <= sparse) select = select.where(sql<SqlBool>`contacts.id = any(${matches.map((m) => m.id)}::text[])`);
-    else {
-      if (q !== undefined) select = select.where(searchCondition(q));
-      custom_field.forEach((f, i) => (select = select.where(customFieldCondition(f, i, fields, false))));
-      if (segment) select = select.where(segmentCondition(segment.filter, segment.context));
-    }
+    else for (const condition of exact) select = select.where(condition);
   }
-  // Tag names become ids first (one small read), so each filter is a lookup of (tag, contact).
-  const names = [...new Set(tag.map((t) => t.toLowerCase()))];
-  if (names.length) {
-    const found = await db
-      .selectFrom('tags')
-      .select(['id'])
-      .where('workspace_id', '=', workspaceId)
-      .where(sql<SqlBool>`lower(name) in (${sql.join(names)})`)
-      .execute();
-    if (found.length < names.length) return { data: [], has_more: false, next_cursor: null };
-    for (const { id } of found) {
-      select = select.where(sql<SqlBool>`exists (select 1 from contact_tags ct where ct.contact_id = contacts.id and ct.tag_id = ${id})`);
-    }
-  }
+  for (const condition of tagged) select = select.where(condition);
   let rows;
   if (!ranges) {
     if (after) select = select.where(after);

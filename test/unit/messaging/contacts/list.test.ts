@@ -132,6 +132,15 @@ describe('sorting and pages', () => {
     expect(await walk(a, 'tag=news&sort=name')).toEqual(['anna', 'ben']);
   });
 
+  it("filtered pages of common matches (read in the sort's order first) list each match once, in order", async () => {
+    expect(await walk(a, `${q('example')}&sort=created_at`)).toEqual(['anna', 'ben', 'cem', 'dora']);
+    expect(await walk(a, q('example'))).toEqual(['dora', 'cem', 'ben', 'anna']);
+    expect(await walk(a, `${q('example')}&sort=-name`)).toEqual(['cem', 'ben', 'anna', 'dora']);
+    expect(await walk(a, 'custom_field=city:berlin')).toEqual(['ben', 'anna']);
+    expect(await walk(a, `${q('example')}&tag=news&sort=created_at`)).toEqual(['anna', 'ben']);
+    expect(await walk(a, `${q('.org')}&tag=vip`)).toEqual(['cem']);
+  });
+
   it('J2 sort off the list (name;DROP, password_hash): 400', async () => {
     for (const sort of ['name;DROP', 'password_hash', 'phone']) {
       const res = await a.call('GET', `/api/contacts?sort=${encodeURIComponent(sort)}`);
