@@ -279,24 +279,29 @@ export async function skipOptedOut(trx: Transaction<Database>, campaignId: strin
  * worker, in chunks): answers how many.
  */
 export async function skipUnsent(trx: Db, campaignId: string, reason: string, limit?: number): Promise<number> {
-  let update = trx
-    .updateTable('campaign_recipients')
-    .set({ state: 'skipped', error: JSON.stringify({ code: 'skipped', title: reason }), updated_at: new Date() })
-    .where('campaign_id', '=', campaignId)
-    .where('state', '=', 'queued');
-  if (limit !== undefined) {
-    // The ids as an array: as `id in (subquery)` PostgreSQL may join the two and compare every
-    // queued row of a large campaign with each chosen id.
-    const chosen = trx
-      .selectFrom('campaign_recipients')
-      .select('id')
-      .where('campaign_id', '=', campaignId)
-      .where('state', '=', 'queued')
-      .orderBy('id')
-      .limit(limit);
-    update = update.where(sql<SqlBool>`campaign_recipients.id = any(array(${chosen}))`);
+  const set = { state: 'skipped' as const, error: JSON.stringify({ code: 'skipped', title: reason }), updated_at: new Date() };
+  if (limit === undefined) {
+    const result = await trx.updateTable('campaign_recipients').set(set).where('campaign_id', '=', campaignId).where('state', '=', 'queued').executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
-  const result = await update.executeTakeFirst();
+  // The ids are chosen first and updated by primary key alone: with the campaign in the same
+  // statement, PostgreSQL reads every queued row of a large campaign and compares each with the
+  // chosen ids (0.3 s for 100,000 queued).
+  const chosen = await trx
+    .selectFrom('campaign_recipients')
+    .select('id')
+    .where('campaign_id', '=', campaignId)
+    .where('state', '=', 'queued')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  if (!chosen.length) return 0;
+  const result = await trx
+    .updateTable('campaign_recipients')
+    .set(set)
+    .where(sql<SqlBool>`id = any(${chosen.map((r) => r.id)}::bigint[])`)
+    .where('state', '=', 'queued')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 

@@ -619,7 +619,10 @@ export class CampaignWorker {
         continue;
       }
       const c = await trx.selectFrom('campaigns').select('status').where('id', '=', id).executeTakeFirst();
-      if (c?.status === 'cancelled' || c?.status === 'failed') await skipUnsent(trx, id, `Campaign ${c.status}.`);
+      // A cancelled campaign's queued recipients are skipped a chunk at a time (the sweep does the
+      // rest after this batch), not all in this batch's transaction.
+      if (c?.status === 'cancelled') await skipUnsent(trx, id, 'Campaign cancelled.', SWEEP_CHUNK);
+      else if (c?.status === 'failed') await skipUnsent(trx, id, 'Campaign failed.');
       else if (c?.status === 'sending' && this.draining.has(id) && (await completeIfDone(trx, id, now))) this.draining.delete(id);
       if (c?.status !== 'sending') this.draining.delete(id);
     }
