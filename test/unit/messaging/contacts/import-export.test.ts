@@ -269,6 +269,11 @@ describe('exportContacts', () => {
       'Zoë 🌻 Ωμέγα',
       'שלום',
       'plain',
+      'tail tab\t',
+      '\rcr first',
+      '"',
+      'line\nbreak',
+      '\u2000en quad\u2000',
     ];
     const numbers = [12, -3, 0, 1.5, 0.1 + 0.2, 1e21, -2.5e25, 1.5e-7, 1e-6, 123456789012345680000];
     const tagSets = [['Zeta', 'alpha', 'Äpfel'], ['éclair', 'Eagle', '=sum'], ['-vip'], [], ['b2b', 'B2C', 'vip']];
