@@ -25,7 +25,7 @@ import {
   type SortKey,
 } from './keyset.js';
 import { customFieldsContain, segmentCondition, segmentContext, type FieldDefinitions, type SegmentContext } from './segment-filter.js';
-import { onIndexes } from './on-indexes.js';
+import { onIndexes, readPage } from './on-indexes.js';
 import { ilikeContains } from './sql-text.js';
 import { CONTACT_COLUMNS, TAG_NAMES, contactViews, type ContactRow } from './views.js';
 
@@ -200,6 +200,7 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
     if (found.length < names.length) return { data: [], has_more: false, next_cursor: null };
     for (const { id } of found) tagged.push(sql<SqlBool>`exists (select 1 from contact_tags ct where ct.contact_id = contacts.id and ct.tag_id = ${id})`);
   }
+  let walking = false;
   if (exact.length) {
     // Common matches (a frequent surname, a city) fill a page among the first contacts in the
     // sort's order: those are read first, at most WALK_BUDGET of them, before any probe.
@@ -224,33 +225,33 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
       return probe.limit(sparse + 1).execute();
     });
     if (matches.length <= sparse) select = select.where(sql<SqlBool>`contacts.id = any(${matches.map((m) => m.id)}::text[])`);
-    else for (const condition of exact) select = select.where(condition);
-  }
-  for (const condition of tagged) select = select.where(condition);
-  let rows;
-  if (!ranges) {
-    if (after) select = select.where(after);
-    rows = await select
-      .orderBy(orderBy(key))
-      .limit(limit + 1)
-      .execute();
-  } else {
-    rows = ranges.keyed
-      ? await select
-          .where(ranges.keyed)
-          .orderBy(ranges.keyedOrder)
-          .limit(limit + 1)
-          .execute()
-      : [];
-    if (rows.length <= limit) {
-      const nulls = await select
-        .where(ranges.nulls)
-        .orderBy(ranges.nullsOrder)
-        .limit(limit + 1 - rows.length)
-        .execute();
-      rows = [...rows, ...nulls];
+    else {
+      for (const condition of exact) select = select.where(condition);
+      walking = true;
     }
   }
+  for (const condition of tagged) select = select.where(condition);
+  const rows = await readPage(db, walking || tagged.length > 0, async (read) => {
+    if (!ranges) return read((after ? select.where(after) : select).orderBy(orderBy(key)).limit(limit + 1));
+    const keyed = ranges.keyed
+      ? await read(
+          select
+            .where(ranges.keyed)
+            .orderBy(ranges.keyedOrder)
+            .limit(limit + 1),
+        )
+      : [];
+    if (keyed.length > limit) return keyed;
+    return [
+      ...keyed,
+      ...(await read(
+        select
+          .where(ranges.nulls)
+          .orderBy(ranges.nullsOrder)
+          .limit(limit + 1 - keyed.length),
+      )),
+    ];
+  });
   const page = sortedPage(secrets, scope, key, rows, limit, (items) => items);
   return { ...page, data: await contactViews(db, page.data, now()) };
 };
