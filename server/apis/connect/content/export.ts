@@ -9,6 +9,7 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { operations } from '#generated/connect/types.js';
 import { authOf } from '#server/auth/authenticate.js';
+import { containsAnyOf, firstCharIn } from '#server/lib/csv-sql.js';
 import type { Handler } from '#server/lib/handler-types.js';
 import type { Platform } from '#server/platform.js';
 import { findDocument } from './documents.js';
@@ -26,10 +27,13 @@ export function csvField(value: string | number | boolean | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** `csvField` of a text column (null: empty) in SQL, byte for byte; `value` is read several times: pass a column. */
+/**
+ * `csvField` of a text column (null: empty) in SQL, byte for byte; `value` is read several times:
+ * pass a column. The checks are #server/lib/csv-sql.ts's: = + @ tab CR - first, " , CR LF anywhere.
+ */
 function csvFieldSql(value: string): string {
-  const text = `(case when ${value} ~ '^[=+@\\t\\r-]' then '''' else '' end) || ${value}`;
-  return `coalesce(case when ${value} ~ '[",\\r\\n]' then '"' || replace(${text}, '"', '""') || '"' else ${text} end, '')`;
+  const text = `(case when ${firstCharIn(value, [61, 43, 64, 9, 13, 45])} then '''' else '' end) || ${value}`;
+  return `coalesce(case when ${containsAnyOf(value, [34, 44, 13, 10])} then '"' || replace(${text}, '"', '""') || '"' else ${text} end, '')`;
 }
 
 /** Times as toISOString writes them (milliseconds, truncated as the driver's dates are). */

@@ -6,6 +6,7 @@
 // value that itself begins with `'` gets the prefix too (`'=x` is written `''=x`, `'tis` `''tis`),
 // so the reader never takes off a quote that was the value's own. Unquoted cells are read trimmed
 // (hand-written files), quoted ones as they are; a value with spaces at either end is written quoted.
+import { containsAnyOf, firstCharIn, lastCharIn } from '#server/lib/csv-sql.js';
 
 export class CsvError extends Error {
   constructor(
@@ -109,7 +110,8 @@ export function unguard(value: string): string {
 const SPACE_CODES = [10, 11, 12, 13, 32, 0xa0, 0x1680, ...Array.from({ length: 11 }, (_, i) => 0x2000 + i), 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
 /** The first characters a guard is written before: = + @ tab CR ' - */
 const GUARD_CODES = [61, 43, 64, 9, 13, 39, 45];
-const codes = (list: number[]) => list.join(', ');
+/** The characters that ask for quotes anywhere: " , CR LF */
+const QUOTED_CODES = [34, 44, 13, 10];
 
 /**
  * `csvCell` in SQL: the cell of `value`, a text column (never null), written by the database so
@@ -117,14 +119,10 @@ const codes = (list: number[]) => list.join(', ');
  * writes (the export tests hold both to the same output). `value` is read several times: pass a
  * column of a subquery, not an expression to compute. A guarded value starting with a tab or CR
  * starts with `'` once written, so only the other spaces there ask for quotes (a CR does anyway).
- * The first and last characters are compared as code points and the others searched for one by
- * one: regular expressions over the value (`[",\r\n]|^…|…$`) cost twice as much per cell, which
- * was most of an export's time in the database.
+ * The checks are #server/lib/csv-sql.ts's, without regular expressions.
  */
 export function csvCellSql(value: string, guard = true): string {
-  const prefix = guard ? `(case when ascii(${value}) in (${codes(GUARD_CODES)}) then '''' else '' end)` : `''`;
-  const quote =
-    `(strpos(${value}, '"') > 0 or strpos(${value}, ',') > 0 or strpos(${value}, E'\\r') > 0 or strpos(${value}, E'\\n') > 0` +
-    ` or ascii(${value}) in (${codes(guard ? SPACE_CODES : [9, ...SPACE_CODES])}) or ascii(right(${value}, 1)) in (${codes([9, ...SPACE_CODES])}))`;
+  const prefix = guard ? `(case when ${firstCharIn(value, GUARD_CODES)} then '''' else '' end)` : `''`;
+  const quote = `(${containsAnyOf(value, QUOTED_CODES)} or ${firstCharIn(value, guard ? SPACE_CODES : [9, ...SPACE_CODES])} or ${lastCharIn(value, [9, ...SPACE_CODES])})`;
   return `(case when ${quote} then '"' || ${prefix} || replace(${value}, '"', '""') || '"' else ${prefix} || ${value} end)`;
 }

@@ -50,7 +50,7 @@ describe('reader sessions as CSV', () => {
     const link = await newLink(app, a, doc.id);
     const db = app.platform.store.db;
     const base = Date.parse('2026-11-01T00:00:00Z');
-    const devices = ['desktop', '=cmd|calc', '-1', 'a,b', 'say "x"', 'two\nlines', '@x', 'Zoë 🌻'];
+    const devices = ['desktop', '=cmd|calc', '-1', 'a,b', 'say "x"', 'two\nlines', '@x', 'Zoë 🌻', '+plus', '\ttab', '\rcr', 'cr\rinside'];
     const n = 5203; // more than one page of 5,000 on PGlite
     await db
       .insertInto('reader_sessions')
