@@ -9,6 +9,7 @@ import { sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely'
 import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import { segmentCondition, segmentContext } from './segment-filter.js';
+import { tagIdsByName } from './tags.js';
 
 export interface Audience {
   all?: boolean;
@@ -71,13 +72,7 @@ export async function checkAudience(db: Kysely<Database>, workspaceId: string, a
   }
   const tagNames = unique(audience.tagNames);
   if (tagNames.length) {
-    const rows = await db
-      .selectFrom('tags')
-      .select('name')
-      .where('workspace_id', '=', workspaceId)
-      .where(sql<SqlBool>`lower(name) in (${sql.join(tagNames.map((n) => n.toLowerCase()))})`)
-      .execute();
-    const found = new Set(rows.map((r) => r.name.toLowerCase()));
+    const found = await tagIdsByName(db, workspaceId, tagNames);
     const missing = tagNames.filter((n) => !found.has(n.toLowerCase()));
     if (missing.length) throw notFound(at.tagNames, 'tag', missing);
   }

@@ -27,6 +27,7 @@ import {
 import { customFieldsContain, segmentCondition, segmentContext, type FieldDefinitions, type SegmentContext } from './segment-filter.js';
 import { onIndexes, readPage } from './on-indexes.js';
 import { ilikeContains } from './sql-text.js';
+import { tagIdsByName } from './tags.js';
 import { CONTACT_COLUMNS, TAG_NAMES, contactViews, type ContactRow } from './views.js';
 
 type Query = NonNullable<operations['listContacts']['parameters']['query']>;
@@ -190,16 +191,9 @@ export const listContacts: Handler<operations['listContacts']> = async (request,
   // Tag names become ids first (one small read), so each filter is a lookup of (tag, contact).
   const tagged: RawBuilder<SqlBool>[] = [];
   const names = [...new Set(tag.map((t) => t.toLowerCase()))];
-  if (names.length) {
-    const found = await db
-      .selectFrom('tags')
-      .select(['id'])
-      .where('workspace_id', '=', workspaceId)
-      .where(sql<SqlBool>`lower(name) in (${sql.join(names)})`)
-      .execute();
-    if (found.length < names.length) return { data: [], has_more: false, next_cursor: null };
-    for (const { id } of found) tagged.push(sql<SqlBool>`exists (select 1 from contact_tags ct where ct.contact_id = contacts.id and ct.tag_id = ${id})`);
-  }
+  const tagIds = await tagIdsByName(db, workspaceId, names);
+  if (tagIds.size < names.length) return { data: [], has_more: false, next_cursor: null };
+  for (const id of tagIds.values()) tagged.push(sql<SqlBool>`exists (select 1 from contact_tags ct where ct.contact_id = contacts.id and ct.tag_id = ${id})`);
   let walking = false;
   if (exact.length) {
     // Common matches (a frequent surname, a city) fill a page among the first contacts in the

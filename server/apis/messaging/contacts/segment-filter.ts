@@ -6,6 +6,7 @@ import { HttpProblem } from '#server/lib/problems.js';
 import type { Database } from '#server/store/schema.js';
 import type { CustomFieldType, SegmentConditionRow, SegmentFilterRow } from '#server/store/schema/messaging-crm.js';
 import { ilikeContains, likeContains } from './sql-text.js';
+import { tagIdsByName } from './tags.js';
 
 type Kind = 'text' | 'phone' | 'tag' | 'timestamp' | CustomFieldType;
 
@@ -115,21 +116,9 @@ export async function segmentContext(
   filters: SegmentFilterRow[],
   fields?: FieldDefinitions,
 ): Promise<SegmentContext> {
-  const names = [
-    ...new Set(filters.flatMap((f) => f.conditions.filter((c) => c.field === 'tag' && typeof c.value === 'string').map((c) => String(c.value).toLowerCase()))),
-  ];
-  const [definitions, tags] = await Promise.all([
-    fields ?? loadFieldDefinitions(db, workspaceId),
-    names.length
-      ? db
-          .selectFrom('tags')
-          .select(['id', 'name'])
-          .where('workspace_id', '=', workspaceId)
-          .where(sql<SqlBool>`lower(name) in (${sql.join(names)})`)
-          .execute()
-      : [],
-  ]);
-  return { fields: definitions, tagIds: new Map(tags.map((t) => [t.name.toLowerCase(), t.id])) };
+  const names = filters.flatMap((f) => f.conditions.filter((c) => c.field === 'tag' && typeof c.value === 'string').map((c) => String(c.value)));
+  const [definitions, tagIds] = await Promise.all([fields ?? loadFieldDefinitions(db, workspaceId), tagIdsByName(db, workspaceId, names)]);
+  return { fields: definitions, tagIds };
 }
 
 /** The filter as a condition on `contacts` (the table must be in scope under that name). */

@@ -20,6 +20,7 @@ import { isUniqueViolation } from './storable.js';
 type Segment = components['schemas']['Segment'];
 
 async function views(db: Kysely<Database>, workspaceId: string, rows: Selectable<SegmentsTable>[], now: Date): Promise<Segment[]> {
+  if (!rows.length) return [];
   const context = await segmentContext(
     db,
     workspaceId,

@@ -19,22 +19,27 @@ const BY_NAME: SortKey = { name: 'name', column: 'tags.name', type: 'text', dir:
  * The ids of tags named `names` (case-insensitively), creating those that do not exist yet.
  * Run inside the caller's transaction; a concurrent create of the same name is absorbed.
  */
+/** The ids of the workspace's tags named `names`, by lower-cased name; a name with no tag is absent. */
+export async function tagIdsByName(db: Kysely<Database>, workspaceId: string, names: string[]): Promise<Map<string, string>> {
+  const lower = [...new Set(names.map((n) => n.toLowerCase()))];
+  if (!lower.length) return new Map();
+  const rows = await db
+    .selectFrom('tags')
+    .select(['id', 'name'])
+    .where('workspace_id', '=', workspaceId)
+    .where(sql<SqlBool>`lower(name) in (${sql.join(lower)})`)
+    .execute();
+  return new Map(rows.map((r) => [r.name.toLowerCase(), r.id]));
+}
+
 export async function ensureTags(db: Kysely<Database>, workspaceId: string, names: string[], now: Date): Promise<string[]> {
   const wanted = new Map(names.map((n) => [n.toLowerCase(), n]));
   if (!wanted.size) return [];
-  const find = () =>
-    db
-      .selectFrom('tags')
-      .select(['id', 'name'])
-      .where('workspace_id', '=', workspaceId)
-      .where(sql<SqlBool>`lower(name) in (${sql.join([...wanted.keys()])})`)
-      .execute();
-  let rows = await find();
-  const have = new Set(rows.map((r) => r.name.toLowerCase()));
+  let ids = await tagIdsByName(db, workspaceId, names);
   // In one order (by lower-case name): two writes inserting the same new names in opposite order
   // would each wait for the other's uncommitted name, a deadlock on PostgreSQL.
   const missing = [...wanted]
-    .filter(([lower]) => !have.has(lower))
+    .filter(([lower]) => !ids.has(lower))
     .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
     .map(([, name]) => name);
   if (missing.length) {
@@ -43,9 +48,9 @@ export async function ensureTags(db: Kysely<Database>, workspaceId: string, name
       .values(missing.map((name) => ({ id: newId('tag'), workspace_id: workspaceId, name, created_at: now })))
       .onConflict((oc) => oc.doNothing())
       .execute();
-    rows = await find();
+    ids = await tagIdsByName(db, workspaceId, names);
   }
-  return rows.map((r) => r.id);
+  return [...ids.values()];
 }
 
 const view = (r: { id: string; name: string; color: string | null; created_at: Date; contact_count: number | string | bigint }): Tag => ({
